@@ -1,0 +1,22 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let package = Package(
+    name: "reachability_exporter",
+    products: [
+        .library(name: "Reachability", targets: ["Reachability"]),
+        .executable(name: "reachability_exporter", targets: ["reachability_exporter"]),
+    ],
+    targets: [
+        // Kernel and libc definitions Glibc does not import (netlink, ICMP, epoll, CMSG_*).
+        .target(name: "CShim"),
+        // OpenSSL from the system (Debian libssl-dev) for HTTPS probes.
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        .target(name: "Reachability", dependencies: ["CShim", "COpenSSL"]),
+        .executableTarget(name: "reachability_exporter", dependencies: ["Reachability"]),
+        // Fakes and loopback servers shared by the tests and benchmarks.
+        .target(name: "ReachabilityTestSupport", dependencies: ["Reachability", "CShim"]),
+        .testTarget(name: "ReachabilityTests", dependencies: ["Reachability", "ReachabilityTestSupport", "CShim"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,31 @@
+#ifndef CSHIM_H
+#define CSHIM_H
+// Kernel and libc definitions that Swift's Glibc module does not import.
+// Do not define _GNU_SOURCE here (it breaks the Glibc module map); GNU-only
+// functions are wrapped in shim.c instead.
+#include <sys/socket.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <netinet/in.h>
+#include <netinet/ip.h>
+#include <netinet/ip_icmp.h>
+#include <netinet/icmp6.h>
+#include <net/if.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <linux/if_link.h>
+#include <linux/if_addr.h>
+#include <linux/if_arp.h>
+
+static inline struct cmsghdr *cshim_CMSG_FIRSTHDR(struct msghdr *m) { return CMSG_FIRSTHDR(m); }
+static inline struct cmsghdr *cshim_CMSG_NXTHDR(struct msghdr *m, struct cmsghdr *c) { return CMSG_NXTHDR(m, c); }
+static inline unsigned char *cshim_CMSG_DATA(struct cmsghdr *c) { return CMSG_DATA(c); }
+static inline size_t cshim_CMSG_SPACE(size_t n) { return CMSG_SPACE(n); }
+static inline size_t cshim_CMSG_LEN(size_t n) { return CMSG_LEN(n); }
+
+int cshim_accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags);
+int cshim_pipe2(int fds[2], int flags);
+/// Sets the calling thread's name (best effort; names are cut to 15 bytes).
+void cshim_set_thread_name(const char *name);
+#endif

@@ -1,0 +1,30 @@
+import CShim
+import Glibc
+
+private final class ThreadBody: @unchecked Sendable {
+    // Written once before the thread starts and read once by it.
+    let name: String
+    let body: @Sendable () -> Void
+    init(name: String, body: @escaping @Sendable () -> Void) { self.name = name; self.body = body }
+}
+
+/// Starts a detached POSIX thread running `body`, named for `top -H` and debuggers.
+/// Used for loops that block in the kernel (epoll, netlink, accept) and so must stay off the
+/// cooperative pool.
+@discardableResult
+public func startThread(name: String, _ body: @escaping @Sendable () -> Void) -> pthread_t {
+    let box = Unmanaged.passRetained(ThreadBody(name: name, body: body))
+    var thread = pthread_t()
+    var attr = pthread_attr_t()
+    pthread_attr_init(&attr)
+    pthread_attr_setdetachstate(&attr, Int32(PTHREAD_CREATE_DETACHED))
+    let rc = pthread_create(&thread, &attr, { raw in
+        let body = Unmanaged<ThreadBody>.fromOpaque(raw!).takeRetainedValue()
+        body.name.withCString { cshim_set_thread_name($0) }
+        body.body()
+        return nil
+    }, box.toOpaque())
+    pthread_attr_destroy(&attr)
+    precondition(rc == 0, "pthread_create failed: \(Errno(rc))")
+    return thread
+}

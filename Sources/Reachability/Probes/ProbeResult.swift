@@ -1,0 +1,159 @@
+/// The kinds of probe; the `probe` label of every probe metric.
+public enum ProbeType: String, Sendable, CaseIterable, Codable {
+    case icmp, http, https, dns, tcp
+}
+
+/// An IP family; the `family` label.
+public enum IPFamily: String, Sendable, CaseIterable, Codable {
+    case ipv4, ipv6
+}
+
+/// Which families a probe may use.
+public enum FamilyPreference: String, Sendable, CaseIterable, Codable {
+    case any, ipv4, ipv6
+
+    public func admits(_ family: IPFamily) -> Bool {
+        switch self {
+        case .any: true
+        case .ipv4: family == .ipv4
+        case .ipv6: family == .ipv6
+        }
+    }
+
+    var addressFamily: Int32 {
+        switch self {
+        case .any: 0  // AF_UNSPEC
+        case .ipv4: 2  // AF_INET
+        case .ipv6: 10  // AF_INET6
+        }
+    }
+}
+
+/// What a probe round trip concluded.
+public enum ProbeStatus: String, Sendable, Codable {
+    /// The expected answer came back.
+    case success
+    /// An answer came back, but a captive portal (or similar interceptor) wrote it.
+    case portal
+    /// No usable answer.
+    case failure
+}
+
+/// Why a probe did not succeed: a stable, low-cardinality label value (`reason`).
+/// Portal signals use the same type (`redirect`, `http_status`, `body_mismatch`, `private_address`).
+public enum FailureReason: String, Sendable, CaseIterable, Codable {
+    case timeout
+    case refused
+    case unreachable
+    case reset
+    case dns
+    case nxdomain
+    case servfail
+    case noAnswer = "no_answer"
+    case privateAddress = "private_address"
+    case tls
+    case httpStatus = "http_status"
+    case bodyMismatch = "body_mismatch"
+    case redirect
+    case tooLarge = "too_large"
+    case protocolError = "protocol"
+    case permission
+    case loss
+    case error
+}
+
+/// A phase of a probe, for `*_phase_duration_seconds{phase}`.
+public enum ProbePhase: String, Sendable, CaseIterable, Codable, Comparable {
+    case resolve, connect, tls, processing, transfer, rtt
+
+    public static func < (a: ProbePhase, b: ProbePhase) -> Bool {
+        allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
+    }
+}
+
+/// ICMP echo details of one round.
+public struct ICMPDetail: Sendable, Equatable, Codable {
+    public var sent: Int
+    public var received: Int
+    /// Round trip of each echo that came back, in send order.
+    public var rtts: [Duration]
+    /// TTL (IPv4) or hop limit (IPv6) of the last reply, when the socket mode reports it.
+    public var ttl: Int?
+
+    public init(sent: Int, received: Int, rtts: [Duration], ttl: Int? = nil) {
+        self.sent = sent; self.received = received; self.rtts = rtts; self.ttl = ttl
+    }
+
+    public var lossRatio: Double { sent == 0 ? 0 : Double(sent - received) / Double(sent) }
+}
+
+/// HTTP(S) details of one round.
+public struct HTTPDetail: Sendable, Equatable, Codable {
+    public var statusCode: Int?
+    public var redirects: Int = 0
+    public var location: String?
+    public var bodyBytes: Int = 0
+    public var tlsVersion: String?
+    public var tlsCipher: String?
+    /// The leaf certificate's notAfter, in seconds since the Unix epoch.
+    public var certificateNotAfter: Double?
+
+    public init(statusCode: Int? = nil) { self.statusCode = statusCode }
+}
+
+/// DNS details of one round.
+public struct DNSDetail: Sendable, Equatable, Codable {
+    /// The response code (0 NOERROR, 2 SERVFAIL, 3 NXDOMAIN, 5 REFUSED); nil for the system resolver.
+    public var rcode: Int?
+    public var answers: Int
+    public var addresses: [String]
+
+    public init(rcode: Int? = nil, answers: Int, addresses: [String]) {
+        self.rcode = rcode; self.answers = answers; self.addresses = addresses
+    }
+}
+
+/// The outcome of one probe round: a value, never an error. Probers put no metrics anywhere;
+/// the recorder turns these into metrics and history.
+public struct ProbeResult: Sendable, Equatable {
+    public var status: ProbeStatus
+    /// Set when `status` is not `.success`.
+    public var reason: FailureReason?
+    /// Human detail for logs, history and the debug page: errno text, the status line seen, etc.
+    public var detail: String
+    /// Wall time of the whole round (monotonic).
+    public var duration: Duration
+    public var phases: [ProbePhase: Duration]
+    /// The address actually probed, when one was reached or tried.
+    public var address: String?
+    public var family: IPFamily?
+    public var icmp: ICMPDetail?
+    public var http: HTTPDetail?
+    public var dns: DNSDetail?
+
+    public init(
+        status: ProbeStatus, reason: FailureReason? = nil, detail: String = "", duration: Duration,
+        phases: [ProbePhase: Duration] = [:], address: String? = nil, family: IPFamily? = nil,
+        icmp: ICMPDetail? = nil, http: HTTPDetail? = nil, dns: DNSDetail? = nil
+    ) {
+        self.status = status; self.reason = reason; self.detail = detail; self.duration = duration
+        self.phases = phases; self.address = address; self.family = family
+        self.icmp = icmp; self.http = http; self.dns = dns
+    }
+
+    public static func failure(_ reason: FailureReason, _ detail: String, duration: Duration, phases: [ProbePhase: Duration] = [:]) -> ProbeResult {
+        ProbeResult(status: .failure, reason: reason, detail: detail, duration: duration, phases: phases)
+    }
+
+    public var succeeded: Bool { status == .success }
+}
+
+/// Something that performs one probe round. Implementations return values (never throw, never
+/// hang past the deadline) and touch no metrics.
+///
+/// Contract: `probe(deadline:)` may be called concurrently for different rounds but the scheduler
+/// never overlaps one prober with itself; it must return by `deadline` (plus scheduling slack).
+public protocol Prober: Sendable {
+    var type: ProbeType { get }
+    func probe(deadline: ContinuousClock.Instant) async -> ProbeResult
+}

@@ -1,0 +1,3 @@
+import Reachability
+
+print("reachability_exporter")
