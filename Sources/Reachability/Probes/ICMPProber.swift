@@ -7,7 +7,8 @@
 /// the replies (min/max are in the detail text, every RTT in `icmp.rtts`). Failure reasons:
 /// `timeout` (sent, nothing came back), `unreachable` (no route, the bound interface is missing,
 /// or an ICMP error such as destination unreachable came back), `permission` (a local firewall
-/// rejected the send, or neither ping nor raw sockets are allowed), `dns`, `error`.
+/// rejected the send, or neither ping nor raw sockets are allowed), `dns`, `error`. (Linux does
+/// not report a firewall's refusal to an IPv6 *ping* socket's send, so that case is `timeout`.)
 ///
 /// Family: the first resolved address that the preference admits. With `.any`, if every echo to
 /// that address fails as unreachable (say, an AAAA record on a host without IPv6 routes), the
