@@ -14,6 +14,8 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .target(name: "Reachability", dependencies: ["CShim", "COpenSSL"]),
         .executableTarget(name: "reachability_exporter", dependencies: ["Reachability"]),
+        // ICMP load generator for bench/icmp_bench.sh (CPU per probe vs smokeping_prober).
+        .executableTarget(name: "icmp-bench", dependencies: ["Reachability"]),
         // Fakes and loopback servers shared by the tests and benchmarks.
         .target(name: "ReachabilityTestSupport", dependencies: ["Reachability", "CShim"]),
         .testTarget(name: "ReachabilityTests", dependencies: ["Reachability", "ReachabilityTestSupport", "CShim"]),

@@ -1,4 +1,5 @@
 import CShim
+import Glibc
 import Testing
 @testable import Reachability
 
@@ -156,6 +157,23 @@ import Testing
         }
     }
 
+    @Test func anyFamilyFallsBackWhenTheFirstFamilyHasNoRoute() async throws {
+        try await withICMPNamespace(allowPingSockets: true) { ns async throws in
+            let engine = ICMPEngine(networkNamespace: ns.path)
+            defer { engine.close() }
+            let addresses = try [#require(SocketAddress(ip: "2001:db8::1")), #require(SocketAddress(ip: "127.0.0.1"))]
+            let any = ICMPProber(.init(host: "dual.example", count: 2, spacing: .zero, mode: .raw), engine: engine)
+            let r = await any.ping(addresses, deadline: .now + .seconds(5))
+            #expect(r.status == .success, "\(r.detail)")
+            #expect(r.address == "127.0.0.1" && r.family == .ipv4)
+            #expect(r.detail.hasSuffix("(2001:db8::1 was unreachable: sending to 2001:db8::1: \(Errno(ENETUNREACH)))"), "\(r.detail)")
+            // With an explicit family there is no fallback.
+            let v6 = ICMPProber(.init(host: "dual.example", family: .ipv6, count: 1, mode: .raw), engine: engine)
+            let r6 = await v6.ping(addresses, deadline: .now + .seconds(5))
+            #expect(r6.reason == .unreachable && r6.address == "2001:db8::1")
+        }
+    }
+
     @Test func twoHundredFiftyTargetsThroughOnePingSocket() async throws {
         try await withICMPNamespace(allowPingSockets: true) { ns async throws in
             let engine = ICMPEngine(networkNamespace: ns.path)
@@ -199,6 +217,51 @@ import Testing
             #expect(socket.state.withLock { $0.nextSequence } == sequence &+ 2, "the busy number was skipped")
             let late = await dropped
             #expect(late.reason == .timeout)
+        }
+    }
+
+    /// Forged replies (IP_HDRINCL, so the source address can be chosen) reach a raw socket that
+    /// has an echo pending: only the one with the right source, identifier, sequence and nonce counts.
+    @Test func forgedOrStaleRepliesDoNotCompleteAnEcho() async throws {
+        try await withICMPNamespace(allowPingSockets: false) { ns async throws in
+            try ns.nft("""
+                table inet t {
+                  chain in { type filter hook input priority 0; policy accept; ip daddr 127.0.0.2 icmp type echo-request drop; }
+                }
+                """)
+            let engine = ICMPEngine(networkNamespace: ns.path)
+            defer { engine.close() }
+            let socket = try engine.socket(family: .ipv4, mode: .raw, interface: nil)
+            let forger = try NetworkNamespace.run(inNamespaceAt: ns.path) { Glibc.socket(AF_INET, Int32(SOCK_RAW.rawValue), Int32(IPPROTO_RAW)) }
+            try #require(forger >= 0)
+            defer { close(forger) }
+            let echo = Task { await Self.probe("127.0.0.2", engine, mode: .raw, count: 1, within: .seconds(3)) }
+            var pending: (UInt16, UInt64)?
+            for _ in 0..<200 where pending == nil {
+                pending = socket.state.withLock { s in s.pending.first.map { ($0.key, $0.value.nonce) } }
+                if pending == nil { await Reactor.shared.sleep(until: .now + .milliseconds(5)) }
+            }
+            let (sequence, nonce) = try #require(pending)
+            func forge(from source: [UInt8], identifier: UInt16, sequence: UInt16, nonce: UInt64) {
+                var icmp = ICMPPacket.echoRequest(family: .ipv4, identifier: identifier, sequence: sequence, nonce: nonce, payloadSize: 56)
+                icmp[0] = 0; icmp[2] = 0; icmp[3] = 0
+                let sum = ICMPPacket.checksum(icmp)
+                icmp[2] = UInt8(sum >> 8); icmp[3] = UInt8(sum & 0xff)
+                let packet = ICMPPacketTests.ipv4Header(source: source, destination: [127, 0, 0, 1], payloadLength: icmp.count) + icmp
+                let to = SocketAddress(ip: "127.0.0.1")!
+                let sent = packet.withUnsafeBytes { b in to.withSockAddr { sendto(forger, b.baseAddress, b.count, 0, $0, $1) } }
+                #expect(sent == packet.count, "forged send: \(Errno.current)")
+            }
+            forge(from: [127, 0, 0, 2], identifier: socket.identifier, sequence: sequence, nonce: nonce ^ 1)  // stale nonce
+            forge(from: [127, 0, 0, 3], identifier: socket.identifier, sequence: sequence, nonce: nonce)  // wrong source
+            forge(from: [127, 0, 0, 2], identifier: socket.identifier &+ 1, sequence: sequence, nonce: nonce)  // wrong identifier
+            forge(from: [127, 0, 0, 2], identifier: socket.identifier, sequence: sequence &+ 1, nonce: nonce)  // wrong sequence
+            await Reactor.shared.sleep(until: .now + .milliseconds(100))
+            #expect(socket.pendingCount == 1, "no forged reply matched")
+            forge(from: [127, 0, 0, 2], identifier: socket.identifier, sequence: sequence, nonce: nonce)
+            let r = await echo.value
+            #expect(r.status == .success, "the exact forgery is accepted, so the rejections above were real: \(r.detail)")
+            #expect(r.icmp?.ttl == 64)
         }
     }
 

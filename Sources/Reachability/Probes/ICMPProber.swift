@@ -89,8 +89,20 @@ public struct ICMPProber: Prober {
             return .failure(.dns, error.message, duration: elapsed, phases: [.resolve: elapsed])
         }
         let resolveTime = clock.now - start
+        var result = await ping(addresses, deadline: deadline)
+        result.duration = clock.now - start
+        result.phases[.resolve] = resolveTime
+        return result
+    }
+
+    /// The echo part of a round, for resolved `addresses`: the first admitted address, then (for
+    /// `.any`) the other family if every echo was unreachable. `duration` and the `resolve`
+    /// phase are left for `probe` to fill in.
+    func ping(_ addresses: [SocketAddress], deadline: ContinuousClock.Instant) async -> ProbeResult {
+        let clock = ContinuousClock()
+        let c = configuration
         guard var address = addresses.first(where: { c.family.admits($0.ipFamily) }) else {
-            return .failure(.dns, "\(c.host) has no \(c.family.rawValue) address", duration: resolveTime, phases: [.resolve: resolveTime])
+            return .failure(.dns, "\(c.host) has no \(c.family.rawValue) address", duration: .zero)
         }
         var outcomes = await echoes(to: address, deadline: deadline)
         var fallbackNote = ""
@@ -100,8 +112,7 @@ public struct ICMPProber: Prober {
             address = other
             outcomes = await echoes(to: address, deadline: deadline)
         }
-        var result = Self.summarize(outcomes, address: address, duration: clock.now - start)
-        result.phases[.resolve] = resolveTime
+        var result = Self.summarize(outcomes, address: address, duration: .zero)
         result.detail += fallbackNote
         return result
     }
