@@ -56,6 +56,11 @@ smokeping() {  # targets mode
     ip netns exec "$NS" "$SMOKE" --config.file="$WORK/smokeping.yml" --web.listen-address="127.0.0.1:$PORT" \
         -i 1s $flag --log.level=error $(targets "$n") >"$WORK/smokeping.log" 2>&1 &
     SMOKE_PID=$!
+    # With many targets it sets up every pinger before it listens: wait for it (at most 30 s).
+    for ((k = 0; k < 60; k++)); do
+        ip netns exec "$NS" curl -sf --max-time 2 -o /dev/null "http://127.0.0.1:$PORT/metrics" && break
+        sleep 0.5
+    done
     sleep "$WARMUP"
     if ! kill -0 "$SMOKE_PID" 2>/dev/null; then echo "tool=smokeping mode=$mode targets=$n FAILED: $(tail -3 "$WORK/smokeping.log")"; SMOKE_PID=""; return; fi
     local t0 s0 t1 s1
@@ -65,13 +70,12 @@ smokeping() {  # targets mode
     t1=$(ticks "$SMOKE_PID"); s1=$(scrape)
     kill "$SMOKE_PID"; wait "$SMOKE_PID" 2>/dev/null || true; SMOKE_PID=""
     read -r r0 p0 <<<"$s0"; read -r r1 p1 <<<"$s1"
-    # probes/replies: counted in the window; loss: over the whole run up to the last scrape (window
-    # deltas can go negative when replies to requests sent before the window are counted in it).
-    awk -v n="$n" -v m="$mode" -v dt=$((t1 - t0)) -v hz="$HZ" -v s="$MEASURE" -v req=$((r1 - r0)) -v resp=$((p1 - p0)) \
-        -v reqall="$r1" -v respall="$p1" 'BEGIN {
+    # Counted between the two scrapes. Requests in flight at either edge can make the loss read
+    # slightly off (even negative); whole-run totals are worse, as smokeping loses pings at start-up.
+    awk -v n="$n" -v m="$mode" -v dt=$((t1 - t0)) -v hz="$HZ" -v s="$MEASURE" -v req=$((r1 - r0)) -v resp=$((p1 - p0)) 'BEGIN {
         cpu = dt / hz
         printf "tool=smokeping mode=%s targets=%d probes=%d replies=%d loss_pct=%.3f cpu_s=%.3f cpu_pct=%.2f us_per_probe=%.1f\n",
-            m, n, req, resp, reqall ? (reqall - respall) * 100 / reqall : 100, cpu, cpu * 100 / s, req ? cpu * 1e6 / req : 0 }'
+            m, n, req, resp, req ? (req - resp) * 100 / req : 100, cpu, cpu * 100 / s, req ? cpu * 1e6 / req : 0 }'
 }
 
 echo "# $(date -u +%FT%TZ) $(nproc) cores, kernel $(uname -r); ${MEASURE}s measured after ${WARMUP}s warm-up per point"

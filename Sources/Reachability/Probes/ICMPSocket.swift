@@ -137,7 +137,7 @@ final class ICMPSocket: Sendable {
     }
 
     /// Sends one echo request to `destination` and waits for its reply, an ICMP error quoting it,
-    /// or the deadline. Never throws; cancellation completes it at once with `error`.
+    /// or the deadline. Never throws; cancellation completes it at once (`.abandoned`).
     func echo(to destination: SocketAddress, payloadSize: Int, deadline: ContinuousClock.Instant) async -> ICMPEchoOutcome {
         if clock.now >= deadline { return .notSent(.timeout, "the deadline passed before sending") }
         let tokenBox = Mutex<UInt64>(0)
