@@ -29,6 +29,7 @@ cleanup() {
     rm -rf "$WORK"
 }
 trap cleanup EXIT
+trap "exit 130" INT TERM HUP PIPE
 
 ip netns add "$NS"
 ip -n "$NS" link set lo up

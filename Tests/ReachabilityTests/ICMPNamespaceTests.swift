@@ -81,7 +81,8 @@ import Testing
                 let r = await Self.probe(host, engine, mode: mode, count: 3, within: .milliseconds(600))
                 let elapsed = ContinuousClock.now - start
                 #expect(r.status == .failure && r.reason == .timeout, "\(host): \(r.detail)")
-                #expect(r.icmp?.sent == 3 && r.icmp?.received == 0)
+                // On a loaded machine a spaced echo may find the short deadline already gone: not sent.
+                #expect((r.icmp?.sent ?? 0) >= 1 && r.icmp?.received == 0)
                 #expect(elapsed >= .milliseconds(590) && elapsed < .milliseconds(2600), "\(elapsed)")
                 let family: IPFamily = host == "::1" ? .ipv6 : .ipv4
                 #expect(try engine.socket(family: family, mode: mode, interface: nil).pendingCount == 0, "timed-out echoes are forgotten")
@@ -110,9 +111,9 @@ import Testing
                     #expect(r.reason == .timeout, "\(r.detail)")
                     continue
                 }
-                let r = await Self.probe(host, engine, mode: mode, count: 2, within: .seconds(3))
+                let r = await Self.probe(host, engine, mode: mode, count: 2, within: .seconds(8))
                 #expect(r.reason == .permission, "\(host): \(r.detail)")
-                #expect(r.duration < .seconds(1), "fails at once, not at the deadline")
+                #expect(r.duration < .seconds(4), "fails at once, not at the deadline")
                 #expect(r.icmp?.sent == 0)
             }
         }
@@ -131,13 +132,47 @@ import Testing
                 """)
             let engine = ICMPEngine(networkNamespace: ns.path)
             defer { engine.close() }
-            let v4 = await Self.probe("127.0.0.1", engine, mode: mode, count: 2, within: .seconds(3))
+            let v4 = await Self.probe("127.0.0.1", engine, mode: mode, count: 2, within: .seconds(8))
             #expect(v4.reason == .unreachable, "\(v4.detail)")
             #expect(v4.detail.contains("destination unreachable (host unreachable) from 127.0.0.1"), "\(v4.detail)")
-            #expect(v4.icmp?.sent == 2 && v4.duration < .seconds(2))
-            let v6 = await Self.probe("::1", engine, mode: mode, count: 2, within: .seconds(3))
+            #expect(v4.icmp?.sent == 2 && v4.duration < .seconds(4))
+            let v6 = await Self.probe("::1", engine, mode: mode, count: 2, within: .seconds(8))
             #expect(v6.reason == .unreachable, "\(v6.detail)")
             #expect(v6.detail.contains("administratively prohibited"), "\(v6.detail)")
+        }
+    }
+
+    /// One shared socket, some targets rejected and the rest answering. A ping socket with
+    /// IP_RECVERR latches every ICMP error and fails the *next* send with it, whatever its target:
+    /// the answering targets must not inherit the rejected ones' errors.
+    @Test(arguments: [ICMPSocketMode.raw, .datagram])
+    func rejectedTargetsDoNotSpoilTheirNeighbours(mode: ICMPSocketMode) async throws {
+        try await withICMPNamespace(allowPingSockets: true) { ns async throws in
+            try ns.nft("""
+                table inet t {
+                  chain in { type filter hook input priority 0; policy accept;
+                    ip daddr 127.0.1.0/24 icmp type echo-request reject with icmp type host-unreachable
+                  }
+                }
+                """)
+            let engine = ICMPEngine(networkNamespace: ns.path)
+            defer { engine.close() }
+            let results = await withTaskGroup(of: (Int, ProbeResult).self) { group in
+                for i in 1...60 {
+                    let host = i % 2 == 0 ? "127.0.1.\(i)" : "127.0.0.\(i)"
+                    group.addTask { (i, await Self.probe(host, engine, mode: mode, count: 4, within: .seconds(5))) }
+                }
+                var all: [(Int, ProbeResult)] = []
+                for await r in group { all.append(r) }
+                return all
+            }
+            for (i, r) in results {
+                if i % 2 == 0 {
+                    #expect(r.reason == .unreachable && r.icmp?.sent == 4, "\(r.address ?? "?"): \(r.detail)")
+                } else {
+                    #expect(r.icmp?.received == 4, "\(r.address ?? "?"): \(r.detail)")
+                }
+            }
         }
     }
 
@@ -149,10 +184,10 @@ import Testing
             let engine = ICMPEngine(networkNamespace: ns.path)
             defer { engine.close() }
             for host in ["192.0.2.1", "2001:db8::1"] {
-                let r = await Self.probe(host, engine, mode: mode, count: 3, within: .seconds(3))
+                let r = await Self.probe(host, engine, mode: mode, count: 3, within: .seconds(8))
                 #expect(r.reason == .unreachable, "\(host): \(r.detail)")
                 #expect(r.detail.contains("unreachable"), "\(r.detail)")
-                #expect(r.duration < .seconds(1))
+                #expect(r.duration < .seconds(4))
             }
         }
     }

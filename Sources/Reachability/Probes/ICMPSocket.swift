@@ -175,13 +175,22 @@ final class ICMPSocket: Sendable {
                     family: family, identifier: identifier, sequence: registration.sequence,
                     nonce: registration.nonce, payloadSize: payloadSize)
                 var sendErrno: Int32 = 0
+                var retries = 0
                 while true {
                     let rc = packet.withUnsafeBytes { bytes in
                         destination.withSockAddr { sendto(fd, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT), $0, $1) }
                     }
-                    if rc >= 0 { break }
+                    if rc >= 0 { sendErrno = 0; break }
                     sendErrno = errno
-                    if sendErrno != EINTR { break }
+                    if sendErrno == EINTR { continue }
+                    // A ping socket with IP_RECVERR also latches each ICMP error in sk_err, and the
+                    // next send on the socket fails with it (unsent), whatever its destination. Reading
+                    // the error clears it: a latched error does not repeat, a genuine one does.
+                    if kind == .datagram, retries < 3, Self.latchableErrors.contains(sendErrno) {
+                        retries += 1
+                        continue
+                    }
+                    break
                 }
                 sendFinished()
                 if sendErrno != 0 {
@@ -196,6 +205,11 @@ final class ICMPSocket: Sendable {
             if token != 0 { complete(token, .abandoned("cancelled")) }
         }
     }
+
+    /// The errnos ICMP errors turn into (icmp_err_convert, icmpv6_err_convert).
+    static let latchableErrors: Set<Int32> = [
+        ENETUNREACH, EHOSTUNREACH, ENOPROTOOPT, ECONNREFUSED, EMSGSIZE, EOPNOTSUPP, EHOSTDOWN, ENONET, EACCES, EPROTO,
+    ]
 
     /// Completes the pending echo `token` (if it is still pending) with `outcome`.
     func complete(_ token: UInt64, _ outcome: ICMPEchoOutcome) {
