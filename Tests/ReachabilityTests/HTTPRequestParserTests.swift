@@ -32,7 +32,7 @@ import Testing
         #expect(parse("POST / HTTP/1.1\r\nContent-Length: 10\r\n\r\nabc") == .incomplete)
     }
 
-    @Test(arguments: [
+    static let rejectionCases: [Case] = [
         ("GET / HTTP/1.1\r\nHost: x\r\n", "incomplete"),
         ("GET /", "incomplete"),
         ("\u{1}\u{2}garbage\r\n\r\n", "400"),
@@ -49,8 +49,11 @@ import Testing
         ("GET / HTTP/1.1\r\nX: " + String(repeating: "b", count: 20000) + "\r\n\r\n", "431"),
         ("GET / HTTP/1.1\r\n" + String(repeating: "X: y\r\n", count: 101) + "\r\n", "431"),
         ("GET / HTTP/1.1\r\nX: " + String(repeating: "b", count: 30000), "431"),
-    ])
-    func rejections(input: String, expected: String) {
+    ].map(Case.init)
+
+    @Test(arguments: rejectionCases)
+    func rejections(_ c: Case) {
+        let (input, expected) = (c.input, c.expected)
         switch parse(input) {
         case .incomplete: #expect(expected == "incomplete")
         case .request(let r, _): Issue.record("accepted \(r.method) \(r.target.prefix(20)), expected \(expected)")
@@ -79,5 +82,16 @@ struct SplitMix64: RandomNumberGenerator {
         z = (z ^ (z >> 30)) &* 0xBF58476D1CE4E5B9
         z = (z ^ (z >> 27)) &* 0x94D049BB133111EB
         return z ^ (z >> 31)
+    }
+}
+
+/// A table row whose test description stays one short line, however long its input.
+struct Case: Sendable, CustomTestStringConvertible {
+    let input: String
+    let expected: String
+    init(_ row: (String, String)) { (input, expected) = row }
+    var testDescription: String {
+        let head = input.prefix(24).unicodeScalars.map { $0.value < 0x20 ? "." : String($0) }.joined()
+        return "\(head)…(\(input.utf8.count) bytes) → \(expected)"
     }
 }

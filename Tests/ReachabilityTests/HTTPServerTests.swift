@@ -68,13 +68,16 @@ import Testing
         #expect(all.text.occurrences(ofBytes: "HTTP/1.1 200 OK") == 3)
     }
 
-    @Test(arguments: [
+    static let hostileCases: [Case] = [
         ("\u{0}\u{1}\u{2}\u{3}\r\n\r\n", "HTTP/1.1 400"),
         ("GET /" + String(repeating: "a", count: 10000) + " HTTP/1.1\r\n\r\n", "HTTP/1.1 414"),
         ("GET / HTTP/1.1\r\nX: " + String(repeating: "b", count: 40000) + "\r\n\r\n", "HTTP/1.1 431"),
         ("GET / HTTP/9.9\r\n\r\n", "HTTP/1.1 505"),
-    ])
-    func hostileRequestsGetAnErrorAndAClose(payload: String, expected: String) throws {
+    ].map(Case.init)
+
+    @Test(arguments: hostileCases)
+    func hostileRequestsGetAnErrorAndAClose(_ row: Case) throws {
+        let (payload, expected) = (row.input, row.expected)
         let (server, port, _) = try Self.startServer()
         defer { server.shutdown() }
         let c = try RawTCPClient(port: port)
