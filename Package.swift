@@ -14,6 +14,8 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .target(name: "Reachability", dependencies: ["CShim", "COpenSSL"]),
         .executableTarget(name: "reachability_exporter", dependencies: ["Reachability"]),
+        // Benchmark drivers (bench/*.sh); not installed.
+        .executableTarget(name: "reachability-bench", dependencies: ["Reachability"]),
         // Fakes and loopback servers shared by the tests and benchmarks.
         .target(name: "ReachabilityTestSupport", dependencies: ["Reachability", "CShim"]),
         .testTarget(name: "ReachabilityTests", dependencies: ["Reachability", "ReachabilityTestSupport", "CShim"]),

@@ -126,12 +126,11 @@ public final class MetricsRegistry: Sendable {
             if s.sortedNames == nil { s.sortedNames = s.families.keys.sorted() }
             return s.sortedNames!.compactMap { s.families[$0] }
         }
-        var out: [UInt8] = []
-        out.reserveCapacity(lastSize.load(ordering: .relaxed) + 4096)
+        var out = ExpositionBuffer(capacity: lastSize.load(ordering: .relaxed) + 4096)
         for family in families { family.render(into: &out, format: format) }
-        if format == .openMetrics { out.append(contentsOf: "# EOF\n".utf8) }
+        if format == .openMetrics { out.write(Array("# EOF\n".utf8)) }
         lastSize.store(out.count, ordering: .relaxed)
-        return out
+        return out.finish()
     }
 
     public func renderString(_ format: ExpositionFormat = .prometheus) -> String {
@@ -144,14 +143,15 @@ public final class MetricsRegistry: Sendable {
 /// One series type of a family: counters, gauges or histograms.
 public protocol MetricSeries: AnyObject, Sendable {
     var labelValues: [String] { get }
-    func render(into out: inout [UInt8])
+    /// Appends this series' sample lines (internal to the renderer).
+    func render(into out: inout ExpositionBuffer)
 }
 extension Counter: MetricSeries {}
 extension Gauge: MetricSeries {}
 extension Histogram: MetricSeries {}
 
 protocol AnyMetricFamily: Sendable {
-    func render(into out: inout [UInt8], format: ExpositionFormat)
+    func render(into out: inout ExpositionBuffer, format: ExpositionFormat)
 }
 
 /// All series of one metric name. `labels(...)` creates a series on first use and returns the
@@ -218,7 +218,7 @@ public final class MetricFamily<S: MetricSeries>: AnyMetricFamily, Sendable {
     /// The label values of every current series.
     public var allLabelValues: [[String]] { table.withLock { Array($0.series.keys) } }
 
-    func render(into out: inout [UInt8], format: ExpositionFormat) {
+    func render(into out: inout ExpositionBuffer, format: ExpositionFormat) {
         let series: [S] = table.withLock { t in
             if t.sorted == nil {
                 t.sorted = t.series.sorted { a, b in a.key.lexicographicallyPrecedes(b.key) }.map(\.value)
@@ -227,7 +227,9 @@ public final class MetricFamily<S: MetricSeries>: AnyMetricFamily, Sendable {
         }
         // A family with no series still announces itself, as client_golang does not; keeping the
         // HELP/TYPE lines lets dashboards discover the metric before its first sample.
-        out.append(contentsOf: format == .openMetrics ? headers.openMetrics : headers.prometheus)
-        for s in series { s.render(into: &out) }
+        out.write(format == .openMetrics ? headers.openMetrics : headers.prometheus)
+        series.withUnsafeBufferPointer { all in
+            for i in all.indices { all[i].render(into: &out) }
+        }
     }
 }

@@ -3,11 +3,11 @@ import Synchronization
 /// A monotonically increasing value. Recording is lock-free.
 public final class Counter: Sendable {
     public let labelValues: [String]
-    private let prefix: [UInt8]
+    private let prefix: PrefixBytes
     private let bits = Atomic<UInt64>(0.0.bitPattern)
 
     init(prefix: [UInt8], labelValues: [String]) {
-        self.prefix = prefix
+        self.prefix = PrefixBytes(prefix + [0x20])
         self.labelValues = labelValues
     }
 
@@ -19,22 +19,21 @@ public final class Counter: Sendable {
 
     public var value: Double { Double(bitPattern: bits.load(ordering: .relaxed)) }
 
-    public func render(into out: inout [UInt8]) {
-        out.append(contentsOf: prefix)
-        out.append(0x20)
-        SampleValue.append(value, to: &out)
-        out.append(0x0a)
+    public func render(into out: inout ExpositionBuffer) {
+        out.write(prefix.bytes)
+        out.writeValue(value)
+        out.write(byte: 0x0a)
     }
 }
 
 /// A value that goes up and down. Recording is lock-free.
 public final class Gauge: Sendable {
     public let labelValues: [String]
-    private let prefix: [UInt8]
+    private let prefix: PrefixBytes
     private let bits = Atomic<UInt64>(0.0.bitPattern)
 
     init(prefix: [UInt8], labelValues: [String]) {
-        self.prefix = prefix
+        self.prefix = PrefixBytes(prefix + [0x20])
         self.labelValues = labelValues
     }
 
@@ -44,11 +43,10 @@ public final class Gauge: Sendable {
     public func dec(_ amount: Double = 1) { atomicAdd(bits, -amount) }
     public var value: Double { Double(bitPattern: bits.load(ordering: .relaxed)) }
 
-    public func render(into out: inout [UInt8]) {
-        out.append(contentsOf: prefix)
-        out.append(0x20)
-        SampleValue.append(value, to: &out)
-        out.append(0x0a)
+    public func render(into out: inout ExpositionBuffer) {
+        out.write(prefix.bytes)
+        out.writeValue(value)
+        out.write(byte: 0x0a)
     }
 }
 
@@ -57,10 +55,10 @@ public final class Gauge: Sendable {
 public final class Histogram: Sendable {
     public let labelValues: [String]
     private let upperBounds: [Double]
-    /// Pre-rendered `name_bucket{…,le="x"}` per bound, then `+Inf`, then `_sum{…}` and `_count{…}`.
-    private let bucketPrefixes: [[UInt8]]
-    private let sumPrefix: [UInt8]
-    private let countPrefix: [UInt8]
+    /// Pre-rendered `name_bucket{…,le="x"} ` per bound then `+Inf`, then `_sum{…} ` and
+    /// `_count{…} `, back to back; `ends[i]` is where line prefix i stops.
+    private let prefixes: PrefixBytes
+    private let ends: [Int]
     private let state: Mutex<State>
 
     private struct State {
@@ -71,13 +69,18 @@ public final class Histogram: Sendable {
     init(name: String, labelNames: [String], labelValues: [String], upperBounds: [Double]) {
         self.labelValues = labelValues
         self.upperBounds = upperBounds
-        var prefixes: [[UInt8]] = []
+        var all: [UInt8] = []
+        var ends: [Int] = []
         for b in upperBounds + [.infinity] {
-            prefixes.append(MetricName.seriesPrefix(name + "_bucket", labelNames: labelNames, labelValues: labelValues, extra: ("le", SampleValue.text(b))))
+            all += MetricName.seriesPrefix(name + "_bucket", labelNames: labelNames, labelValues: labelValues, extra: ("le", SampleValue.text(b))) + [0x20]
+            ends.append(all.count)
         }
-        bucketPrefixes = prefixes
-        sumPrefix = MetricName.seriesPrefix(name + "_sum", labelNames: labelNames, labelValues: labelValues)
-        countPrefix = MetricName.seriesPrefix(name + "_count", labelNames: labelNames, labelValues: labelValues)
+        all += MetricName.seriesPrefix(name + "_sum", labelNames: labelNames, labelValues: labelValues) + [0x20]
+        ends.append(all.count)
+        all += MetricName.seriesPrefix(name + "_count", labelNames: labelNames, labelValues: labelValues) + [0x20]
+        ends.append(all.count)
+        prefixes = PrefixBytes(all)
+        self.ends = ends
         state = Mutex(State(counts: Array(repeating: 0, count: upperBounds.count + 1)))
     }
 
@@ -105,22 +108,29 @@ public final class Histogram: Sendable {
         return (counts.map { running += $0; return running }, sum)
     }
 
-    public func render(into out: inout [UInt8]) {
-        let (cumulative, sum) = snapshot
-        for (prefix, count) in zip(bucketPrefixes, cumulative) {
-            out.append(contentsOf: prefix)
-            out.append(0x20)
-            SampleValue.appendInteger(Int64(count), to: &out)
-            out.append(0x0a)
+    public func render(into out: inout ExpositionBuffer) {
+        let bytes = prefixes.bytes
+        ends.withUnsafeBufferPointer { ends in
+            // Formatting under the lock keeps `+Inf` == `_count` and costs observers ~1 µs at most.
+            state.withLock { s in
+                var start = 0
+                var running: UInt64 = 0
+                for i in 0..<s.counts.count {
+                    running += s.counts[i]
+                    out.write(UnsafeRawBufferPointer(rebasing: bytes[start..<ends[i]]))
+                    out.writeInteger(Int64(running))
+                    out.write(byte: 0x0a)
+                    start = ends[i]
+                }
+                let n = s.counts.count
+                out.write(UnsafeRawBufferPointer(rebasing: bytes[start..<ends[n]]))
+                out.writeValue(s.sum)
+                out.write(byte: 0x0a)
+                out.write(UnsafeRawBufferPointer(rebasing: bytes[ends[n]..<ends[n + 1]]))
+                out.writeInteger(Int64(running))
+                out.write(byte: 0x0a)
+            }
         }
-        out.append(contentsOf: sumPrefix)
-        out.append(0x20)
-        SampleValue.append(sum, to: &out)
-        out.append(0x0a)
-        out.append(contentsOf: countPrefix)
-        out.append(0x20)
-        SampleValue.appendInteger(Int64(cumulative.last ?? 0), to: &out)
-        out.append(0x0a)
     }
 }
 
