@@ -57,7 +57,7 @@ public struct DNSProber: Prober {
         do {
             socket = try UDPSocket(connectedTo: server, interface: config.interface)
         } catch {
-            return fail(Self.reason(for: error), error.description)
+            return fail(error.failureReason, error.description)
         }
         var exchange = DNSExchange(id: id, name: config.name, type: config.queryType)
         var sent = 0
@@ -66,7 +66,7 @@ public struct DNSProber: Prober {
             let now = ContinuousClock.now
             if now >= deadline { break }
             if now >= nextSend, sent < DNSProbeConfig.maxTransmissions {
-                if let error = socket.send(query) { return fail(Self.reason(for: error), error.description) }
+                if let error = socket.send(query) { return fail(error.failureReason, error.description) }
                 sent += 1
                 nextSend = now + config.retransmitInterval
             }
@@ -82,7 +82,7 @@ public struct DNSProber: Prober {
                 case .wouldBlock:
                     break drain
                 case .failed(let error):
-                    return fail(Self.reason(for: error), error.description)
+                    return fail(error.failureReason, error.description)
                 case .datagram(let packet):
                     switch exchange.consider(packet) {
                     case .ignored: continue drain
@@ -151,16 +151,6 @@ public struct DNSProber: Prober {
         result.address = server?.ip
         result.family = server?.ipFamily
         return result
-    }
-
-    static func reason(for error: ConnectError) -> FailureReason {
-        switch error.kind {
-        case .refused: .refused
-        case .timedOut: .timeout
-        case .unreachable: .unreachable
-        case .permission: .permission
-        case .reset, .noSuchInterface, .cancelled, .other: .error
-        }
     }
 
     static func rcodeName(_ rcode: Int) -> String {

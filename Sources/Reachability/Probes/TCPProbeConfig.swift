@@ -22,7 +22,10 @@ public struct TCPProbeConfig: Sendable, Equatable {
     }
 
     public init(target: HostPort, family: FamilyPreference = .any, interface: String? = nil, maxAddresses: Int = 4) throws(ProbeConfigError) {
-        guard target.port != 0 else { throw ProbeConfigError("tcp target \(target): port must be 1–65535") }
+        // Re-parsing the text form applies every host and port rule to values built in code.
+        guard (try? HostPort(parsing: target.description)) == target else {
+            throw ProbeConfigError("tcp target \(target.description.debugDescription): not a valid host:port")
+        }
         if let literal = target.numericAddress, !family.admits(literal.ipFamily) {
             throw ProbeConfigError("tcp target \(target): is an \(literal.ipFamily.rawValue) address but family is \(family.rawValue)")
         }

@@ -28,7 +28,16 @@ public struct TCPProber: Prober {
             phases[.resolve] = clock.now - start
             return .failure(error.timedOut ? .timeout : .dns, "tcp \(target): \(error.message)", duration: clock.now - start, phases: phases)
         }
-        let candidates = Array(addresses.prefix(config.maxAddresses))
+        return await connectFirst(of: Array(addresses.prefix(config.maxAddresses)), start: start, phases: phases, deadline: deadline)
+    }
+
+    /// Tries `candidates` in order within the budget rule above; the first connection wins.
+    func connectFirst(
+        of candidates: [SocketAddress], start: ContinuousClock.Instant, phases: [ProbePhase: Duration], deadline: ContinuousClock.Instant
+    ) async -> ProbeResult {
+        let clock = ContinuousClock()
+        let target = config.target
+        var phases = phases
         var failures: [(address: SocketAddress, error: ConnectError)] = []
         attempts: for (index, address) in candidates.enumerated() {
             let attemptStart = clock.now
@@ -46,22 +55,24 @@ public struct TCPProber: Prober {
             case .failure(let error):
                 failures.append((address, error))
                 // These would fail the same way for every address.
-                if [.cancelled, .noSuchInterface, .permission].contains(error.kind) { break attempts }
+                if [.cancelled, .noSuchInterface].contains(error.kind) { break attempts }
             }
         }
         let tried = failures.map { "\($0.address) \($0.error)" }.joined(separator: "; ")
         var result = ProbeResult.failure(
-            failures.last.map { Self.reason(for: $0.error) } ?? .timeout,
+            failures.last?.error.failureReason ?? .timeout,
             failures.isEmpty ? "tcp \(target): deadline passed before connecting" : "tcp \(target): \(tried)",
             duration: clock.now - start, phases: phases)
         result.address = failures.last?.address.ip
         result.family = failures.last?.address.ipFamily
         return result
     }
+}
 
-    /// The failure reason for a connect error (shared with other connection-based probes).
-    public static func reason(for error: ConnectError) -> FailureReason {
-        switch error.kind {
+extension ConnectError {
+    /// The probe failure reason for this error (for any connection-based probe).
+    public var failureReason: FailureReason {
+        switch kind {
         case .refused: .refused
         case .timedOut: .timeout
         case .unreachable: .unreachable
