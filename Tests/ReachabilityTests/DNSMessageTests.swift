@@ -1,3 +1,4 @@
+import ReachabilityTestSupport
 import Testing
 @testable import Reachability
 
@@ -149,5 +150,40 @@ struct SplitMix64: RandomNumberGenerator {
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return z ^ (z >> 31)
+    }
+}
+
+@Suite struct DNSAnswerChainTests {
+    private func record(_ owner: String, _ data: DNSRecord.Data) -> DNSRecord {
+        DNSRecord(name: owner, type: 0, klass: 1, ttl: 60, data: data)
+    }
+
+    @Test func chainsLoopsAndStrangers() {
+        let header = DNSHeader(id: 1, flags: 0x8180, questionCount: 1, answerCount: 0, authorityCount: 0, additionalCount: 0)
+        let r = DNSResponse(header: header, questions: [], answers: [
+            record("c.example", .a("192.0.2.3")),  // order in the section does not matter
+            record("a.example", .cname("b.example")),
+            record("b.example", .cname("c.example")),
+            record("c.example", .cname("a.example")),  // a loop back to the start
+            record("x.example", .a("192.0.2.99")),  // not on the chain
+            record("b.example", .aaaa("2001:db8::2")),
+        ])
+        #expect(r.addresses(for: "A.example.", type: .a) == ["192.0.2.3"])
+        #expect(r.addresses(for: "a.example", type: .aaaa) == ["2001:db8::2"])
+        #expect(r.addresses(for: "x.example", type: .a) == ["192.0.2.99"])
+    }
+
+    @Test func longCNAMEChainIsLinear() async {
+        let header = DNSHeader(id: 1, flags: 0x8180, questionCount: 1, answerCount: 0, authorityCount: 0, additionalCount: 0)
+        // 6000 records: about what a 64 KiB datagram can hold. Listed from the tail so that a
+        // pass-per-link walk would need one pass per record.
+        var answers = (0..<6_000).reversed().map { i in record("n\(i).example", .cname("n\(i + 1).example")) }
+        answers.append(record("n6000.example", .a("192.0.2.60")))
+        let response = DNSResponse(header: header, questions: [], answers: answers)
+        let clock = ContinuousClock()
+        let start = clock.now
+        let found = await runOffCooperativePool { response.addresses(for: "n0.example", type: .a) }
+        #expect(found == ["192.0.2.60"])
+        #expect(clock.now - start < .seconds(1))
     }
 }

@@ -10,6 +10,7 @@ import Testing
     @Test(arguments: ["127.0.0.1", "::1"])
     func connectsToListener(host: String) async throws {
         let listener = try TCPTestListener(host: host)
+        defer { listener.stop() }
         let budget = Duration.seconds(3)
         let (r, elapsed) = await timedProbe(try prober(listener.address.description), budget: budget)
         #expect(r.status == .success, "\(r.detail)")
@@ -33,6 +34,7 @@ import Testing
 
     @Test func localhostNameWithIPv4Family() async throws {
         let listener = try TCPTestListener(host: "127.0.0.1")
+        defer { listener.stop() }
         let budget = Duration.seconds(3)
         let (r, elapsed) = await timedProbe(try prober("localhost:\(listener.address.port)", family: .ipv4), budget: budget)
         #expect(r.status == .success, "\(r.detail)")
@@ -43,6 +45,7 @@ import Testing
     @Test func addressesAreTriedInOrder() async throws {
         let closed = try TCPTestListener(host: "::1", listening: false)
         let open = try TCPTestListener(host: "127.0.0.1")
+        defer { open.stop() }
         let p = try prober("localhost:1")
         let start = ContinuousClock.now
         let r = await p.connectFirst(of: [closed.address, open.address], start: start, phases: [:], deadline: start + .seconds(3))
@@ -55,6 +58,7 @@ import Testing
 
     @Test func boundToInterface() async throws {
         let listener = try TCPTestListener(host: "127.0.0.1")
+        defer { listener.stop() }
         let (r, _) = await timedProbe(try prober(listener.address.description, interface: "lo"), budget: .seconds(3))
         #expect(r.status == .success, "\(r.detail)")
         let (e, elapsed) = await timedProbe(try prober(listener.address.description, interface: "rxnosuch0"), budget: .seconds(3))
@@ -65,7 +69,22 @@ import Testing
 
     @Test func passedDeadlineFailsAtOnce() async throws {
         let listener = try TCPTestListener(host: "127.0.0.1")
+        defer { listener.stop() }
         let r = await (try prober(listener.address.description)).probe(deadline: .now - .milliseconds(1))
         #expect(r.reason == .timeout, "\(r.detail)")
+    }
+
+    @Test func manyRoundsAgainstOneListener() async throws {
+        // The prober closes each connection; the listener accepts them all, so round 100 is
+        // as fast as round 1 (a listener that never accepted would fill its backlog and time out).
+        let listener = try TCPTestListener(host: "127.0.0.1")
+        defer { listener.stop() }
+        let p = try prober(listener.address.description)
+        for round in 0..<100 {
+            let (r, elapsed) = await timedProbe(p, budget: .seconds(2))
+            #expect(r.status == .success, "round \(round): \(r.detail)")
+            #expect(elapsed < .seconds(1), "round \(round) took \(elapsed)")
+            if r.status != .success { break }
+        }
     }
 }

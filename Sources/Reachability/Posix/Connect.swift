@@ -3,6 +3,7 @@ import Glibc
 /// Why a socket could not be set up or connected: a coarse kind that probes map to a failure
 /// reason, plus the errno and the step for people.
 public struct ConnectError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The coarse class of failure, from the errno.
     public enum Kind: String, Sendable, Equatable {
         /// The peer answered with a reset (ECONNREFUSED), or ICMP port unreachable for UDP.
         case refused
