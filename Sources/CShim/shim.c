@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <sched.h>
 #include <string.h>
 #include <unistd.h>
 #include <fcntl.h>
@@ -17,3 +18,5 @@ void cshim_set_thread_name(const char *name) {
     buf[sizeof buf - 1] = 0;
     pthread_setname_np(pthread_self(), buf);
 }
+
+int cshim_setns_net(int fd) { return setns(fd, CLONE_NEWNET); }
