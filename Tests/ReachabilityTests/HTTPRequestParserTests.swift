@@ -72,19 +72,6 @@ import Testing
     }
 }
 
-/// A small deterministic PRNG for reproducible fuzz-style tests.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E3779B97F4A7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58476D1CE4E5B9
-        z = (z ^ (z >> 27)) &* 0x94D049BB133111EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// A table row whose test description stays one short line, however long its input.
 struct Case: Sendable, CustomTestStringConvertible {
     let input: String

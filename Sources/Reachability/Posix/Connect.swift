@@ -1,3 +1,4 @@
+import CShim
 import Glibc
 
 /// Why a socket could not be set up or connected: a coarse kind that probes map to a failure

@@ -1,3 +1,4 @@
+import CShim
 import Glibc
 
 /// A non-blocking UDP socket connected to one peer, for request/response probes (DNS).
