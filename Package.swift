@@ -15,7 +15,7 @@ let package = Package(
         .target(name: "Reachability", dependencies: ["CShim", "COpenSSL"]),
         .executableTarget(name: "reachability_exporter", dependencies: ["Reachability"]),
         // Fakes and loopback servers shared by the tests and benchmarks.
-        .target(name: "ReachabilityTestSupport", dependencies: ["Reachability", "CShim"]),
+        .target(name: "ReachabilityTestSupport", dependencies: ["Reachability", "CShim", "COpenSSL"]),
         .testTarget(name: "ReachabilityTests", dependencies: ["Reachability", "ReachabilityTestSupport", "CShim"]),
     ],
     swiftLanguageModes: [.v6]
