@@ -16,6 +16,8 @@ let package = Package(
         .executableTarget(name: "reachability_exporter", dependencies: ["Reachability"]),
         // Fakes and loopback servers shared by the tests and benchmarks.
         .target(name: "ReachabilityTestSupport", dependencies: ["Reachability", "CShim", "COpenSSL"]),
+        // Hidden benchmark driver for bench/http_bench.sh (not a product).
+        .executableTarget(name: "http_probe_bench", dependencies: ["Reachability"], path: "bench/http_probe_bench"),
         .testTarget(name: "ReachabilityTests", dependencies: ["Reachability", "ReachabilityTestSupport", "CShim"]),
     ],
     swiftLanguageModes: [.v6]
