@@ -62,6 +62,10 @@ import ReachabilityTestSupport
         }
         #expect(r.reason == .tls)
         #expect(r.detail.contains("expired"), "\(r.detail)")
+        // The refused certificate's expiry is still reported: a day ago.
+        let notAfter = try #require(r.http?.certificateNotAfter)
+        let now = Date().timeIntervalSince1970
+        #expect(notAfter < now - 3_600 && notAfter > now - 2 * 86_400)
     }
 
     @Test func selfSignedAgainstSystemStoreAndInsecure() async throws {

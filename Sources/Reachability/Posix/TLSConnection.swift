@@ -20,42 +20,41 @@ public final class TLSConnection: ByteStream {
     private let socket: StreamSocket
     /// False under insecure-skip-verify, where a recorded verify result must not be blamed.
     private let verifies: Bool
+    /// Filled by `handshake(deadline:)`.
     public private(set) var summary = Summary(version: "", cipher: "", certificateNotAfter: nil)
 
-    private init(ssl: OpaquePointer, socket: StreamSocket, verifies: Bool) {
+    /// Prepares TLS over `socket` (which it takes over). `serverName` is sent as SNI (unless it is
+    /// an IP literal) and is the name or IP the certificate must match when the context verifies.
+    public init(over socket: StreamSocket, context: TLSContext, serverName: String) throws(StreamError) {
+        guard let ssl = SSL_new(context.pointer) else {
+            throw .tls("SSL_new failed: \(TLSContext.drainErrors())")
+        }
         self.ssl = ssl
         self.socket = socket
-        self.verifies = verifies
+        self.verifies = !context.options.insecureSkipVerify
+        if SocketAddress(ip: serverName) == nil {
+            _ = cossl_set_sni(ssl, serverName)
+        }
+        if verifies, SSL_set1_host(ssl, serverName) != 1 {
+            throw .tls("cannot set the verification host \(serverName)")
+        }
+        guard SSL_set_fd(ssl, socket.fd) == 1 else { throw .tls("SSL_set_fd failed") }
     }
 
     deinit { SSL_free(ssl) }  // the socket closes its descriptor after this
 
-    /// Runs the client handshake. `serverName` is sent as SNI (unless it is an IP literal) and is
-    /// the name (or IP) the certificate must match when the context verifies.
-    /// Verification failures throw `.tls` with OpenSSL's verify error text.
-    public static func handshake(
-        over socket: StreamSocket, context: TLSContext, serverName: String, deadline: ContinuousClock.Instant
-    ) async throws(StreamError) -> TLSConnection {
-        guard let ssl = SSL_new(context.pointer) else {
-            throw .tls("SSL_new failed: \(TLSContext.drainErrors())")
-        }
-        let connection = TLSConnection(ssl: ssl, socket: socket, verifies: !context.options.insecureSkipVerify)
-        if SocketAddress(ip: serverName) == nil {
-            _ = cossl_set_sni(ssl, serverName)
-        }
-        if !context.options.insecureSkipVerify, SSL_set1_host(ssl, serverName) != 1 {
-            throw .tls("cannot set the verification host \(serverName)")
-        }
-        guard SSL_set_fd(ssl, socket.fd) == 1 else { throw .tls("SSL_set_fd failed") }
+    /// Runs the client handshake by `deadline`. Verification failures throw `.tls` with OpenSSL's
+    /// verify error text. Afterwards — also after a failure — `summary` holds what is known: on a
+    /// refused certificate, its notAfter (so an expired certificate still reports its expiry).
+    public func handshake(deadline: ContinuousClock.Instant) async throws(StreamError) {
+        defer { summary = readSummary() }
         while true {
             ERR_clear_error()
             let rc = SSL_connect(ssl)
             let savedErrno = errno
-            if rc == 1 { break }
-            try await connection.handle(SSL_get_error(ssl, rc), errno: savedErrno, during: "handshake", deadline: deadline)
+            if rc == 1 { return }
+            try await handle(SSL_get_error(ssl, rc), errno: savedErrno, during: "handshake", deadline: deadline)
         }
-        connection.summary = connection.readSummary()
-        return connection
     }
 
     public func write(_ bytes: [UInt8], deadline: ContinuousClock.Instant) async throws(StreamError) {
@@ -109,13 +108,16 @@ public final class TLSConnection: ByteStream {
     private func readSummary() -> Summary {
         let version = SSL_get_version(ssl).map { String(cString: $0) } ?? "unknown"
         let cipher = SSL_get_current_cipher(ssl).flatMap { SSL_CIPHER_get_name($0) }.map { String(cString: $0) } ?? "unknown"
+        // The verified peer certificate, or else the leaf the server sent (set even when the
+        // chain was refused: the client's peer chain starts with the leaf).
+        var leaf = SSL_get0_peer_certificate(ssl)
+        if leaf == nil, let chain = SSL_get_peer_cert_chain(ssl), OPENSSL_sk_num(chain) > 0 {
+            leaf = OpaquePointer(OPENSSL_sk_value(chain, 0))
+        }
         var notAfter: Double?
-        if let certificate = SSL_get1_peer_certificate(ssl) {
-            defer { X509_free(certificate) }
-            var tm = Glibc.tm()
-            if let time = X509_get0_notAfter(certificate), ASN1_TIME_to_tm(time, &tm) == 1 {
-                notAfter = Double(timegm(&tm))
-            }
+        var tm = Glibc.tm()
+        if let leaf, let time = X509_get0_notAfter(leaf), ASN1_TIME_to_tm(time, &tm) == 1 {
+            notAfter = Double(timegm(&tm))
         }
         return Summary(version: version, cipher: cipher, certificateNotAfter: notAfter)
     }

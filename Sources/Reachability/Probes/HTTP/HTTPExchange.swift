@@ -74,13 +74,18 @@ struct HTTPExchange {
         } catch {
             throw HTTPHopFailure(.tls, error.message)
         }
+        var tls: TLSConnection?
         do throws(StreamError) {
-            let tls = try await TLSConnection.handshake(over: socket, context: context, serverName: serverName, deadline: deadline)
-            trace.detail.tlsVersion = tls.summary.version
-            trace.detail.tlsCipher = tls.summary.cipher
-            trace.detail.certificateNotAfter = tls.summary.certificateNotAfter
-            return tls
+            let connection = try TLSConnection(over: socket, context: context, serverName: serverName)
+            tls = connection
+            try await connection.handshake(deadline: deadline)
+            trace.detail.tlsVersion = connection.summary.version
+            trace.detail.tlsCipher = connection.summary.cipher
+            trace.detail.certificateNotAfter = connection.summary.certificateNotAfter
+            return connection
         } catch {
+            // A refused certificate still tells when it expires.
+            trace.detail.certificateNotAfter = tls?.summary.certificateNotAfter
             throw HTTPHopFailure(error, context: "TLS handshake with \(serverName)")
         }
     }

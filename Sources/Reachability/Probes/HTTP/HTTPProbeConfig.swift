@@ -128,11 +128,14 @@ public struct HTTPProbeConfig: Sendable, Equatable {
         self.headers = headers
         if userAgent.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) { throw fail("user_agent", "control characters are not allowed") }
         self.userAgent = userAgent
-        // Load the trust settings now so an unreadable CA file fails at configuration time.
-        do throws(TLSContext.Failure) {
-            _ = try TLSContext.shared(tlsOptions)
-        } catch {
-            throw fail(caFile == nil ? "tls" : "ca_file", error.message)
+        // Load the trust settings now (https, or web mode that may be redirected to https) so an
+        // unreadable CA file fails at configuration time, not at probe time.
+        if self.url.scheme == .https || self.followRedirects || caFile != nil {
+            do throws(TLSContext.Failure) {
+                _ = try TLSContext.shared(tlsOptions)
+            } catch {
+                throw fail(caFile == nil ? "tls" : "ca_file", error.message)
+            }
         }
     }
 
