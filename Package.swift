@@ -17,7 +17,9 @@ let package = Package(
         // Benchmark drivers (bench/*.sh); not installed.
         .executableTarget(name: "reachability-bench", dependencies: ["Reachability"]),
         // Fakes and loopback servers shared by the tests and benchmarks.
-        .target(name: "ReachabilityTestSupport", dependencies: ["Reachability", "CShim"]),
+        .target(name: "ReachabilityTestSupport", dependencies: ["Reachability", "CShim", "COpenSSL"]),
+        // Hidden benchmark driver for bench/http_bench.sh (not a product).
+        .executableTarget(name: "http_probe_bench", dependencies: ["Reachability"], path: "bench/http_probe_bench"),
         .testTarget(name: "ReachabilityTests", dependencies: ["Reachability", "ReachabilityTestSupport", "CShim"]),
     ],
     swiftLanguageModes: [.v6]
