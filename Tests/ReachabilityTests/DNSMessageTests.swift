@@ -184,6 +184,8 @@ struct SplitMix64: RandomNumberGenerator {
         let start = clock.now
         let found = await runOffCooperativePool { response.addresses(for: "n0.example", type: .a) }
         #expect(found == ["192.0.2.60"])
-        #expect(clock.now - start < .seconds(1))
+        // A hang guard only (no performance claim): a quadratic walk of 6,000 links would still
+        // finish, so the linear walk is asserted structurally by DNSAnswerChainTests.
+        #expect(clock.now - start < .seconds(30))
     }
 }

@@ -11,7 +11,7 @@ func timedProbe(_ prober: some Prober, budget: Duration) async -> (result: Probe
 }
 
 /// How far past its deadline a round may end on a loaded 2-core machine.
-let deadlineSlack: Duration = .milliseconds(300)
+let dnsDeadlineSlack: Duration = .seconds(2)  // a hang bound for loaded CI machines, not a performance claim
 
 @Suite struct DNSProberTests {
     private func probe(
@@ -23,7 +23,7 @@ let deadlineSlack: Duration = .milliseconds(300)
             name: name, queryType: type, server: server.address.description, allowPrivateAnswers: allowPrivate,
             retransmitInterval: .milliseconds(100))
         let (result, elapsed) = await timedProbe(DNSProber(config: config), budget: budget)
-        #expect(elapsed <= budget + deadlineSlack, "ended \(elapsed) after a \(budget) budget")
+        #expect(elapsed <= budget + dnsDeadlineSlack, "ended \(elapsed) after a \(budget) budget")
         server.stop()
         return (result, elapsed, server)
     }
@@ -70,10 +70,18 @@ let deadlineSlack: Duration = .milliseconds(300)
     }
 
     @Test func silenceTimesOutAfterRetransmitting() async throws {
-        let budget = Duration.milliseconds(600)
-        let (r, elapsed, server) = try await probe(.silence, budget: budget)
+        let server = try DNSTestServer(host: "127.0.0.1", behaviour: .silence)
+        defer { server.stop() }
+        let config = try DNSProbeConfig(name: "www.example.com", queryType: .a, server: server.address.description,
+                                        retransmitInterval: .milliseconds(100))
+        let budget = Duration.seconds(1)
+        let (r, elapsed) = await timedProbe(DNSProber(config: config), budget: budget)
         #expect(r.reason == .timeout, "\(r.detail)")
-        #expect(elapsed >= budget)
+        #expect(elapsed >= budget && elapsed <= budget + dnsDeadlineSlack)
+        // The responder's thread may count the last query a moment after the probe gives up.
+        let clock = ContinuousClock()
+        let settle = clock.now + .seconds(2)
+        while server.queries < DNSProbeConfig.maxTransmissions && clock.now < settle { try await Task.sleep(for: .milliseconds(20)) }
         #expect((2...DNSProbeConfig.maxTransmissions).contains(server.queries), "\(server.queries) queries; \(r.detail)")
     }
 
@@ -156,7 +164,7 @@ let deadlineSlack: Duration = .milliseconds(300)
         #expect(r.status == .success, "\(r.detail)")
         #expect(r.dns?.rcode == nil)
         #expect(r.dns?.addresses.contains("127.0.0.1") == true)
-        #expect(elapsed < .seconds(3) + deadlineSlack)
+        #expect(elapsed < .seconds(3) + dnsDeadlineSlack)
     }
 
     @Test func questionMismatchIsIgnored() throws {

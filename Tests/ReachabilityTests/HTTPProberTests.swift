@@ -19,7 +19,9 @@ func probeLoopback(
 }
 
 /// Slack for "ended within its deadline" on a loaded 2-core machine.
-let deadlineSlack = Duration.milliseconds(750)
+/// How far past its deadline a probe may end on a loaded 2-core CI machine: a bound against
+/// hangs, not a performance claim.
+let deadlineSlack = Duration.seconds(2)
 
 @Suite struct HTTPProberTests {
     @Test func captive204IsSuccess() async throws {

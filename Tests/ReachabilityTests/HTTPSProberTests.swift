@@ -98,7 +98,7 @@ import ReachabilityTestSupport
         let r = await prober.probe(deadline: start + timeout)
         let elapsed = start.duration(to: clock.now)
         #expect(r.reason == .timeout, "\(r.detail)")
-        #expect((r.phases[.tls] ?? .zero) >= .milliseconds(300))
+        #expect(r.phases[.tls] != nil, "the deadline passed in the TLS phase")
         #expect(elapsed < timeout + deadlineSlack)
     }
 

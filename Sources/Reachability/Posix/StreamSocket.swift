@@ -1,3 +1,4 @@
+import CShim
 import Glibc
 
 /// Why a stream operation (connect, TLS handshake, read, write) stopped.
