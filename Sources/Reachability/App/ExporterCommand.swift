@@ -15,13 +15,15 @@ public enum ExporterCommand {
     static let serveFlags: [FlagSpec] = [
         FlagSpec("web.listen-address", .value(default: defaultListenAddress), placeholder: "ADDRESS", help: "Address to serve metrics on: [host]:port; :port means every address."),
         FlagSpec("web.max-connections", .value(default: "64"), placeholder: "N", help: "Concurrent HTTP connections served; more get 503."),
-    ] + commonFlags
+    ] + ProbeFlags.specs + commonFlags
 
     static var usage: String {
         """
         usage: reachability_exporter [<flags>]
+               reachability_exporter check [<probe flags>] [--output=text|json]
 
         Tells whether this host really reaches the internet, and exports it to Prometheus.
+        Without probe flags it probes a built-in set of public endpoints (see the README).
 
         Flags:
         \(FlagParser(serveFlags).helpText())
@@ -31,10 +33,13 @@ public enum ExporterCommand {
 
     /// Runs the command and returns the process exit status.
     public static func main(_ args: [String]) async -> Int32 {
+        if args.first == "check" { return await CheckCommand.main(Array(args.dropFirst())) }
         let flags: ParsedFlags
         let logger: Logger
         let listen: ListenAddress
         var serverOptions = HTTPServer.Options()
+        let specs: [ProbeSpec]
+        let settings: MonitorSettings
         do throws(UsageError) {
             flags = try FlagParser(serveFlags).parse(args)
             if flags.bool("help") { writeOut(usage); return 0 }
@@ -45,6 +50,7 @@ public enum ExporterCommand {
                 throw UsageError("invalid value for flag '--web.listen-address': \(error.description)")
             }
             serverOptions.maxConnections = try flags.int("web.max-connections", range: 1...100_000) ?? 64
+            (specs, settings) = try ProbeFlags.build(flags, environment: processEnvironment())
         } catch {
             writeErr("reachability_exporter: error: \(error.message), try --help\n")
             return 64
@@ -57,7 +63,9 @@ public enum ExporterCommand {
                        labels: ["version", "revision", "swiftversion"])
             .labels(BuildInfo.version, BuildInfo.revision, BuildInfo.swiftVersion).set(1)
 
-        let routes = WebRoutes(registry: registry)
+        let recorder = MetricsRecorder(registry: registry, probes: specs, uplinks: settings.uplinks)
+        let monitor = ReachabilityMonitor(probes: specs, settings: settings, observers: [recorder, RoundLogger(logger: logger)])
+        let routes = WebRoutes(registry: registry) { monitor.current != nil }
         let server: HTTPServer
         do {
             server = try HTTPServer(listen: listen, options: serverOptions, logger: logger.with("component", "web"), registry: registry) { routes.handle($0) }
@@ -68,6 +76,9 @@ public enum ExporterCommand {
         let signals = SignalWatcher()
         server.start()
         logger.info("listening", ("address", server.boundAddress.description), ("version", BuildInfo.version))
+        logger.info("probing", ("probes", String(specs.count)), ("interval", DurationParser.format(settings.interval)),
+                    ("timeout", DurationParser.format(settings.timeout)), ("policy", settings.verdict.policy.description))
+        let monitorTask = Task { await monitor.run() }
 
         for await sig in signals.signals {
             if sig == SIGHUP {
@@ -77,6 +88,7 @@ public enum ExporterCommand {
             logger.info("shutting down", ("signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"))
             break
         }
+        monitorTask.cancel()
         server.shutdown(grace: .seconds(2))
         logger.info("stopped")
         return 0
