@@ -3,6 +3,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <fcntl.h>
+#include <sched.h>
 #include "CShim.h"
 
 int cshim_accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags) {
@@ -17,3 +18,5 @@ void cshim_set_thread_name(const char *name) {
     buf[sizeof buf - 1] = 0;
     pthread_setname_np(pthread_self(), buf);
 }
+
+int cshim_setns_net(int fd) { return setns(fd, CLONE_NEWNET); }
