@@ -52,6 +52,36 @@ import Testing
         print("[path-monitor] lost-event reports: \(stats.lostEvents), dumps: \(dumpsBefore) -> \(stats.dumps)")
     }
 
+    /// 100 address changes sent as raw netlink requests from this process (no `ip` spawn):
+    /// the time from request to stream element is the kernel's plus the monitor's alone.
+    /// Deletions include the IPv4 route re-dump the monitor runs before publishing.
+    @Test func eventLatencyDistribution() async throws {
+        let h = try PathMonitorHarness()
+        defer { h.close() }
+        try h.namespace.ip("link add va type veth peer name vb")
+        let created = try #require(await h.recorder.first { $0.interface(named: "va") != nil })
+        let index = try #require(created.snapshot.interface(named: "va")?.index)
+        let client = try h.namespace.routeClient()
+        var adds: [Duration] = []
+        var deletes: [Duration] = []
+        for i in 0..<100 {
+            let present = i % 2 == 0
+            let mark = h.recorder.count
+            let start = ContinuousClock.now
+            try client.setAddress([192, 0, 2, 9], prefixLength: 24, interfaceIndex: index, present: present)
+            let entry = try #require(await h.recorder.first(from: mark) { snapshot in
+                snapshot.addresses.contains { $0.address == "192.0.2.9" } == present
+            })
+            if present { adds.append(entry.at - start) } else { deletes.append(entry.at - start) }
+        }
+        for (label, values) in [("address add", adds.sorted()), ("address delete", deletes.sorted())] {
+            print("[path-monitor latency] netlink request -> stream, \(label) (n=\(values.count)): "
+                + "min \(milliseconds(values[0])) ms, median \(milliseconds(values[values.count / 2])) ms, "
+                + "p90 \(milliseconds(values[values.count * 9 / 10])) ms, max \(milliseconds(values[values.count - 1])) ms")
+            #expect(values[values.count / 2] < .milliseconds(20))  // target ~10 ms; slack for a loaded host
+        }
+    }
+
     @Test func twoSubscribersBothSeeTheChange() async throws {
         let h = try PathMonitorHarness()
         defer { h.close() }
@@ -90,22 +120,34 @@ import Testing
     }
 
     /// In the host namespace (sysfs readable): the dumped links are exactly the kernel's.
-    @Test func hostNamespaceMatchesTheKernel() throws {
+    /// Other processes may add links meanwhile, so a mismatch is retried on the next update.
+    @Test func hostNamespaceMatchesTheKernel() async throws {
         let monitor = PathMonitor()
         try monitor.start()
         defer { monitor.stop() }
-        var kernel: [Int: String] = [:]
-        if let list = if_nameindex() {
-            var p = list
-            while p.pointee.if_index != 0, kernel.count < 10_000 {
-                if let name = p.pointee.if_name { kernel[Int(p.pointee.if_index)] = String(cString: name) }
-                p += 1
-            }
-            if_freenameindex(list)
+        let recorder = PathSnapshotRecorder(monitor.updates())
+        var matched = false
+        for attempt in 0..<5 where !matched {
+            let mark = recorder.count
+            let kernel = Self.kernelInterfaces()
+            let seen = Dictionary(uniqueKeysWithValues: monitor.current.interfaces.map { ($0.index, $0.name) })
+            matched = seen == kernel
+            if !matched, attempt < 4 { _ = await recorder.first(from: mark, timeout: .seconds(1)) { _ in true } }
         }
-        let seen = Dictionary(uniqueKeysWithValues: monitor.current.interfaces.map { ($0.index, $0.name) })
-        #expect(seen == kernel)
+        #expect(matched)
         #expect(monitor.current.interface(named: "lo")?.type == .loopback)
-        #expect(monitor.statistics.dumps == 4)
+        #expect(monitor.statistics.dumps >= 4)
+    }
+
+    private static func kernelInterfaces() -> [Int: String] {
+        var kernel: [Int: String] = [:]
+        guard let list = if_nameindex() else { return kernel }
+        var p = list
+        while p.pointee.if_index != 0, kernel.count < 10_000 {
+            if let name = p.pointee.if_name { kernel[Int(p.pointee.if_index)] = String(cString: name) }
+            p += 1
+        }
+        if_freenameindex(list)
+        return kernel
     }
 }

@@ -38,40 +38,97 @@ final class PathTestNamespace {
         try? PathTestCommand.run(["ip", "netns", "del", name])
     }
 
-    /// Opens `/dev/net/tun` from a thread inside the namespace and attaches to the persistent
-    /// tun device `device`, which gives it a carrier (as a VPN client does). Close the
-    /// returned descriptor to drop the carrier.
-    func attachTun(_ device: String) throws -> Int32 {
-        let result = Mutex<Result<Int32, Errno>>(.failure(Errno(0)))
+    /// Runs `body` on a new thread that first entered this namespace (descriptors it opens
+    /// stay in the namespace afterwards) and returns its result.
+    func insideNamespace<T: Sendable>(_ body: @escaping @Sendable () -> Result<T, Errno>) throws -> T {
+        let result = Mutex<Result<T, Errno>>(.failure(Errno(ETIMEDOUT)))
         let done = DispatchSemaphore(value: 0)
         let path = self.path
-        startThread(name: "tun-attach") {
-            result.withLock { $0 = Self.openTun(device, namespace: path) }
+        startThread(name: "netns-helper") {
+            let ns = open(path, O_RDONLY | O_CLOEXEC)
+            if ns < 0 {
+                result.withLock { $0 = .failure(.current) }
+            } else if cshim_setns_net(ns) != 0 {
+                result.withLock { $0 = .failure(.current) }
+                Glibc.close(ns)
+            } else {
+                Glibc.close(ns)
+                let value = body()
+                result.withLock { $0 = value }
+            }
             done.signal()
         }
         guard done.wait(timeout: .now() + 5) == .success else { throw Errno(ETIMEDOUT) }
         return try result.withLock { $0 }.get()
     }
 
-    private static func openTun(_ device: String, namespace: String) -> Result<Int32, Errno> {
-        let ns = open(namespace, O_RDONLY | O_CLOEXEC)
-        guard ns >= 0 else { return .failure(.current) }
-        defer { Glibc.close(ns) }
-        guard cshim_setns_net(ns) == 0 else { return .failure(.current) }
-        let fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC)
-        guard fd >= 0 else { return .failure(.current) }
-        var request = ifreq()
-        withUnsafeMutableBytes(of: &request.ifr_ifrn.ifrn_name) { name in
-            for (i, byte) in device.utf8.prefix(15).enumerated() { name[i] = byte }
+    /// Opens `/dev/net/tun` inside the namespace and attaches to the persistent tun device
+    /// `device`, which gives it a carrier (as a VPN client does). Close the returned
+    /// descriptor to drop the carrier.
+    func attachTun(_ device: String) throws -> Int32 {
+        try insideNamespace {
+            let fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC)
+            guard fd >= 0 else { return .failure(.current) }
+            var request = ifreq()
+            withUnsafeMutableBytes(of: &request.ifr_ifrn.ifrn_name) { name in
+                for (i, byte) in device.utf8.prefix(15).enumerated() { name[i] = byte }
+            }
+            request.ifr_ifru.ifru_flags = 0x0001 | 0x1000  // IFF_TUN | IFF_NO_PI
+            let tunSetIFF: UInt = 0x4004_54ca  // _IOW('T', 202, int)
+            guard ioctl(fd, tunSetIFF, &request) == 0 else {
+                let error = Errno.current
+                Glibc.close(fd)
+                return .failure(error)
+            }
+            return .success(fd)
         }
-        request.ifr_ifru.ifru_flags = 0x0001 | 0x1000  // IFF_TUN | IFF_NO_PI
-        let tunSetIFF: UInt = 0x4004_54ca  // _IOW('T', 202, int)
-        guard ioctl(fd, tunSetIFF, &request) == 0 else {
-            let error = Errno.current
-            Glibc.close(fd)
-            return .failure(error)
+    }
+
+    /// A blocking NETLINK_ROUTE socket inside the namespace, for changes made without spawning
+    /// a process (so measured latencies are the kernel's and the monitor's alone).
+    func routeClient() throws -> PathTestRouteClient {
+        let fd = try insideNamespace { () -> Result<Int32, Errno> in
+            let fd = socket(AF_NETLINK, Int32(SOCK_RAW.rawValue) | Int32(SOCK_CLOEXEC.rawValue), NETLINK_ROUTE)
+            return fd >= 0 ? .success(fd) : .failure(.current)
         }
-        return .success(fd)
+        return PathTestRouteClient(fd: fd)
+    }
+}
+
+/// Adds and deletes IPv4 addresses with raw rtnetlink requests and waits for the kernel's ack.
+final class PathTestRouteClient {
+    private let fd: Int32
+    private var sequence: UInt32 = 1000
+
+    init(fd: Int32) { self.fd = fd }
+    deinit { Glibc.close(fd) }
+
+    func setAddress(_ address: [UInt8], prefixLength: UInt8, interfaceIndex: Int, present: Bool) throws {
+        sequence += 1
+        var body: [UInt8] = [UInt8(AF_INET), prefixLength, 0, 0]
+        withUnsafeBytes(of: UInt32(interfaceIndex)) { body += $0 }
+        for type: UInt16 in [2, 1] {  // IFA_LOCAL, IFA_ADDRESS
+            withUnsafeBytes(of: UInt16(8)) { body += $0 }
+            withUnsafeBytes(of: type) { body += $0 }
+            body += address
+        }
+        let flags: UInt16 = present ? 0x1 | 0x4 | 0x400 | 0x200 : 0x1 | 0x4  // REQUEST|ACK(|CREATE|EXCL)
+        var message: [UInt8] = []
+        withUnsafeBytes(of: UInt32(16 + body.count)) { message += $0 }
+        withUnsafeBytes(of: UInt16(present ? 20 : 21)) { message += $0 }  // RTM_NEWADDR / RTM_DELADDR
+        withUnsafeBytes(of: flags) { message += $0 }
+        withUnsafeBytes(of: sequence) { message += $0 }
+        withUnsafeBytes(of: UInt32(0)) { message += $0 }
+        message += body
+        guard message.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, 0) }) == message.count else {
+            throw Errno.current
+        }
+        var reply = [UInt8](repeating: 0, count: 4096)
+        let n = reply.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        guard n > 0 else { throw Errno.current }
+        let ack = NetlinkDecoder.decode(Array(reply[0..<n])).first { $0.header.sequence == sequence }
+        guard case .error(let code)? = ack?.payload else { throw Errno(EPROTO) }
+        if code != 0 { throw Errno(code) }
     }
 }
 

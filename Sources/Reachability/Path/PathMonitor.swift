@@ -42,6 +42,7 @@ public enum PathMonitorError: Error, Sendable, Equatable, CustomStringConvertibl
 /// types come from link kinds and ARPHRD types alone.
 ///
 /// Contract: `start()` once; `stop()` any time (idempotent), it ends every update stream.
+/// Streams also end if the socket fails persistently (64 read errors in a row; never seen).
 /// `current` and `updates()` are thread-safe. Not for: probing; a satisfied path only means
 /// the host could send packets toward the internet.
 public final class PathMonitor: PathSource {

@@ -27,6 +27,11 @@ final class PathMonitorLoop {
     private var consecutiveDumpFailures = 0
     private var published: PathSnapshot?
     private var changeCount = 0
+    /// The initial dump failed and `start()` was told so: the thread ends.
+    private var failedToStart = false
+    /// Receive errors since the last successful read; the loop gives up past a bound.
+    private var consecutiveErrors = 0
+    private var lastError = Errno(ECANCELED)
 
     /// Enters the namespace, opens the socket, and loops until stopped.
     static func run(configuration: PathMonitor.Configuration, shared: PathMonitorShared, wakeFD: Int32) {
@@ -60,26 +65,31 @@ final class PathMonitorLoop {
 
     private func loop() {
         queueFullDump()
-        while !shared.stopRequested {
+        while !shared.stopRequested, !failedToStart, consecutiveErrors < Self.maximumConsecutiveErrors {
             if active == nil, !pending.isEmpty {
                 startNextDump()
                 continue
             }
             if active == nil { publishIfChanged() }
-            if published == nil, shared.startFailure != nil { return }
             var fds = [
                 pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0),
                 pollfd(fd: shared.paused ? -1 : socket.fd, events: Int16(POLLIN), revents: 0),
             ]
             let n = poll(&fds, 2, -1)
-            if n < 0 && errno != EINTR { return }
+            if n < 0 && errno != EINTR { break }
             if fds[0].revents != 0 {
                 var count: UInt64 = 0
                 _ = read(wakeFD, &count, 8)
             }
             if fds[1].revents != 0 { drain() }
         }
+        // Stopped or broken before the first snapshot: `start()` must not wait for its timeout.
+        if published == nil, !failedToStart { shared.reportStarted(.initialDumpFailed(lastError)) }
     }
+
+    /// A socket that fails this many reads in a row (never seen in practice) is beyond repair:
+    /// the thread ends and the streams finish rather than spin.
+    static let maximumConsecutiveErrors = 64
 
     /// Reads until the socket is empty (at most 512 datagrams, so a flood still publishes).
     private func drain() {
@@ -87,7 +97,13 @@ final class PathMonitorLoop {
             let received: NetlinkSocket.Received
             do {
                 received = try socket.receive()
+                consecutiveErrors = 0
             } catch {
+                // Unknown socket error: what we hold may be stale, so re-dump.
+                lastError = error
+                consecutiveErrors += 1
+                shared.lostEvents.add(1, ordering: .relaxed)
+                queueFullDump()
                 return
             }
             switch received {
@@ -151,6 +167,7 @@ final class PathMonitorLoop {
     /// then the component keeps its last known state until the next full re-dump.
     private func dumpFailed(_ kind: DumpKind, _ error: Errno) {
         if published == nil {
+            failedToStart = true
             shared.reportStarted(.initialDumpFailed(error))
             return
         }
