@@ -13,6 +13,8 @@ public enum PathMonitorError: Error, Sendable, Equatable, CustomStringConvertibl
     case initialDumpFailed(Errno)
     /// The initial dump did not finish within `Configuration.startTimeout`.
     case startTimedOut
+    /// The process is out of descriptors (the wake-up `eventfd` could not be created).
+    case outOfDescriptors(Errno)
 
     public var description: String {
         switch self {
@@ -20,6 +22,7 @@ public enum PathMonitorError: Error, Sendable, Equatable, CustomStringConvertibl
         case .namespaceUnavailable(let path, let e): "path monitor: cannot enter network namespace \(path): \(e)"
         case .initialDumpFailed(let e): "path monitor: initial netlink dump failed: \(e)"
         case .startTimedOut: "path monitor: initial netlink dump did not finish in time"
+        case .outOfDescriptors(let e): "path monitor: cannot create an eventfd: \(e)"
         }
     }
 }
@@ -95,7 +98,7 @@ public final class PathMonitor: PathSource {
     /// Calling it twice is a programmer error.
     public func start() throws(PathMonitorError) {
         let wakeFD = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
-        precondition(wakeFD >= 0, "eventfd failed: \(Errno.current)")
+        guard wakeFD >= 0 else { throw .outOfDescriptors(.current) }
         precondition(shared.begin(wakeFD: wakeFD), "PathMonitor.start() called twice")
         let configuration = self.configuration
         let shared = self.shared
