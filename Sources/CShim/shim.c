@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <fcntl.h>
+#include <sched.h>
 #include "CShim.h"
 
 int cshim_accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags) {

@@ -1,4 +1,5 @@
 import Dispatch
+import CShim
 import Glibc
 import Reachability
 import Synchronization

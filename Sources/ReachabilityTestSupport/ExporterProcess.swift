@@ -37,10 +37,11 @@ public final class ExporterProcess {
     }
 
     /// Runs the binary to completion (bounded by `timeout`) and returns exit status, stdout and stderr.
-    public static func run(_ args: [String], timeout: Double = 30, environment: [String: String] = [:]) throws -> (status: Int32, stdout: String, stderr: String) {
+    public static func run(_ args: [String], timeout: Double = 30, environment: [String: String] = [:],
+                           executable: String? = nil, prefix: [String] = []) throws -> (status: Int32, stdout: String, stderr: String) {
         let p = Process()
-        p.executableURL = URL(fileURLWithPath: binaryPath)
-        p.arguments = args
+        p.executableURL = URL(fileURLWithPath: executable ?? binaryPath)
+        p.arguments = prefix + args
         var env = ProcessInfo.processInfo.environment
         env["REACHABILITY_EXPORTER_REFUSE_DEFAULT_TARGETS"] = "1"
         for (k, v) in environment { env[k] = v }

@@ -1,3 +1,4 @@
+import CShim
 import Glibc
 
 /// A blocking TCP client for tests that need to misbehave on purpose: send raw bytes, stop

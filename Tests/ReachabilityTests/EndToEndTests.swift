@@ -6,7 +6,7 @@ import Testing
 /// The built binary, run as users run it.
 @Suite(.serialized) struct EndToEndTests {
     @Test func serveScrapeLintAndStop() throws {
-        let exporter = try ExporterProcess(["--web.listen-address=127.0.0.1:0", "--log.level=debug"])
+        let exporter = try ExporterProcess(["--web.listen-address=127.0.0.1:0", "--log.level=debug", "--probe.tcp=127.0.0.1:9"])
         try exporter.waitListening()
         let metrics = try exporter.get("/metrics")
         #expect(metrics.status == 200)
@@ -24,7 +24,7 @@ import Testing
     }
 
     @Test func sigintAndSighup() throws {
-        let exporter = try ExporterProcess(["--web.listen-address=127.0.0.1:0", "--log.format=json"])
+        let exporter = try ExporterProcess(["--web.listen-address=127.0.0.1:0", "--log.format=json", "--probe.tcp=127.0.0.1:9"])
         try exporter.waitListening()
         kill(exporter.process.processIdentifier, SIGHUP)
         try exporter.waitForLog("SIGHUP received")
@@ -54,9 +54,9 @@ import Testing
     }
 
     @Test func portInUseIsARuntimeError() throws {
-        let first = try ExporterProcess(["--web.listen-address=127.0.0.1:0"])
+        let first = try ExporterProcess(["--web.listen-address=127.0.0.1:0", "--probe.tcp=127.0.0.1:9"])
         let port = try first.waitListening()
-        let second = try ExporterProcess.run(["--web.listen-address=127.0.0.1:\(port)"])
+        let second = try ExporterProcess.run(["--web.listen-address=127.0.0.1:\(port)", "--probe.tcp=127.0.0.1:9"])
         #expect(second.status == 1)
         #expect(second.stderr.contains("msg=\"cannot listen\""))
         _ = try first.stop()

@@ -29,5 +29,6 @@ int cshim_pipe2(int fds[2], int flags);
 /// Sets the calling thread's name (best effort; names are cut to 15 bytes).
 void cshim_set_thread_name(const char *name);
 /// Moves the calling thread into the network namespace open at `fd` (setns(fd, CLONE_NEWNET)).
+/// Returns 0 or -1 with errno set.
 int cshim_setns_net(int fd);
 #endif

@@ -38,7 +38,9 @@ public enum CheckCommand {
         }
         // One round decides: no hysteresis for a one-shot answer.
         settings.verdict = VerdictSettings(policy: settings.verdict.policy, failAfter: 1, recoverAfter: 1)
-        let monitor = ReachabilityMonitor(probes: specs, settings: settings)
+        let (pathGate, pathMonitor) = ProbeFlags.startPathGate(parsed, logger: Logger(level: .error), registry: nil)
+        defer { pathMonitor?.stop() }
+        let monitor = ReachabilityMonitor(probes: specs, settings: settings, path: pathGate)
         let status = await monitor.check()
         writeOut(json ? renderJSON(status) : renderText(status))
         return exitStatus(status.state)

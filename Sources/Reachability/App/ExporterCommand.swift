@@ -63,8 +63,10 @@ public enum ExporterCommand {
                        labels: ["version", "revision", "swiftversion"])
             .labels(BuildInfo.version, BuildInfo.revision, BuildInfo.swiftVersion).set(1)
 
+        let (pathGate, pathMonitor) = ProbeFlags.startPathGate(flags, logger: logger, registry: registry)
+        defer { pathMonitor?.stop() }
         let recorder = MetricsRecorder(registry: registry, probes: specs, uplinks: settings.uplinks)
-        let monitor = ReachabilityMonitor(probes: specs, settings: settings, observers: [recorder, RoundLogger(logger: logger)])
+        let monitor = ReachabilityMonitor(probes: specs, settings: settings, path: pathGate, observers: [recorder, RoundLogger(logger: logger)])
         let routes = WebRoutes(registry: registry) { monitor.current != nil }
         let server: HTTPServer
         do {

@@ -23,7 +23,22 @@ public enum ProbeFlags {
         FlagSpec("probe.fast-recheck", .value(default: "1s"), placeholder: "DURATION", help: "While not full, re-check after this, doubling up to the interval; 0 disables."),
         FlagSpec("probe.icmp.count", .value(default: "3"), placeholder: "N", help: "Echo requests per ICMP round."),
         FlagSpec("probe.uplink", .repeated, placeholder: "INTERFACE", help: "Also run every probe bound to this interface (SO_BINDTODEVICE), with its own verdict."),
+        FlagSpec("path.monitor", .bool(default: true), help: "Watch links, addresses and routes over netlink: no usable path means `none` at once, and any change re-probes at once."),
     ]
+
+    /// Starts the netlink path monitor when enabled; on failure logs why and lets probes alone decide.
+    static func startPathGate(_ flags: ParsedFlags, logger: Logger, registry: MetricsRegistry?) -> (any PathGate, PathMonitor?) {
+        guard flags.bool("path.monitor") else { return (OpenPathGate(), nil) }
+        let monitor = PathMonitor()
+        do {
+            try monitor.start()
+        } catch {
+            logger.warn("path monitor unavailable; probes alone decide", ("err", error.description))
+            return (OpenPathGate(), nil)
+        }
+        if let registry { PathMetrics.register(in: registry, source: monitor) }
+        return (SnapshotPathGate(monitor), monitor)
+    }
 
     /// The built-in set for real hosts: captive-style HTTP checks against well-known connectivity
     /// endpoints, an HTTPS check, ICMP to two public anycast resolvers over IPv4 and IPv6, and a

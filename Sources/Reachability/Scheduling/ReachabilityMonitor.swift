@@ -160,7 +160,7 @@ public final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == D
                 let entries = routed.filter { self.family(of: $0) == family }.map(Self.entry)
                 // A family with no probe of its own follows the path alone.
                 let round = entries.isEmpty
-                    ? (path.unsatisfiedReason(for: family).map { Verdict(.none, reason: $0) } ?? Verdict(.limited, reason: "no_probes"))
+                    ? (path.unsatisfiedReason(for: family).map { Verdict(.none, reason: $0) } ?? Verdict(.unknown))
                     : RoundClassifier.classify(pathUnsatisfiedReason: path.unsatisfiedReason(for: family), entries: entries, policy: settings.verdict.policy)
                 if let t = s.families[family]?.update(round, now: finished) { transitions.append((family.rawValue, t)) }
             }
