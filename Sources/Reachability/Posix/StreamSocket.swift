@@ -74,36 +74,17 @@ public final class StreamSocket: ByteStream {
     public static func connect(
         to address: SocketAddress, interface: String? = nil, deadline: ContinuousClock.Instant
     ) async throws(StreamError) -> StreamSocket {
-        let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
-        let fd = Glibc.socket(address.family, type, 0)
-        if fd < 0 { throw .system(step: "socket", Errno.current) }
-        // From here on the socket object owns (and eventually closes) the descriptor.
-        let socket = StreamSocket(fd: fd, peer: address)
-        if let interface {
-            let rc = interface.withCString { name in
-                setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, name, socklen_t(strlen(name) + 1))
+        // The one non-blocking connect of the package (Posix/Connect.swift); only the error type differs.
+        switch await Reachability.connect(to: address, interface: interface, deadline: deadline) {
+        case .success(let fd):
+            return StreamSocket(fd: fd, peer: address)
+        case .failure(let error):
+            switch error.kind {
+            case .timedOut where error.errno == nil: throw .timedOut
+            case .cancelled: throw .cancelled
+            default: throw .system(step: error.step, error.errno ?? Errno(EIO))
             }
-            if rc != 0 { throw .system(step: "bind to device \(interface)", Errno.current) }
         }
-        var rc: Int32
-        repeat {
-            rc = address.withSockAddr { Glibc.connect(fd, $0, $1) }
-        } while rc != 0 && errno == EINTR
-        if rc == 0 { return socket }
-        let err = errno
-        guard err == EINPROGRESS else { throw .system(step: "connect", Errno(err)) }
-        switch await Reactor.shared.waitWritable(fd, deadline: deadline) {
-        case .timedOut: throw .timedOut
-        case .cancelled: throw .cancelled
-        case .ready: break
-        }
-        var soError: Int32 = 0
-        var length = socklen_t(MemoryLayout<Int32>.size)
-        if getsockopt(fd, SOL_SOCKET, SO_ERROR, &soError, &length) != 0 {
-            throw .system(step: "connect", Errno.current)
-        }
-        if soError != 0 { throw .system(step: "connect", Errno(soError)) }
-        return socket
     }
 
     public func write(_ bytes: [UInt8], deadline: ContinuousClock.Instant) async throws(StreamError) {
