@@ -67,10 +67,11 @@ public enum ExporterCommand {
         defer { pathMonitor?.stop() }
         let recorder = MetricsRecorder(registry: registry, probes: specs, uplinks: settings.uplinks)
         let monitor = ReachabilityMonitor(probes: specs, settings: settings, path: pathGate, observers: [recorder, RoundLogger(logger: logger)])
-        let routes = WebRoutes(registry: registry) { monitor.current != nil }
+        var routes = WebRoutes(registry: registry) { monitor.current != nil }
+        routes.statusPage = StatusPage(status: { monitor.current })
         let server: HTTPServer
         do {
-            server = try HTTPServer(listen: listen, options: serverOptions, logger: logger.with("component", "web"), registry: registry) { routes.handle($0) }
+            server = try HTTPServer(listen: listen, options: serverOptions, logger: logger.with("component", "web"), registry: registry) { [routes] in routes.handle($0) }
         } catch {
             logger.error("cannot listen", ("address", listen.description), ("err", error.description))
             return 1

@@ -6,6 +6,8 @@ public struct WebRoutes: Sendable {
     let registry: MetricsRegistry
     let isReady: @Sendable () -> Bool
     var extraRoutes: [Route] = []
+    /// The status page; without one, `/` is a plain landing page.
+    public var statusPage: StatusPage?
 
     public init(registry: MetricsRegistry, isReady: @escaping @Sendable () -> Bool = { true }) {
         self.registry = registry
@@ -35,7 +37,14 @@ public struct WebRoutes: Sendable {
             }
             if path == "/" {
                 guard readOnly else { return Self.methodNotAllowed("GET, HEAD") }
-                return HTTPResponse(status: 200, contentType: "text/html; charset=utf-8", body: Array(Self.landingPage.utf8))
+                let html = statusPage?.render() ?? Self.landingPage
+                return HTTPResponse(status: 200, contentType: "text/html; charset=utf-8", body: Array(html.utf8), headers: [("Cache-Control", "no-store")])
+            }
+            if path == "/debug/probe", let page = statusPage {
+                guard readOnly else { return Self.methodNotAllowed("GET, HEAD") }
+                guard let name = request.query["name"], !name.isEmpty else { return HTTPResponse(status: 400, text: "missing ?name=\n") }
+                guard let html = page.renderDebug(name: name) else { return HTTPResponse(status: 404, text: "no probe named \(name) (or no round yet)\n") }
+                return HTTPResponse(status: 200, contentType: "text/html; charset=utf-8", body: Array(html.utf8))
             }
             return HTTPResponse(status: 404, text: "404 page not found\n")
         }
