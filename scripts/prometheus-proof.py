@@ -491,7 +491,7 @@ def check_flags(binary, arg_sets):
     """Every flag the deploy files pass exists in the binary's --help (or is landing)."""
     help_text = subprocess.run([binary, "--help"], capture_output=True, text=True, timeout=10).stdout
     known = set(re.findall(r"--(?:\[no-\])?([a-z][a-z0-9.-]+)", help_text))
-    landing = {"config.file": "configuration file (landing)"}
+    landing = {"config.file": "configuration file (landing)", "history.dir": "history writer (landing)"}
     for where, args in arg_sets:
         for a in args:
             if not a.startswith("--"):

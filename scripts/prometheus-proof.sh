@@ -119,6 +119,15 @@ fi
 step "dashboards, rules coverage, kubernetes, compose, Containerfile, systemd, flags"
 proof static --binary "$bin"
 
+step "the example configuration file (ConfigMap, compose)"
+# check-config reads the file exactly as the exporter would and sends no traffic.
+if "$bin" check-config --help >/dev/null 2>&1; then
+  "$bin" check-config deploy/reachability_exporter.yml
+else
+  echo "note: this build has no check-config (the configuration file is landing); deploy/reachability_exporter.yml parsed as YAML only"
+  python3 -c 'import yaml,sys; assert yaml.safe_load(open(sys.argv[1]))["probes"]' deploy/reachability_exporter.yml
+fi
+
 # ---- 2. live ----------------------------------------------------------------------------------
 step "live: 204 server, two exporters, Prometheus (loopback only)"
 wait_for() {  # wait_for <seconds> <command...>
