@@ -233,7 +233,8 @@ for a in json.load(sys.stdin)["data"]["alerts"]:
 
 proof wait --prometheus "$prom" --timeout 10 --what '"State now" panel shows 3 (limited) for A' --expr "($state_now) == 3"
 sites_offline=$(proof panel --dashboard reachability-fleet.json --title "Sites offline")
-proof wait --prometheus "$prom" --timeout 10 --what 'fleet "Sites offline" panel counts 1' --expr "($sites_offline) == 1"
+# At least A (B's verdict depends on this machine's routes: the path monitor is on there).
+proof wait --prometheus "$prom" --timeout 10 --what 'fleet "Sites offline" panel counts A' --expr "($sites_offline) >= 1"
 
 step "live, outage phase: every query again (the outage panels now have data); each must have returned series in some phase"
 live --phase outage --enforce
