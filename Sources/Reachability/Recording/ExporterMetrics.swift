@@ -71,12 +71,14 @@ public struct ExporterMetrics: Sendable {
 /// all five states are always present per scope.
 public final class MetricsRecorder: RoundObserver {
     let m: ExporterMetrics
-    private let scopes: [String]
 
     /// `probes` are (type, target label, destination, interface) of every configured probe.
     public init(registry: MetricsRegistry, probes: [ProbeSpec], uplinks: [String]) {
         m = ExporterMetrics(registry: registry)
-        scopes = ["overall"] + IPFamily.allCases.map(\.rawValue) + uplinks
+        // Every from→to pair exists from the first scrape, so increase() sees the first change.
+        for from in ConnectivityState.allCases {
+            for to in ConnectivityState.allCases where to != from { m.transitions.labels(from.rawValue, to.rawValue).inc(0) }
+        }
         setStates(.unknown, reason: nil, scope: "overall")
         for family in IPFamily.allCases { setStates(.unknown, reason: nil, scope: family.rawValue) }
         for uplink in uplinks { setStates(.unknown, reason: nil, scope: uplink) }
