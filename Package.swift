@@ -14,10 +14,14 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .target(name: "Reachability", dependencies: ["CShim", "COpenSSL"]),
         .executableTarget(name: "reachability_exporter", dependencies: ["Reachability"]),
+        // Benchmark drivers (bench/*.sh); not installed.
+        .executableTarget(name: "reachability-bench", dependencies: ["Reachability"]),
         // ICMP load generator for bench/icmp_bench.sh (CPU per probe vs smokeping_prober).
         .executableTarget(name: "icmp-bench", dependencies: ["Reachability"]),
         // Fakes and loopback servers shared by the tests and benchmarks.
-        .target(name: "ReachabilityTestSupport", dependencies: ["Reachability", "CShim"]),
+        .target(name: "ReachabilityTestSupport", dependencies: ["Reachability", "CShim", "COpenSSL"]),
+        // Hidden benchmark driver for bench/http_bench.sh (not a product).
+        .executableTarget(name: "http_probe_bench", dependencies: ["Reachability"], path: "bench/http_probe_bench"),
         .testTarget(name: "ReachabilityTests", dependencies: ["Reachability", "ReachabilityTestSupport", "CShim"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <sched.h>
 #include <string.h>
 #include <unistd.h>
 #include <fcntl.h>

@@ -1,3 +1,6 @@
+import Glibc
 import Reachability
 
-print("reachability_exporter")
+// Thin entry point: everything testable lives in the Reachability library.
+let status = await ExporterCommand.main(Array(CommandLine.arguments.dropFirst()))
+exit(status)

@@ -28,7 +28,8 @@ int cshim_accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags);
 int cshim_pipe2(int fds[2], int flags);
 /// Sets the calling thread's name (best effort; names are cut to 15 bytes).
 void cshim_set_thread_name(const char *name);
-/// Moves the calling thread (only) into the network namespace behind `fd` (setns CLONE_NEWNET).
+/// Moves the calling thread into the network namespace open at `fd` (setns(fd, CLONE_NEWNET)).
+/// Returns 0 or -1 with errno set.
 int cshim_setns_net(int fd);
 /// Clears capability `cap` from the calling thread's effective set (tests: act unprivileged).
 int cshim_drop_thread_capability(int cap);

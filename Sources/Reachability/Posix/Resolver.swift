@@ -1,3 +1,4 @@
+import CShim
 import Glibc
 
 /// Name resolution through the system resolver (`getaddrinfo`, so /etc/hosts and nsswitch apply),

@@ -1,3 +1,4 @@
+import CShim
 import Glibc
 
 /// An IPv4 or IPv6 socket address (a `sockaddr_storage` held by value, so it is `Sendable`).

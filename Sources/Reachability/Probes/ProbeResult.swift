@@ -107,9 +107,11 @@ public struct DNSDetail: Sendable, Equatable, Codable {
     public var rcode: Int?
     public var answers: Int
     public var addresses: [String]
+    /// The server set TC: the answer did not fit in the UDP datagram (no TCP retry is made).
+    public var truncated: Bool = false
 
-    public init(rcode: Int? = nil, answers: Int, addresses: [String]) {
-        self.rcode = rcode; self.answers = answers; self.addresses = addresses
+    public init(rcode: Int? = nil, answers: Int, addresses: [String], truncated: Bool = false) {
+        self.rcode = rcode; self.answers = answers; self.addresses = addresses; self.truncated = truncated
     }
 }
 

@@ -1,0 +1,101 @@
+/// `reachability_exporter check`: one round, a short human verdict (or JSON), and an exit
+/// status scripts can branch on — the seed library's one-shot `check()`.
+public enum CheckCommand {
+    /// Exit statuses: 0 full; 2 limited; 3 portal; 4 none; 1 unknown (no round).
+    public static func exitStatus(_ state: ConnectivityState) -> Int32 {
+        switch state {
+        case .full: 0
+        case .limited: 2
+        case .portal: 3
+        case .none: 4
+        case .unknown: 1
+        }
+    }
+
+    static let flags: [FlagSpec] = ProbeFlags.specs + [
+        FlagSpec("output", .value(default: "text"), placeholder: "FORMAT", help: "text or json."),
+        FlagSpec("help", .bool(default: false), help: "Show this help and exit."),
+    ]
+
+    public static func main(_ args: [String]) async -> Int32 {
+        let parsed: ParsedFlags
+        let specs: [ProbeSpec]
+        var settings: MonitorSettings
+        let json: Bool
+        do throws(UsageError) {
+            parsed = try FlagParser(flags).parse(args)
+            if parsed.bool("help") {
+                writeOut("usage: reachability_exporter check [<flags>]\n\nRuns one probe round and prints the verdict.\nExit status: 0 full, 2 limited, 3 portal, 4 none.\n\nFlags:\n\(FlagParser(flags).helpText())\n")
+                return 0
+            }
+            let output = parsed.string("output") ?? "text"
+            guard output == "text" || output == "json" else { throw UsageError("invalid value \(output.debugDescription) for flag '--output': expected text or json") }
+            json = output == "json"
+            (specs, settings) = try ProbeFlags.build(parsed, environment: processEnvironment())
+        } catch {
+            writeErr("reachability_exporter: error: \(error.message), try --help\n")
+            return 64
+        }
+        // One round decides: no hysteresis for a one-shot answer.
+        settings.verdict = VerdictSettings(policy: settings.verdict.policy, failAfter: 1, recoverAfter: 1)
+        let (pathGate, pathMonitor) = ProbeFlags.startPathGate(parsed, logger: Logger(level: .error), registry: nil)
+        defer { pathMonitor?.stop() }
+        let monitor = ReachabilityMonitor(probes: specs, settings: settings, path: pathGate)
+        let status = await monitor.check()
+        writeOut(json ? renderJSON(status) : renderText(status))
+        return exitStatus(status.state)
+    }
+
+    static func renderText(_ s: ReachabilityStatus) -> String {
+        var out = "\(s.overall.verdict.state.rawValue)"
+        if let r = s.overall.verdict.reason { out += " (\(r))" }
+        out += "\n"
+        for family in IPFamily.allCases {
+            if let v = s.families[family] { out += "  \(family.rawValue): \(v.verdict)\n" }
+        }
+        for (uplink, v) in s.uplinks.sorted(by: { $0.key < $1.key }) { out += "  uplink \(uplink): \(v.verdict)\n" }
+        for p in s.probes {
+            let ms = (p.result.duration.seconds * 1000 * 10).rounded() / 10
+            var line = "  \(p.type.rawValue) \(MetricsRecorder.targetLabel(p.name, p.interface)): \(p.result.status.rawValue)"
+            if let r = p.result.reason { line += " (\(r.rawValue))" }
+            line += " in \(ms) ms"
+            if !p.result.detail.isEmpty && p.result.status != .success { line += " — \(p.result.detail)" }
+            out += line + "\n"
+        }
+        return out
+    }
+
+    static func renderJSON(_ s: ReachabilityStatus) -> String {
+        func verdict(_ v: Verdict) -> String {
+            "{\"state\":\(Logger.jsonString(v.state.rawValue)),\"reason\":\(v.reason.map(Logger.jsonString) ?? "null")}"
+        }
+        let families = IPFamily.allCases.compactMap { f in s.families[f].map { "\(Logger.jsonString(f.rawValue)):\(verdict($0.verdict))" } }
+        let uplinks = s.uplinks.sorted { $0.key < $1.key }.map { "\(Logger.jsonString($0.key)):\(verdict($0.value.verdict))" }
+        let probes = s.probes.map { p -> String in
+            var fields = [
+                "\"name\":\(Logger.jsonString(p.name))", "\"type\":\(Logger.jsonString(p.type.rawValue))",
+                "\"target\":\(Logger.jsonString(p.target))", "\"status\":\(Logger.jsonString(p.result.status.rawValue))",
+                "\"reason\":\(p.result.reason.map { Logger.jsonString($0.rawValue) } ?? "null")",
+                "\"duration_seconds\":\(p.result.duration.seconds)", "\"detail\":\(Logger.jsonString(p.result.detail))",
+            ]
+            if let i = p.interface { fields.append("\"interface\":\(Logger.jsonString(i))") }
+            return "{" + fields.joined(separator: ",") + "}"
+        }
+        return "{\"state\":\(Logger.jsonString(s.state.rawValue)),\"reason\":\(s.overall.verdict.reason.map(Logger.jsonString) ?? "null"),"
+            + "\"families\":{\(families.joined(separator: ","))},\"uplinks\":{\(uplinks.joined(separator: ","))},"
+            + "\"probes\":[\(probes.joined(separator: ","))]}\n"
+    }
+}
+
+/// Logs transitions at info and every round at debug.
+struct RoundLogger: RoundObserver {
+    let logger: Logger
+
+    func roundCompleted(_ status: ReachabilityStatus) {
+        for (scope, t) in status.transitions {
+            logger.info("state changed", ("scope", scope), ("from", t.from.description), ("to", t.to.description))
+        }
+        logger.debug("round", ("n", String(status.round)), ("state", status.overall.verdict.description),
+                     ("duration_ms", String(status.roundDuration.milliseconds)))
+    }
+}

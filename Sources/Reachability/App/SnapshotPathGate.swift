@@ -1,0 +1,81 @@
+/// Adapts a path source (the netlink `PathMonitor`, or a fake) to what the scheduler needs.
+public struct SnapshotPathGate: PathGate {
+    let source: any PathSource
+
+    public init(_ source: any PathSource) { self.source = source }
+
+    public func unsatisfiedReason(for family: IPFamily?) -> String? {
+        let snapshot = source.current
+        guard let family else {
+            if snapshot.overallSatisfied { return nil }
+            return snapshot.status(for: .ipv4).reason?.rawValue ?? snapshot.status(for: .ipv6).reason?.rawValue
+        }
+        return snapshot.status(for: family).reason?.rawValue
+    }
+
+    public func unsatisfiedReason(interface: String) -> String? {
+        let snapshot = source.current
+        guard let i = snapshot.interfaces.first(where: { $0.name == interface }), i.isUp else {
+            return PathUnsatisfiedReason.noInterface.rawValue
+        }
+        if !i.hasCarrier { return PathUnsatisfiedReason.noCarrier.rawValue }
+        let usable = snapshot.addresses.contains { $0.interfaceName == interface && $0.scope != .host && $0.scope != .link }
+        return usable ? nil : PathUnsatisfiedReason.noAddress.rawValue
+    }
+
+    public var defaultRouteInterfaces: [String] {
+        var seen: [String] = []
+        for r in source.current.defaultRoutes where !seen.contains(r.interfaceName) { seen.append(r.interfaceName) }
+        return seen
+    }
+
+    /// One element per change of state (the first snapshot, which every stream starts with,
+    /// is not a change).
+    public func changes() -> AsyncStream<Void> {
+        let updates = source.updates()
+        let initial = source.current
+        return AsyncStream { continuation in
+            let task = Task {
+                var last = initial
+                for await snapshot in updates {
+                    if snapshot.hasSameState(as: last) { continue }
+                    last = snapshot
+                    continuation.yield()
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+}
+
+/// `reachability_path_*` and `reachability_interface_*`, read from the path source at scrape time.
+public enum PathMetrics {
+    public static func register(in registry: MetricsRegistry, source: any PathSource) {
+        let satisfied = registry.gauge("reachability_path_satisfied", help: "1 when the IP family has a usable path (an up interface with carrier, an address and a default route), else 0.", labels: ["family"])
+        let reason = registry.gauge("reachability_path_info", help: "The path per IP family: its primary interface, or why it is unsatisfied; always 1.", labels: ["family", "interface", "reason"])
+        let up = registry.gauge("reachability_interface_up", help: "1 when the interface is administratively up with carrier, else 0.", labels: ["interface", "type"])
+        let info = registry.gauge("reachability_interface_info", help: "Interfaces the path monitor sees; always 1.", labels: ["interface", "type", "kind", "operstate", "expensive"])
+        let mtu = registry.gauge("reachability_interface_mtu_bytes", help: "Interface MTU.", labels: ["interface"])
+        let changes = registry.counter("reachability_path_changes_total", help: "Changes of the host's network path the monitor published.").labels()
+        registry.onCollect {
+            let s = source.current
+            for family in IPFamily.allCases {
+                let status = s.status(for: family)
+                satisfied.labels(family.rawValue).set(status.isSatisfied)
+                reason.removeAll { $0[0] == family.rawValue }
+                reason.labels(family.rawValue, status.interfaceName ?? "", status.reason?.rawValue ?? "").set(1)
+            }
+            up.removeAll { _ in true }
+            info.removeAll { _ in true }
+            mtu.removeAll { _ in true }
+            for i in s.interfaces {
+                up.labels(i.name, i.type.rawValue).set(i.isUp && i.hasCarrier)
+                info.labels(i.name, i.type.rawValue, i.kind ?? "", i.operState.rawValue, String(i.isExpensive)).set(1)
+                mtu.labels(i.name).set(Double(i.mtu))
+            }
+            let delta = Double(s.changeCount) - changes.value
+            if delta > 0 { changes.inc(delta) }
+        }
+    }
+}

@@ -1,0 +1,72 @@
+/// The exporter's HTTP endpoints: `/metrics`, `/-/healthy`, `/-/ready`, and the landing page.
+/// Other features add routes through `extraRoutes`.
+public struct WebRoutes: Sendable {
+    public typealias Route = @Sendable (HTTPRequest) -> HTTPResponse?
+
+    let registry: MetricsRegistry
+    let isReady: @Sendable () -> Bool
+    var extraRoutes: [Route] = []
+    /// The status page; without one, `/` is a plain landing page.
+    public var statusPage: StatusPage?
+
+    public init(registry: MetricsRegistry, isReady: @escaping @Sendable () -> Bool = { true }) {
+        self.registry = registry
+        self.isReady = isReady
+    }
+
+    /// Adds a route tried before the built-in 404.
+    public mutating func add(_ route: @escaping Route) { extraRoutes.append(route) }
+
+    public func handle(_ request: HTTPRequest) -> HTTPResponse {
+        let path = request.path
+        let readOnly = request.method == "GET" || request.method == "HEAD"
+        switch path {
+        case "/metrics":
+            guard readOnly else { return Self.methodNotAllowed("GET, HEAD") }
+            let format = ExpositionFormat.negotiate(accept: request.header("accept"))
+            return HTTPResponse(status: 200, contentType: format.contentType, body: registry.render(format))
+        case "/-/healthy":
+            guard readOnly else { return Self.methodNotAllowed("GET, HEAD") }
+            return HTTPResponse(status: 200, text: "Healthy.\n")
+        case "/-/ready":
+            guard readOnly else { return Self.methodNotAllowed("GET, HEAD") }
+            return isReady() ? HTTPResponse(status: 200, text: "Ready.\n") : HTTPResponse(status: 503, text: "Not ready.\n")
+        default:
+            for route in extraRoutes {
+                if let r = route(request) { return r }
+            }
+            if path == "/" {
+                guard readOnly else { return Self.methodNotAllowed("GET, HEAD") }
+                let html = statusPage?.render() ?? Self.landingPage
+                return HTTPResponse(status: 200, contentType: "text/html; charset=utf-8", body: Array(html.utf8), headers: [("Cache-Control", "no-store")])
+            }
+            if path == "/debug/probe", let page = statusPage {
+                guard readOnly else { return Self.methodNotAllowed("GET, HEAD") }
+                guard let name = request.query["name"], !name.isEmpty else { return HTTPResponse(status: 400, text: "missing ?name=\n") }
+                guard let html = page.renderDebug(name: name) else { return HTTPResponse(status: 404, text: "no probe named \(name) (or no round yet)\n") }
+                return HTTPResponse(status: 200, contentType: "text/html; charset=utf-8", body: Array(html.utf8))
+            }
+            return HTTPResponse(status: 404, text: "404 page not found\n")
+        }
+    }
+
+    public static func methodNotAllowed(_ allow: String) -> HTTPResponse {
+        HTTPResponse(status: 405, text: "method not allowed\n", headers: [("Allow", allow)])
+    }
+
+    static let landingPage = """
+        <!DOCTYPE html>
+        <html lang="en"><head><meta charset="utf-8"><title>reachability_exporter</title></head>
+        <body>
+        <h1>reachability_exporter</h1>
+        <p>Does this host reach the internet, through which uplink, and if not, why.</p>
+        <ul>
+        <li><a href="/metrics">Metrics</a></li>
+        <li><a href="/-/healthy">Health</a></li>
+        <li><a href="/-/ready">Readiness</a></li>
+        </ul>
+        <p>Version \(BuildInfo.version)</p>
+        </body></html>
+
+        """
+}

@@ -1,0 +1,211 @@
+/// A command-line error shown to a person: one line naming the flag, then a usage hint; exit 64.
+public struct UsageError: Error, Equatable, CustomStringConvertible {
+    public let message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+/// One flag a command accepts.
+public struct FlagSpec: Sendable {
+    public enum Kind: Sendable, Equatable {
+        /// Takes a value; the last one given wins.
+        case value(default: String?)
+        /// Takes a value; may be given many times.
+        case repeated
+        /// `--name` sets it, `--no-name` clears it.
+        case bool(default: Bool)
+    }
+    public let name: String
+    public let kind: Kind
+    public let placeholder: String
+    public let help: String
+
+    public init(_ name: String, _ kind: Kind, placeholder: String = "", help: String) {
+        self.name = name; self.kind = kind; self.placeholder = placeholder; self.help = help
+    }
+}
+
+/// Parsed flags: typed accessors report malformed values as `UsageError`s naming the flag.
+public struct ParsedFlags: Sendable {
+    var values: [String: [String]] = [:]
+    var bools: [String: Bool] = [:]
+    let specs: [String: FlagSpec]
+    public var positional: [String] = []
+
+    /// The flag's value (last one given), or its default.
+    public func string(_ name: String) -> String? {
+        if let v = values[name]?.last { return v }
+        if case .value(let d)? = specs[name]?.kind { return d }
+        return nil
+    }
+
+    public func strings(_ name: String) -> [String] { values[name] ?? [] }
+
+    public func bool(_ name: String) -> Bool {
+        if let b = bools[name] { return b }
+        if case .bool(let d)? = specs[name]?.kind { return d }
+        return false
+    }
+
+    /// Whether the flag appeared on the command line at all.
+    public func isSet(_ name: String) -> Bool { values[name] != nil || bools[name] != nil }
+
+    public func duration(_ name: String) throws(UsageError) -> Duration? {
+        guard let text = string(name) else { return nil }
+        do { return try DurationParser.parse(text) } catch {
+            throw UsageError("invalid value \(text.debugDescription) for flag '--\(name)': \(error.message)")
+        }
+    }
+
+    public func int(_ name: String, range: ClosedRange<Int>) throws(UsageError) -> Int? {
+        guard let text = string(name) else { return nil }
+        guard let v = Int(text), range.contains(v) else {
+            throw UsageError("invalid value \(text.debugDescription) for flag '--\(name)': expected a whole number from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return v
+    }
+
+    public func choice<T: RawRepresentable & CaseIterable>(_ name: String, as: T.Type) throws(UsageError) -> T? where T.RawValue == String {
+        guard let text = string(name) else { return nil }
+        guard let v = T(rawValue: text) else {
+            let allowed = T.allCases.map(\.rawValue).joined(separator: ", ")
+            throw UsageError("invalid value \(text.debugDescription) for flag '--\(name)': expected one of \(allowed)")
+        }
+        return v
+    }
+}
+
+/// Parses arguments in the Prometheus exporters' (kingpin) convention: `--name=value`,
+/// `--name value`, `--flag` / `--no-flag`, `-h`. Anything after `--` is positional.
+public struct FlagParser: Sendable {
+    public let specs: [FlagSpec]
+    public let allowsPositional: Bool
+
+    public init(_ specs: [FlagSpec], allowsPositional: Bool = false) {
+        self.specs = specs
+        self.allowsPositional = allowsPositional
+    }
+
+    public func parse(_ args: [String]) throws(UsageError) -> ParsedFlags {
+        let byName = Dictionary(specs.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+        var out = ParsedFlags(specs: byName)
+        var i = 0
+        var onlyPositional = false
+        while i < args.count {
+            let arg = args[i]
+            i += 1
+            if onlyPositional || !arg.hasPrefix("-") || arg == "-" {
+                guard allowsPositional else { throw UsageError("unexpected argument \(arg.debugDescription)") }
+                out.positional.append(arg)
+                continue
+            }
+            if arg == "--" { onlyPositional = true; continue }
+            if arg == "-h" { out.bools["help"] = true; continue }
+            guard arg.hasPrefix("--") else { throw UsageError("unknown short flag '\(arg)'") }
+            let body = arg.dropFirst(2)
+            let name: String
+            var inlineValue: String?
+            if let eq = body.firstIndex(of: "=") {
+                name = String(body[..<eq])
+                inlineValue = String(body[body.index(after: eq)...])
+            } else {
+                name = String(body)
+            }
+            if let spec = byName[name] {
+                switch spec.kind {
+                case .bool:
+                    if let v = inlineValue {
+                        guard let b = Bool(v) else { throw UsageError("invalid value \(v.debugDescription) for flag '--\(name)': expected true or false") }
+                        out.bools[name] = b
+                    } else {
+                        out.bools[name] = true
+                    }
+                case .value, .repeated:
+                    let value: String
+                    if let v = inlineValue {
+                        value = v
+                    } else {
+                        guard i < args.count else { throw UsageError("expected argument for flag '--\(name)'") }
+                        value = args[i]
+                        i += 1
+                    }
+                    out.values[name, default: []].append(value)
+                }
+            } else if name.hasPrefix("no-"), inlineValue == nil, let spec = byName[String(name.dropFirst(3))], case .bool = spec.kind {
+                out.bools[spec.name] = false
+            } else {
+                throw UsageError("unknown long flag '--\(name)'")
+            }
+        }
+        return out
+    }
+
+    /// The flags section of `--help`, one flag per entry, aligned.
+    public func helpText() -> String {
+        var lines: [String] = []
+        for s in specs {
+            var head = "--"
+            switch s.kind {
+            case .bool: head += "[no-]\(s.name)"
+            case .value, .repeated: head += "\(s.name)=\(s.placeholder.isEmpty ? "VALUE" : s.placeholder)"
+            }
+            var help = s.help
+            if case .value(let d?) = s.kind, !d.isEmpty { help += " (default: \(d))" }
+            if case .repeated = s.kind { help += " (repeatable)" }
+            lines.append("  " + head.padding(32) + " " + help)
+        }
+        return lines.joined(separator: "\n")
+    }
+}
+
+extension String {
+    func padding(_ width: Int) -> String {
+        count >= width ? self + "\n" + String(repeating: " ", count: width + 2) : self + String(repeating: " ", count: width - count)
+    }
+}
+
+/// Durations as Prometheus writes them: `500ms`, `5s`, `1m30s`, `2h`, `1d`, `1w`, `0`.
+public enum DurationParser {
+    public struct Invalid: Error, Equatable { public let message: String }
+
+    public static func parse(_ text: String) throws(Invalid) -> Duration {
+        if text == "0" { return .zero }
+        let units: [(String, Int64)] = [("ms", 1), ("s", 1000), ("m", 60_000), ("h", 3_600_000), ("d", 86_400_000), ("w", 604_800_000), ("y", 31_536_000_000)]
+        var rest = Substring(text)
+        var total: Int64 = 0
+        var lastUnitIndex = -1
+        guard !rest.isEmpty else { throw Invalid(message: "empty duration") }
+        while !rest.isEmpty {
+            let digits = rest.prefix(while: { $0.isASCII && $0.isNumber })
+            guard !digits.isEmpty, let n = Int64(digits) else {
+                throw Invalid(message: "expected a duration such as 500ms, 5s, 1m30s")
+            }
+            rest = rest.dropFirst(digits.count)
+            let unitText = rest.prefix(while: { $0.isASCII && $0.isLetter })
+            guard let unitIndex = units.firstIndex(where: { $0.0 == unitText }) else {
+                throw Invalid(message: unitText.isEmpty ? "missing unit (ms, s, m, h, d, w, y)" : "unknown unit \(String(unitText).debugDescription) (use ms, s, m, h, d, w, y)")
+            }
+            // Units must go from largest to smallest, each at most once (as Prometheus requires).
+            let order = units.count - 1 - unitIndex
+            guard order > lastUnitIndex else { throw Invalid(message: "units must go from largest to smallest, each once") }
+            lastUnitIndex = order
+            rest = rest.dropFirst(unitText.count)
+            let (product, overflow) = n.multipliedReportingOverflow(by: units[unitIndex].1)
+            guard !overflow, total <= Int64.max - product else { throw Invalid(message: "duration too long") }
+            total += product
+        }
+        return .milliseconds(total)
+    }
+
+    /// The shortest Prometheus spelling: `1m30s`, `500ms`, `0s`.
+    public static func format(_ d: Duration) -> String {
+        var ms = d.milliseconds
+        if ms == 0 { return "0s" }
+        var out = ""
+        for (unit, size) in [("d", Int64(86_400_000)), ("h", 3_600_000), ("m", 60_000), ("s", 1000), ("ms", 1)] where ms >= size {
+            out += "\(ms / size)\(unit)"
+            ms %= size
+        }
+        return out
+    }
+}

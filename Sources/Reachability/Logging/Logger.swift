@@ -1,0 +1,105 @@
+import Glibc
+
+/// Log severity, ordered; `--log.level` picks the lowest one written.
+public enum LogLevel: String, Sendable, CaseIterable, Comparable {
+    case debug, info, warn, error
+
+    public static func < (a: LogLevel, b: LogLevel) -> Bool {
+        allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
+    }
+}
+
+/// `--log.format`: logfmt (the Prometheus exporters' default) or JSON lines.
+public enum LogFormat: String, Sendable, CaseIterable {
+    case logfmt, json
+}
+
+/// A structured logger writing one line per record to stderr (or another descriptor) with a
+/// single `write`, so lines from threads never interleave. Cheap to copy; thread-safe.
+public struct Logger: Sendable {
+    public var level: LogLevel
+    public var format: LogFormat
+    /// Constant fields added to every record (for example `component=http`).
+    public var context: [(String, String)]
+    private let fd: Int32
+
+    public init(level: LogLevel = .info, format: LogFormat = .logfmt, fd: Int32 = 2) {
+        self.level = level
+        self.format = format
+        self.context = []
+        self.fd = fd
+    }
+
+    /// A logger that adds a field to every record.
+    public func with(_ key: String, _ value: String) -> Logger {
+        var copy = self
+        copy.context.append((key, value))
+        return copy
+    }
+
+    public func debug(_ message: String, _ fields: (String, String)...) { log(.debug, message, fields) }
+    public func info(_ message: String, _ fields: (String, String)...) { log(.info, message, fields) }
+    public func warn(_ message: String, _ fields: (String, String)...) { log(.warn, message, fields) }
+    public func error(_ message: String, _ fields: (String, String)...) { log(.error, message, fields) }
+
+    public func log(_ lvl: LogLevel, _ message: String, _ fields: [(String, String)]) {
+        guard lvl >= level else { return }
+        let line = Self.format(format, time: Self.timestamp(), level: lvl, message: message, fields: context + fields)
+        line.utf8CString.withUnsafeBufferPointer { p in
+            _ = Glibc.write(fd, p.baseAddress, p.count - 1)
+        }
+    }
+
+    static func format(_ format: LogFormat, time: String, level: LogLevel, message: String, fields: [(String, String)]) -> String {
+        let all = [("ts", time), ("level", level.rawValue), ("msg", message)] + fields
+        switch format {
+        case .logfmt:
+            return all.map { "\($0.0)=\(logfmtValue($0.1))" }.joined(separator: " ") + "\n"
+        case .json:
+            return "{" + all.map { "\(jsonString($0.0)):\(jsonString($0.1))" }.joined(separator: ",") + "}\n"
+        }
+    }
+
+    static func logfmtValue(_ v: String) -> String {
+        let needsQuotes = v.isEmpty || v.unicodeScalars.contains { $0 == " " || $0 == "=" || $0 == "\"" || $0.value < 0x20 || $0 == "\\" }
+        guard needsQuotes else { return v }
+        return jsonString(v)
+    }
+
+    /// A JSON string literal (also valid as a quoted logfmt value).
+    public static func jsonString(_ v: String) -> String {
+        var out = "\""
+        for c in v.unicodeScalars {
+            switch c {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where c.value < 0x20:
+                let hex = String(c.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: out.unicodeScalars.append(c)
+            }
+        }
+        return out + "\""
+    }
+
+    /// RFC 3339 UTC with milliseconds: `2026-11-29T14:48:24.123Z`.
+    static func timestamp() -> String {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return rfc3339(seconds: Int(ts.tv_sec), millis: Int(ts.tv_nsec / 1_000_000))
+    }
+
+    static func rfc3339(seconds: Int, millis: Int) -> String {
+        var t = time_t(seconds)
+        var tm = tm()
+        gmtime_r(&t, &tm)
+        func pad(_ v: Int32, _ n: Int) -> String {
+            let s = String(v)
+            return String(repeating: "0", count: max(0, n - s.count)) + s
+        }
+        return "\(pad(tm.tm_year + 1900, 4))-\(pad(tm.tm_mon + 1, 2))-\(pad(tm.tm_mday, 2))T\(pad(tm.tm_hour, 2)):\(pad(tm.tm_min, 2)):\(pad(tm.tm_sec, 2)).\(pad(Int32(millis), 3))Z"
+    }
+}

@@ -1,0 +1,235 @@
+import Synchronization
+
+/// The type of a metric family, as written on its `# TYPE` line.
+public enum MetricType: String, Sendable {
+    case counter, gauge, histogram
+}
+
+/// The two text formats the exporter serves.
+public enum ExpositionFormat: Sendable {
+    /// Prometheus text format 0.0.4.
+    case prometheus
+    /// OpenMetrics 1.0.0 text.
+    case openMetrics
+
+    public var contentType: String {
+        switch self {
+        case .prometheus: "text/plain; version=0.0.4; charset=utf-8"
+        case .openMetrics: "application/openmetrics-text; version=1.0.0; charset=utf-8"
+        }
+    }
+
+    /// Picks the format from an `Accept` header: OpenMetrics when it is asked for, else 0.0.4.
+    public static func negotiate(accept: String?) -> ExpositionFormat {
+        guard let accept else { return .prometheus }
+        for part in accept.split(separator: ",") {
+            let fields = part.split(separator: ";").map { $0.trimmingSpaces }
+            guard fields.first == "application/openmetrics-text" else { continue }
+            var q = 1.0
+            var versionOK = true
+            for param in fields.dropFirst() {
+                let kv = param.split(separator: "=", maxSplits: 1).map { $0.trimmingSpaces }
+                guard kv.count == 2 else { continue }
+                if kv[0] == "q" { q = Double(kv[1]) ?? 0 }
+                if kv[0] == "version" { versionOK = kv[1].hasPrefix("1.0") || kv[1] == "0.0.1" }
+            }
+            if q > 0 && versionOK { return .openMetrics }
+        }
+        return .prometheus
+    }
+}
+
+extension Substring {
+    var trimmingSpaces: String {
+        String(drop(while: { $0 == " " || $0 == "\t" }).reversed().drop(while: { $0 == " " || $0 == "\t" }).reversed())
+    }
+}
+
+/// The in-process metrics registry: the only factory of metric families, and the renderer of
+/// both text formats. Families render sorted by name, series sorted by label values, so the
+/// output is stable (golden-testable). Recording never awaits; scraping takes each family's lock
+/// only long enough to copy its series list.
+///
+/// Registering a name twice returns the same family when type, help, labels (and buckets) agree;
+/// any disagreement is a programmer error and traps.
+public final class MetricsRegistry: Sendable {
+    private struct State {
+        var families: [String: any AnyMetricFamily] = [:]
+        var sortedNames: [String]? = []
+    }
+    private let state = Mutex(State())
+    private let hooks = Mutex<[@Sendable () -> Void]>([])
+
+    public init() {}
+
+    public func counter(_ name: String, help: String, labels: [String] = []) -> MetricFamily<Counter> {
+        precondition(name.hasSuffix("_total"), "counter \(name) must end in _total")
+        return register(name: name, help: help, type: .counter, labels: labels, buckets: nil) { prefix, values in
+            Counter(prefix: prefix, labelValues: values)
+        }
+    }
+
+    public func gauge(_ name: String, help: String, labels: [String] = []) -> MetricFamily<Gauge> {
+        register(name: name, help: help, type: .gauge, labels: labels, buckets: nil) { prefix, values in
+            Gauge(prefix: prefix, labelValues: values)
+        }
+    }
+
+    public func histogram(_ name: String, help: String, labels: [String] = [], buckets: [Double]) -> MetricFamily<Histogram> {
+        precondition(!buckets.isEmpty && zip(buckets, buckets.dropFirst()).allSatisfy { $0 < $1 } && buckets.allSatisfy(\.isFinite),
+                     "histogram \(name): buckets must be finite and strictly increasing")
+        precondition(!labels.contains("le"), "histogram \(name): `le` is reserved")
+        return register(name: name, help: help, type: .histogram, labels: labels, buckets: buckets) { _, values in
+            Histogram(name: name, labelNames: labels, labelValues: values, upperBounds: buckets)
+        }
+    }
+
+    /// Runs `hook` at the start of every render, to refresh values read at scrape time
+    /// (process metrics, history-derived gauges).
+    public func onCollect(_ hook: @escaping @Sendable () -> Void) {
+        hooks.withLock { $0.append(hook) }
+    }
+
+    private func register<S: MetricSeries>(
+        name: String, help: String, type: MetricType, labels: [String], buckets: [Double]?,
+        make: @escaping @Sendable ([UInt8], [String]) -> S
+    ) -> MetricFamily<S> {
+        precondition(MetricName.isValidMetricName(name), "invalid metric name \(name.debugDescription)")
+        for l in labels { precondition(MetricName.isValidLabelName(l), "metric \(name): invalid label name \(l.debugDescription)") }
+        precondition(Set(labels).count == labels.count, "metric \(name): duplicate label names")
+        return state.withLock { s in
+            if let existing = s.families[name] {
+                guard let family = existing as? MetricFamily<S>, family.type == type, family.help == help,
+                      family.labelNames == labels, family.buckets == buckets else {
+                    preconditionFailure("metric \(name) registered twice with a different type, help, labels or buckets")
+                }
+                return family
+            }
+            let family = MetricFamily<S>(name: name, help: help, type: type, labelNames: labels, buckets: buckets, make: make)
+            s.families[name] = family
+            s.sortedNames = nil
+            return family
+        }
+    }
+
+    /// Removes a whole family (for tests and reconfiguration).
+    public func unregister(_ name: String) {
+        state.withLock { s in
+            if s.families.removeValue(forKey: name) != nil { s.sortedNames = nil }
+        }
+    }
+
+    /// Renders every family in the chosen format.
+    public func render(_ format: ExpositionFormat) -> [UInt8] {
+        for hook in hooks.withLock({ $0 }) { hook() }
+        let families: [any AnyMetricFamily] = state.withLock { s in
+            if s.sortedNames == nil { s.sortedNames = s.families.keys.sorted() }
+            return s.sortedNames!.compactMap { s.families[$0] }
+        }
+        var out = ExpositionBuffer(capacity: lastSize.load(ordering: .relaxed) + 4096)
+        for family in families { family.render(into: &out, format: format) }
+        if format == .openMetrics { out.write(Array("# EOF\n".utf8)) }
+        lastSize.store(out.count, ordering: .relaxed)
+        return out.finish()
+    }
+
+    public func renderString(_ format: ExpositionFormat = .prometheus) -> String {
+        String(decoding: render(format), as: UTF8.self)
+    }
+
+    private let lastSize = Atomic<Int>(0)
+}
+
+/// One series type of a family: counters, gauges or histograms.
+public protocol MetricSeries: AnyObject, Sendable {
+    var labelValues: [String] { get }
+    /// Appends this series' sample lines (internal to the renderer).
+    func render(into out: inout ExpositionBuffer)
+}
+extension Counter: MetricSeries {}
+extension Gauge: MetricSeries {}
+extension Histogram: MetricSeries {}
+
+protocol AnyMetricFamily: Sendable {
+    func render(into out: inout ExpositionBuffer, format: ExpositionFormat)
+}
+
+/// All series of one metric name. `labels(...)` creates a series on first use and returns the
+/// same object afterwards; callers on hot paths keep the returned series.
+public final class MetricFamily<S: MetricSeries>: AnyMetricFamily, Sendable {
+    public let name: String
+    public let help: String
+    public let type: MetricType
+    public let labelNames: [String]
+    let buckets: [Double]?
+    private let make: @Sendable ([UInt8], [String]) -> S
+    private let headers: (prometheus: [UInt8], openMetrics: [UInt8])
+
+    private struct Table {
+        var series: [[String]: S] = [:]
+        var sorted: [S]? = []
+    }
+    private let table = Mutex(Table())
+
+    init(name: String, help: String, type: MetricType, labelNames: [String], buckets: [Double]?, make: @escaping @Sendable ([UInt8], [String]) -> S) {
+        self.name = name
+        self.help = help
+        self.type = type
+        self.labelNames = labelNames
+        self.buckets = buckets
+        self.make = make
+        let omName = type == .counter ? String(name.dropLast("_total".count)) : name
+        headers = (
+            Array("# HELP \(name) \(MetricName.escapeHelp(help, openMetrics: false))\n# TYPE \(name) \(type.rawValue)\n".utf8),
+            Array("# HELP \(omName) \(MetricName.escapeHelp(help, openMetrics: true))\n# TYPE \(omName) \(type.rawValue)\n".utf8)
+        )
+    }
+
+    /// The series for these label values (one per label name, in order).
+    public func labels(_ values: String...) -> S { labels(values) }
+
+    public func labels(_ values: [String]) -> S {
+        precondition(values.count == labelNames.count, "metric \(name) takes \(labelNames.count) label values, got \(values.count)")
+        return table.withLock { t in
+            if let s = t.series[values] { return s }
+            let s = make(MetricName.seriesPrefix(name, labelNames: labelNames, labelValues: values), values)
+            t.series[values] = s
+            t.sorted = nil
+            return s
+        }
+    }
+
+    /// Removes one series; it disappears from the next scrape.
+    public func remove(_ values: String...) {
+        table.withLock { t in
+            if t.series.removeValue(forKey: values) != nil { t.sorted = nil }
+        }
+    }
+
+    /// Removes every series whose label values match the predicate.
+    public func removeAll(where predicate: ([String]) -> Bool) {
+        table.withLock { t in
+            let doomed = t.series.keys.filter(predicate)
+            for k in doomed { t.series.removeValue(forKey: k) }
+            if !doomed.isEmpty { t.sorted = nil }
+        }
+    }
+
+    /// The label values of every current series.
+    public var allLabelValues: [[String]] { table.withLock { Array($0.series.keys) } }
+
+    func render(into out: inout ExpositionBuffer, format: ExpositionFormat) {
+        let series: [S] = table.withLock { t in
+            if t.sorted == nil {
+                t.sorted = t.series.sorted { a, b in a.key.lexicographicallyPrecedes(b.key) }.map(\.value)
+            }
+            return t.sorted!
+        }
+        // A family with no series still announces itself, as client_golang does not; keeping the
+        // HELP/TYPE lines lets dashboards discover the metric before its first sample.
+        out.write(format == .openMetrics ? headers.openMetrics : headers.prometheus)
+        series.withUnsafeBufferPointer { all in
+            for i in all.indices { all[i].render(into: &out) }
+        }
+    }
+}

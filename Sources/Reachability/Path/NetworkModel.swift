@@ -1,0 +1,182 @@
+import CShim
+import Glibc
+
+/// One part of the model that a netlink dump refreshes as a whole.
+enum DumpKind: Hashable, Sendable, CaseIterable {
+    case links, addresses, ipv4Routes, ipv6Routes
+
+    var requestType: UInt16 {
+        switch self {
+        case .links: RTNL.getLink
+        case .addresses: RTNL.getAddress
+        case .ipv4Routes, .ipv6Routes: RTNL.getRoute
+        }
+    }
+
+    var family: UInt8 {
+        switch self {
+        case .links, .addresses: RTNL.familyUnspec
+        case .ipv4Routes: RTNL.familyInet
+        case .ipv6Routes: RTNL.familyInet6
+        }
+    }
+}
+
+/// The monitor's working copy of a namespace's links, addresses and default routes, updated
+/// one netlink message at a time. Pure (no I/O): classification is passed in, so tests feed it
+/// decoded fixtures. Not thread-safe; owned by the monitor thread.
+struct NetworkModel: Equatable {
+    struct AddressKey: Hashable {
+        var family: UInt8
+        var interfaceIndex: UInt32
+        var address: [UInt8]
+        var prefixLength: UInt8
+    }
+
+    struct RouteKey: Hashable {
+        var family: UInt8
+        var metric: UInt32
+        var interfaceIndex: Int32
+        var gateway: [UInt8]?
+    }
+
+    /// Work the caller must do after a message.
+    struct FollowUp: OptionSet {
+        let rawValue: Int
+        /// The kernel deletes IPv4 routes without telling (e.g. after an address is removed);
+        /// only a route dump shows what is left.
+        static let refreshIPv4Routes = FollowUp(rawValue: 1)
+    }
+
+    typealias Classify = (_ name: String, _ kind: String?, _ hardwareType: UInt16, _ index: Int32) -> InterfaceType
+
+    private(set) var links: [Int32: NetworkInterface] = [:]
+    private(set) var addresses: [AddressKey: AddressMessage] = [:]
+    private(set) var routes: [RouteKey: UInt8] = [:]  // value: rtm_protocol
+
+    @discardableResult
+    mutating func apply(_ message: NetlinkMessage, classify: Classify) -> FollowUp {
+        switch message.payload {
+        case .newLink(let m) where m.family == RTNL.familyUnspec:
+            updateLink(m, classify: classify)
+        case .deletedLink(let m) where m.family == RTNL.familyUnspec:
+            // AF_BRIDGE link messages describe bridge ports, not links; they are skipped above.
+            links[m.index] = nil
+            addresses = addresses.filter { Int32(bitPattern: $0.key.interfaceIndex) != m.index }
+            dropRoutes(via: m.index)
+        case .newAddress(let m):
+            if let key = addressKey(m) { addresses[key] = m }
+        case .deletedAddress(let m):
+            if let key = addressKey(m) { addresses[key] = nil }
+            if m.family == RTNL.familyInet { return .refreshIPv4Routes }
+        case .newRoute(let m):
+            guard isDefaultRoute(m) else { break }
+            if message.header.flags & RTNL.flagReplace != 0 {
+                routes = routes.filter { !($0.key.family == m.family && $0.key.metric == (m.priority ?? 0)) }
+            }
+            for key in routeKeys(m) { routes[key] = m.routeProtocol }
+        case .deletedRoute(let m):
+            guard isDefaultRoute(m) else { break }
+            let keys = routeKeys(m)
+            if keys.isEmpty {
+                routes = routes.filter { !($0.key.family == m.family && $0.key.metric == (m.priority ?? 0)) }
+            }
+            for key in keys { routes[key] = nil }
+        default:
+            break
+        }
+        return []
+    }
+
+    /// Takes one component from `staged` (built from a dump plus the events that arrived during
+    /// it) and keeps the others.
+    mutating func replace(_ kind: DumpKind, from staged: NetworkModel) {
+        switch kind {
+        case .links: links = staged.links
+        case .addresses: addresses = staged.addresses
+        case .ipv4Routes, .ipv6Routes:
+            routes = routes.filter { $0.key.family != kind.family }
+                .merging(staged.routes.filter { $0.key.family == kind.family }) { _, new in new }
+        }
+    }
+
+    private mutating func updateLink(_ m: LinkMessage, classify: Classify) {
+        let old = links[m.index]
+        let name = m.name ?? old?.name ?? "if\(m.index)"
+        let type: InterfaceType
+        if let old, old.name == name, old.kind == m.kind, old.hardwareType == Int(m.hardwareType) {
+            type = old.type  // classify (and read sysfs) only when the identity changes
+        } else {
+            type = classify(name, m.kind, m.hardwareType, m.index)
+        }
+        let link = NetworkInterface(
+            index: Int(m.index), name: name, type: type, kind: m.kind,
+            hardwareType: Int(m.hardwareType), isUp: m.flags & RTNL.iffUp != 0,
+            hasCarrier: m.flags & RTNL.iffLowerUp != 0, operState: OperState(kernel: m.operState),
+            mtu: Int(m.mtu ?? UInt32(old?.mtu ?? 0)))
+        links[m.index] = link
+        // Taking a link down flushes its routes; for IPv4 the kernel sends no RTM_DELROUTE.
+        if !link.isUp { dropRoutes(via: m.index) }
+    }
+
+    private mutating func dropRoutes(via index: Int32) {
+        routes = routes.filter { $0.key.interfaceIndex != index }
+    }
+
+    private func addressKey(_ m: AddressMessage) -> AddressKey? {
+        guard m.family == RTNL.familyInet || m.family == RTNL.familyInet6, let address = m.address,
+              address.count == (m.family == RTNL.familyInet ? 4 : 16) else { return nil }
+        return AddressKey(family: m.family, interfaceIndex: m.index, address: address,
+                          prefixLength: m.prefixLength)
+    }
+
+    /// Main table, unicast, destination and source length 0. Routes through a nexthop object
+    /// (`RTA_NH_ID`) carry no interface and are not followed.
+    private func isDefaultRoute(_ m: RouteMessage) -> Bool {
+        (m.family == RTNL.familyInet || m.family == RTNL.familyInet6) && m.destinationLength == 0
+            && m.sourceLength == 0 && m.table == RTNL.tableMain && m.type == RTNL.typeUnicast
+    }
+
+    private func routeKeys(_ m: RouteMessage) -> [RouteKey] {
+        m.nexthops.filter { $0.interfaceIndex > 0 }.map {
+            RouteKey(family: m.family, metric: m.priority ?? 0, interfaceIndex: $0.interfaceIndex,
+                     gateway: $0.gateway)
+        }
+    }
+
+    /// The model as a public value. Addresses and routes of links not (yet) known are left out.
+    func snapshot(changeCount: Int) -> PathSnapshot {
+        let interfaces = Array(links.values)
+        let addressList = addresses.values.compactMap { m -> InterfaceAddress? in
+            guard let link = links[Int32(bitPattern: m.index)], let bytes = m.address else { return nil }
+            return InterfaceAddress(
+                family: m.family == RTNL.familyInet6 ? .ipv6 : .ipv4, address: IPText.format(bytes),
+                prefixLength: Int(m.prefixLength), interfaceIndex: link.index,
+                interfaceName: link.name, scope: AddressScope(kernel: m.scope),
+                isTentative: m.flags & RTNL.ifaFlagTentative != 0,
+                isDuplicate: m.flags & RTNL.ifaFlagDADFailed != 0,
+                isDeprecated: m.flags & RTNL.ifaFlagDeprecated != 0)
+        }
+        let routeList = routes.compactMap { key, proto -> DefaultRoute? in
+            guard let link = links[key.interfaceIndex] else { return nil }
+            return DefaultRoute(
+                family: key.family == RTNL.familyInet6 ? .ipv6 : .ipv4,
+                gateway: key.gateway.map(IPText.format), interfaceIndex: link.index,
+                interfaceName: link.name, metric: key.metric, routeProtocol: Int(proto))
+        }
+        return PathSnapshot(interfaces: interfaces, addresses: addressList,
+                            defaultRoutes: routeList, changeCount: changeCount)
+    }
+}
+
+/// Numeric text for 4- or 16-byte addresses (`inet_ntop`).
+enum IPText {
+    static func format(_ bytes: [UInt8]) -> String {
+        let family = bytes.count == 16 ? AF_INET6 : AF_INET
+        guard bytes.count == 4 || bytes.count == 16 else { return "?" }
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
+        let ok = bytes.withUnsafeBytes { inet_ntop(family, $0.baseAddress, &text, socklen_t(text.count)) != nil }
+        guard ok else { return "?" }
+        return text.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+    }
+}

@@ -1,0 +1,197 @@
+import CShim
+import Dispatch
+import Glibc
+import Synchronization
+
+/// Why `PathMonitor.start()` failed.
+public enum PathMonitorError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The netlink socket could not be opened or bound (no `AF_NETLINK` in this sandbox?).
+    case netlinkUnavailable(Errno)
+    /// The configured network namespace could not be opened or entered (needs CAP_SYS_ADMIN).
+    case namespaceUnavailable(path: String, Errno)
+    /// The kernel refused the initial dump of links, addresses or routes.
+    case initialDumpFailed(Errno)
+    /// The initial dump did not finish within `Configuration.startTimeout`.
+    case startTimedOut
+    /// The process is out of descriptors (the wake-up `eventfd` could not be created).
+    case outOfDescriptors(Errno)
+
+    public var description: String {
+        switch self {
+        case .netlinkUnavailable(let e): "path monitor: cannot open a NETLINK_ROUTE socket: \(e)"
+        case .namespaceUnavailable(let path, let e): "path monitor: cannot enter network namespace \(path): \(e)"
+        case .initialDumpFailed(let e): "path monitor: initial netlink dump failed: \(e)"
+        case .startTimedOut: "path monitor: initial netlink dump did not finish in time"
+        case .outOfDescriptors(let e): "path monitor: cannot create an eventfd: \(e)"
+        }
+    }
+}
+
+/// The Linux counterpart of Apple's `NWPathMonitor`: watches links, addresses and default
+/// routes over rtnetlink and publishes a `PathSnapshot` whenever they change.
+///
+/// One dedicated thread (`startThread`) owns an `AF_NETLINK`/`NETLINK_ROUTE` socket subscribed
+/// to link, IPv4/IPv6 address and IPv4/IPv6 route groups (1 MB receive buffer). `start()` dumps
+/// links, addresses and routes and returns once the first snapshot is current. Events are
+/// applied as they arrive and published once the socket is drained, so a burst becomes one
+/// snapshot (changes only; `changeCount` counts them). When the kernel reports lost events
+/// (`ENOBUFS`), the monitor dumps everything again; after an IPv4 address deletion it re-dumps
+/// IPv4 routes, because the kernel removes such routes without telling.
+///
+/// **Namespaces:** netlink is per network namespace. The monitor watches the namespace its
+/// thread runs in: the namespace of the thread that calls `start()`, or the one at
+/// `Configuration.networkNamespacePath`, which the monitor thread enters with `setns(2)`
+/// before opening its socket. sysfs cannot follow `setns`, so in that case the interface
+/// types come from link kinds and ARPHRD types alone.
+///
+/// Contract: `start()` once; `stop()` any time (idempotent), it ends every update stream.
+/// Streams also end if the socket fails persistently (64 read errors in a row; never seen).
+/// `current` and `updates()` are thread-safe. Not for: probing; a satisfied path only means
+/// the host could send packets toward the internet.
+public final class PathMonitor: PathSource {
+    /// How to run the monitor.
+    public struct Configuration: Sendable {
+        /// Requested socket receive buffer in bytes; bigger survives larger bursts.
+        public var receiveBufferSize: Int = 1 << 20
+        /// A network namespace file to watch instead of the caller's (e.g. `/run/netns/x`).
+        public var networkNamespacePath: String?
+        /// Read `/sys/class/net` to classify interfaces (ignored inside another namespace).
+        public var readsSysfs: Bool = true
+        /// How long `start()` waits for the initial dump.
+        public var startTimeout: Duration = .seconds(5)
+
+        public init(receiveBufferSize: Int = 1 << 20, networkNamespacePath: String? = nil,
+                    readsSysfs: Bool = true, startTimeout: Duration = .seconds(5)) {
+            self.receiveBufferSize = receiveBufferSize
+            self.networkNamespacePath = networkNamespacePath
+            self.readsSysfs = readsSysfs
+            self.startTimeout = startTimeout
+        }
+    }
+
+    /// Counters about the monitor itself (for logs or self-metrics).
+    public struct Statistics: Sendable, Equatable {
+        /// Netlink messages decoded (dumps and events).
+        public var messages: Int
+        /// Dumps completed (four for the initial state).
+        public var dumps: Int
+        /// Times the kernel reported lost events and a full re-dump was queued.
+        public var lostEvents: Int
+    }
+
+    public let configuration: Configuration
+    let shared: PathMonitorShared
+
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+        shared = PathMonitorShared()
+    }
+
+    deinit { shared.requestStop() }
+
+    public var current: PathSnapshot { shared.broadcaster.current }
+    public func updates() -> AsyncStream<PathSnapshot> { shared.broadcaster.updates() }
+    public var statistics: Statistics { shared.statistics }
+
+    /// Opens the socket (inside the configured namespace), dumps the current state and starts
+    /// following changes. Blocks the caller for the initial dump (about a millisecond).
+    /// Calling it twice is a programmer error.
+    public func start() throws(PathMonitorError) {
+        let wakeFD = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
+        guard wakeFD >= 0 else { throw .outOfDescriptors(.current) }
+        precondition(shared.begin(wakeFD: wakeFD), "PathMonitor.start() called twice")
+        let configuration = self.configuration
+        let shared = self.shared
+        startThread(name: "path-monitor") {
+            PathMonitorLoop.run(configuration: configuration, shared: shared, wakeFD: wakeFD)
+        }
+        let seconds = Double(configuration.startTimeout.components.seconds)
+            + Double(configuration.startTimeout.components.attoseconds) / 1e18
+        guard shared.started.wait(timeout: .now() + seconds) == .success else {
+            shared.requestStop()
+            throw .startTimedOut
+        }
+        if let failure = shared.startFailure {
+            throw failure
+        }
+    }
+
+    /// Stops the thread, closes the socket and finishes every update stream.
+    public func stop() { shared.requestStop() }
+
+    /// Test seam: while paused the thread does not read the socket, so events pile up in the
+    /// kernel (used to provoke `ENOBUFS`).
+    func setReadingPaused(_ paused: Bool) { shared.setPaused(paused) }
+}
+
+/// State shared between a `PathMonitor` and its thread; all of it behind locks or atomics.
+final class PathMonitorShared: Sendable {
+    struct Control {
+        var wakeFD: Int32 = -1
+        var began = false
+        var stopRequested = false
+        var paused = false
+    }
+
+    let broadcaster = PathBroadcaster()
+    let started = DispatchSemaphore(value: 0)
+    private let control = Mutex(Control())
+    private let failure = Mutex<PathMonitorError?>(nil)
+    let messages = Atomic<Int>(0)
+    let dumps = Atomic<Int>(0)
+    let lostEvents = Atomic<Int>(0)
+
+    var statistics: PathMonitor.Statistics {
+        .init(messages: messages.load(ordering: .relaxed), dumps: dumps.load(ordering: .relaxed),
+              lostEvents: lostEvents.load(ordering: .relaxed))
+    }
+
+    var startFailure: PathMonitorError? { failure.withLock { $0 } }
+    var stopRequested: Bool { control.withLock { $0.stopRequested } }
+    var paused: Bool { control.withLock { $0.paused } }
+
+    func begin(wakeFD: Int32) -> Bool {
+        control.withLock { c in
+            guard !c.began else { return false }
+            c.began = true
+            c.wakeFD = wakeFD
+            return true
+        }
+    }
+
+    /// Called by the thread once: either the first snapshot is published or start failed.
+    func reportStarted(_ error: PathMonitorError?) {
+        failure.withLock { $0 = error }
+        started.signal()
+    }
+
+    func requestStop() {
+        control.withLock { c in
+            c.stopRequested = true
+            wake(c.wakeFD)
+        }
+    }
+
+    func setPaused(_ paused: Bool) {
+        control.withLock { c in
+            c.paused = paused
+            wake(c.wakeFD)
+        }
+    }
+
+    /// Called by the thread as it exits: closes the wake descriptor under the lock so no
+    /// `requestStop` can write to a closed (or reused) descriptor, then ends the streams.
+    func finish() {
+        control.withLock { c in
+            if c.wakeFD >= 0 { Glibc.close(c.wakeFD) }
+            c.wakeFD = -1
+        }
+        broadcaster.finish()
+    }
+
+    private func wake(_ fd: Int32) {
+        guard fd >= 0 else { return }
+        var one: UInt64 = 1
+        _ = write(fd, &one, 8)
+    }
+}

@@ -1,0 +1,130 @@
+import CShim
+import Glibc
+
+/// Why a stream operation (connect, TLS handshake, read, write) stopped.
+public enum StreamError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The deadline passed first.
+    case timedOut
+    /// The task was cancelled.
+    case cancelled
+    /// A system call failed; `step` names it (`socket`, `bind to device`, `connect`, `recv`, `send`).
+    case system(step: String, Errno)
+    /// The TLS layer failed: a handshake alert, a certificate the verifier refused, or a record error.
+    case tls(String)
+
+    public var description: String {
+        switch self {
+        case .timedOut: "timed out"
+        case .cancelled: "cancelled"
+        case .system(let step, let errno): "\(step): \(errno)"
+        case .tls(let text): text
+        }
+    }
+}
+
+extension StreamError {
+    /// A coarse class of the failure, so callers above `Posix/` need no errno values.
+    public enum Kind: Sendable, Equatable {
+        case timedOut, cancelled, refused, reset, unreachable, permission, tls, other
+    }
+
+    public var kind: Kind {
+        switch self {
+        case .timedOut: return .timedOut
+        case .cancelled: return .cancelled
+        case .tls: return .tls
+        case .system(_, let errno):
+            switch errno.code {
+            case ECONNREFUSED: return .refused
+            case ECONNRESET, EPIPE, ECONNABORTED: return .reset
+            case ENETUNREACH, EHOSTUNREACH, ENETDOWN, EHOSTDOWN, EADDRNOTAVAIL, ENODEV, ENONET: return .unreachable
+            case ETIMEDOUT: return .timedOut
+            case EACCES, EPERM: return .permission
+            default: return .other
+            }
+        }
+    }
+}
+
+/// A byte stream the HTTP client talks through: plain TCP (`StreamSocket`) or TLS over it
+/// (`TLSConnection`). One task owns a stream at a time; every call takes the round's deadline.
+public protocol ByteStream: AnyObject {
+    /// Writes all of `bytes` or throws.
+    func write(_ bytes: [UInt8], deadline: ContinuousClock.Instant) async throws(StreamError)
+    /// Reads at most `buffer.count` bytes into the front of `buffer`; returns 0 at end of stream.
+    func read(into buffer: inout [UInt8], deadline: ContinuousClock.Instant) async throws(StreamError) -> Int
+}
+
+/// A connected non-blocking TCP socket, waited on through `Reactor.shared`. Closed on deinit.
+///
+/// Not for: listening sockets, or sharing between tasks (it is deliberately not `Sendable`).
+public final class StreamSocket: ByteStream {
+    public let fd: Int32
+    public let peer: SocketAddress
+
+    private init(fd: Int32, peer: SocketAddress) {
+        self.fd = fd
+        self.peer = peer
+    }
+
+    deinit { Glibc.close(fd) }
+
+    /// Connects to `address`, optionally bound to `interface` (`SO_BINDTODEVICE`, needs
+    /// CAP_NET_RAW), finishing by `deadline`. The connect result comes from `SO_ERROR`.
+    public static func connect(
+        to address: SocketAddress, interface: String? = nil, deadline: ContinuousClock.Instant
+    ) async throws(StreamError) -> StreamSocket {
+        // The one non-blocking connect of the package (Posix/Connect.swift); only the error type differs.
+        switch await Reachability.connect(to: address, interface: interface, deadline: deadline) {
+        case .success(let fd):
+            return StreamSocket(fd: fd, peer: address)
+        case .failure(let error):
+            switch error.kind {
+            case .timedOut where error.errno == nil: throw .timedOut
+            case .cancelled: throw .cancelled
+            default: throw .system(step: error.step, error.errno ?? Errno(EIO))
+            }
+        }
+    }
+
+    public func write(_ bytes: [UInt8], deadline: ContinuousClock.Instant) async throws(StreamError) {
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeBytes { raw in
+                Glibc.send(fd, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
+            }
+            if n >= 0 {
+                offset += n
+                continue
+            }
+            let err = errno
+            if err == EINTR { continue }
+            guard err == EAGAIN || err == EWOULDBLOCK else { throw .system(step: "send", Errno(err)) }
+            try await wait(writable: true, deadline: deadline)
+        }
+    }
+
+    public func read(into buffer: inout [UInt8], deadline: ContinuousClock.Instant) async throws(StreamError) -> Int {
+        while true {
+            let n = buffer.withUnsafeMutableBytes { raw in Glibc.recv(fd, raw.baseAddress, raw.count, 0) }
+            if n >= 0 { return n }
+            let err = errno
+            if err == EINTR { continue }
+            guard err == EAGAIN || err == EWOULDBLOCK else { throw .system(step: "recv", Errno(err)) }
+            try await wait(writable: false, deadline: deadline)
+        }
+    }
+
+    /// Waits for the socket to become readable or writable; errors and hang-ups count as ready
+    /// (the next call reports them).
+    func wait(writable: Bool, deadline: ContinuousClock.Instant) async throws(StreamError) {
+        let outcome = writable
+            ? await Reactor.shared.waitWritable(fd, deadline: deadline)
+            : await Reactor.shared.waitReadable(fd, deadline: deadline)
+        switch outcome {
+        case .ready: return
+        case .timedOut: throw .timedOut
+        case .cancelled: throw .cancelled
+        }
+    }
+}

@@ -1,0 +1,176 @@
+/// The record types a DNS probe asks for.
+public enum DNSQueryType: String, Sendable, CaseIterable, Codable {
+    case a = "A"
+    case aaaa = "AAAA"
+
+    /// The QTYPE code on the wire.
+    public var code: UInt16 { self == .a ? 1 : 28 }
+    /// The IP family whose addresses this type returns.
+    public var family: IPFamily { self == .a ? .ipv4 : .ipv6 }
+}
+
+/// Why a DNS message could not be built or read. Decoding never traps: every malformed,
+/// truncated or hostile input ends up as one of these.
+public enum DNSMessageError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The name to encode breaks a rule (empty, label > 63, name > 253, bad character).
+    case invalidName(String)
+    /// The message ended before a field that should be there (offset of the read).
+    case truncated(at: Int)
+    /// A compression pointer that does not point strictly backwards, or too many jumps.
+    case badPointer(at: Int)
+    /// A label length byte with the reserved 0x40/0x80 bits set.
+    case badLabelType(at: Int)
+    /// A decoded name longer than 255 bytes on the wire.
+    case nameTooLong(at: Int)
+    /// An A/AAAA record whose data length is not 4/16, or a CNAME whose name leaves its rdata.
+    case badRecordData(at: Int)
+    /// The header is not a standard query response (QR clear or opcode not 0).
+    case notAResponse
+
+    public var description: String {
+        switch self {
+        case .invalidName(let why): "invalid name: \(why)"
+        case .truncated(let at): "message truncated at byte \(at)"
+        case .badPointer(let at): "bad compression pointer at byte \(at)"
+        case .badLabelType(let at): "bad label type at byte \(at)"
+        case .nameTooLong(let at): "name longer than 255 bytes at byte \(at)"
+        case .badRecordData(let at): "bad record data at byte \(at)"
+        case .notAResponse: "not a query response"
+        }
+    }
+}
+
+/// The DNS wire format as far as a reachability probe needs it (RFC 1035): build one query,
+/// read one response. Pure: no sockets, no clock. Not a general DNS library (no EDNS, no
+/// authority/additional parsing, no encoding of responses).
+public enum DNSMessage {
+    public static let classIN: UInt16 = 1
+    public static let typeCNAME: UInt16 = 5
+
+    /// Builds a standard query (RD set, one question, class IN) for `name`.
+    public static func encodeQuery(name: String, type: DNSQueryType, id: UInt16) throws(DNSMessageError) -> [UInt8] {
+        let labels = try validatedLabels(name)
+        var out: [UInt8] = []
+        out.reserveCapacity(18 + name.utf8.count)
+        out.appendBE16(id)
+        out.appendBE16(0x0100)  // standard query, recursion desired
+        out.appendBE16(1)
+        out.appendBE16(0)
+        out.appendBE16(0)
+        out.appendBE16(0)
+        for label in labels {
+            out.append(UInt8(label.count))
+            out.append(contentsOf: label)
+        }
+        out.append(0)
+        out.appendBE16(type.code)
+        out.appendBE16(classIN)
+        return out
+    }
+
+    /// Checks a host name for use in a query and returns its labels. Rules: 1–253 characters
+    /// (a trailing dot is allowed and dropped), labels 1–63 of letters, digits, `-` and `_`,
+    /// no label starting or ending with `-`.
+    public static func validatedLabels(_ name: String) throws(DNSMessageError) -> [[UInt8]] {
+        var bytes = Array(name.utf8)
+        if bytes.last == UInt8(ascii: ".") { bytes.removeLast() }
+        guard !bytes.isEmpty else { throw .invalidName("empty name") }
+        guard bytes.count <= 253 else { throw .invalidName("name is \(bytes.count) characters, more than 253") }
+        let labels = bytes.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+        var out: [[UInt8]] = []
+        for label in labels {
+            guard !label.isEmpty else { throw .invalidName("empty label in \(name.debugDescription)") }
+            guard label.count <= 63 else { throw .invalidName("label of \(label.count) characters, more than 63") }
+            guard label.allSatisfy(isHostNameByte) else {
+                throw .invalidName("\(name.debugDescription) has a character outside letters, digits, '-' and '_'")
+            }
+            guard label.first != UInt8(ascii: "-"), label.last != UInt8(ascii: "-") else {
+                throw .invalidName("label \(String(decoding: label, as: UTF8.self).debugDescription) starts or ends with '-'")
+            }
+            out.append(Array(label))
+        }
+        return out
+    }
+
+    /// Reads a response. Any malformed input gives an error; reading is bounded by the input
+    /// size (every count is checked against the bytes that remain) and compression pointers
+    /// must point strictly backwards, so no input can loop.
+    public static func decodeResponse(_ bytes: [UInt8]) throws(DNSMessageError) -> DNSResponse {
+        var reader = DNSReader(bytes)
+        let header = try readHeader(&reader)
+        guard header.isResponse, header.opcode == 0 else { throw .notAResponse }
+        // A question needs at least 5 bytes and a record 11: reject impossible counts up front.
+        let minimum = header.questionCount * 5 + header.answerCount * 11
+        guard minimum <= reader.remaining else { throw .truncated(at: bytes.count) }
+        var questions: [DNSQuestion] = []
+        for _ in 0..<header.questionCount {
+            let name = try reader.readName()
+            let type = try reader.u16()
+            let klass = try reader.u16()
+            questions.append(DNSQuestion(name: name, type: type, klass: klass))
+        }
+        var answers: [DNSRecord] = []
+        for _ in 0..<header.answerCount {
+            answers.append(try readRecord(&reader))
+        }
+        return DNSResponse(header: header, questions: questions, answers: answers)
+    }
+
+    /// Reads just the header (used to match an id before a full decode).
+    public static func decodeHeader(_ bytes: [UInt8]) throws(DNSMessageError) -> DNSHeader {
+        var reader = DNSReader(bytes)
+        return try readHeader(&reader)
+    }
+
+    /// The form names are compared in: lower-case ASCII, no trailing dot.
+    public static func canonical(_ name: String) -> String {
+        var n = name.lowercased()
+        if n.count > 1, n.hasSuffix(".") { n.removeLast() }
+        return n
+    }
+
+    private static func readHeader(_ reader: inout DNSReader) throws(DNSMessageError) -> DNSHeader {
+        DNSHeader(
+            id: try reader.u16(), flags: try reader.u16(),
+            questionCount: Int(try reader.u16()), answerCount: Int(try reader.u16()),
+            authorityCount: Int(try reader.u16()), additionalCount: Int(try reader.u16()))
+    }
+
+    private static func readRecord(_ reader: inout DNSReader) throws(DNSMessageError) -> DNSRecord {
+        let name = try reader.readName()
+        let type = try reader.u16()
+        let klass = try reader.u16()
+        let ttl = try reader.u32()
+        let length = Int(try reader.u16())
+        let start = reader.offset
+        let rdata = try reader.take(length)
+        let data: DNSRecord.Data
+        switch type {
+        case 1:
+            guard length == 4 else { throw .badRecordData(at: start) }
+            data = .a(IPAddressText.format(rdata))
+        case 28:
+            guard length == 16 else { throw .badRecordData(at: start) }
+            data = .aaaa(IPAddressText.format(rdata))
+        case typeCNAME:
+            var inner = DNSReader(reader.bytes, offset: start)
+            let target = try inner.readName()
+            guard inner.offset <= start + length else { throw .badRecordData(at: start) }
+            data = .cname(target)
+        default:
+            data = .other(type: type)
+        }
+        return DNSRecord(name: name, type: type, klass: klass, ttl: ttl, data: data)
+    }
+
+    static func isHostNameByte(_ b: UInt8) -> Bool {
+        (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a) || b == 0x2d || b == 0x5f
+    }
+}
+
+extension [UInt8] {
+    mutating func appendBE16(_ v: UInt16) {
+        append(UInt8(v >> 8))
+        append(UInt8(v & 0xff))
+    }
+}

@@ -1,0 +1,134 @@
+/// One HTTP/1.1 request and response over a fresh connection (`Connection: close`): resolve,
+/// connect to each address in turn, TLS for https, send, read the bounded response. Every step
+/// runs against the round's single deadline and records its phase in the trace.
+///
+/// Not for: judging the answer or following redirects (that is `HTTPProber`).
+struct HTTPExchange {
+    /// What came back.
+    struct Response {
+        var head: HTTPResponseHead
+        var body: [UInt8]
+        var bodyTruncated: Bool
+    }
+
+    let url: ProbeURL
+    let method: HTTPProbeConfig.Method
+    /// Host header value.
+    let hostHeader: String
+    /// SNI and certificate name for https.
+    let serverName: String
+    let config: HTTPProbeConfig
+
+    func run(deadline: ContinuousClock.Instant, trace: inout HTTPRoundTrace) async throws(HTTPHopFailure) -> Response {
+        let socket = try await connect(deadline: deadline, trace: &trace)
+        var stream: any ByteStream = socket
+        if url.scheme == .https {
+            stream = try await handshake(over: socket, deadline: deadline, trace: &trace)
+        }
+        trace.begin(.processing)
+        do throws(StreamError) {
+            try await stream.write(requestBytes(), deadline: deadline)
+        } catch {
+            throw HTTPHopFailure(error, context: "sending the request")
+        }
+        return try await readResponse(from: stream, deadline: deadline, trace: &trace)
+    }
+
+    private func connect(deadline: ContinuousClock.Instant, trace: inout HTTPRoundTrace) async throws(HTTPHopFailure) -> StreamSocket {
+        trace.begin(.resolve)
+        let addresses: [SocketAddress]
+        do throws(Resolver.Failure) {
+            addresses = try await Resolver.resolve(url.host, port: url.port, family: config.family, deadline: deadline)
+        } catch {
+            throw HTTPHopFailure(.dns, error.message)
+        }
+        trace.begin(.connect)
+        var failures: [String] = []
+        var lastError = StreamError.timedOut
+        for (i, address) in addresses.enumerated() {
+            let now = trace.clock.now
+            guard now < deadline else { break }
+            // Leave later addresses a fair share of what is left, so one black hole cannot eat it all.
+            let left = addresses.count - i
+            let attemptDeadline = left > 1 ? now + now.duration(to: deadline) / left : deadline
+            trace.address = address
+            do throws(StreamError) {
+                return try await StreamSocket.connect(to: address, interface: config.interface, deadline: attemptDeadline)
+            } catch {
+                lastError = error
+                failures.append("\(address): \(error)")
+                if error == .cancelled { break }
+            }
+        }
+        let context = failures.isEmpty ? "connecting to \(url.authority)" : "connecting"
+        var failure = HTTPHopFailure(lastError, context: context)
+        if failures.count > 0 { failure = HTTPHopFailure(failure.reason, "connecting: " + failures.joined(separator: "; ")) }
+        throw failure
+    }
+
+    private func handshake(over socket: StreamSocket, deadline: ContinuousClock.Instant, trace: inout HTTPRoundTrace) async throws(HTTPHopFailure) -> TLSConnection {
+        trace.begin(.tls)
+        let context: TLSContext
+        do throws(TLSContext.Failure) {
+            context = try TLSContext.shared(config.tlsOptions)
+        } catch {
+            throw HTTPHopFailure(.tls, error.message)
+        }
+        var tls: TLSConnection?
+        do throws(StreamError) {
+            let connection = try TLSConnection(over: socket, context: context, serverName: serverName)
+            tls = connection
+            try await connection.handshake(deadline: deadline)
+            trace.detail.tlsVersion = connection.summary.version
+            trace.detail.tlsCipher = connection.summary.cipher
+            trace.detail.certificateNotAfter = connection.summary.certificateNotAfter
+            return connection
+        } catch {
+            // A refused certificate still tells when it expires.
+            trace.detail.certificateNotAfter = tls?.summary.certificateNotAfter
+            throw HTTPHopFailure(error, context: "TLS handshake with \(serverName)")
+        }
+    }
+
+    private func readResponse(from stream: any ByteStream, deadline: ContinuousClock.Instant, trace: inout HTTPRoundTrace) async throws(HTTPHopFailure) -> Response {
+        var parser = HTTPResponseParser(limits: .init(bodyBytes: config.bodyLimit), isHeadRequest: method == .head)
+        var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+        var sawFirstByte = false
+        while true {
+            let n: Int
+            do throws(StreamError) {
+                n = try await stream.read(into: &buffer, deadline: deadline)
+            } catch {
+                throw HTTPHopFailure(error, context: sawFirstByte ? "reading the response" : "waiting for the response")
+            }
+            if !sawFirstByte {
+                sawFirstByte = true
+                trace.begin(.transfer)
+            }
+            do throws(HTTPResponseParser.Failure) {
+                if n == 0 {
+                    try parser.finish()
+                    break
+                }
+                if try parser.consume(buffer[0..<n]) == .complete { break }
+            } catch {
+                throw HTTPHopFailure(error)
+            }
+        }
+        trace.closeOpenPhase()
+        guard let head = parser.head else { throw HTTPHopFailure(.protocolError, "no response head") }
+        return Response(head: head, body: parser.body, bodyTruncated: parser.bodyTruncated)
+    }
+
+    /// The request head: method, target, Host, User-Agent, Accept, Connection: close, extras.
+    func requestBytes() -> [UInt8] {
+        var text = "\(method.rawValue) \(url.target) HTTP/1.1\r\nHost: \(hostHeader)\r\n"
+        let extras = Set(config.headers.map { $0.name.lowercased() })
+        if !extras.contains("user-agent") { text += "User-Agent: \(config.userAgent)\r\n" }
+        if !extras.contains("accept") { text += "Accept: */*\r\n" }
+        text += "Connection: close\r\n"
+        for header in config.headers { text += "\(header.name): \(header.value)\r\n" }
+        text += "\r\n"
+        return Array(text.utf8)
+    }
+}

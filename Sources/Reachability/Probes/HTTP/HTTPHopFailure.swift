@@ -1,0 +1,38 @@
+/// A hop failed before a response could be judged.
+struct HTTPHopFailure: Error {
+    let reason: FailureReason
+    let message: String
+
+    init(_ reason: FailureReason, _ message: String) {
+        self.reason = reason
+        self.message = message
+    }
+
+    init(_ error: StreamError, context: String) {
+        switch error {
+        case .timedOut: self.init(.timeout, "\(context): timed out")
+        case .cancelled: self.init(.error, "\(context): cancelled")
+        case .tls(let text): self.init(.tls, "\(context): \(text)")
+        case .system(let step, let errno): self.init(Self.reason(for: error.kind), "\(context): \(step): \(errno)")
+        }
+    }
+
+    init(_ failure: HTTPResponseParser.Failure) {
+        switch failure {
+        case .headTooLarge, .tooManyFields: self.init(.tooLarge, failure.description)
+        case .malformed, .truncated: self.init(.protocolError, failure.description)
+        }
+    }
+
+    private static func reason(for kind: StreamError.Kind) -> FailureReason {
+        switch kind {
+        case .timedOut: .timeout
+        case .refused: .refused
+        case .reset: .reset
+        case .unreachable: .unreachable
+        case .permission: .permission
+        case .tls: .tls
+        case .cancelled, .other: .error
+        }
+    }
+}

@@ -1,0 +1,164 @@
+/// A configuration value was refused; `field` names the option, `message` says why.
+public struct HTTPProbeConfigError: Error, Sendable, Equatable, CustomStringConvertible {
+    public let field: String
+    public let message: String
+    public var description: String { "\(field): \(message)" }
+}
+
+/// Everything one HTTP(S) prober needs, validated in the throwing initialiser so that a bad URL,
+/// header or CA file is a configuration error at load time, never a probe-time failure.
+public struct HTTPProbeConfig: Sendable, Equatable {
+    public enum Method: String, Sendable, Equatable { case head = "HEAD", get = "GET" }
+
+    /// How an answer is judged.
+    public enum Mode: Sendable, Equatable {
+        /// Captive-portal detection: redirects are never followed. A 3xx is a portal signal
+        /// (`redirect`), an unexpected 2xx is a portal (`http_status`), a wrong body is a portal
+        /// (`body_mismatch`); a 4xx/5xx is a plain failure (`http_status`).
+        case captive(HTTPExpectation)
+        /// Ordinary web check: 200–399 is success; redirects are followed when enabled.
+        case web
+    }
+
+    /// An extra request header.
+    public struct Header: Sendable, Equatable {
+        public var name: String
+        public var value: String
+        public init(_ name: String, _ value: String) { self.name = name; self.value = value }
+    }
+
+    /// A query parameter that makes every request URL unique, so no cache answers for the network.
+    public struct CacheBust: Sendable, Equatable {
+        public enum Value: Sendable, Equatable {
+            /// 64 random bits in hex.
+            case random
+            /// Wall-clock nanoseconds at first use, then +1 per request: increasing, and unique across restarts.
+            case monotonic
+        }
+        public var parameter: String
+        public var value: Value
+        public init(parameter: String = "_rx", value: Value = .random) { self.parameter = parameter; self.value = value }
+    }
+
+    /// `reachability_exporter/<version>`; the lead may point this at a project-wide version constant.
+    public static let defaultUserAgent = "reachability_exporter/0.1.0"
+
+    public let url: ProbeURL
+    public let method: Method
+    public let mode: Mode
+    /// Web mode only; captive mode never follows.
+    public let followRedirects: Bool
+    public let maxRedirects: Int
+    /// Host header for the first request instead of the URL's authority (not for redirected hosts).
+    public let hostHeader: String?
+    /// TLS SNI and certificate name instead of the URL host (first host only).
+    public let serverName: String?
+    public let caFile: String?
+    public let insecureSkipVerify: Bool
+    public let family: FamilyPreference
+    /// Network interface to bind to (`SO_BINDTODEVICE`), for probing one uplink.
+    public let interface: String?
+    /// Body bytes read at most; the rest is not read and a body match judges what was read.
+    public let bodyLimit: Int
+    public let cacheBust: CacheBust?
+    public let headers: [Header]
+    public let userAgent: String
+
+    /// The probe type, from the URL scheme.
+    public var probeType: ProbeType { url.scheme == .https ? .https : .http }
+    var tlsOptions: TLSContext.Options { TLSContext.Options(caFile: caFile, insecureSkipVerify: insecureSkipVerify) }
+
+    /// - Parameters:
+    ///   - method: nil picks GET when the expectation checks the body, HEAD otherwise.
+    ///   - mode: defaults to a captive check expecting status 204.
+    ///   - followRedirects: nil means "follow" in web mode; must not be true in captive mode.
+    public init(
+        url: String, method: Method? = nil, mode: Mode = .captive(.noContent), followRedirects: Bool? = nil,
+        maxRedirects: Int = 10, hostHeader: String? = nil, serverName: String? = nil, caFile: String? = nil,
+        insecureSkipVerify: Bool = false, family: FamilyPreference = .any, interface: String? = nil,
+        bodyLimit: Int = 65_536, cacheBust: CacheBust? = nil, headers: [Header] = [],
+        userAgent: String = HTTPProbeConfig.defaultUserAgent
+    ) throws(HTTPProbeConfigError) {
+        func fail(_ field: String, _ message: String) -> HTTPProbeConfigError { HTTPProbeConfigError(field: field, message: message) }
+        do throws(ProbeURL.ParseError) {
+            self.url = try ProbeURL(url)
+        } catch {
+            throw fail("url", error.description)
+        }
+        var checksBody = false
+        if case .captive(let expectation) = mode {
+            checksBody = expectation.body != nil
+            if followRedirects == true { throw fail("follow_redirects", "a captive check never follows redirects: a redirect is the portal signal") }
+            if let bad = expectation.statusCodes.first(where: { !(100...599).contains($0) }) {
+                throw fail("expected_status", "\(bad) is not an HTTP status code")
+            }
+        }
+        self.method = method ?? (checksBody ? .get : .head)
+        if checksBody && self.method == .head { throw fail("method", "a body expectation needs GET (HEAD has no body)") }
+        self.mode = mode
+        if case .web = mode { self.followRedirects = followRedirects ?? true } else { self.followRedirects = false }
+        guard (0...100).contains(maxRedirects) else { throw fail("max_redirects", "must be in 0...100, got \(maxRedirects)") }
+        self.maxRedirects = maxRedirects
+        if let hostHeader, hostHeader.isEmpty || hostHeader.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }) {
+            throw fail("host_header", "must be non-empty without spaces or control characters")
+        }
+        self.hostHeader = hostHeader
+        if let serverName, SocketAddress(ip: serverName) == nil, !Resolver.isPlausibleHostName(serverName) {
+            throw fail("server_name", "\(serverName.debugDescription) is not a host name or IP address")
+        }
+        self.serverName = serverName
+        if caFile != nil && insecureSkipVerify { throw fail("ca_file", "a CA file and insecure_skip_verify exclude each other") }
+        self.caFile = caFile
+        self.insecureSkipVerify = insecureSkipVerify
+        self.family = family
+        if let interface, interface.isEmpty || interface.utf8.count > 15 || interface.contains("/") || interface.contains(where: \.isWhitespace) {
+            throw fail("interface", "\(interface.debugDescription) is not an interface name (1–15 bytes, no '/' or spaces)")
+        }
+        self.interface = interface
+        guard (0...16 << 20).contains(bodyLimit) else { throw fail("body_limit", "must be in 0...16 MiB, got \(bodyLimit)") }
+        if checksBody && bodyLimit == 0 { throw fail("body_limit", "a body expectation needs a body limit above 0") }
+        self.bodyLimit = bodyLimit
+        if let cacheBust, cacheBust.parameter.isEmpty || !cacheBust.parameter.utf8.allSatisfy(Self.isUnreserved) {
+            throw fail("cache_bust", "parameter name must use only letters, digits, '-', '.', '_', '~'")
+        }
+        self.cacheBust = cacheBust
+        for header in headers {
+            if let problem = Self.validate(header) { throw fail("headers", problem) }
+        }
+        self.headers = headers
+        if userAgent.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) { throw fail("user_agent", "control characters are not allowed") }
+        self.userAgent = userAgent
+        // Load the trust settings now (https, or web mode that may be redirected to https) so an
+        // unreadable CA file fails at configuration time, not at probe time.
+        if self.url.scheme == .https || self.followRedirects || caFile != nil {
+            do throws(TLSContext.Failure) {
+                _ = try TLSContext.shared(tlsOptions)
+            } catch {
+                throw fail(caFile == nil ? "tls" : "ca_file", error.message)
+            }
+        }
+    }
+
+    private static let reservedHeaders: Set<String> = ["host", "connection", "content-length", "transfer-encoding"]
+
+    private static func validate(_ header: Header) -> String? {
+        if header.name.isEmpty || !header.name.utf8.allSatisfy(isTokenByte) {
+            return "\(header.name.debugDescription) is not a header name"
+        }
+        if reservedHeaders.contains(header.name.lowercased()) {
+            return "\(header.name) is set by the prober" + (header.name.lowercased() == "host" ? " (use host_header)" : "")
+        }
+        if header.value.utf8.contains(where: { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F }) {
+            return "the value of \(header.name) has control characters"
+        }
+        return nil
+    }
+
+    private static func isUnreserved(_ b: UInt8) -> Bool {
+        (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x2D || b == 0x2E || b == 0x5F || b == 0x7E
+    }
+
+    private static func isTokenByte(_ b: UInt8) -> Bool {
+        isUnreserved(b) || "!#$%&'*+^`|".utf8.contains(b)
+    }
+}

@@ -1,0 +1,98 @@
+import Synchronization
+
+/// Probes an http or https URL with our own HTTP/1.1 client and judges the answer as a captive
+/// portal check (redirects are portal signals) or a web check (200–399, redirects followed).
+/// Returns a value, never throws, and returns by the deadline, which covers resolve, connect,
+/// TLS, processing (to the first response byte) and transfer of every hop.
+///
+/// Not for: keep-alive, HTTP/2, request bodies, or metrics (the recorder turns results into metrics).
+public struct HTTPProber: Prober {
+    public let config: HTTPProbeConfig
+    public var type: ProbeType { config.probeType }
+
+    public init(_ config: HTTPProbeConfig) {
+        self.config = config
+    }
+
+    public func probe(deadline: ContinuousClock.Instant) async -> ProbeResult {
+        var trace = HTTPRoundTrace()
+        var url = config.url
+        if let bust = config.cacheBust {
+            url = url.appendingQueryItem(name: bust.parameter, value: Self.cacheBustValue(bust.value))
+        }
+        while true {
+            let sameHost = url.host == config.url.host
+            let exchange = HTTPExchange(
+                url: url, method: config.method,
+                hostHeader: sameHost ? (config.hostHeader ?? url.authority) : url.authority,
+                serverName: sameHost ? (config.serverName ?? url.host) : url.host,
+                config: config)
+            let response: HTTPExchange.Response
+            do throws(HTTPHopFailure) {
+                response = try await exchange.run(deadline: deadline, trace: &trace)
+            } catch {
+                return trace.result(.failure, error.reason, error.message)
+            }
+            let status = response.head.status
+            trace.detail.statusCode = status
+            trace.detail.bodyBytes = response.body.count
+            let location = response.head.value(of: "Location")
+            if (300...399).contains(status), let location { trace.detail.location = location }
+            switch config.mode {
+            case .captive(let expectation):
+                let (verdict, reason, text) = Self.judge(response, against: expectation)
+                return trace.result(verdict, reason, text)
+            case .web:
+                guard config.followRedirects, (300...399).contains(status), let location else {
+                    let ok = (200...399).contains(status)
+                    return trace.result(ok ? .success : .failure, .httpStatus, response.head.statusLine)
+                }
+                if trace.detail.redirects >= config.maxRedirects {
+                    return trace.result(.failure, .redirect, "more than \(config.maxRedirects) redirects (last to \(location))")
+                }
+                do throws(ProbeURL.ParseError) {
+                    url = try url.resolving(location)
+                } catch {
+                    return trace.result(.failure, .redirect, "cannot follow \(response.head.statusLine): \(error)")
+                }
+                trace.detail.redirects += 1
+            }
+        }
+    }
+
+    /// Captive-portal judgement of a final response (see `HTTPProbeConfig.Mode.captive`).
+    static func judge(_ response: HTTPExchange.Response, against expectation: HTTPExpectation) -> (ProbeStatus, FailureReason?, String) {
+        let head = response.head
+        let status = head.status
+        if expectation.admits(status: status) {
+            guard let match = expectation.body else { return (.success, nil, head.statusLine) }
+            let text = String(decoding: response.body, as: UTF8.self)
+            let read = "\(response.body.count) bytes\(response.bodyTruncated ? " (truncated)" : "")"
+            if match.matches(text) { return (.success, nil, "\(head.statusLine), body matched in \(read)") }
+            return (.portal, .bodyMismatch, "\(head.statusLine), body does not match: \(read) \(HTTPResponseParser.printable(response.body.prefix(48)))")
+        }
+        if (300...399).contains(status) {
+            return (.portal, .redirect, "\(head.statusLine) to \(head.value(of: "Location") ?? "(no Location)")")
+        }
+        if (200...299).contains(status) {
+            let wanted = expectation.statusCodes.sorted().map(String.init).joined(separator: "|")
+            return (.portal, .httpStatus, "\(head.statusLine), expected \(wanted)")
+        }
+        return (.failure, .httpStatus, head.statusLine)
+    }
+
+    // MARK: - Cache busting
+
+    private static let monotonicSeed = WallClock.nanosecondsSinceEpoch()
+    private static let monotonicCounter = Atomic<UInt64>(0)
+
+    static func cacheBustValue(_ kind: HTTPProbeConfig.CacheBust.Value) -> String {
+        switch kind {
+        case .random:
+            let hex = String(UInt64.random(in: .min ... .max), radix: 16)
+            return String(repeating: "0", count: 16 - hex.count) + hex
+        case .monotonic:
+            return String(monotonicSeed &+ monotonicCounter.add(1, ordering: .relaxed).newValue)
+        }
+    }
+}

@@ -1,0 +1,195 @@
+/// Every product metric the exporter serves: names, help texts and bucket layouts in one place,
+/// so the README's metric reference can be checked against this file. The README lists them all.
+public struct ExporterMetrics: Sendable {
+    /// RTT buckets: 50 µs doubling to ~26 s, as smokeping_prober uses.
+    public static let durationBuckets = Buckets.exponential(start: 0.00005, factor: 2, count: 20)
+
+    let reachable: Gauge
+    let familyReachable: MetricFamily<Gauge>
+    let uplinkReachable: MetricFamily<Gauge>
+    let state: MetricFamily<Gauge>
+    let familyState: MetricFamily<Gauge>
+    let uplinkState: MetricFamily<Gauge>
+    let stateInfo: MetricFamily<Gauge>
+    let transitions: MetricFamily<Counter>
+    let lastTransition: Gauge
+    let stateSince: MetricFamily<Gauge>
+    let rounds: Counter
+    let roundDuration: Histogram
+    let probeSuccess: MetricFamily<Gauge>
+    let probeStatus: MetricFamily<Gauge>
+    let probeDuration: MetricFamily<Histogram>
+    let probeLastDuration: MetricFamily<Gauge>
+    let probes: MetricFamily<Counter>
+    let failures: MetricFamily<Counter>
+    let portalSignals: MetricFamily<Counter>
+    let phase: MetricFamily<Gauge>
+    let icmpLoss: MetricFamily<Gauge>
+    let icmpTTL: MetricFamily<Gauge>
+    let icmpSent: MetricFamily<Counter>
+    let icmpReceived: MetricFamily<Counter>
+    let httpStatus: MetricFamily<Gauge>
+    let certExpiry: MetricFamily<Gauge>
+    let dnsAnswers: MetricFamily<Gauge>
+    let dnsRcode: MetricFamily<Gauge>
+    let probeInfo: MetricFamily<Gauge>
+
+    public init(registry r: MetricsRegistry) {
+        reachable = r.gauge("reachability_internet_reachable", help: "1 when the verdict is full (the internet is reachable through the routing table), else 0.").labels()
+        familyReachable = r.gauge("reachability_family_internet_reachable", help: "1 when the verdict for the IP family is full, else 0.", labels: ["family"])
+        uplinkReachable = r.gauge("reachability_uplink_internet_reachable", help: "1 when the verdict for the uplink (probes bound to the interface) is full, else 0.", labels: ["interface"])
+        state = r.gauge("reachability_connectivity_state", help: "1 for the current overall connectivity state, 0 for the others.", labels: ["state"])
+        familyState = r.gauge("reachability_family_connectivity_state", help: "1 for the IP family's current connectivity state, 0 for the others.", labels: ["family", "state"])
+        uplinkState = r.gauge("reachability_uplink_connectivity_state", help: "1 for the uplink's current connectivity state, 0 for the others.", labels: ["interface", "state"])
+        stateInfo = r.gauge("reachability_connectivity_info", help: "The current verdict with its reason, per scope (overall, ipv4, ipv6 or an uplink interface); always 1.", labels: ["scope", "state", "reason"])
+        transitions = r.counter("reachability_state_transitions_total", help: "Overall connectivity state changes.", labels: ["from", "to"])
+        lastTransition = r.gauge("reachability_last_transition_timestamp_seconds", help: "When the overall state last changed, Unix seconds.").labels()
+        stateSince = r.gauge("reachability_state_since_timestamp_seconds", help: "When the scope's current state began, Unix seconds.", labels: ["scope"])
+        rounds = r.counter("reachability_rounds_total", help: "Probe rounds completed.").labels()
+        roundDuration = r.histogram("reachability_round_duration_seconds", help: "Wall time of whole probe rounds (including stagger).", buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60]).labels()
+        probeSuccess = r.gauge("reachability_probe_success", help: "1 if the probe's last round succeeded, else 0.", labels: ["probe", "target"])
+        probeStatus = r.gauge("reachability_probe_portal", help: "1 if the probe's last round saw a captive-portal signal, else 0.", labels: ["probe", "target"])
+        probeDuration = r.histogram("reachability_probe_duration_seconds", help: "Round trip of successful probes (each ICMP echo is one observation).", labels: ["probe", "target"], buckets: Self.durationBuckets)
+        probeLastDuration = r.gauge("reachability_probe_last_duration_seconds", help: "Wall time of the probe's last round, success or not.", labels: ["probe", "target"])
+        probes = r.counter("reachability_probes_total", help: "Probe rounds run.", labels: ["probe", "target"])
+        failures = r.counter("reachability_probe_failures_total", help: "Probe rounds that failed, by reason.", labels: ["probe", "target", "reason"])
+        portalSignals = r.counter("reachability_probe_portal_signals_total", help: "Probe rounds that saw a captive-portal signal, by reason.", labels: ["probe", "target", "reason"])
+        phase = r.gauge("reachability_probe_phase_duration_seconds", help: "Duration of each phase of the probe's last round (resolve, connect, tls, processing, transfer, rtt).", labels: ["probe", "target", "phase"])
+        icmpLoss = r.gauge("reachability_icmp_loss_ratio", help: "Share of echo requests in the last round that got no reply.", labels: ["target"])
+        icmpTTL = r.gauge("reachability_icmp_reply_ttl", help: "TTL (IPv4) or hop limit (IPv6) of the last echo reply.", labels: ["target"])
+        icmpSent = r.counter("reachability_icmp_echo_requests_total", help: "Echo requests sent.", labels: ["target"])
+        icmpReceived = r.counter("reachability_icmp_echo_replies_total", help: "Echo replies received.", labels: ["target"])
+        httpStatus = r.gauge("reachability_http_status_code", help: "HTTP status code of the last response (0 if none).", labels: ["probe", "target"])
+        certExpiry = r.gauge("reachability_tls_certificate_expiry_timestamp_seconds", help: "When the server's leaf certificate expires, Unix seconds.", labels: ["target"])
+        dnsAnswers = r.gauge("reachability_dns_answers", help: "Answer records in the last DNS response.", labels: ["target"])
+        dnsRcode = r.gauge("reachability_dns_rcode", help: "Response code of the last DNS response (0 NOERROR, 2 SERVFAIL, 3 NXDOMAIN, 5 REFUSED).", labels: ["target"])
+        probeInfo = r.gauge("reachability_probe_info", help: "Configured probes; always 1.", labels: ["probe", "target", "destination", "interface"])
+    }
+}
+
+/// Turns finished rounds into metrics. Series of every configured probe exist from the start;
+/// all five states are always present per scope.
+public final class MetricsRecorder: RoundObserver {
+    let m: ExporterMetrics
+
+    /// `probes` are (type, target label, destination, interface) of every configured probe.
+    public init(registry: MetricsRegistry, probes: [ProbeSpec], uplinks: [String]) {
+        m = ExporterMetrics(registry: registry)
+        // Every from→to pair exists from the first scrape, so increase() sees the first change.
+        for from in ConnectivityState.allCases {
+            for to in ConnectivityState.allCases where to != from { m.transitions.labels(from.rawValue, to.rawValue).inc(0) }
+        }
+        setStates(.unknown, reason: nil, scope: "overall")
+        for family in IPFamily.allCases { setStates(.unknown, reason: nil, scope: family.rawValue) }
+        for uplink in uplinks { setStates(.unknown, reason: nil, scope: uplink) }
+        for spec in probes {
+            for iface in [nil] + uplinks {
+                let target = Self.targetLabel(spec.name, iface)
+                let t = spec.type.rawValue
+                m.probeInfo.labels(t, target, spec.target, iface ?? "").set(1)
+                m.probes.labels(t, target).inc(0)
+                m.probeSuccess.labels(t, target).set(0)
+                _ = m.probeDuration.labels(t, target)
+            }
+        }
+    }
+
+    /// Probes bound to an uplink get `name@interface` as their target label.
+    static func targetLabel(_ name: String, _ interface: String?) -> String {
+        interface.map { "\(name)@\($0)" } ?? name
+    }
+
+    /// Removes every series of a probe that is no longer configured (after a reload).
+    public func forget(probeNames: Set<String>) {
+        let matches: ([String]) -> Bool = { labels in labels.count > 1 && probeNames.contains(Self.baseName(labels[1])) }
+        for f in [m.probeSuccess, m.probeStatus, m.probeLastDuration, m.httpStatus] { f.removeAll(where: matches) }
+        m.probes.removeAll(where: matches)
+        m.failures.removeAll(where: matches)
+        m.portalSignals.removeAll(where: matches)
+        m.phase.removeAll(where: matches)
+        m.probeDuration.removeAll(where: matches)
+        m.probeInfo.removeAll(where: matches)
+        let byTarget: ([String]) -> Bool = { labels in probeNames.contains(Self.baseName(labels[0])) }
+        for f in [m.icmpLoss, m.icmpTTL, m.certExpiry, m.dnsAnswers, m.dnsRcode] { f.removeAll(where: byTarget) }
+        m.icmpSent.removeAll(where: byTarget)
+        m.icmpReceived.removeAll(where: byTarget)
+    }
+
+    private static func baseName(_ target: String) -> String {
+        String(target.split(separator: "@", maxSplits: 1, omittingEmptySubsequences: false)[0])
+    }
+
+    public func roundCompleted(_ status: ReachabilityStatus) {
+        m.rounds.inc()
+        m.roundDuration.observe(status.roundDuration)
+        apply(status.overall, scope: "overall")
+        m.reachable.set(status.overall.verdict.state == .full)
+        for (family, v) in status.families {
+            apply(v, scope: family.rawValue)
+            m.familyReachable.labels(family.rawValue).set(v.verdict.state == .full)
+        }
+        for (uplink, v) in status.uplinks {
+            apply(v, scope: uplink)
+            m.uplinkReachable.labels(uplink).set(v.verdict.state == .full)
+        }
+        for (scope, t) in status.transitions where scope == "overall" {
+            m.transitions.labels(t.from.state.rawValue, t.to.state.rawValue).inc()
+            m.lastTransition.set(t.at)
+        }
+        for o in status.probes where o.at >= status.roundStarted { record(o) }
+    }
+
+    private func apply(_ v: ScopedVerdict, scope: String) {
+        setStates(v.verdict.state, reason: v.verdict.reason, scope: scope)
+        m.stateSince.labels(scope).set(v.since)
+    }
+
+    private func setStates(_ current: ConnectivityState, reason: String?, scope: String) {
+        for s in ConnectivityState.allCases {
+            switch scope {
+            case "overall": m.state.labels(s.rawValue).set(s == current)
+            case "ipv4", "ipv6": m.familyState.labels(scope, s.rawValue).set(s == current)
+            default: m.uplinkState.labels(scope, s.rawValue).set(s == current)
+            }
+        }
+        m.stateInfo.removeAll { $0[0] == scope }
+        m.stateInfo.labels(scope, current.rawValue, reason ?? "").set(1)
+    }
+
+    private func record(_ o: ProbeOutcome) {
+        let t = o.type.rawValue
+        let target = Self.targetLabel(o.name, o.interface)
+        let r = o.result
+        m.probes.labels(t, target).inc()
+        m.probeSuccess.labels(t, target).set(r.status == .success)
+        m.probeStatus.labels(t, target).set(r.status == .portal)
+        m.probeLastDuration.labels(t, target).set(r.duration.seconds)
+        switch r.status {
+        case .success:
+            if let icmp = r.icmp {
+                for rtt in icmp.rtts { m.probeDuration.labels(t, target).observe(rtt) }
+            } else {
+                m.probeDuration.labels(t, target).observe(r.duration)
+            }
+        case .failure:
+            m.failures.labels(t, target, r.reason?.rawValue ?? "error").inc()
+        case .portal:
+            m.portalSignals.labels(t, target, r.reason?.rawValue ?? "portal").inc()
+        }
+        for (phase, d) in r.phases { m.phase.labels(t, target, phase.rawValue).set(d.seconds) }
+        if let icmp = r.icmp {
+            m.icmpLoss.labels(target).set(icmp.lossRatio)
+            if let ttl = icmp.ttl { m.icmpTTL.labels(target).set(Double(ttl)) }
+            m.icmpSent.labels(target).inc(Double(icmp.sent))
+            m.icmpReceived.labels(target).inc(Double(icmp.received))
+        }
+        if let http = r.http {
+            m.httpStatus.labels(t, target).set(Double(http.statusCode ?? 0))
+            if let expiry = http.certificateNotAfter { m.certExpiry.labels(target).set(expiry) }
+        }
+        if let dns = r.dns {
+            m.dnsAnswers.labels(target).set(Double(dns.answers))
+            if let rcode = dns.rcode { m.dnsRcode.labels(target).set(Double(rcode)) }
+        }
+    }
+}

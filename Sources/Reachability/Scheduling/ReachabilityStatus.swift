@@ -1,0 +1,47 @@
+/// One probe's latest outcome in a round.
+public struct ProbeOutcome: Sendable, Equatable {
+    public var name: String
+    public var type: ProbeType
+    public var target: String
+    /// The uplink the probe was bound to, or nil for the routing table's choice.
+    public var interface: String?
+    public var result: ProbeResult
+    /// Unix seconds when the round that produced it started.
+    public var at: Double
+}
+
+/// A scope's verdict with the time it has held since.
+public struct ScopedVerdict: Sendable, Equatable {
+    public var verdict: Verdict
+    /// Unix seconds of the last transition.
+    public var since: Double
+}
+
+/// The monitor's answer after a round: overall, per family, per uplink, with every probe's
+/// latest result. What `check()` returns and what `updates()` streams.
+public struct ReachabilityStatus: Sendable, Equatable {
+    public var overall: ScopedVerdict
+    public var families: [IPFamily: ScopedVerdict]
+    public var uplinks: [String: ScopedVerdict]
+    public var probes: [ProbeOutcome]
+    /// Unix seconds when the round started and how long it took.
+    public var roundStarted: Double
+    public var roundDuration: Duration
+    /// Transitions this round caused (scope label: "overall", "ipv4", "ipv6" or an interface).
+    public var transitions: [(scope: String, transition: Transition)]
+    public var round: Int
+
+    public var state: ConnectivityState { overall.verdict.state }
+
+    public static func == (a: ReachabilityStatus, b: ReachabilityStatus) -> Bool {
+        a.overall == b.overall && a.families == b.families && a.uplinks == b.uplinks && a.probes == b.probes
+            && a.round == b.round && a.transitions.map(\.scope) == b.transitions.map(\.scope)
+            && a.transitions.map(\.transition) == b.transitions.map(\.transition)
+    }
+}
+
+/// Receives every finished round, synchronously, in order (the metrics recorder, the history
+/// writer). Must not block.
+public protocol RoundObserver: Sendable {
+    func roundCompleted(_ status: ReachabilityStatus)
+}

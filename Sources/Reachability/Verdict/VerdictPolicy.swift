@@ -1,0 +1,67 @@
+/// How probe results combine into a verdict (`--probe.mode`, `policy:` in the config file).
+public enum VerdictPolicy: Sendable, Equatable, CustomStringConvertible {
+    /// The seed design's default: any success means full.
+    case parallel
+    /// Only HTTP and HTTPS probes count.
+    case http
+    /// Only ICMP probes count.
+    case icmp
+    /// At least `minimum` probes must succeed (or a `fraction` of those that ran, rounded up).
+    case quorum(minimum: Int?, fraction: Double?)
+
+    public var name: String {
+        switch self {
+        case .parallel: "parallel"
+        case .http: "http"
+        case .icmp: "icmp"
+        case .quorum: "quorum"
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .quorum(let m, let f): "quorum(\(m.map(String.init) ?? "-"), \(f.map { String($0) } ?? "-"))"
+        default: name
+        }
+    }
+
+    /// Whether results of this probe type take part in the decision.
+    public func counts(_ type: ProbeType) -> Bool {
+        switch self {
+        case .parallel, .quorum: true
+        case .http: type == .http || type == .https
+        case .icmp: type == .icmp
+        }
+    }
+
+    /// Parses `parallel`, `http`, `icmp`, `quorum` (a majority), `quorum:2`, `quorum:50%`.
+    public static func parse(_ text: String) -> VerdictPolicy? {
+        switch text {
+        case "parallel": return .parallel
+        case "http": return .http
+        case "icmp": return .icmp
+        case "quorum": return .quorum(minimum: nil, fraction: 0.5)
+        default: break
+        }
+        guard text.hasPrefix("quorum:") else { return nil }
+        let arg = text.dropFirst("quorum:".count)
+        if arg.hasSuffix("%"), let pct = Double(arg.dropLast()), pct > 0, pct <= 100 { return .quorum(minimum: nil, fraction: pct / 100) }
+        if let n = Int(arg), n >= 1 { return .quorum(minimum: n, fraction: nil) }
+        return nil
+    }
+}
+
+/// Hysteresis and re-check settings.
+public struct VerdictSettings: Sendable, Equatable {
+    public var policy: VerdictPolicy = .parallel
+    /// Consecutive failed rounds before leaving `full`.
+    public var failAfter = 3
+    /// Consecutive good rounds before returning to `full`.
+    public var recoverAfter = 2
+
+    public init(policy: VerdictPolicy = .parallel, failAfter: Int = 3, recoverAfter: Int = 2) {
+        self.policy = policy
+        self.failAfter = max(1, failAfter)
+        self.recoverAfter = max(1, recoverAfter)
+    }
+}

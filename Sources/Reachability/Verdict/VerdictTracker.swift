@@ -1,0 +1,67 @@
+/// A state change, for `reachability_state_transitions_total{from,to}` and the history.
+public struct Transition: Sendable, Equatable {
+    public var from: Verdict
+    public var to: Verdict
+    /// Unix seconds (wall clock) when it happened.
+    public var at: Double
+}
+
+/// Applies hysteresis to round verdicts: one tracker per scope (overall, a family, an uplink).
+///
+/// - `unknown` and `none` are left at once for whatever the next round says (they were not
+///   decided by failing probes, so there is nothing to damp).
+/// - Losing the path (`none`) is immediate.
+/// - Leaving `full` takes `failAfter` consecutive non-full rounds; the state then becomes the
+///   latest round's verdict.
+/// - Returning to `full` takes `recoverAfter` consecutive full rounds.
+/// - Between non-full states (`limited` ↔ `portal`, a new reason) the change is immediate.
+public struct VerdictTracker: Sendable {
+    public private(set) var current = Verdict.unknown
+    /// Unix seconds of the last transition (or of creation).
+    public private(set) var since: Double
+    public let settings: VerdictSettings
+    private var badStreak = 0
+    private var goodStreak = 0
+
+    public init(settings: VerdictSettings, now: Double) {
+        self.settings = settings
+        since = now
+    }
+
+    /// Restores a state read back from history (keeps its original transition time).
+    public mutating func restore(_ verdict: Verdict, since: Double) {
+        current = verdict
+        self.since = since
+    }
+
+    /// Feeds one round's verdict; returns the transition if the state (or its reason) changed.
+    public mutating func update(_ round: Verdict, now: Double) -> Transition? {
+        let next: Verdict?
+        switch (current.state, round.state) {
+        case (_, .none):
+            badStreak = 0; goodStreak = 0
+            next = round
+        case (.unknown, _), (.none, _):
+            badStreak = 0; goodStreak = 0
+            next = round
+        case (.full, .full):
+            badStreak = 0
+            next = nil
+        case (.full, _):
+            badStreak += 1
+            next = badStreak >= settings.failAfter ? round : nil
+        case (_, .full):
+            goodStreak += 1
+            next = goodStreak >= settings.recoverAfter ? round : nil
+        default:
+            goodStreak = 0
+            next = round
+        }
+        guard let next, next != current else { return nil }
+        if next.state == .full || current.state == .full { badStreak = 0; goodStreak = 0 }
+        let t = Transition(from: current, to: next, at: now)
+        current = next
+        since = now
+        return t
+    }
+}

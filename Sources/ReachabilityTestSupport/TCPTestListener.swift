@@ -1,0 +1,65 @@
+import Dispatch
+import CShim
+import Glibc
+import Reachability
+import Synchronization
+
+/// A TCP socket on a loopback address, port 0, for connect tests. Listening, it accepts and at
+/// once closes every connection on a thread of its own (so its backlog never fills, however
+/// many rounds a test runs); only bound (`listening: false`), it reserves a port whose connects
+/// are refused with a reset. Call `stop()` when done: it returns once the socket is closed.
+public final class TCPTestListener: Sendable {
+    /// The numeric address with the port the kernel chose.
+    public let address: SocketAddress
+    private let fd: Int32
+    private let listening: Bool
+    private let acceptCount = Atomic<Int>(0)
+    private let stopped = Atomic<Bool>(false)
+    private let finished = DispatchSemaphore(value: 0)
+
+    public init(host: String = "127.0.0.1", listening: Bool = true) throws {
+        guard let bindAddress = SocketAddress(ip: host, port: 0) else { throw TestSupportError("not an IP: \(host)") }
+        let fd = socket(bindAddress.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw TestSupportError("socket: \(Errno.current)") }
+        address = try boundAddress(fd, bindAddress)
+        if listening, listen(fd, 64) != 0 {
+            let e = Errno.current
+            Glibc.close(fd)
+            throw TestSupportError("listen: \(e)")
+        }
+        self.fd = fd
+        self.listening = listening
+        if listening {
+            startThread(name: "tcp-test-listener") { [self] in serve() }
+        }
+    }
+
+    deinit {
+        if !listening { Glibc.close(fd) }
+    }
+
+    /// Connections accepted so far.
+    public var accepted: Int { acceptCount.load(ordering: .acquiring) }
+
+    /// Stops accepting and returns once the socket is closed (within one 20 ms poll interval).
+    /// A bound-only socket closes when the object goes away.
+    public func stop() {
+        guard listening, !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        finished.wait()
+    }
+
+    private func serve() {
+        // Bounded: the loop ends at stop(), and each turn waits at most 20 ms.
+        while !stopped.load(ordering: .acquiring) {
+            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&p, 1, 20) == 1 else { continue }
+            let client = accept(fd, nil, nil)
+            if client >= 0 {
+                acceptCount.add(1, ordering: .releasing)
+                Glibc.close(client)
+            }
+        }
+        Glibc.close(fd)
+        finished.signal()
+    }
+}

@@ -1,0 +1,63 @@
+import Testing
+@testable import Reachability
+
+@Suite struct CLITests {
+    let parser = FlagParser([
+        FlagSpec("web.listen-address", .value(default: ":10361"), help: "h"),
+        FlagSpec("probe.http", .repeated, help: "h"),
+        FlagSpec("verbose", .bool(default: false), help: "h"),
+        FlagSpec("interval", .value(default: "5s"), help: "h"),
+    ])
+
+    @Test func forms() throws {
+        let f = try parser.parse(["--web.listen-address=127.0.0.1:1", "--probe.http", "http://a/", "--probe.http=http://b/", "--verbose", "--interval", "1m30s"])
+        #expect(f.string("web.listen-address") == "127.0.0.1:1")
+        #expect(f.strings("probe.http") == ["http://a/", "http://b/"])
+        #expect(f.bool("verbose"))
+        #expect(try f.duration("interval") == .seconds(90))
+        let g = try parser.parse(["--no-verbose"])
+        #expect(!g.bool("verbose") && g.string("web.listen-address") == ":10361")
+        #expect(try parser.parse(["-h"]).bool("help"))
+    }
+
+    @Test(arguments: [
+        (["--nope"], "unknown long flag '--nope'"),
+        (["--web.listen-address"], "expected argument for flag '--web.listen-address'"),
+        (["-x"], "unknown short flag '-x'"),
+        (["stray"], "unexpected argument \"stray\""),
+        (["--verbose=maybe"], "invalid value \"maybe\" for flag '--verbose': expected true or false"),
+    ])
+    func errors(args: [String], message: String) {
+        #expect(throws: UsageError(message)) { try parser.parse(args) }
+    }
+
+    @Test func typedValueErrorsNameTheFlag() throws {
+        let f = try parser.parse(["--interval=5parsecs"])
+        #expect(throws: UsageError("invalid value \"5parsecs\" for flag '--interval': unknown unit \"parsecs\" (use ms, s, m, h, d, w, y)")) { try f.duration("interval") }
+    }
+
+    @Test(arguments: [("500ms", 500), ("5s", 5000), ("1m30s", 90000), ("2h", 7_200_000), ("1d", 86_400_000), ("0", 0), ("1h0m1s", 3_601_000)])
+    func durations(text: String, ms: Int64) throws {
+        #expect(try DurationParser.parse(text) == .milliseconds(ms))
+    }
+
+    @Test(arguments: ["", "5", "s", "1.5s", "5m1h", "1s1s", "-1s", "99999999999999999999s"])
+    func badDurations(text: String) {
+        #expect(throws: DurationParser.Invalid.self) { try DurationParser.parse(text) }
+    }
+
+    @Test func durationFormatting() {
+        #expect(DurationParser.format(.seconds(90)) == "1m30s")
+        #expect(DurationParser.format(.milliseconds(500)) == "500ms")
+        #expect(DurationParser.format(.zero) == "0s")
+    }
+
+    @Test func logLines() {
+        let l = Logger.format(.logfmt, time: "T", level: .warn, message: "disk full", fields: [("path", "/a b"), ("n", "3"), ("q", "x\"y")])
+        #expect(l == "ts=T level=warn msg=\"disk full\" path=\"/a b\" n=3 q=\"x\\\"y\"\n")
+        let j = Logger.format(.json, time: "T", level: .info, message: "a\nb", fields: [("k", "\u{1}")])
+        #expect(j == "{\"ts\":\"T\",\"level\":\"info\",\"msg\":\"a\\nb\",\"k\":\"\\u0001\"}\n")
+        #expect(Logger.rfc3339(seconds: 0, millis: 5) == "1970-01-01T00:00:00.005Z")
+        #expect(Logger.rfc3339(seconds: 1_795_964_159, millis: 999) == "2026-11-29T14:55:59.999Z")
+    }
+}

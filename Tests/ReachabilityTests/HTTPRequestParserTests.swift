@@ -1,0 +1,84 @@
+import Testing
+@testable import Reachability
+
+@Suite struct HTTPRequestParserTests {
+    let parser = HTTPRequestParser()
+
+    func parse(_ s: String) -> HTTPRequestParser.Outcome { parser.parse(Array(s.utf8)[...]) }
+
+    @Test func simpleGet() throws {
+        let text = "GET /metrics?x=1&y=a%20b HTTP/1.1\r\nHost: h\r\nAccept: text/plain\r\n\r\n"
+        guard case .request(let r, let consumed) = parse(text + "GET /next") else {
+            Issue.record("not parsed"); return
+        }
+        #expect(r.method == "GET" && r.path == "/metrics" && r.version == "HTTP/1.1")
+        #expect(r.query == ["x": "1", "y": "a b"])
+        #expect(r.header("ACCEPT") == "text/plain")
+        #expect(r.keepAlive)
+        #expect(consumed == text.utf8.count)
+    }
+
+    @Test func pipelinedRequestsConsumeOneAtATime() {
+        let two = "GET /a HTTP/1.1\r\n\r\nGET /b HTTP/1.0\r\n\r\n"
+        guard case .request(let a, let n) = parse(two) else { Issue.record("first not parsed"); return }
+        #expect(a.path == "/a")
+        guard case .request(let b, _) = parser.parse(Array(two.utf8)[n...]) else { Issue.record("second not parsed"); return }
+        #expect(b.path == "/b" && !b.keepAlive)
+    }
+
+    @Test func bodyIsConsumedWithTheRequest() {
+        guard case .request(_, let n) = parse("POST /-/reload HTTP/1.1\r\nContent-Length: 3\r\n\r\nabcGET") else { Issue.record("not parsed"); return }
+        #expect(n == "POST /-/reload HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc".utf8.count)
+        #expect(parse("POST / HTTP/1.1\r\nContent-Length: 10\r\n\r\nabc") == .incomplete)
+    }
+
+    static let rejectionCases: [Case] = [
+        ("GET / HTTP/1.1\r\nHost: x\r\n", "incomplete"),
+        ("GET /", "incomplete"),
+        ("\u{1}\u{2}garbage\r\n\r\n", "400"),
+        ("GET  / HTTP/1.1\r\n\r\n", "400"),
+        ("GET / HTTP/2.0\r\n\r\n", "505"),
+        ("GET / FOO\r\n\r\n", "400"),
+        ("GET / HTTP/1.1\r\nNoColon\r\n\r\n", "400"),
+        ("GET / HTTP/1.1\r\nBad Name: v\r\n\r\n", "400"),
+        ("GET / HTTP/1.1\r\nContent-Length: -1\r\n\r\n", "400"),
+        ("GET / HTTP/1.1\r\nContent-Length: 999999999\r\n\r\n", "413"),
+        ("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", "501"),
+        ("GET /" + String(repeating: "a", count: 9000) + " HTTP/1.1\r\n\r\n", "414"),
+        ("GET /" + String(repeating: "a", count: 9000), "414"),
+        ("GET / HTTP/1.1\r\nX: " + String(repeating: "b", count: 20000) + "\r\n\r\n", "431"),
+        ("GET / HTTP/1.1\r\n" + String(repeating: "X: y\r\n", count: 101) + "\r\n", "431"),
+        ("GET / HTTP/1.1\r\nX: " + String(repeating: "b", count: 30000), "431"),
+    ].map(Case.init)
+
+    @Test(arguments: rejectionCases)
+    func rejections(_ c: Case) {
+        let (input, expected) = (c.input, c.expected)
+        switch parse(input) {
+        case .incomplete: #expect(expected == "incomplete")
+        case .request(let r, _): Issue.record("accepted \(r.method) \(r.target.prefix(20)), expected \(expected)")
+        case .reject(let status, _): #expect(String(status) == expected)
+        }
+    }
+
+    @Test func randomBytesNeverCrash() {
+        var rng = SplitMix64(seed: 42)
+        for _ in 0..<2000 {
+            let n = Int(rng.next() % 300)
+            var bytes = (0..<n).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+            if rng.next() % 2 == 0 { bytes = Array("GET / HTTP/1.1\r\n".utf8) + bytes + Array("\r\n\r\n".utf8) }
+            _ = parser.parse(bytes[...])
+        }
+    }
+}
+
+/// A table row whose test description stays one short line, however long its input.
+struct Case: Sendable, CustomTestStringConvertible {
+    let input: String
+    let expected: String
+    init(_ row: (String, String)) { (input, expected) = row }
+    var testDescription: String {
+        let head = input.prefix(24).unicodeScalars.map { $0.value < 0x20 ? "." : String($0) }.joined()
+        return "\(head)…(\(input.utf8.count) bytes) → \(expected)"
+    }
+}

@@ -1,0 +1,211 @@
+import Glibc
+import ReachabilityTestSupport
+import Synchronization
+import Testing
+@testable import Reachability
+
+@Suite struct HTTPServerTests {
+    /// A server on 127.0.0.1 port 0 serving a registry, with short timeouts for the hostile cases.
+    static func startServer(maxConnections: Int = 64, requestTimeout: Duration = .milliseconds(300),
+                            idleTimeout: Duration = .seconds(5), bigBody: Int = 0) throws -> (HTTPServer, UInt16, MetricsRegistry) {
+        let registry = MetricsRegistry()
+        registry.gauge("demo_value", help: "A value.", labels: ["k"]).labels("v").set(42)
+        var options = HTTPServer.Options()
+        options.maxConnections = maxConnections
+        options.requestTimeout = requestTimeout
+        options.idleTimeout = idleTimeout
+        var routes = WebRoutes(registry: registry)
+        if bigBody > 0 {
+            let body = [UInt8](repeating: UInt8(ascii: "x"), count: bigBody)
+            routes.add { $0.path == "/big" ? HTTPResponse(status: 200, body: body) : nil }
+        }
+        let server = try HTTPServer(listen: ListenAddress(host: "127.0.0.1", port: 0), options: options, logger: Logger(level: .error)) { [routes] in routes.handle($0) }
+        server.start()
+        return (server, server.boundAddress.port, registry)
+    }
+
+    @Test func metricsHeadAndErrors() throws {
+        let (server, port, _) = try Self.startServer()
+        defer { server.shutdown() }
+        let c = try RawTCPClient(port: port)
+        c.send("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+        let r = c.readResponse()
+        #expect(r.hasPrefix("HTTP/1.1 200 OK\r\n"))
+        #expect(r.contains("Content-Type: text/plain; version=0.0.4; charset=utf-8"))
+        #expect(r.contains("demo_value{k=\"v\"} 42\n"))
+        c.send("HEAD /metrics HTTP/1.1\r\n\r\n")
+        let head = c.read { $0.hasSuffix("\r\n\r\n") }.text
+        #expect(head.hasPrefix("HTTP/1.1 200 OK"))
+        #expect(!head.contains("Content-Length: 0\r\n"))
+        c.send("DELETE /metrics HTTP/1.1\r\n\r\n")
+        let r405 = c.readResponse()
+        #expect(r405.hasPrefix("HTTP/1.1 405") && r405.contains("Allow: GET, HEAD"))
+        c.send("GET /nope HTTP/1.1\r\n\r\n")
+        #expect(c.readResponse().hasPrefix("HTTP/1.1 404"))
+        c.send("GET / HTTP/1.1\r\nConnection: close\r\n\r\n")
+        let landing = c.read()
+        #expect(landing.text.contains("<a href=\"/metrics\">"))
+        #expect(landing.closed)
+    }
+
+    @Test func openMetricsByAccept() throws {
+        let (server, port, _) = try Self.startServer()
+        defer { server.shutdown() }
+        let c = try RawTCPClient(port: port)
+        c.send("GET /metrics HTTP/1.1\r\nAccept: application/openmetrics-text;version=1.0.0\r\nConnection: close\r\n\r\n")
+        let r = c.read().text
+        #expect(r.contains("Content-Type: application/openmetrics-text; version=1.0.0; charset=utf-8"))
+        #expect(r.hasSuffix("# EOF\n"))
+    }
+
+    @Test func pipelinedRequestsInOneWrite() throws {
+        let (server, port, _) = try Self.startServer()
+        defer { server.shutdown() }
+        let c = try RawTCPClient(port: port)
+        c.send("GET /-/healthy HTTP/1.1\r\n\r\nGET /-/ready HTTP/1.1\r\n\r\nGET /-/healthy HTTP/1.1\r\nConnection: close\r\n\r\n")
+        let all = c.read()
+        #expect(all.closed)
+        #expect(all.text.occurrences(ofBytes: "HTTP/1.1 200 OK") == 3)
+    }
+
+    static let hostileCases: [Case] = [
+        ("\u{0}\u{1}\u{2}\u{3}\r\n\r\n", "HTTP/1.1 400"),
+        ("GET /" + String(repeating: "a", count: 10000) + " HTTP/1.1\r\n\r\n", "HTTP/1.1 414"),
+        ("GET / HTTP/1.1\r\nX: " + String(repeating: "b", count: 40000) + "\r\n\r\n", "HTTP/1.1 431"),
+        ("GET / HTTP/9.9\r\n\r\n", "HTTP/1.1 505"),
+    ].map(Case.init)
+
+    @Test(arguments: hostileCases)
+    func hostileRequestsGetAnErrorAndAClose(_ row: Case) throws {
+        let (payload, expected) = (row.input, row.expected)
+        let (server, port, _) = try Self.startServer()
+        defer { server.shutdown() }
+        let c = try RawTCPClient(port: port)
+        c.send(payload)
+        let r = c.read()
+        #expect(r.text.hasPrefix(expected))
+        #expect(r.closed)
+        // The server still serves others.
+        let d = try RawTCPClient(port: port)
+        d.send("GET /-/healthy HTTP/1.1\r\nConnection: close\r\n\r\n")
+        #expect(d.read().text.hasPrefix("HTTP/1.1 200"))
+    }
+
+    @Test func slowClientGets408AndIsClosed() throws {
+        let (server, port, _) = try Self.startServer(requestTimeout: .milliseconds(300))
+        defer { server.shutdown() }
+        let c = try RawTCPClient(port: port)
+        let clock = ContinuousClock()
+        let start = clock.now
+        c.send("GET /metrics HTTP/1.1\r\nHo")
+        let r = c.read()
+        #expect(r.text.hasPrefix("HTTP/1.1 408"))
+        #expect(r.closed)
+        #expect(clock.now - start >= .milliseconds(250))
+    }
+
+    @Test func idleKeepAliveConnectionIsClosed() throws {
+        let (server, port, _) = try Self.startServer(idleTimeout: .milliseconds(300))
+        defer { server.shutdown() }
+        let c = try RawTCPClient(port: port)
+        c.send("GET /-/healthy HTTP/1.1\r\n\r\n")
+        #expect(c.readResponse().hasPrefix("HTTP/1.1 200"))
+        let rest = c.read()
+        #expect(rest.closed && rest.text.isEmpty)
+    }
+
+    @Test func halfClosedClientStillGetsItsResponse() throws {
+        let (server, port, _) = try Self.startServer()
+        defer { server.shutdown() }
+        let c = try RawTCPClient(port: port)
+        c.send("GET /metrics HTTP/1.1\r\n\r\n")
+        c.shutdownWrite()
+        let r = c.read()
+        #expect(r.text.hasPrefix("HTTP/1.1 200") && r.text.contains("demo_value"))
+        #expect(r.closed)
+    }
+
+    @Test func clientVanishingMidResponseDoesNotHurtTheServer() throws {
+        let (server, port, _) = try Self.startServer(bigBody: 8 << 20)
+        defer { server.shutdown() }
+        for _ in 0..<5 {
+            let c = try RawTCPClient(port: port)
+            c.send("GET /big HTTP/1.1\r\n\r\n")
+            var one = [UInt8](repeating: 0, count: 100)
+            _ = recv(c.fd, &one, 100, 0)
+            // Reset instead of FIN: SO_LINGER 0 then close happens in deinit.
+            var lg = linger(l_onoff: 1, l_linger: 0)
+            setsockopt(c.fd, SOL_SOCKET, SO_LINGER, &lg, socklen_t(MemoryLayout<linger>.size))
+        }
+        let d = try RawTCPClient(port: port)
+        d.send("GET /-/healthy HTTP/1.1\r\nConnection: close\r\n\r\n")
+        #expect(d.read().text.hasPrefix("HTTP/1.1 200"))
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(5)
+        while server.activeConnections > 0 && clock.now < deadline { usleep(10_000) }
+        #expect(server.activeConnections == 0)
+    }
+
+    @Test func connectionLimitAnswers503() throws {
+        let (server, port, _) = try Self.startServer(maxConnections: 2)
+        defer { server.shutdown() }
+        let a = try RawTCPClient(port: port), b = try RawTCPClient(port: port)
+        a.send("GET /-/healthy HTTP/1.1\r\n\r\n")
+        b.send("GET /-/healthy HTTP/1.1\r\n\r\n")
+        #expect(a.readResponse().hasPrefix("HTTP/1.1 200"))
+        #expect(b.readResponse().hasPrefix("HTTP/1.1 200"))
+        let c = try RawTCPClient(port: port)
+        let r = c.read()
+        #expect(r.text.hasPrefix("HTTP/1.1 503"))
+        #expect(r.closed)
+    }
+
+    @Test func concurrentScrapesAllSucceed() async throws {
+        let (server, port, registry) = try Self.startServer()
+        defer { server.shutdown() }
+        let family = registry.counter("demo_events_total", help: "Events.", labels: ["n"])
+        let failures = await withTaskGroup(of: Int.self) { group in
+            for t in 0..<8 {
+                group.addTask {
+                    guard let c = try? RawTCPClient(port: port) else { return 1 }
+                    var failed = 0
+                    for i in 0..<50 {
+                        family.labels(String(t)).inc()
+                        c.send("GET /metrics HTTP/1.1\r\n\r\n")
+                        let r = c.readResponse()
+                        if !r.hasPrefix("HTTP/1.1 200") || !r.contains("demo_value{k=\"v\"} 42") { failed += 1 }
+                        if i == 49 && !r.contains("demo_events_total{n=\"\(t)\"}") { failed += 1 }
+                    }
+                    return failed
+                }
+            }
+            return await group.reduce(0, +)
+        }
+        #expect(failures == 0)
+    }
+
+    @Test func shutdownClosesIdleConnectionsPromptly() throws {
+        let (server, port, _) = try Self.startServer(idleTimeout: .seconds(30))
+        let c = try RawTCPClient(port: port)
+        c.send("GET /-/healthy HTTP/1.1\r\n\r\n")
+        #expect(c.readResponse().hasPrefix("HTTP/1.1 200"))
+        let clock = ContinuousClock()
+        let start = clock.now
+        server.shutdown(grace: .seconds(3))
+        #expect(clock.now - start < .seconds(1))
+        #expect(c.read().closed)
+        #expect(throws: (any Error).self) { _ = try RawTCPClient(port: port) }
+    }
+
+    @Test(arguments: [
+        (":10361", "", UInt16(10361)), ("127.0.0.1:0", "127.0.0.1", 0), ("[::1]:9", "::1", 9), ("localhost:80", "127.0.0.1", 80),
+    ])
+    func listenAddresses(text: String, host: String, port: UInt16) throws {
+        #expect(try ListenAddress.parse(text) == ListenAddress(host: host, port: port))
+    }
+
+    @Test(arguments: ["10361", "::1:80", "example.com:80", "127.0.0.1:99999", "[::1:80", "1.2.3.4:x"])
+    func badListenAddresses(text: String) {
+        #expect(throws: ListenAddress.Invalid.self) { try ListenAddress.parse(text) }
+    }
+}

@@ -1,0 +1,157 @@
+import ReachabilityTestSupport
+import Testing
+@testable import Reachability
+
+/// The scheduler on a manual clock: no test here sleeps.
+@Suite struct MonitorTests {
+    static let failed = ProbeResult.failure(.timeout, "scripted", duration: .seconds(1))
+    static let ok = ProbeResult(status: .success, duration: .milliseconds(3))
+
+    func spec(_ name: String, _ prober: any Prober, type: ProbeType = .tcp, interval: Duration? = nil) -> ProbeSpec {
+        ProbeSpec(name: name, type: type, target: name, interval: interval) { _ in prober }
+    }
+
+    func settings(interval: Duration = .seconds(5), timeout: Duration = .seconds(1), fastRecheck: Duration = .seconds(1)) -> MonitorSettings {
+        var s = MonitorSettings()
+        s.interval = interval
+        s.timeout = timeout
+        s.fastRecheck = fastRecheck
+        s.verdict = VerdictSettings(failAfter: 2, recoverAfter: 2)
+        return s
+    }
+
+    /// Advances the clock one second at a time, letting the monitor react between steps.
+    func step(_ clock: ManualClock, seconds: Int) async {
+        for _ in 0..<seconds {
+            _ = await clock.waitForSleepers()
+            clock.advance(by: .seconds(1))
+        }
+        _ = await clock.waitForSleepers()
+    }
+
+    /// Yields (bounded) until the condition holds.
+    func until(_ condition: () -> Bool) async -> Bool {
+        for _ in 0..<200_000 {
+            if condition() { return true }
+            await Task.yield()
+        }
+        return false
+    }
+
+    @Test func reChecksFasterWhileNotFullDoublingUpToTheInterval() async {
+        let clock = ManualClock()
+        let prober = ScriptedProber(type: .tcp, clock: clock)
+        prober.set(Self.failed)
+        let monitor = ReachabilityMonitor(probes: [spec("a", prober)], settings: settings(), clock: clock, wallClock: { 0 })
+        let task = Task { await monitor.run() }
+        await step(clock, seconds: 17)
+        task.cancel()
+        // Waits after each failing round: 1, 2, 4, then the 5 s interval.
+        #expect(prober.calls.map { Int($0.offset.seconds) } == [0, 1, 3, 7, 12, 17])
+    }
+
+    @Test func fullRoundsRunOnTheInterval() async {
+        let clock = ManualClock()
+        let prober = ScriptedProber(type: .tcp, clock: clock)
+        let monitor = ReachabilityMonitor(probes: [spec("a", prober)], settings: settings(), clock: clock, wallClock: { 0 })
+        let task = Task { await monitor.run() }
+        await step(clock, seconds: 15)
+        task.cancel()
+        #expect(prober.calls.map { Int($0.offset.seconds) } == [0, 5, 10, 15])
+        #expect(monitor.current?.state == .full)
+    }
+
+    @Test func aPathChangeReProbesAtOnce() async throws {
+        let clock = ManualClock()
+        let prober = ScriptedProber(type: .tcp, clock: clock)
+        let path = FakePathSource(FakePathSource.snapshot(name: "eth0", type: .ethernet, families: [.ipv4], carrier: true))
+        var s = settings()
+        s.pathDebounce = .milliseconds(100)
+        let monitor = ReachabilityMonitor(probes: [spec("a", prober)], settings: s, path: SnapshotPathGate(path), clock: clock, wallClock: { 0 })
+        let task = Task { await monitor.run() }
+        #expect(await clock.waitForSleepers())
+        #expect(prober.calls.count == 1)
+        path.send(FakePathSource.snapshot(name: "eth0", type: .ethernet, families: [.ipv4], carrier: false))
+        // The debounce sleeps on the clock too: wait for it, let it pass, and the round runs.
+        #expect(await clock.waitForSleepers(2))
+        clock.advance(by: .milliseconds(100))
+        #expect(await until { monitor.current?.round == 2 })
+        task.cancel()
+        #expect(prober.calls.count == 1, "no carrier: the round decides from the path, without traffic")
+        #expect(monitor.current?.overall.verdict == Verdict(.none, reason: "no_carrier"))
+        #expect(monitor.current?.round == 2)
+    }
+
+    @Test func startsAreStaggeredAcrossTheInterval() async {
+        let clock = ManualClock()
+        let probers = (0..<4).map { _ in ScriptedProber(type: .tcp, clock: clock) }
+        let specs = probers.enumerated().map { spec("p\($0.offset)", $0.element) }
+        let monitor = ReachabilityMonitor(probes: specs, settings: settings(interval: .seconds(5), timeout: .seconds(1)), clock: clock, wallClock: { 0 })
+        let task = Task { await monitor.run() }
+        // Three starts wait on the clock; release them one second at a time.
+        for k in 1...3 {
+            #expect(await clock.waitForSleepers(4 - k))
+            clock.advance(by: .seconds(1))
+            #expect(await until { probers[k].calls.count == 1 })
+        }
+        task.cancel()
+        // Spread over interval - timeout = 4 s.
+        #expect(probers.map { $0.calls.first.map { Int($0.offset.seconds) } } == [0, 1, 2, 3])
+    }
+
+    @Test func aProbeNeverOverlapsItself() async {
+        let clock = ManualClock()
+        let prober = ScriptedProber(type: .tcp, clock: clock, hold: .seconds(3))
+        let monitor = ReachabilityMonitor(probes: [spec("a", prober)], settings: settings(), clock: clock, wallClock: { 0 })
+        let running = Task { await monitor.run() }
+        #expect(await clock.waitForSleepers())
+        let checks = Task { await monitor.check() }  // must wait for the running round
+        await step(clock, seconds: 8)
+        _ = await checks.value
+        running.cancel()
+        #expect(prober.maxConcurrent == 1)
+        #expect(prober.calls.count >= 2)
+    }
+
+    @Test func hysteresisAcrossRounds() async {
+        let clock = ManualClock()
+        let prober = ScriptedProber(type: .tcp, clock: clock)
+        let monitor = ReachabilityMonitor(probes: [spec("a", prober)], settings: settings(fastRecheck: .zero), clock: clock, wallClock: { 0 })
+        #expect(await monitor.check().state == .full)
+        prober.set(Self.failed)
+        #expect(await monitor.check().state == .full)
+        let third = await monitor.check()
+        #expect(third.state == .limited)
+        #expect(third.overall.verdict.reason == "timeout")
+        #expect(third.transitions.map(\.scope).contains("overall"))
+    }
+
+    @Test func everySubscriberSeesEveryStatus() async {
+        let clock = ManualClock()
+        let prober = ScriptedProber(type: .tcp, clock: clock)
+        let monitor = ReachabilityMonitor(probes: [spec("a", prober)], settings: settings(), clock: clock, wallClock: { 0 })
+        let a = monitor.updates(), b = monitor.updates()
+        _ = await monitor.check()
+        var ia = a.makeAsyncIterator(), ib = b.makeAsyncIterator()
+        #expect(await ia.next()?.round == 1)
+        #expect(await ib.next()?.round == 1)
+        _ = await monitor.check()
+        #expect(await ia.next()?.round == 2)
+        #expect(await ib.next()?.round == 2)
+    }
+
+    @Test func uplinksGetTheirOwnVerdict() async {
+        let clock = ManualClock()
+        let good = ScriptedProber(type: .tcp, clock: clock), bad = ScriptedProber(type: .tcp, clock: clock)
+        bad.set(Self.failed)
+        var s = settings()
+        s.uplinks = ["wan0", "wan1"]
+        let probe = ProbeSpec(name: "a", type: .tcp, target: "a") { iface in iface == "wan0" ? bad : good }
+        let monitor = ReachabilityMonitor(probes: [probe], settings: s, clock: clock, wallClock: { 0 })
+        let status = await monitor.check()
+        #expect(status.uplinks["wan0"]?.verdict == Verdict(.limited, reason: "timeout"))
+        #expect(status.uplinks["wan1"]?.verdict.state == .full)
+        #expect(status.state == .full)
+        #expect(status.probes.count == 3)
+    }
+}

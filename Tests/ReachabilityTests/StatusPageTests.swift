@@ -1,0 +1,82 @@
+import Testing
+@testable import Reachability
+
+@Suite struct StatusPageTests {
+    static func status(_ state: ConnectivityState, reason: String? = nil) -> ReachabilityStatus {
+        let ok = ProbeOutcome(name: "http://192.0.2.1/generate_204", type: .http, target: "http://192.0.2.1/generate_204", interface: nil,
+                              result: ProbeResult(status: .success, duration: .milliseconds(12), phases: [.connect: .milliseconds(2), .processing: .milliseconds(9)]), at: 990)
+        let bad = ProbeOutcome(name: "<script>alert(1)</script>", type: .tcp, target: "x\"y", interface: "wan1",
+                               result: .failure(.refused, "connect: <refused>", duration: .milliseconds(1)), at: 990)
+        return ReachabilityStatus(
+            overall: ScopedVerdict(verdict: Verdict(state, reason: reason), since: 1000 - 3725),
+            families: [.ipv4: ScopedVerdict(verdict: Verdict(.full), since: 900), .ipv6: ScopedVerdict(verdict: Verdict(.limited, reason: "timeout"), since: 950)],
+            uplinks: ["wan1": ScopedVerdict(verdict: Verdict(.limited, reason: "refused"), since: 980)],
+            probes: [ok, bad], roundStarted: 990, roundDuration: .milliseconds(15), transitions: [], round: 7)
+    }
+
+    func page(_ s: ReachabilityStatus?) -> StatusPage {
+        StatusPage(status: { s }, now: { 1000 })
+    }
+
+    @Test func showsTheVerdictWithReasonAndAge() {
+        let html = page(Self.status(.limited, reason: "dns")).render()
+        #expect(html.contains("<div class=\"verdict\" id=\"verdict\" data-state=\"limited\""))
+        #expect(html.contains("<div class=\"state\">Limited</div><div class=\"why\">reason: dns · for 1h 2m</div>"))
+        #expect(html.contains("id=\"scope-ipv4\" data-state=\"full\""))
+        #expect(html.contains("id=\"scope-ipv6\" data-state=\"limited\""))
+        #expect(html.contains("id=\"scope-uplink-wan1\" data-state=\"limited\""))
+        #expect(html.contains("<meta http-equiv=\"refresh\""))
+        #expect(!html.contains("<script>"), "probe names are escaped")
+        #expect(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;@wan1"))
+        #expect(html.occurrences(of: "<tr class=\"probe\"") == 2)
+        #expect(html.contains("data-status=\"failure\""))
+        #expect(!html.contains("http://") || !html.contains("src=\"http"), "no external assets")
+    }
+
+    @Test(arguments: ConnectivityState.allCases)
+    func everyStateHasTextNotJustColour(state: ConnectivityState) {
+        let html = page(Self.status(state)).render()
+        let style = HTML.style(state)
+        #expect(html.contains("<div class=\"state\">\(style.label)</div>"))
+    }
+
+    @Test func beforeTheFirstRound() {
+        let html = page(nil).render()
+        #expect(html.contains("data-state=\"unknown\""))
+        #expect(html.contains("Waiting for the first probe round."))
+    }
+
+    @Test func debugViewShowsOneProbe() throws {
+        let p = page(Self.status(.full))
+        let html = try #require(p.renderDebug(name: "<script>alert(1)</script>@wan1"))
+        #expect(html.contains("reason: refused"))
+        #expect(html.contains("detail: connect: &lt;refused&gt;"))
+        #expect(p.renderDebug(name: "nope") == nil)
+    }
+
+    @Test func routes() {
+        var routes = WebRoutes(registry: MetricsRegistry())
+        routes.statusPage = page(Self.status(.full))
+        #expect(routes.handle(HTTPRequest(method: "GET", target: "/debug/probe?name=http%3A%2F%2F192.0.2.1%2Fgenerate_204")).status == 200)
+        #expect(routes.handle(HTTPRequest(method: "GET", target: "/debug/probe?name=missing")).status == 404)
+        #expect(routes.handle(HTTPRequest(method: "GET", target: "/debug/probe")).status == 400)
+        #expect(routes.handle(HTTPRequest(method: "POST", target: "/")).status == 405)
+        #expect(routes.handle(HTTPRequest(method: "GET", target: "/")).headers.contains { $0.name == "Cache-Control" })
+    }
+
+    @Test func ages() {
+        #expect(HTML.age(0.25) == "250ms")
+        #expect(HTML.age(59) == "59s")
+        #expect(HTML.age(3725) == "1h 2m")
+        #expect(HTML.age(90_000) == "1d 1h")
+    }
+}
+
+extension String {
+    func occurrences(of needle: String) -> Int {
+        var count = 0
+        var rest = self[...]
+        while let r = rest.firstRange(of: needle) { count += 1; rest = rest[r.upperBound...] }
+        return count
+    }
+}

@@ -1,0 +1,248 @@
+#!/usr/bin/env bash
+# Proof that the dashboards, the Prometheus rules and the deploy files work, against the real
+# exporter and a real Prometheus. Run by scripts/test (and so by .ci/run); runs alone too:
+#
+#   scripts/prometheus-proof.sh            (expects a built exporter; builds it if missing)
+#
+# 1. Static: promtool check config/rules, promtool test rules, mutation of every alert (its unit
+#    tests must catch it), yamllint, kubernetes-validate (offline, in an empty network
+#    namespace), the PrometheusRule and ConfigMap equal to their sources, compose, Containerfile
+#    and systemd structure, systemd-analyze verify/security, amtool check-config.
+# 2. Live (loopback only): a 204 server, two exporters (A: http mode with an uplink bound to lo;
+#    B: the netlink path monitor on) and Prometheus scraping them every second with the shipped
+#    rules. Every dashboard query (panels, variables, annotations) and every rule expression is
+#    evaluated through the HTTP API: no errors; empty only where scripts/prometheus-proof.py
+#    allows it. Then the 204 server stops: ReachabilityInternetUnreachable must go pending (the
+#    shipped 5m `for`) and fire (a variant with `for: 2s`, labelled proof="short_for"). Then
+#    exporter B stops: ReachabilityExporterDown must go pending.
+#
+# Every process is started here and stopped by its PID; everything lives in one temp dir; the
+# whole run is bounded (PROOF_TIMEOUT, default 300 s).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+export REACHABILITY_EXPORTER_REFUSE_DEFAULT_TARGETS=1
+
+if [ -z "${RX_PROOF_INNER:-}" ]; then
+  RX_PROOF_INNER=1 exec timeout --kill-after=10 "${PROOF_TIMEOUT:-300}" "$0" "$@"
+fi
+started=$(date +%s)
+step() { printf '\n== %s (t=%ss)\n' "$*" "$(( $(date +%s) - started ))"; }
+
+# ---- tools ------------------------------------------------------------------------------------
+need_apt=()
+command -v prometheus >/dev/null || need_apt+=(prometheus)
+command -v amtool >/dev/null || need_apt+=(prometheus-alertmanager)
+command -v curl >/dev/null || need_apt+=(curl)
+if ((${#need_apt[@]})); then
+  echo "installing: ${need_apt[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
+fi
+py_missing=()
+python3 -c 'import yaml' 2>/dev/null || py_missing+=(PyYAML)
+command -v yamllint >/dev/null || py_missing+=(yamllint)
+command -v kubernetes-validate >/dev/null || py_missing+=(kubernetes-validate)
+python3 -c 'import jsonschema' 2>/dev/null || py_missing+=(jsonschema)
+if ((${#py_missing[@]})); then
+  echo "pip installing: ${py_missing[*]}"
+  python3 -m pip install -q "${py_missing[@]}" >/dev/null 2>&1
+fi
+
+bin="$(swift build --show-bin-path)/reachability_exporter"
+[ -x "$bin" ] || swift build --product reachability_exporter 2>&1 | grep -Ev '^\[[0-9]+/[0-9]+\]' || true
+[ -x "$bin" ] || { echo "no exporter binary at $bin"; exit 1; }
+
+tmp=$(mktemp -d /tmp/rx-proof.XXXXXX)
+pids=()
+stop() {  # stop <pid>: TERM, wait up to 5 s, then KILL; only PIDs this script started
+  local pid=$1
+  kill -TERM "$pid" 2>/dev/null || return 0
+  for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null || true; return 0; }; sleep 0.1; done
+  kill -KILL "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+}
+cleanup() {
+  local rc=$?
+  for pid in "${pids[@]}"; do stop "$pid"; done
+  if [ "$rc" != 0 ] && [ -d "$tmp" ]; then
+    for log in "$tmp"/*.log; do [ -f "$log" ] && { echo "--- $(basename "$log") (last lines)"; tail -15 "$log"; }; done
+  fi
+  rm -rf "$tmp"
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 124' TERM INT
+
+proof() { python3 "$root/scripts/prometheus-proof.py" "$@"; }
+
+# ---- 1. static --------------------------------------------------------------------------------
+step "promtool: config, rules, unit tests"
+promtool check config deploy/prometheus/prometheus.yml
+mkdir -p "$tmp/compose-prometheus"  # the compose layout: config and rules side by side in /etc/prometheus
+cp deploy/compose/prometheus.yml deploy/prometheus/reachability.rules.yml "$tmp/compose-prometheus/"
+promtool check config "$tmp/compose-prometheus/prometheus.yml"
+promtool check rules deploy/prometheus/reachability.rules.yml
+python3 -c 'import yaml,sys; yaml.safe_dump(yaml.safe_load(open(sys.argv[1]))["spec"], open(sys.argv[2], "w"))' \
+  deploy/kubernetes/prometheusrule.yaml "$tmp/prometheusrule-spec.yml"
+promtool check rules "$tmp/prometheusrule-spec.yml"
+(cd deploy/prometheus && promtool test rules reachability.rules.test.yml)
+
+step "alert mutations (the unit tests must catch each broken alert)"
+proof mutate
+
+step "yamllint"
+yamllint -s -c deploy/yamllint.yml deploy && echo "yamllint: deploy/ clean"
+
+step "kubernetes-validate (API schemas bundled with the package; no network: empty network namespace)"
+k8s_files=(deploy/kubernetes/{namespace,configmap,daemonset,service}.yaml)
+if unshare -n true 2>/dev/null; then offline=(unshare -n); else offline=(); echo "note: unshare -n unavailable; validating without a network namespace"; fi
+for v in 1.29 1.37; do
+  "${offline[@]}" kubernetes-validate --strict --quiet -k "$v" "${k8s_files[@]}"
+  echo "kubernetes-validate --strict -k $v: ${k8s_files[*]##*/} valid"
+done
+echo "ServiceMonitor and PrometheusRule (CRDs, no bundled schema): checked by prometheus-proof.py static and promtool above"
+
+step "amtool check-config (compose's Alertmanager)"
+amtool check-config deploy/compose/alertmanager.yml
+
+step "systemd-analyze verify and security"
+# verify insists that ExecStart exists; check a copy pointing at the built binary.
+sed "s#/usr/local/bin/reachability_exporter#$bin#" deploy/systemd/reachability_exporter.service > "$tmp/reachability_exporter.service"
+if systemd-analyze verify "$tmp/reachability_exporter.service"; then
+  echo "systemd-analyze verify: clean"
+  systemd-analyze security --offline=true "$tmp/reachability_exporter.service" 2>/dev/null | tail -1
+else
+  echo "systemd-analyze verify failed"; exit 1
+fi
+
+step "dashboards, rules coverage, kubernetes, compose, Containerfile, systemd, flags"
+proof static --binary "$bin"
+
+step "the example configuration file (ConfigMap, compose)"
+# check-config reads the file exactly as the exporter would and sends no traffic.
+if "$bin" check-config --help >/dev/null 2>&1; then
+  "$bin" check-config deploy/reachability_exporter.yml
+else
+  echo "note: this build has no check-config (the configuration file is landing); deploy/reachability_exporter.yml parsed as YAML only"
+  python3 -c 'import yaml,sys; assert yaml.safe_load(open(sys.argv[1]))["probes"]' deploy/reachability_exporter.yml
+fi
+
+# ---- 2. live ----------------------------------------------------------------------------------
+step "live: 204 server, two exporters, Prometheus (loopback only)"
+wait_for() {  # wait_for <seconds> <command...>
+  local limit=$(( $1 * 10 )); shift
+  for _ in $(seq "$limit"); do "$@" && return 0; sleep 0.1; done
+  return 1
+}
+cat > "$tmp/server204.py" <<'EOF'
+import http.server, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(204); self.end_headers()
+    do_HEAD = do_GET
+    def log_message(self, *a): pass
+s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+open(sys.argv[1], "w").write(str(s.server_address[1]))
+s.serve_forever()
+EOF
+python3 "$tmp/server204.py" "$tmp/204.port" 2>"$tmp/server204.log" &
+srv=$!; pids+=("$srv")
+wait_for 5 test -s "$tmp/204.port" || { echo "204 server did not start"; exit 1; }
+url="http://127.0.0.1:$(cat "$tmp/204.port")/generate_204"
+
+# ICMP to 127.0.0.1 when this build has the ICMP prober (it refuses the flag with exit 64 until then).
+icmp=0; icmp_flags=()
+timeout 10 "$bin" check --probe.icmp=127.0.0.1 --probe.timeout=1s >/dev/null 2>"$tmp/icmp-check.log" || true
+grep -q 'not available in this build' "$tmp/icmp-check.log" || icmp=1
+if [ "$icmp" = 1 ]; then icmp_flags=(--probe.icmp=127.0.0.1); echo "ICMP prober present: exporter A also pings 127.0.0.1"
+else echo "ICMP prober not in this build ($(head -c 120 "$tmp/icmp-check.log")): ICMP panels may be empty"; fi
+
+start_exporter() {  # start_exporter <name> <flags...>; sets addr_<name>
+  local name=$1; shift
+  "$bin" --web.listen-address=127.0.0.1:0 "$@" 2>"$tmp/exporter-$name.log" &
+  pids+=("$!"); eval "pid_$name=$!"
+  wait_for 10 grep -q 'msg=listening' "$tmp/exporter-$name.log" || { echo "exporter $name did not start"; exit 1; }
+  eval "addr_$name=$(sed -n 's/.*msg=listening address=\([^ ]*\).*/\1/p' "$tmp/exporter-$name.log")"
+}
+# A: the verdict follows the HTTP probe alone (--probe.mode=http), so stopping the 204 server makes
+# it unreachable; the TCP probe to port 9 fails throughout (failure reasons); every probe also runs
+# bound to lo (an uplink), DNS resolves localhost.
+start_exporter a --no-path.monitor --probe.mode=http --probe.http="$url" --probe.tcp=127.0.0.1:9 \
+  --probe.dns=localhost --probe.uplink=lo "${icmp_flags[@]}" --probe.interval=1s --probe.timeout=500ms
+# B: the path monitor on (path and interface metrics), a second instance for the fleet view.
+start_exporter b --probe.tcp=127.0.0.1:9 --probe.dns=localhost --probe.interval=1s --probe.timeout=500ms
+echo "exporter A $addr_a (pid $pid_a), exporter B $addr_b (pid $pid_b), 204 server $url (pid $srv)"
+
+proof variant --alert ReachabilityInternetUnreachable --for 2s --out "$tmp/short-for.rules.yml"
+prom_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+cat > "$tmp/prometheus.yml" <<EOF
+global:
+  scrape_interval: 1s
+  scrape_timeout: 900ms
+  evaluation_interval: 1s
+rule_files:
+  - $root/deploy/prometheus/reachability.rules.yml
+  - $tmp/short-for.rules.yml
+scrape_configs:
+  - job_name: reachability
+    static_configs:
+      - targets: ["$addr_a", "$addr_b"]
+EOF
+promtool check config "$tmp/prometheus.yml" >/dev/null
+prometheus --config.file="$tmp/prometheus.yml" --storage.tsdb.path="$tmp/tsdb" \
+  --web.listen-address="127.0.0.1:$prom_port" --log.level=warn 2>"$tmp/prometheus.log" &
+prom_pid=$!; pids+=("$prom_pid")
+prom="http://127.0.0.1:$prom_port"
+wait_for 30 curl -fs -o /dev/null "$prom/-/ready" || { echo "Prometheus not ready"; exit 1; }
+echo "Prometheus $(prometheus --version 2>&1 | head -1 | cut -d' ' -f3) on $prom (pid $prom_pid)"
+# A short run: both targets up with at least 10 samples each, and the rules evaluated.
+proof wait --prometheus "$prom" --timeout 40 --what "both exporters scraped 10 times" \
+  --expr 'count(count_over_time(up{job="reachability"}[1m]) >= 10 and up{job="reachability"} == 1) == 2'
+proof wait --prometheus "$prom" --timeout 20 --what "verdict of A is full" \
+  --expr "reachability_internet_reachable{instance=\"$addr_a\"} == 1"
+
+step "live, healthy phase: every dashboard query and rule expression through the HTTP API"
+live() { proof live --prometheus "$prom" --instances "$addr_a,$addr_b" --icmp "$icmp" --state "$tmp/live-state.json" "$@"; }
+live --phase healthy
+# The panels say what the exporter says: the state encoding shows 4 (full) for A.
+state_now=$(proof panel --dashboard reachability-host.json --title "State now" --instance "$addr_a")
+proof wait --prometheus "$prom" --timeout 5 --what '"State now" panel shows 4 (full) for A' --expr "($state_now) == 4"
+# Silent when they should be: nothing about A's reachability, nor B's scrape, is pending or firing.
+silent() {  # silent <expr> <what>
+  local r; r=$(curl -fsS "$prom/api/v1/query" --data-urlencode "query=$1")
+  python3 -c 'import json,sys; r=json.loads(sys.argv[1])["data"]["result"]; assert not r, r; print("  ok   silent:", sys.argv[2])' "$r" "$2"
+}
+silent "ALERTS{alertname=\"ReachabilityInternetUnreachable\",instance=\"$addr_a\"}" "ReachabilityInternetUnreachable for A while its 204 target answers"
+silent "ALERTS{alertname=\"ReachabilityExporterDown\"}" "ReachabilityExporterDown while both exporters run"
+
+step "live: stop the 204 server; the unreachable alert must go pending, and fire with for: 2s"
+stop "$srv"
+echo "204 server (pid $srv) stopped"
+proof wait --prometheus "$prom" --timeout 30 --what "A's verdict left full (reachability_internet_reachable == 0)" \
+  --expr "reachability_internet_reachable{instance=\"$addr_a\"} == 0"
+proof wait --prometheus "$prom" --timeout 20 --what "shipped rule (for: 5m): pending" \
+  --expr "ALERTS{alertname=\"ReachabilityInternetUnreachable\",instance=\"$addr_a\",alertstate=\"pending\",proof=\"\"}"
+proof wait --prometheus "$prom" --timeout 20 --what "variant (for: 2s): firing" \
+  --expr "ALERTS{alertname=\"ReachabilityInternetUnreachable\",instance=\"$addr_a\",alertstate=\"firing\",proof=\"short_for\"}"
+curl -fsS "$prom/api/v1/alerts" | python3 -c '
+import json, sys
+for a in json.load(sys.stdin)["data"]["alerts"]:
+    if a["labels"]["alertname"] == "ReachabilityInternetUnreachable":
+        print("  alert:", a["state"], a["labels"].get("proof", "shipped"), "|", a["annotations"]["description"])'
+
+proof wait --prometheus "$prom" --timeout 10 --what '"State now" panel shows 3 (limited) for A' --expr "($state_now) == 3"
+sites_offline=$(proof panel --dashboard reachability-fleet.json --title "Sites offline")
+# At least A (B's verdict depends on this machine's routes: the path monitor is on there).
+proof wait --prometheus "$prom" --timeout 10 --what 'fleet "Sites offline" panel counts A' --expr "($sites_offline) >= 1"
+
+step "live, outage phase: every query again (the outage panels now have data); each must have returned series in some phase"
+live --phase outage --enforce
+
+step "live: stop exporter B; ReachabilityExporterDown must go pending"
+stop "$pid_b"
+echo "exporter B (pid $pid_b) stopped"
+proof wait --prometheus "$prom" --timeout 20 --what "ReachabilityExporterDown pending for B" \
+  --expr "ALERTS{alertname=\"ReachabilityExporterDown\",instance=\"$addr_b\",alertstate=\"pending\"}"
+
+step "prometheus proof passed in $(( $(date +%s) - started ))s"
