@@ -22,7 +22,7 @@ enum ConfigSchema {
             for (i, item) in items.enumerated() {
                 let probe = try ProbeSchema.decode(item, path: KeyPath.index("probes", i), file: file)
                 if let first = seen[probe.name] {
-                    throw ConfigError(file: file, mark: probe.marks["name"] ?? probe.mark, path: KeyPath.child(probe.path, "name"),
+                    throw ConfigError(file: file, mark: probe.marks["name"] ?? probe.marks["target"] ?? probe.mark, path: KeyPath.child(probe.path, "name"),
                                       expected: "a name no other probe has", found: probe.name.debugDescription,
                                       hint: "\(first) has it too; give each probe its own name")
                 }

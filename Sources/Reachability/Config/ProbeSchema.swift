@@ -52,7 +52,9 @@ enum ProbeSchema {
             try checkURL(p, type: type, target: target)
             def.http = try http(p.map("http", keys: httpKeys, what: "the HTTP options"), type: type, marks: &def.marks)
         case .dns:
-            def.dns = try dns(p.map("dns", keys: dnsKeys, what: "the DNS options"))
+            let m = try p.map("dns", keys: dnsKeys, what: "the DNS options")
+            for e in m?.entries ?? [] { def.marks["dns.\(e.key)"] = e.value.mark }
+            def.dns = try dns(m)
         case .icmp:
             var icmp = ICMPOptions()
             if let m = try p.map("icmp", keys: icmpKeys, what: "the ICMP options") { icmp.count = try m.int("count", 1...1000) ?? icmp.count }

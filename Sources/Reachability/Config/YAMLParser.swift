@@ -126,7 +126,7 @@ public struct YAMLParser {
             let value: YAMLNode
             if isLineEnd(line, after) {
                 pos += 1
-                value = try parseNested(under: n, sameIndentList: true, emptyMark: line.mark(k.afterColon - 1), path: keyPath)
+                value = try parseNested(under: n, sameIndentList: true, emptyMark: line.mark(k.afterColon), path: keyPath)
             } else {
                 value = try parseInlineValue(line, from: after, path: keyPath)
                 pos += 1
