@@ -145,6 +145,15 @@ import Testing
         }
     }
 
+    /// Nesting is bounded, so no file can exhaust the stack.
+    @Test func deepNestingIsRefusedNotACrash() {
+        let blocks = String(repeating: "- ", count: 10_000) + "x\n"
+        #expect(Self.error(blocks)?.hasSuffix("expected at most 64 levels of nesting, found more") == true)
+        let flow = "a: " + String(repeating: "[", count: 10_000) + "\n"
+        #expect(Self.error(flow)?.hasSuffix("expected at most 64 levels of nesting, found more") == true)
+        #expect(Self.error(String(repeating: "- ", count: 60) + "x\n") == nil)
+    }
+
     /// Whatever the bytes, the parser returns or throws; it never traps.
     @Test func survivesArbitraryInput() {
         var rng = SystemRandomNumberGenerator()

@@ -231,8 +231,9 @@ public final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == D
     }
 
     /// Replaces the probes and settings between rounds (a configuration reload): waits for a
-    /// running round to finish (its staggered starts begin at once), swaps, tells the observers (`RoundObserver.probesChanged`), and
-    /// wakes the scheduler so a round with the new probes runs at once.
+    /// running round to finish (its staggered starts begin at once), swaps, tells the observers
+    /// (`RoundObserver.probesChanged`), and wakes the scheduler so a round with the new probes
+    /// runs at once.
     ///
     /// - Probers are built afresh for every probe (the specs carry no identity to compare).
     /// - Verdict trackers (overall, per family, per kept uplink) keep their state and streaks when
