@@ -15,12 +15,13 @@ public enum ExporterCommand {
     static let serveFlags: [FlagSpec] = [
         FlagSpec("web.listen-address", .value(default: defaultListenAddress), placeholder: "ADDRESS", help: "Address to serve metrics on: [host]:port; :port means every address."),
         FlagSpec("web.max-connections", .value(default: "64"), placeholder: "N", help: "Concurrent HTTP connections served; more get 503."),
-    ] + ProbeFlags.specs + commonFlags
+    ] + ProbeFlags.specs + HistoryFlags.specs + commonFlags
 
     static var usage: String {
         """
         usage: reachability_exporter [<flags>]
                reachability_exporter check [<probe flags>] [--output=text|json]
+               reachability_exporter history --history.dir=DIR [--since=DURATION] [--output=table|json|csv]
 
         Tells whether this host really reaches the internet, and exports it to Prometheus.
         Without probe flags it probes a built-in set of public endpoints (see the README).
@@ -34,12 +35,14 @@ public enum ExporterCommand {
     /// Runs the command and returns the process exit status.
     public static func main(_ args: [String]) async -> Int32 {
         if args.first == "check" { return await CheckCommand.main(Array(args.dropFirst())) }
+        if args.first == "history" { return HistoryCommand.main(Array(args.dropFirst())) }
         let flags: ParsedFlags
         let logger: Logger
         let listen: ListenAddress
         var serverOptions = HTTPServer.Options()
         let specs: [ProbeSpec]
         let settings: MonitorSettings
+        let historyConfig: HistoryConfig?
         do throws(UsageError) {
             flags = try FlagParser(serveFlags).parse(args)
             if flags.bool("help") { writeOut(usage); return 0 }
@@ -51,6 +54,7 @@ public enum ExporterCommand {
             }
             serverOptions.maxConnections = try flags.int("web.max-connections", range: 1...100_000) ?? 64
             (specs, settings) = try ProbeFlags.build(flags, environment: processEnvironment())
+            historyConfig = try HistoryFlags.config(flags)
         } catch {
             writeErr("reachability_exporter: error: \(error.message), try --help\n")
             return 64
@@ -66,7 +70,11 @@ public enum ExporterCommand {
         let (pathGate, pathMonitor) = ProbeFlags.startPathGate(flags, logger: logger, registry: registry)
         defer { pathMonitor?.stop() }
         let recorder = MetricsRecorder(registry: registry, probes: specs, uplinks: settings.uplinks)
-        let monitor = ReachabilityMonitor(probes: specs, settings: settings, path: pathGate, observers: [recorder, RoundLogger(logger: logger)])
+        // History (issue 6): read back before the first round, written by its own thread.
+        let history = historyConfig.map { HistoryService.start($0, interval: settings.interval, registry: registry, logger: logger.with("component", "history")) }
+        let monitor = ReachabilityMonitor(probes: specs, settings: settings, path: pathGate,
+                                          observers: [recorder, RoundLogger(logger: logger)] + (history?.observers ?? []))
+        history?.restore(into: monitor, logger: logger)
         let routes = WebRoutes(registry: registry) { monitor.current != nil }
         let server: HTTPServer
         do {
@@ -92,6 +100,7 @@ public enum ExporterCommand {
         }
         monitorTask.cancel()
         server.shutdown(grace: .seconds(2))
+        history?.stop()
         logger.info("stopped")
         return 0
     }
