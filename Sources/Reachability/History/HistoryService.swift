@@ -63,7 +63,7 @@ public final class HistoryService: Sendable {
         registry.onCollect { tracker.refresh() }
 
         let writer = HistoryWriter(config: config, interval: interval, metrics: metrics, logger: logger, store: store, now: now)
-        writer.start()
+        writer.start(at: startTime)
         return HistoryService(writer: writer, tracker: tracker, lastRound: lastRound, loaded: stats)
     }
 

@@ -51,10 +51,10 @@ public final class HistoryWriter: RoundObserver, Sendable {
         metrics.files.set(Double(files))
     }
 
-    /// Starts the writer thread and queues the `start` record.
-    public func start() {
+    /// Starts the writer thread and queues the `start` record (stamped `time`, default now).
+    public func start(at time: Double? = nil) {
         guard !started.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        append(.start(StartRecord(time: now(), interval: interval.seconds, pid: Int(FileIO.processID()))))
+        append(.start(StartRecord(time: time ?? now(), interval: interval.seconds, pid: Int(FileIO.processID()))))
         startThread(name: "history-writer") { [self] in run() }
     }
 
