@@ -101,6 +101,29 @@ final class CapturedLog {
         history.stop()
     }
 
+    @Test func aVanishedDirectoryIsNoticedAndRecreated() throws {
+        let dir = ScratchDirectory()
+        let log = CapturedLog()
+        let registry = MetricsRegistry()
+        let history = HistoryService.start(HistoryConfig(directory: dir.path + "/sub"), interval: .seconds(1), registry: registry, logger: log.logger)
+        history.writer.roundCompleted(status(at: Self.t0, Verdict(.full), since: Self.t0))
+        #expect(history.writer.flush())
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path + "/sub").count == 1)
+        try FileManager.default.removeItem(atPath: dir.path + "/sub")
+        // Written into the deleted file; the sync notices, counts and logs it.
+        history.writer.roundCompleted(status(at: Self.t0 + 1, Verdict(.full), since: Self.t0))
+        #expect(history.writer.flush())
+        #expect(Self.value(registry.renderString(), "reachability_history_write_errors_total") == 1)
+        #expect(log.count("history write failed") == 1, "\(log.text)")
+        // The next record recreates the directory and a file.
+        history.writer.roundCompleted(status(at: Self.t0 + 2, Verdict(.full), since: Self.t0))
+        #expect(history.writer.flush())
+        let files = try FileManager.default.contentsOfDirectory(atPath: dir.path + "/sub")
+        #expect(files.count == 1)
+        #expect(log.count("history writes recovered") == 1)
+        history.stop()
+    }
+
     @Test func theQueueIsBoundedAndNeverBlocks() throws {
         let dir = ScratchDirectory()
         var config = HistoryConfig(directory: dir.path)

@@ -81,7 +81,9 @@ public struct HistoryReader {
         for slot in slots {
             let (events, fileStats) = slot.take()
             stats.add(fileStats)
-            for e in events { body(e) }
+            events.withUnsafeBufferPointer { all in
+                for i in all.indices { body(all[i]) }
+            }
             permits.signal()
         }
         stop.store(true, ordering: .relaxed)

@@ -149,16 +149,25 @@ public struct HistoryStore: Sendable {
         throw HistoryStoreError(operation: .write, errno: Errno(28))  // ENOSPC: what a short write means
     }
 
-    /// Makes written records durable.
-    public func sync() throws(HistoryStoreError) {
+    /// Makes written records durable. If the file was deleted behind our back (the directory
+    /// removed or cleaned), it is dropped so the next record starts a new file rather than
+    /// writing into an unlinked one.
+    public mutating func sync() throws(HistoryStoreError) {
         guard fd >= 0 else { return }
         do { try FileIO.syncData(fd) } catch { throw HistoryStoreError(operation: .sync, errno: error) }
+        if (try? FileIO.linkCount(fd: fd)) == 0 {
+            FileIO.close(fd)
+            fd = -1
+            files.removeLast()
+            listed = false
+            throw HistoryStoreError(operation: .write, errno: Errno(2))  // ENOENT: the file is gone
+        }
     }
 
     /// Closes the current file (after a sync) and starts the next one.
     public mutating func rotate(now: Double) throws(HistoryStoreError) {
         if fd >= 0 {
-            try? sync()
+            try? FileIO.syncData(fd)
             FileIO.close(fd)
             fd = -1
         }
@@ -215,7 +224,7 @@ public struct HistoryStore: Sendable {
 
     public mutating func close() {
         if fd >= 0 {
-            try? sync()
+            try? FileIO.syncData(fd)
             FileIO.close(fd)
             fd = -1
         }

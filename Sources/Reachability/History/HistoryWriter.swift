@@ -194,6 +194,9 @@ public final class HistoryWriter: RoundObserver, Sendable {
         let result: HistoryStoreError? = store.withLock { s in
             do throws(HistoryStoreError) { try s.sync(); return nil } catch { return error }
         }
+        let (bytes, files) = store.withLock { ($0.totalBytes, $0.files.count) }
+        metrics.bytes.set(Double(bytes))
+        metrics.files.set(Double(files))
         if let result {
             metrics.writeErrors.inc()
             failed(result)

@@ -106,6 +106,9 @@ struct OutageReportBuilder {
     private var overall = ScopeLog(name: "overall")
     private var scopes: [ScopeLog] = []
     private var scopeIndex: [String: Int] = [:]
+    /// The scope slot of each position in the previous round's families and uplinks: rounds
+    /// list the same scopes in the same order, so a string compare replaces a hash lookup.
+    private var lastSlots: [Int] = []
     private var ledger = AvailabilityLedger(keep: HistoryMetrics.windows.map(\.seconds).max() ?? 0)
     private let firstDay: Int
     private var up: [Double]
@@ -125,8 +128,9 @@ struct OutageReportBuilder {
             let cap = 2 * r.interval
             account(overall.take(overall.timeline.add(at: r.at, verdict: r.overall, cap: cap), window: window))
             ledger.add(at: r.at, verdict: r.overall, cap: cap)
-            for v in r.families { addScope(v, at: r.at, cap: cap) }
-            for v in r.uplinks { addScope(v, at: r.at, cap: cap) }
+            var position = 0
+            for v in r.families { addScope(v, position: position, at: r.at, cap: cap); position += 1 }
+            for v in r.uplinks { addScope(v, position: position, at: r.at, cap: cap); position += 1 }
         case .start(let time, _), .stop(let time):
             account(overall.take(overall.timeline.cut(at: time), window: window))
             ledger.cut(at: time)
@@ -136,8 +140,14 @@ struct OutageReportBuilder {
         }
     }
 
-    private mutating func addScope(_ v: NamedVerdict, at: Double, cap: Double) {
-        let i = index(v.name)
+    private mutating func addScope(_ v: NamedVerdict, position: Int, at: Double, cap: Double) {
+        let i: Int
+        if position < lastSlots.count, scopes[lastSlots[position]].name == v.name {
+            i = lastSlots[position]
+        } else {
+            i = index(v.name)
+            if position < lastSlots.count { lastSlots[position] = i } else { lastSlots.append(i) }
+        }
         scopes[i].take(scopes[i].timeline.add(at: at, verdict: v.verdict, cap: cap), window: window)
     }
 

@@ -45,6 +45,13 @@ public enum FileIO {
         guard utimensat(AT_FDCWD, path, &times, 0) == 0 else { throw Errno.current }
     }
 
+    /// How many directory entries name the open file (0 once it is deleted).
+    public static func linkCount(fd: Int32) throws(Errno) -> Int {
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { throw Errno.current }
+        return Int(st.st_nlink)
+    }
+
     public static func size(fd: Int32) throws(Errno) -> Int {
         var st = stat()
         guard fstat(fd, &st) == 0 else { throw Errno.current }
