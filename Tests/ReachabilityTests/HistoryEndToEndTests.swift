@@ -72,6 +72,19 @@ import Testing
         #expect(try ExporterProcess.run(["history"]).status == 64)
     }
 
+    @Test(arguments: [
+        ("--history.max-file-size=12XB", "invalid value \"12XB\" for flag '--history.max-file-size': unknown unit \"XB\""),
+        ("--history.max-file-size=1KiB", "invalid value for flag '--history.max-file-size': must be at least 4KiB"),
+        ("--history.retention=10m", "invalid value for flag '--history.retention': must be at least 1h"),
+        ("--history.max-total-size=1MiB", "invalid value for flag '--history.max-total-size': must be at least --history.max-file-size (64MiB)"),
+        ("--history.dir=", "invalid value \"\" for flag '--history.dir': expected a directory"),
+    ])
+    func badHistoryFlagsAreUsageErrors(flag: String, message: String) throws {
+        let r = try ExporterProcess.run(["--probe.tcp=127.0.0.1:9", "--history.dir=/nonexistent/never-used", flag])
+        #expect(r.status == 64)
+        #expect(r.stderr.contains(message), "\(r.stderr)")
+    }
+
     @Test func sigkillMidRunThenRestartKeepsEveryCompleteRecordAndTheState() throws {
         let dir = ScratchDirectory()
         let args = ["--web.listen-address=127.0.0.1:0", "--no-path.monitor", "--probe.tcp=127.0.0.1:9", "--probe.interval=100ms",

@@ -133,6 +133,21 @@ import Testing
         #expect(disagreements.isEmpty, "\(disagreements.prefix(3))")
     }
 
+    @Test func packedWordsMatchTheirText() {
+        let table: [(UInt64, StaticString)] = [
+            (Word.time, "time"), (Word.duration, "duration"), (Word.interval, "interval"), (Word.round, "round"),
+            (Word.state, "state"), (Word.reason, "reason"), (Word.since, "since"), (Word.families, "families"),
+            (Word.uplinks, "uplinks"), (Word.probes, "probes"), (Word.name, "name"), (Word.type, "type"),
+            (Word.status, "status"), (Word.target, "target"), (Word.detail, "detail"), (Word.address, "address"),
+            (Word.full, "full"), (Word.limited, "limited"), (Word.noneWord, "none"), (Word.portal, "portal"),
+            (Word.unknown, "unknown"), (Word.success, "success"), (Word.failure, "failure"), (Word.icmpWord, "icmp"),
+            (Word.httpWord, "http"), (Word.httpsWord, "https"), (Word.dnsWord, "dns"), (Word.tcpWord, "tcp"),
+        ]
+        for (word, text) in table { #expect(word == JSONScanner.pack(text), "\(text)") }
+        #expect(Set(ProbeType.allCases.map(\.rawValue)) == ["icmp", "http", "https", "dns", "tcp"])
+        #expect(Set(ConnectivityState.allCases.map(\.rawValue)) == ["unknown", "none", "portal", "limited", "full"])
+    }
+
     @Test func byteSizes() throws {
         #expect(try ByteSizeParser.parse("64MiB") == 64 << 20)
         #expect(try ByteSizeParser.parse("1GB") == 1_000_000_000)

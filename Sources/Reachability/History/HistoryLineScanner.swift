@@ -30,6 +30,39 @@ public struct RoundSummary: Sendable, Equatable {
     }
 }
 
+/// Packed key and value words the fast path compares tokens with (`JSONScanner.pack`,
+/// written out as literals so the comparisons compile to immediates; a test checks them).
+enum Word {
+    static var time: UInt64 { 0x656d6974 }  // "time"
+    static var duration: UInt64 { 0x6e6f697461727564 }  // "duration"
+    static var interval: UInt64 { 0x6c61767265746e69 }  // "interval"
+    static var round: UInt64 { 0x646e756f72 }  // "round"
+    static var state: UInt64 { 0x6574617473 }  // "state"
+    static var reason: UInt64 { 0x6e6f73616572 }  // "reason"
+    static var since: UInt64 { 0x65636e6973 }  // "since"
+    static var families: UInt64 { 0x7365696c696d6166 }  // "families"
+    static var uplinks: UInt64 { 0x736b6e696c7075 }  // "uplinks"
+    static var probes: UInt64 { 0x7365626f7270 }  // "probes"
+    static var name: UInt64 { 0x656d616e }  // "name"
+    static var type: UInt64 { 0x65707974 }  // "type"
+    static var status: UInt64 { 0x737574617473 }  // "status"
+    static var target: UInt64 { 0x746567726174 }  // "target"
+    static var detail: UInt64 { 0x6c6961746564 }  // "detail"
+    static var address: UInt64 { 0x73736572646461 }  // "address"
+    static var full: UInt64 { 0x6c6c7566 }  // "full"
+    static var limited: UInt64 { 0x646574696d696c }  // "limited"
+    static var noneWord: UInt64 { 0x656e6f6e }  // "none"
+    static var portal: UInt64 { 0x6c6174726f70 }  // "portal"
+    static var unknown: UInt64 { 0x6e776f6e6b6e75 }  // "unknown"
+    static var success: UInt64 { 0x73736563637573 }  // "success"
+    static var failure: UInt64 { 0x6572756c696166 }  // "failure"
+    static var icmpWord: UInt64 { 0x706d6369 }  // "icmp"
+    static var httpWord: UInt64 { 0x70747468 }  // "http"
+    static var httpsWord: UInt64 { 0x7370747468 }  // "https"
+    static var dnsWord: UInt64 { 0x736e64 }  // "dns"
+    static var tcpWord: UInt64 { 0x706374 }  // "tcp"
+}
+
 /// A decoded line, reduced to what timelines need.
 public enum HistoryEvent: Sendable, Equatable {
     case round(RoundSummary)
@@ -113,19 +146,20 @@ public struct HistoryLineScanner {
                   let k2 = try s.nextKey(&first), s.equals(k2, "type"), s.equals(try s.readString(), "round") else { return nil }
             var seen: UInt16 = 0
             while let key = try s.nextKey(&first) {
-                guard !key.escaped else { return nil }
                 let bit: UInt16
-                if s.equals(key, "time") { bit = 1; out.time = try s.readNumber() }
-                else if s.equals(key, "duration") { bit = 2; out.duration = try s.readNumber() }
-                else if s.equals(key, "interval") { bit = 4; out.interval = try s.readNumber() }
-                else if s.equals(key, "round") { bit = 8; let r = try s.readNumber(); guard r >= 0, r <= 9e15 else { return nil } }
-                else if s.equals(key, "state") { bit = 16; guard let st = try Self.state(&s) else { return nil }; out.overall.state = st }
-                else if s.equals(key, "reason") { bit = 32; out.overall.reason = try optionalString(&s) }
-                else if s.equals(key, "since") { bit = 64; out.since = try s.readNumber() }
-                else if s.equals(key, "families") { bit = 128; guard let f = try scopes(&s) else { return nil }; out.families = f }
-                else if s.equals(key, "uplinks") { bit = 256; guard let u = try scopes(&s) else { return nil }; out.uplinks = u }
-                else if s.equals(key, "probes") { bit = 512; guard try Self.probes(&s) else { return nil } }
-                else { return nil }
+                switch s.word(key) {
+                case Word.time: bit = 1; out.time = try s.readNumber()
+                case Word.duration: bit = 2; out.duration = try s.readNumber()
+                case Word.interval: bit = 4; out.interval = try s.readNumber()
+                case Word.round: bit = 8; let r = try s.readNumber(); guard r >= 0, r <= 9e15 else { return nil }
+                case Word.state: bit = 16; guard let st = try Self.state(&s) else { return nil }; out.overall.state = st
+                case Word.reason: bit = 32; out.overall.reason = try optionalString(&s)
+                case Word.since: bit = 64; out.since = try s.readNumber()
+                case Word.families: bit = 128; guard let f = try scopes(&s) else { return nil }; out.families = f
+                case Word.uplinks: bit = 256; guard let u = try scopes(&s) else { return nil }; out.uplinks = u
+                case Word.probes: bit = 512; guard try Self.probes(&s) else { return nil }
+                default: return nil  // unknown, longer or escaped: the full decoder decides
+                }
                 guard seen & bit == 0 else { return nil }
                 seen |= bit
             }
@@ -139,13 +173,14 @@ public struct HistoryLineScanner {
     }
 
     private static func state(_ s: inout JSONScanner) throws(JSONScanError) -> ConnectivityState? {
-        let t = try s.readString()
-        if s.equals(t, "full") { return .full }
-        if s.equals(t, "limited") { return .limited }
-        if s.equals(t, "none") { return ConnectivityState.none }
-        if s.equals(t, "portal") { return .portal }
-        if s.equals(t, "unknown") { return .unknown }
-        return nil
+        switch s.word(try s.readString()) {
+        case Word.full: return .full
+        case Word.limited: return .limited
+        case Word.noneWord: return ConnectivityState.none
+        case Word.portal: return .portal
+        case Word.unknown: return .unknown
+        default: return nil
+        }
     }
 
     private mutating func optionalString(_ s: inout JSONScanner) throws(JSONScanError) -> String? {
@@ -158,6 +193,7 @@ public struct HistoryLineScanner {
         if try s.readNull() { return [] }
         try s.beginObject()
         var out: [NamedVerdict] = []
+        out.reserveCapacity(4)
         var first = true
         while let nameToken = try s.nextKey(&first) {
             guard !nameToken.escaped else { return nil }
@@ -168,11 +204,12 @@ public struct HistoryLineScanner {
             var verdict = Verdict.unknown
             var seen = 0
             while let key = try s.nextKey(&inner) {
-                if s.equals(key, "state"), seen & 1 == 0 {
+                let w = s.word(key)
+                if w == Word.state, seen & 1 == 0 {
                     guard let st = try Self.state(&s) else { return nil }
                     verdict.state = st
                     seen |= 1
-                } else if s.equals(key, "reason"), seen & 2 == 0 {
+                } else if w == Word.reason, seen & 2 == 0 {
                     verdict.reason = try optionalString(&s)
                     seen |= 2
                 } else {
@@ -187,11 +224,15 @@ public struct HistoryLineScanner {
     }
 
     private static func isProbeType(_ s: JSONScanner, _ t: JSONStringToken) -> Bool {
-        s.equals(t, "https") || s.equals(t, "http") || s.equals(t, "icmp") || s.equals(t, "dns") || s.equals(t, "tcp")
+        switch s.word(t) {
+        case Word.icmpWord, Word.httpWord, Word.httpsWord, Word.dnsWord, Word.tcpWord: return true
+        default: return false
+        }
     }
 
     private static func isProbeStatus(_ s: JSONScanner, _ t: JSONStringToken) -> Bool {
-        s.equals(t, "success") || s.equals(t, "failure") || s.equals(t, "portal")
+        let w = s.word(t)
+        return w == Word.success || w == Word.failure || w == Word.portal
     }
 
     /// Validates the probe array the way the full decoder would, without keeping anything.
@@ -204,21 +245,23 @@ public struct HistoryLineScanner {
             var inner = true
             var seen: UInt16 = 0
             while let key = try s.nextKey(&inner) {
-                guard !key.escaped else { return false }
                 let bit: UInt16
-                if s.equals(key, "name") { bit = 1; _ = try s.readString() }
-                else if s.equals(key, "type") { bit = 2; guard isProbeType(s, try s.readString()) else { return false } }
-                else if s.equals(key, "status") { bit = 4; guard isProbeStatus(s, try s.readString()) else { return false } }
-                else if s.equals(key, "duration") { bit = 8; guard try s.readNumber() >= 0 else { return false } }
-                else if s.equals(key, "reason") {
+                switch s.word(key) {
+                case Word.name: bit = 1; _ = try s.readString()
+                case Word.type: bit = 2; guard isProbeType(s, try s.readString()) else { return false }
+                case Word.status: bit = 4; guard isProbeStatus(s, try s.readString()) else { return false }
+                case Word.duration: bit = 8; guard try s.readNumber() >= 0 else { return false }
+                case Word.reason:
                     bit = 16
                     if try !s.readNull() { guard FailureReason(rawValue: s.string(try s.readString())) != nil else { return false } }
+                case Word.target: bit = 32; if try !s.readNull() { _ = try s.readString() }
+                case Word.detail: bit = 128; if try !s.readNull() { _ = try s.readString() }
+                case Word.address: bit = 256; if try !s.readNull() { _ = try s.readString() }
+                default:
+                    guard s.equals(key, "interface"), !key.escaped else { return false }
+                    bit = 64
+                    if try !s.readNull() { _ = try s.readString() }
                 }
-                else if s.equals(key, "target") { bit = 32; if try !s.readNull() { _ = try s.readString() } }
-                else if s.equals(key, "interface") { bit = 64; if try !s.readNull() { _ = try s.readString() } }
-                else if s.equals(key, "detail") { bit = 128; if try !s.readNull() { _ = try s.readString() } }
-                else if s.equals(key, "address") { bit = 256; if try !s.readNull() { _ = try s.readString() } }
-                else { return false }
                 guard seen & bit == 0 else { return false }
                 seen |= bit
             }
