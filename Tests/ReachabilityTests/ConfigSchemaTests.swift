@@ -79,7 +79,7 @@ import Testing
         #expect(c.global.fastRecheck == .zero && c.global.pathMonitor == false)
         #expect(c.global.marks["interval"] == YAMLMark(line: 2, column: 13))
         #expect(c.uplinks == .interfaces(["eth0", "wwan0"]))
-        #expect(c.history == HistoryConfig(dir: "/var/lib/rx", maxFileSize: 16 << 20, retention: .seconds(30 * 86400)))
+        #expect(c.history == HistorySection(dir: "/var/lib/rx", maxFileSize: 16 << 20, retention: .seconds(30 * 86400)))
         #expect(c.probes.map(\.name) == ["portal", "https://127.0.0.1:8443/", "body", "resolver", "ping", "127.0.0.1:9"])
         #expect(c.probes.map(\.type) == [.http, .https, .http, .dns, .icmp, .tcp])
         let portal = c.probes[0]

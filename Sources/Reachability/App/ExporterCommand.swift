@@ -15,13 +15,14 @@ public enum ExporterCommand {
     static let serveFlags: [FlagSpec] = [
         FlagSpec("web.listen-address", .value(default: defaultListenAddress), placeholder: "ADDRESS", help: "Address to serve metrics on: [host]:port; :port means every address."),
         FlagSpec("web.max-connections", .value(default: "64"), placeholder: "N", help: "Concurrent HTTP connections served; more get 503."),
-    ] + [ConfigWiring.flag] + ProbeFlags.specs + commonFlags
+    ] + [ConfigWiring.flag] + ProbeFlags.specs + HistoryFlags.specs + commonFlags
 
     static var usage: String {
         """
         usage: reachability_exporter [<flags>]
                reachability_exporter check [<probe flags>] [--output=text|json]
                reachability_exporter check-config FILE
+               reachability_exporter history --history.dir=DIR [--since=DURATION] [--output=table|json|csv]
 
         Tells whether this host really reaches the internet, and exports it to Prometheus.
         Without probe flags it probes a built-in set of public endpoints (see the README).
@@ -36,12 +37,14 @@ public enum ExporterCommand {
     public static func main(_ args: [String]) async -> Int32 {
         if args.first == "check" { return await CheckCommand.main(Array(args.dropFirst())) }
         if args.first == "check-config" { return CheckConfigCommand.main(Array(args.dropFirst())) }
+        if args.first == "history" { return HistoryCommand.main(Array(args.dropFirst())) }
         let flags: ParsedFlags
         let logger: Logger
         let listen: ListenAddress
         var serverOptions = HTTPServer.Options()
         var specs: [ProbeSpec] = []
         var settings = MonitorSettings()
+        var historyConfig: HistoryConfig?
         do throws(UsageError) {
             flags = try FlagParser(serveFlags).parse(args)
             if flags.bool("help") { writeOut(usage); return 0 }
@@ -54,6 +57,7 @@ public enum ExporterCommand {
             serverOptions.maxConnections = try flags.int("web.max-connections", range: 1...100_000) ?? 64
             // config: with --config.file, probes and settings come from ConfigWiring.setup below.
             if flags.string("config.file") == nil { (specs, settings) = try ProbeFlags.build(flags, environment: processEnvironment()) }
+            historyConfig = try HistoryFlags.config(flags)
         } catch {
             writeErr("reachability_exporter: error: \(error.message), try --help\n")
             return 64
@@ -86,7 +90,18 @@ public enum ExporterCommand {
             return 1
         }
         let recorder = MetricsRecorder(registry: registry, probes: specs, uplinks: settings.uplinks)
-        let monitor = ReachabilityMonitor(probes: specs, settings: settings, path: pathGate, observers: [recorder, RoundLogger(logger: logger)])
+        // History (issue 6): --history.* flags, else the file's `history:` section. Read back
+        // before the first round, written by its own thread.
+        if historyConfig == nil, let section = setup?.file?.history, let dir = section.dir {
+            var c = HistoryConfig(directory: dir)
+            if let size = section.maxFileSize { c.maxFileSize = Int(size) }
+            if let retention = section.retention { c.retention = retention }
+            historyConfig = c
+        }
+        let history = historyConfig.map { HistoryService.start($0, interval: settings.interval, registry: registry, logger: logger.with("component", "history")) }
+        let monitor = ReachabilityMonitor(probes: specs, settings: settings, path: pathGate,
+                                          observers: [recorder, RoundLogger(logger: logger)] + (history?.observers ?? []))
+        history?.restore(into: monitor, logger: logger)
         var routes = WebRoutes(registry: registry) { monitor.current != nil }
         routes.statusPage = StatusPage(status: { monitor.current })
         // config: reloads (SIGHUP, POST /-/reload) swap probes and settings in the monitor.
@@ -126,6 +141,7 @@ public enum ExporterCommand {
         monitorTask.cancel()
         uplinkTask?.cancel()
         server.shutdown(grace: .seconds(2))
+        history?.stop()
         logger.info("stopped")
         return 0
     }

@@ -102,8 +102,8 @@ enum ConfigSchema {
         return .interfaces(names)
     }
 
-    static func history(_ h: ConfigMap) throws(ConfigError) -> HistoryConfig {
-        var out = HistoryConfig()
+    static func history(_ h: ConfigMap) throws(ConfigError) -> HistorySection {
+        var out = HistorySection()
         out.dir = try h.string("dir", expected: "a directory path")
         if let (text, _) = try h.scalar("max_file_size", expected: "a size such as 16MiB or 1048576") {
             guard let bytes = ByteSize.parse(text), bytes > 0 else {
@@ -116,21 +116,11 @@ enum ConfigSchema {
     }
 }
 
-/// Sizes as Prometheus writes them (`512MB`, 1024-based), plus the IEC spellings (`16MiB`)
-/// and plain byte counts.
+/// Sizes in the file: the same spellings as the `--history.*` flags (`16MiB`, `64MB`, `1048576`).
 enum ByteSize {
-    static let units: [(String, Int64)] = [
-        ("B", 1), ("KB", 1 << 10), ("MB", 1 << 20), ("GB", 1 << 30), ("TB", 1 << 40),
-        ("KiB", 1 << 10), ("MiB", 1 << 20), ("GiB", 1 << 30), ("TiB", 1 << 40),
-    ]
 
+    /// One rule for flags and file alike: `ByteSizeParser` (History/HistoryConfig.swift).
     static func parse(_ text: String) -> Int64? {
-        let digits = text.prefix(while: { $0.isASCII && $0.isNumber })
-        guard !digits.isEmpty, let n = Int64(digits) else { return nil }
-        let unit = text.dropFirst(digits.count)
-        guard unit.isEmpty || units.contains(where: { $0.0 == unit }) else { return nil }
-        let factor = units.first { $0.0 == unit }?.1 ?? 1
-        let (v, overflow) = n.multipliedReportingOverflow(by: factor)
-        return overflow ? nil : v
+        (try? ByteSizeParser.parse(text)).map(Int64.init)
     }
 }

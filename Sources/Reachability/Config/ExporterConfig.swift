@@ -9,11 +9,11 @@ public struct ExporterConfig: Sendable, Equatable {
     /// nil when the file does not mention `uplinks`.
     public var uplinks: UplinkSelection?
     /// nil when the file has no `history` section.
-    public var history: HistoryConfig?
+    public var history: HistorySection?
     public var probes: [ProbeDefinition]
 
     public init(file: String, global: GlobalConfig = GlobalConfig(), uplinks: UplinkSelection? = nil,
-                history: HistoryConfig? = nil, probes: [ProbeDefinition] = []) {
+                history: HistorySection? = nil, probes: [ProbeDefinition] = []) {
         self.file = file
         self.global = global
         self.uplinks = uplinks
@@ -47,7 +47,7 @@ public enum UplinkSelection: Sendable, Equatable {
 }
 
 /// `history:` — parsed and handed on; the history writer gives the values their meaning.
-public struct HistoryConfig: Sendable, Equatable {
+public struct HistorySection: Sendable, Equatable {
     public var dir: String?
     /// `max_file_size` in bytes.
     public var maxFileSize: Int64?
