@@ -72,6 +72,18 @@ import Testing
         #expect(try ExporterProcess.run(["history"]).status == 64)
     }
 
+    @Test func aReadOnlyHistoryDirectoryDoesNotStopTheExporter() throws {
+        let mount = try ScratchMount(options: "size=64k,ro")
+        let exporter = try ExporterProcess(["--web.listen-address=127.0.0.1:0", "--no-path.monitor", "--probe.tcp=127.0.0.1:9",
+                                            "--probe.interval=200ms", "--probe.timeout=100ms", "--history.dir=\(mount.path)"])
+        try exporter.waitListening()
+        let m = try waitFor(exporter, "reachability_history_write_errors_total", atLeast: 3)
+        #expect((Self.value(m, "reachability_rounds_total") ?? 0) >= 1)
+        #expect(Self.value(m, "reachability_history_records_written_total") == 0)
+        #expect(exporter.stderr.components(separatedBy: "history write failed").count == 2, "\(exporter.stderr)")
+        #expect(try exporter.stop().status == 0)
+    }
+
     @Test(arguments: [
         ("--history.max-file-size=12XB", "invalid value \"12XB\" for flag '--history.max-file-size': unknown unit \"XB\""),
         ("--history.max-file-size=1KiB", "invalid value for flag '--history.max-file-size': must be at least 4KiB"),
