@@ -135,7 +135,7 @@ public final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == D
                 let offset = staggerWindow * Double(i) / Double(due.count)
                 group.addTask { [self] in
                     if offset > .zero { try? await clock.sleep(for: offset) }
-                    return await runProbe(job.spec, interface: job.interface, at: started)
+                    return await runProbe(job.spec, interface: job.interface, at: started, due: clockStart.advanced(by: offset))
                 }
             }
             var out: [ProbeOutcome] = []
@@ -183,19 +183,21 @@ public final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == D
         return status
     }
 
-    private func runProbe(_ spec: ProbeSpec, interface: String?, at started: Double) async -> ProbeOutcome {
+    private func runProbe(_ spec: ProbeSpec, interface: String?, at started: Double, due: C.Instant) async -> ProbeOutcome {
         let timeout = spec.timeout ?? settings.timeout
         let prober = probers[Self.key(spec.name, interface)]!
         let result: ProbeResult
+        var lateness: Duration?
         // No usable path for this probe: fail at once, without traffic.
         if let reason = interface.flatMap({ path.unsatisfiedReason(interface: $0) }) ?? spec.family.flatMap({ path.unsatisfiedReason(for: $0) }) ?? path.unsatisfiedReason(for: nil) {
             result = .failure(.unreachable, "no path: \(reason)", duration: .zero)
         } else {
             await concurrency.acquire()
+            lateness = due.duration(to: clock.now)
             result = await prober.probe(deadline: .now + timeout)
             concurrency.release()
         }
-        return ProbeOutcome(name: spec.name, type: spec.type, target: spec.target, interface: interface, result: result, at: started)
+        return ProbeOutcome(name: spec.name, type: spec.type, target: spec.target, interface: interface, result: result, at: started, startLateness: lateness)
     }
 
     private func family(of o: ProbeOutcome) -> IPFamily? {
