@@ -16,6 +16,8 @@ let package = Package(
         .executableTarget(name: "reachability_exporter", dependencies: ["Reachability"]),
         // Benchmark drivers (bench/*.sh); not installed.
         .executableTarget(name: "reachability-bench", dependencies: ["Reachability"]),
+        // ICMP load generator for bench/icmp_bench.sh (CPU per probe vs smokeping_prober).
+        .executableTarget(name: "icmp-bench", dependencies: ["Reachability"]),
         // Fakes and loopback servers shared by the tests and benchmarks.
         .target(name: "ReachabilityTestSupport", dependencies: ["Reachability", "CShim", "COpenSSL"]),
         // The fault lab's upstream services (scripts/fault-lab.sh); not a product.

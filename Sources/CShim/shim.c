@@ -5,6 +5,8 @@
 #include <unistd.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <sys/syscall.h>
+#include <linux/capability.h>
 #include "CShim.h"
 
 int cshim_accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags) {
@@ -21,3 +23,12 @@ void cshim_set_thread_name(const char *name) {
 }
 
 int cshim_setns_net(int fd) { return setns(fd, CLONE_NEWNET); }
+
+int cshim_drop_thread_capability(int cap) {
+    struct __user_cap_header_struct header = { _LINUX_CAPABILITY_VERSION_3, 0 };
+    struct __user_cap_data_struct data[2];
+    if (cap < 0 || cap >= 64) return -1;
+    if (syscall(SYS_capget, &header, data) != 0) return -1;
+    data[cap / 32].effective &= ~(1u << (cap % 32));
+    return (int)syscall(SYS_capset, &header, data);
+}

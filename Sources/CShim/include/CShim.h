@@ -31,4 +31,6 @@ void cshim_set_thread_name(const char *name);
 /// Moves the calling thread into the network namespace open at `fd` (setns(fd, CLONE_NEWNET)).
 /// Returns 0 or -1 with errno set.
 int cshim_setns_net(int fd);
+/// Clears capability `cap` from the calling thread's effective set (tests: act unprivileged).
+int cshim_drop_thread_capability(int cap);
 #endif

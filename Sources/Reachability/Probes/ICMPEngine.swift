@@ -1,0 +1,165 @@
+import Glibc
+import Synchronization
+
+/// The shared ICMP echo machinery behind every `ICMPProber`: one socket per (family, mode, bound
+/// interface), opened on first use and shared by all targets, each with one receive thread. Cost
+/// per echo is one `sendto`, one dictionary insert and one lookup per reply, so it scales
+/// linearly with the probe rate; no thread or timer per target.
+///
+/// Sockets that fail to open are not cached: the next echo tries again (the operator may have
+/// fixed the sysctl, or the interface may be back). A socket whose bound interface vanished is
+/// replaced on the next echo.
+///
+/// Not for: choosing addresses or families (the prober does that), or metrics.
+public final class ICMPEngine: Sendable {
+    /// The process-wide engine used by probers that are not given one.
+    public static let shared = ICMPEngine()
+
+    /// Opens a socket: (domain, type, protocol) -> descriptor or errno. Tests substitute one that
+    /// runs inside a network namespace or with capabilities dropped.
+    typealias Opener = @Sendable (_ domain: Int32, _ type: Int32, _ protocol: Int32) -> Result<Int32, Errno>
+
+    struct Key: Hashable {
+        var family: IPFamily
+        var mode: ICMPSocketMode
+        var interface: String?
+    }
+
+    private let opener: Opener
+    private let sockets = Mutex<[Key: ICMPSocket]>([:])
+
+    /// An engine whose sockets live in the current network namespace or, when `networkNamespace`
+    /// is a path such as `/run/netns/NAME`, in that namespace (needs CAP_SYS_ADMIN; the process
+    /// itself stays where it is).
+    public convenience init(networkNamespace: String? = nil) {
+        if let networkNamespace {
+            self.init { domain, type, proto in
+                do throws(Errno) {
+                    return try NetworkNamespace.run(inNamespaceAt: networkNamespace) { Self.openSocket(domain, type, proto) }
+                } catch {
+                    return .failure(error)
+                }
+            }
+        } else {
+            self.init(opener: Self.openSocket)
+        }
+    }
+
+    init(opener: @escaping Opener) {
+        self.opener = opener
+    }
+
+    deinit { close() }
+
+    static func openSocket(_ domain: Int32, _ type: Int32, _ proto: Int32) -> Result<Int32, Errno> {
+        let fd = Glibc.socket(domain, type, proto)
+        return fd >= 0 ? .success(fd) : .failure(Errno.current)
+    }
+
+    /// Sends one echo request to `destination` and waits for the outcome, at most until `deadline`.
+    /// Never throws: a socket that cannot be opened gives `.failed` with a reason and a fix hint.
+    public func echo(
+        to destination: SocketAddress, mode: ICMPSocketMode = .auto, interface: String? = nil,
+        payloadSize: Int = 56, deadline: ContinuousClock.Instant
+    ) async -> ICMPEchoOutcome {
+        let socket: ICMPSocket
+        do {
+            socket = try self.socket(family: destination.ipFamily, mode: mode, interface: interface)
+        } catch {
+            return .notSent(error.reason, error.description)
+        }
+        return await socket.echo(to: destination, payloadSize: payloadSize, deadline: deadline)
+    }
+
+    /// The kind of socket that serves this family, mode and interface, opening it if needed.
+    /// Throws when no socket can be opened (the error says how to fix it).
+    public func socketKind(family: IPFamily, mode: ICMPSocketMode = .auto, interface: String? = nil) throws(ICMPSocketError) -> ICMPSocketKind {
+        try socket(family: family, mode: mode, interface: interface).kind
+    }
+
+    /// Closes every socket; echoes in flight fail with `error`. Later echoes open new sockets.
+    public func close() {
+        let all = sockets.withLock { s in
+            let all = Array(s.values)
+            s.removeAll()
+            return all
+        }
+        for socket in all { socket.retire() }
+    }
+
+    func socket(family: IPFamily, mode: ICMPSocketMode, interface: String?) throws(ICMPSocketError) -> ICMPSocket {
+        let key = Key(family: family, mode: mode, interface: interface)
+        // Opening happens under the lock so concurrent first echoes share one socket.
+        return try sockets.withLock { (s: inout [Key: ICMPSocket]) throws(ICMPSocketError) -> ICMPSocket in
+            if let existing = s[key], !existing.isRetired { return existing }
+            let fresh = try open(key)
+            s[key] = fresh
+            return fresh
+        }
+    }
+
+    private func open(_ key: Key) throws(ICMPSocketError) -> ICMPSocket {
+        switch key.mode {
+        case .datagram: return try open(.datagram, key)
+        case .raw: return try open(.raw, key)
+        case .auto:
+            let datagramError: ICMPSocketError
+            do { return try open(.datagram, key) } catch { datagramError = error }
+            guard datagramError.kind == .noPermission || datagramError.kind == .unsupported else { throw datagramError }
+            do {
+                return try open(.raw, key)
+            } catch {
+                guard error.kind == .noPermission else { throw error }
+                throw ICMPSocketError(
+                    kind: .noPermission, family: key.family, mode: .auto, code: error.code,
+                    description: "ICMP \(key.family.rawValue) needs ping sockets or raw sockets, and neither is allowed "
+                        + "(ping socket: \(Errno(datagramError.code ?? 0)); raw socket: \(Errno(error.code ?? 0))). "
+                        + ICMPSocketError.fixHint(for: .auto))
+            }
+        }
+    }
+
+    private func open(_ kind: ICMPSocketKind, _ key: Key) throws(ICMPSocketError) -> ICMPSocket {
+        let domain = key.family == .ipv4 ? AF_INET : AF_INET6
+        let proto = key.family == .ipv4 ? Int32(IPPROTO_ICMP) : Int32(IPPROTO_ICMPV6)
+        let type = Int32(kind == .raw ? SOCK_RAW.rawValue : SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+        switch opener(domain, type, proto) {
+        case .failure(let e):
+            throw ICMPSocketError.opening(kind, family: key.family, mode: key.mode, errno: e.code)
+        case .success(let fd):
+            return try ICMPSocket(fd: fd, family: key.family, kind: kind, interface: key.interface, mode: key.mode)
+        }
+    }
+}
+
+/// The outcome of one echo request.
+public enum ICMPEchoOutcome: Sendable, Equatable {
+    /// The reply came back. `ttl` is the reply's TTL (IPv4) or hop limit (IPv6) when known.
+    case reply(rtt: Duration, ttl: Int?)
+    /// Sent, and neither a reply nor an error came back before the deadline.
+    case timedOut
+    /// Sent, and an ICMP error quoting it came back (destination unreachable, time exceeded…).
+    case icmpError(String)
+    /// Never sent: no socket could be opened, or `sendto` failed (no route, firewall, …).
+    case notSent(FailureReason, String)
+    /// Sent, then abandoned before an answer: the task was cancelled or the socket closed.
+    case abandoned(String)
+
+    /// Whether the request left this host (everything except `.notSent`).
+    public var wasSent: Bool {
+        if case .notSent = self { return false }
+        return true
+    }
+
+    /// The outcome for an errno from `sendto`.
+    static func sendFailure(_ code: Int32, destination: SocketAddress) -> ICMPEchoOutcome {
+        let reason: FailureReason = switch code {
+        case ENETUNREACH, EHOSTUNREACH, EADDRNOTAVAIL, ENETDOWN, EHOSTDOWN, ENODEV, ENXIO, ENONET: .unreachable
+        case EPERM, EACCES: .permission
+        default: .error
+        }
+        var text = "sending to \(destination.ip): \(Errno(code))"
+        if reason == .permission { text += " (a local firewall rule rejected the packet)" }
+        return .notSent(reason, text)
+    }
+}

@@ -1,0 +1,219 @@
+/// Pings one host: each round resolves the host afresh (so DNS changes are followed and a DNS
+/// failure is a `dns` result, never an exit), then sends `count` echo requests `spacing` apart
+/// through the shared `ICMPEngine` and waits for them until the round's deadline.
+///
+/// Result: `success` if at least one reply came back, with `ICMPDetail` (sent, received, RTTs in
+/// send order, TTL/hop limit of the last reply). Phases: `resolve` and `rtt`, the **mean** RTT of
+/// the replies (min/max are in the detail text, every RTT in `icmp.rtts`). Failure reasons:
+/// `timeout` (sent, nothing came back), `unreachable` (no route, the bound interface is missing,
+/// or an ICMP error such as destination unreachable came back), `permission` (a local firewall
+/// rejected the send, or neither ping nor raw sockets are allowed), `dns`, `error`. (Linux does
+/// not report a firewall's refusal to an IPv6 *ping* socket's send, so that case is `timeout`.)
+///
+/// Family: the first resolved address that the preference admits. With `.any`, if every echo to
+/// that address fails as unreachable (say, an AAAA record on a host without IPv6 routes), the
+/// first address of the other family is tried with the time left.
+public struct ICMPProber: Prober {
+    /// What to ping and how.
+    public struct Configuration: Sendable, Equatable {
+        /// A host name (re-resolved every round) or an IP literal.
+        public var host: String
+        public var family: FamilyPreference
+        /// Echo requests per round.
+        public var count: Int
+        /// Time between the echo requests of one round (0 sends them back to back).
+        public var spacing: Duration
+        /// Payload bytes after the 8-byte ICMP header (the first 8 carry a matching nonce).
+        public var payloadSize: Int
+        /// Interface to bind to (SO_BINDTODEVICE), to probe through one uplink.
+        public var interface: String?
+        public var mode: ICMPSocketMode
+
+        public static let maxCount = 1000
+        /// The largest payload that fits an IPv4 datagram.
+        public static let maxPayloadSize = 65_507
+
+        public init(
+            host: String, family: FamilyPreference = .any, count: Int = 3, spacing: Duration = .milliseconds(100),
+            payloadSize: Int = 56, interface: String? = nil, mode: ICMPSocketMode = .auto
+        ) {
+            self.host = host; self.family = family; self.count = count; self.spacing = spacing
+            self.payloadSize = payloadSize; self.interface = interface; self.mode = mode
+        }
+
+        /// What is wrong with this configuration, or nil if it is usable. Config loading can
+        /// report it up front; a prober given a bad configuration fails each round with `error`.
+        public var problem: String? {
+            if host.isEmpty { return "host is empty" }
+            if !(1...Self.maxCount).contains(count) { return "count \(count) is outside 1…\(Self.maxCount)" }
+            if spacing < .zero { return "spacing \(spacing) is negative" }
+            if !(0...Self.maxPayloadSize).contains(payloadSize) { return "payload size \(payloadSize) is outside 0…\(Self.maxPayloadSize)" }
+            if let interface, !Self.isValidInterfaceName(interface) { return "interface name \(interface.debugDescription) is not valid" }
+            return nil
+        }
+
+        /// Linux's rule for interface names: 1–15 bytes, not `.` or `..`, no `/`, `:`, whitespace or NUL.
+        public static func isValidInterfaceName(_ name: String) -> Bool {
+            let bytes = Array(name.utf8)
+            guard (1...15).contains(bytes.count), name != ".", name != ".." else { return false }
+            return !bytes.contains { $0 == 0x2f || $0 == 0x3a || $0 == 0 || $0 == 0x20 || (0x09...0x0d).contains($0) }
+        }
+    }
+
+    public let configuration: Configuration
+    let engine: ICMPEngine
+
+    public init(_ configuration: Configuration, engine: ICMPEngine = .shared) {
+        self.configuration = configuration
+        self.engine = engine
+    }
+
+    public var type: ProbeType { .icmp }
+
+    public func probe(deadline: ContinuousClock.Instant) async -> ProbeResult {
+        let clock = ContinuousClock()
+        let start = clock.now
+        let c = configuration
+        if let problem = c.problem {
+            return .failure(.error, "bad ICMP probe configuration: \(problem)", duration: clock.now - start)
+        }
+        // C APIs would silently cut the name at a NUL ("127.0.0.1\0junk" -> 127.0.0.1).
+        if c.host.utf8.contains(0) {
+            return .failure(.dns, "invalid host name \(c.host.debugDescription)", duration: clock.now - start)
+        }
+        let addresses: [SocketAddress]
+        do {
+            addresses = try await Resolver.resolve(c.host, family: c.family, deadline: deadline)
+        } catch {
+            let elapsed = clock.now - start
+            return .failure(.dns, error.message, duration: elapsed, phases: [.resolve: elapsed])
+        }
+        let resolveTime = clock.now - start
+        var result = await ping(addresses, deadline: deadline)
+        result.duration = clock.now - start
+        result.phases[.resolve] = resolveTime
+        return result
+    }
+
+    /// The echo part of a round, for resolved `addresses`: the first admitted address, then (for
+    /// `.any`) the other family if every echo was unreachable. `duration` and the `resolve`
+    /// phase are left for `probe` to fill in.
+    func ping(_ addresses: [SocketAddress], deadline: ContinuousClock.Instant) async -> ProbeResult {
+        let clock = ContinuousClock()
+        let c = configuration
+        guard var address = addresses.first(where: { c.family.admits($0.ipFamily) }) else {
+            return .failure(.dns, "\(c.host) has no \(c.family.rawValue) address", duration: .zero)
+        }
+        var outcomes = await echoes(to: address, deadline: deadline)
+        var fallbackNote = ""
+        if c.family == .any, outcomes.allSatisfy(Self.isUnreachable),
+           let other = addresses.first(where: { $0.ipFamily != address.ipFamily }), clock.now < deadline {
+            fallbackNote = " (\(address.ip) was unreachable: \(Self.firstProblem(outcomes) ?? "?"))"
+            address = other
+            outcomes = await echoes(to: address, deadline: deadline)
+        }
+        var result = Self.summarize(outcomes, address: address, duration: .zero)
+        result.detail += fallbackNote
+        return result
+    }
+
+    /// Sends the round's echoes (echo i at `spacing * i`, none after the deadline) and returns
+    /// their outcomes in send order.
+    func echoes(to address: SocketAddress, deadline: ContinuousClock.Instant) async -> [ICMPEchoOutcome] {
+        let c = configuration
+        let engine = engine
+        if c.count == 1 {
+            return [await engine.echo(to: address, mode: c.mode, interface: c.interface, payloadSize: c.payloadSize, deadline: deadline)]
+        }
+        let base = ContinuousClock.now
+        return await withTaskGroup(of: (Int, ICMPEchoOutcome).self) { group in
+            for i in 0..<c.count {
+                let sendAt = base + c.spacing * i
+                if i > 0, sendAt >= deadline { break }
+                group.addTask {
+                    if i > 0, c.spacing > .zero { await Reactor.shared.sleep(until: sendAt) }
+                    if Task.isCancelled { return (i, .notSent(.error, "cancelled")) }
+                    return (i, await engine.echo(to: address, mode: c.mode, interface: c.interface, payloadSize: c.payloadSize, deadline: deadline))
+                }
+            }
+            var outcomes: [ICMPEchoOutcome?] = Array(repeating: nil, count: c.count)
+            for await (i, outcome) in group { outcomes[i] = outcome }
+            return outcomes.compactMap { $0 }
+        }
+    }
+
+    static func isUnreachable(_ outcome: ICMPEchoOutcome) -> Bool {
+        switch outcome {
+        case .icmpError, .notSent(.unreachable, _): true
+        default: false
+        }
+    }
+
+    static func firstProblem(_ outcomes: [ICMPEchoOutcome]) -> String? {
+        for o in outcomes {
+            switch o {
+            case .icmpError(let text), .notSent(_, let text), .abandoned(let text): return text
+            case .reply, .timedOut: continue
+            }
+        }
+        return nil
+    }
+
+    /// Turns echo outcomes into a result. Without replies the reason is the most telling one seen:
+    /// permission, then unreachable, then error, then timeout.
+    static func summarize(_ outcomes: [ICMPEchoOutcome], address: SocketAddress, duration: Duration) -> ProbeResult {
+        var rtts: [Duration] = []
+        var ttl: Int?
+        var reasons: Set<FailureReason> = []
+        for o in outcomes {
+            switch o {
+            case .reply(let rtt, let t):
+                rtts.append(rtt)
+                if let t { ttl = t }
+            case .timedOut: reasons.insert(.timeout)
+            case .icmpError: reasons.insert(.unreachable)
+            case .notSent(let reason, _): reasons.insert(reason)
+            case .abandoned: reasons.insert(.error)
+            }
+        }
+        let sent = outcomes.filter(\.wasSent).count
+        let detail = ICMPDetail(sent: sent, received: rtts.count, rtts: rtts, ttl: ttl)
+        let counts = "\(rtts.count)/\(outcomes.count) replies from \(address.ip)"
+        var result = ProbeResult(status: .failure, duration: duration, address: address.ip, family: address.ipFamily, icmp: detail)
+        if !rtts.isEmpty {
+            let total = rtts.reduce(Duration.zero, +)
+            let mean = total / rtts.count
+            result.status = .success
+            result.phases[.rtt] = mean
+            let minimum = rtts.min() ?? mean, maximum = rtts.max() ?? mean
+            result.detail = "\(counts), rtt min/avg/max \(milliseconds(minimum))/\(milliseconds(mean))/\(milliseconds(maximum)) ms"
+                + (ttl.map { ", ttl \($0)" } ?? "")
+            return result
+        }
+        let order: [FailureReason] = [.permission, .unreachable, .error, .dns]
+        let reason = order.first(where: reasons.contains) ?? .timeout
+        result.reason = reason
+        if reason == .timeout {
+            result.detail = "\(counts): no reply before the deadline"
+        } else {
+            let text = outcomes.lazy.compactMap { o -> String? in
+                switch o {
+                case .icmpError(let t) where reason == .unreachable: t
+                case .notSent(let r, let t) where r == reason: t
+                case .abandoned(let t) where reason == .error: t
+                default: nil
+                }
+            }.first
+            result.detail = "\(counts): \(text ?? reason.rawValue)"
+        }
+        return result
+    }
+
+    /// A duration in milliseconds with three decimals ("0.042"), without Foundation.
+    static func milliseconds(_ d: Duration) -> String {
+        let (seconds, attoseconds) = d.components
+        let micros = max(0, seconds * 1_000_000 + attoseconds / 1_000_000_000_000)
+        let fraction = String(micros % 1000)
+        return "\(micros / 1000).\(String(repeating: "0", count: 3 - fraction.count))\(fraction)"
+    }
+}

@@ -1,0 +1,227 @@
+import CShim
+import Glibc
+import Synchronization
+
+/// The receive thread of an `ICMPSocket`: `poll` on the socket and a wake-up eventfd, drain
+/// every queued datagram (and, for ping sockets, the error queue), match, and expire deadlines.
+extension ICMPSocket {
+    /// What one `recvmsg` produced, besides the bytes.
+    private struct Received {
+        var realtimeNanos: Int64?
+        var hopLimit: Int?
+        /// Offset and length of a `sock_extended_err` (+ offender) in the control buffer.
+        var extendedError: UnsafeRawBufferPointer?
+    }
+
+    /// Buffers owned by the receive thread, allocated once.
+    private struct Buffers {
+        static let dataSize = 65_536 + 512
+        static let controlSize = 1024
+        let data = UnsafeMutableRawPointer.allocate(byteCount: dataSize, alignment: 16)
+        let control = UnsafeMutableRawPointer.allocate(byteCount: controlSize, alignment: 16)
+        let name = UnsafeMutablePointer<sockaddr_storage>.allocate(capacity: 1)
+        let iov = UnsafeMutablePointer<iovec>.allocate(capacity: 1)
+        let message = UnsafeMutablePointer<msghdr>.allocate(capacity: 1)
+
+        func deallocate() {
+            data.deallocate(); control.deallocate(); name.deallocate(); iov.deallocate(); message.deallocate()
+        }
+    }
+
+    func receiveLoop() {
+        let buffers = Buffers()
+        defer { buffers.deallocate() }
+        var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
+        while true {
+            let now = clock.now
+            let timeout: Int32? = state.withLock { s in
+                if s.retired { return nil }
+                var wakeAt = now + .seconds(1)
+                if let next = s.timers.peek, next < wakeAt { wakeAt = next }
+                s.wakeAt = wakeAt
+                // Round up so the thread never spins on a deadline a fraction of a millisecond away.
+                let (seconds, attoseconds) = now.duration(to: wakeAt).components
+                let nanos = seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+                return Int32(clamping: max(0, (nanos + 999_999) / 1_000_000))
+            }
+            guard let timeout else { break }
+            fds[0].revents = 0
+            fds[1].revents = 0
+            let n = poll(&fds, 2, timeout)
+            if n < 0, errno != EINTR { break }
+            if fds[1].revents != 0 {
+                var drained: UInt64 = 0
+                _ = Glibc.read(wakeFD, &drained, 8)
+            }
+            let events = Int32(fds[0].revents)
+            if events & Int32(POLLNVAL) != 0 { break }
+            if events & Int32(POLLIN) != 0 { drain(buffers, errorQueue: false) }
+            if events & Int32(POLLERR) != 0 {
+                if kind == .datagram { drain(buffers, errorQueue: true) }
+                // The error was also latched in sk_err (it would make poll report POLLERR forever): clear it.
+                var pendingError: Int32 = 0
+                var length = socklen_t(4)
+                _ = getsockopt(fd, SOL_SOCKET, SO_ERROR, &pendingError, &length)
+            }
+            expireDeadlines()
+        }
+        shutDown()
+    }
+
+    /// Fails everything still pending and closes the descriptors (now, or after the last send).
+    private func shutDown() {
+        let orphans: [CheckedContinuation<ICMPEchoOutcome, Never>] = state.withLock { s in
+            s.retired = true
+            s.threadDone = true
+            let all = s.pending.values.map(\.continuation)
+            s.pending.removeAll()
+            s.timers = DeadlineHeap()
+            closeIfUnused(&s)
+            return all
+        }
+        for c in orphans { c.resume(returning: .abandoned("ICMP socket closed")) }
+    }
+
+    private func expireDeadlines() {
+        let now = clock.now
+        var expired: [CheckedContinuation<ICMPEchoOutcome, Never>] = []
+        state.withLock { s in
+            while let (deadline, token) = s.timers.peekEntry, deadline <= now {
+                s.timers.pop()
+                let sequence = UInt16(truncatingIfNeeded: token)
+                if let p = s.pending[sequence], p.token == token {
+                    s.pending[sequence] = nil
+                    expired.append(p.continuation)
+                }
+            }
+        }
+        for c in expired { c.resume(returning: .timedOut) }
+    }
+
+    /// Reads until the queue is empty (bounded, so timers still run under a flood).
+    private func drain(_ b: Buffers, errorQueue: Bool) {
+        var failures = 0
+        for _ in 0..<512 {
+            b.iov.pointee = iovec(iov_base: b.data, iov_len: Buffers.dataSize)
+            var m = msghdr()
+            m.msg_name = UnsafeMutableRawPointer(b.name)
+            m.msg_namelen = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            m.msg_iov = b.iov
+            m.msg_iovlen = 1
+            m.msg_control = b.control
+            m.msg_controllen = Buffers.controlSize
+            b.message.pointee = m
+            let n = recvmsg(fd, b.message, Int32(MSG_DONTWAIT) | (errorQueue ? Int32(MSG_ERRQUEUE) : 0))
+            if n < 0 {
+                let e = errno
+                if e == EAGAIN || e == EWOULDBLOCK { return }
+                // EINTR, or a latched ICMP error (sk_err) reported once: read on, but not forever.
+                failures += 1
+                if failures > 2 { return }
+                continue
+            }
+            let receivedAt = clock.now
+            let meta = controlMessages(b.message)
+            let bytes = UnsafeRawBufferPointer(start: b.data, count: n)
+            let source = ICMPAddressKey(sockaddr: UnsafeRawPointer(b.name))
+            if errorQueue {
+                handleQueuedError(bytes, meta: meta, destination: source)
+            } else {
+                handle(bytes, meta: meta, source: source, sourceName: b.name, receivedAt: receivedAt)
+            }
+        }
+    }
+
+    private func controlMessages(_ message: UnsafeMutablePointer<msghdr>) -> Received {
+        var r = Received()
+        var header = cshim_CMSG_FIRSTHDR(message)
+        while let h = header {
+            let level = h.pointee.cmsg_level, type = h.pointee.cmsg_type
+            let headerLength = cshim_CMSG_LEN(0)
+            let dataLength = Int(h.pointee.cmsg_len) - headerLength
+            if let data = cshim_CMSG_DATA(h), dataLength >= 0 {
+                let raw = UnsafeRawBufferPointer(start: UnsafeRawPointer(data), count: dataLength)
+                if level == SOL_SOCKET, type == SO_TIMESTAMPNS, dataLength >= MemoryLayout<timespec>.size {
+                    let ts = raw.loadUnaligned(as: timespec.self)
+                    r.realtimeNanos = Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
+                } else if (level == IPPROTO_IP && type == IP_TTL) || (level == IPPROTO_IPV6 && type == IPV6_HOPLIMIT), dataLength >= 4 {
+                    r.hopLimit = Int(raw.loadUnaligned(as: Int32.self))
+                } else if (level == IPPROTO_IP && type == IP_RECVERR) || (level == IPPROTO_IPV6 && type == IPV6_RECVERR) {
+                    r.extendedError = raw
+                }
+            }
+            header = cshim_CMSG_NXTHDR(message, h)
+        }
+        return r
+    }
+
+    private func handle(
+        _ bytes: UnsafeRawBufferPointer, meta: Received, source: ICMPAddressKey,
+        sourceName: UnsafeMutablePointer<sockaddr_storage>, receivedAt: ContinuousClock.Instant
+    ) {
+        switch ICMPPacket.decode(bytes, layout: layout) {
+        case .echoReply(let echo, let ttl)?:
+            guard echo.identifier == identifier else { return }
+            let matched: Pending? = state.withLock { s in
+                guard let p = s.pending[echo.sequence], p.destination == source,
+                      !p.checksNonce || echo.nonce == p.nonce else { return nil }
+                s.pending[echo.sequence] = nil
+                return p
+            }
+            guard let p = matched else { return }
+            p.continuation.resume(returning: .reply(rtt: roundTrip(p, receivedAt: receivedAt, kernelStamp: meta.realtimeNanos), ttl: ttl ?? meta.hopLimit))
+        case .error(let report)?:
+            guard report.echo.identifier == identifier else { return }
+            let reporter = sourceName.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                SocketAddress($0, length: socklen_t(MemoryLayout<sockaddr_storage>.size)).ip
+            }
+            fail(report, destination: report.destination.map(ICMPAddressKey.init(bytes:)), reporter: reporter)
+        default:
+            return  // our own looped-back requests, other ICMP traffic, garbage
+        }
+    }
+
+    private func handleQueuedError(_ bytes: UnsafeRawBufferPointer, meta: Received, destination: ICMPAddressKey) {
+        guard let ee = meta.extendedError,
+              let report = ICMPPacket.decodeQueuedError(extendedError: ee, quote: bytes, destination: nil),
+              report.echo.identifier == identifier else { return }
+        // SO_EE_OFFENDER: the sockaddr of the node that sent the error follows the 16-byte header.
+        var reporter = "?"
+        if ee.count >= 16 + MemoryLayout<sockaddr_in>.size, let base = ee.baseAddress {
+            let family = Int32(base.loadUnaligned(fromByteOffset: 16, as: sa_family_t.self))
+            let size = family == AF_INET6 ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size
+            if (family == AF_INET || family == AF_INET6), ee.count >= 16 + size {
+                var storage = sockaddr_storage()
+                withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: ee[16..<(16 + size)])) }
+                reporter = withUnsafePointer(to: &storage) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { SocketAddress($0, length: socklen_t(size)).ip }
+                }
+            }
+        }
+        fail(report, destination: destination, reporter: reporter)
+    }
+
+    /// Completes the echo an ICMP error quotes (same sequence, nonce and destination when the quote has them).
+    private func fail(_ report: ICMPErrorReport, destination: ICMPAddressKey?, reporter: String) {
+        let matched: Pending? = state.withLock { s in
+            guard let p = s.pending[report.echo.sequence] else { return nil }
+            if let destination, destination != p.destination { return nil }
+            if p.checksNonce, let nonce = report.echo.nonce, nonce != p.nonce { return nil }
+            s.pending[report.echo.sequence] = nil
+            return p
+        }
+        matched?.continuation.resume(returning: .icmpError("\(report.text) from \(reporter)"))
+    }
+
+    /// The round trip: the kernel's receive stamp minus a REALTIME send stamp when that is
+    /// plausible (not negative, not longer than the monotonic measure, so a clock step cannot
+    /// distort it), else the monotonic difference. The kernel stamp leaves out the time the reply
+    /// waited for this thread, which matters on a loaded machine.
+    private func roundTrip(_ p: Pending, receivedAt: ContinuousClock.Instant, kernelStamp: Int64?) -> Duration {
+        let monotonic = receivedAt - p.sentAt
+        guard let kernelStamp else { return monotonic }
+        let kernel = Duration.nanoseconds(kernelStamp - p.sentRealtimeNanos)
+        if kernel >= .zero, kernel <= monotonic + .microseconds(100) { return kernel }
+        return monotonic
+    }
+}
