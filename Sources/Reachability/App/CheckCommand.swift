@@ -36,6 +36,10 @@ public enum CheckCommand {
             writeErr("reachability_exporter: error: \(error.message), try --help\n")
             return 64
         }
+        if let problem = ProbeFlags.checkICMPPermission(specs) {
+            writeErr("reachability_exporter: ICMP probes cannot run: \(problem)\n")
+            return 1
+        }
         // One round decides: no hysteresis for a one-shot answer.
         settings.verdict = VerdictSettings(policy: settings.verdict.policy, failAfter: 1, recoverAfter: 1)
         let (pathGate, pathMonitor) = ProbeFlags.startPathGate(parsed, logger: Logger(level: .error), registry: nil)

@@ -56,6 +56,10 @@ public enum ExporterCommand {
             return 64
         }
 
+        if let problem = ProbeFlags.checkICMPPermission(specs) {
+            logger.error("ICMP probes cannot run", ("err", problem))
+            return 1
+        }
         let registry = MetricsRegistry()
         ProcessMetrics.register(in: registry)
         registry.gauge("reachability_exporter_build_info",

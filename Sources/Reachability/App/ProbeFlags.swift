@@ -148,10 +148,31 @@ public enum ProbeFlags {
         return codes.map { HTTPExpectation(statusCodes: $0) } ?? .noContent
     }
 
-    /// ICMP probes are wired in once the ICMP prober lands; until then the flag is refused.
     private static func addICMP(_ source: ParsedFlags, flags: ParsedFlags, add: (ProbeSpec) throws(UsageError) -> Void) throws(UsageError) {
-        if !source.strings("probe.icmp").isEmpty && flags.isSet("probe.icmp") {
-            throw UsageError("flag '--probe.icmp' is not available in this build")
+        let count = try flags.int("probe.icmp.count", range: 1...ICMPProber.Configuration.maxCount) ?? 3
+        for host in source.strings("probe.icmp") {
+            let config = ICMPProber.Configuration(host: host, count: count)
+            if let problem = config.problem {
+                throw UsageError("invalid value \(host.debugDescription) for flag '--probe.icmp': \(problem)")
+            }
+            let family: IPFamily? = SocketAddress(ip: host)?.ipFamily
+            try add(ProbeSpec(name: host, type: .icmp, target: host, family: family) { iface in
+                var c = config
+                c.interface = iface
+                return ICMPProber(c)
+            })
+        }
+    }
+
+    /// With ICMP probes configured, checks at start-up that an ICMP socket can be opened (ping
+    /// socket or raw), so a missing permission is a clear error, not a silent zero.
+    static func checkICMPPermission(_ specs: [ProbeSpec]) -> String? {
+        guard specs.contains(where: { $0.type == .icmp }) else { return nil }
+        do {
+            _ = try ICMPEngine.shared.socketKind(family: .ipv4)
+            return nil
+        } catch {
+            return error.description
         }
     }
 }

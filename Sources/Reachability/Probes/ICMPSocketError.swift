@@ -1,3 +1,4 @@
+import CShim
 import Glibc
 
 /// How ICMP echo sockets are opened.
