@@ -31,6 +31,8 @@ bin="$(swift build --show-bin-path)"
 [ -x "$bin/reachability_exporter" ] && [ -x "$bin/reachability-lab" ] || { echo "fault lab: build failed"; exit 1; }
 
 prefix="rxlab-$$"
+keep=""
+for a in "$@"; do [ "$a" != --keep ] || keep=1; done
 cleanup() {
   local spaces
   spaces=$(ip netns list | awk '{ print $1 }' | grep "^$prefix-" || true)
@@ -40,7 +42,7 @@ cleanup() {
     for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -KILL "$pid" 2>/dev/null || true; done
     ip netns del "$ns" 2>/dev/null || true
   done
-  rm -rf /tmp/"$prefix"-* 2>/dev/null || true
+  [ -n "$keep" ] || rm -rf /tmp/"$prefix"-* 2>/dev/null || true
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM

@@ -83,9 +83,11 @@ public final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == D
 
     /// Runs rounds until the task is cancelled.
     public func run() async {
+        let inFlight = InFlightRound()
         let pathTask = Task { [path, trigger, clock, settings] in
             for await _ in path.changes() {
                 try? await clock.sleep(for: settings.pathDebounce)
+                if path.unsatisfiedReason(for: nil) != nil { inFlight.cancel() }
                 trigger.fire()
             }
         }
@@ -93,7 +95,7 @@ public final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == D
         var backoff = settings.fastRecheck
         var periodic = true
         while !Task.isCancelled {
-            let status = await runRound(periodic: periodic)
+            let status = await inFlight.run { [self, periodic] in await runRound(periodic: periodic) }
             if Task.isCancelled { break }
             var wait = settings.interval
             if status.state != .full && settings.fastRecheck > .zero {
@@ -193,7 +195,7 @@ public final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == D
             result = .failure(.unreachable, "no path: \(reason)", duration: .zero)
         } else {
             await concurrency.acquire()
-            lateness = due.duration(to: clock.now)
+            lateness = max(.zero, due.duration(to: clock.now))
             result = await prober.probe(deadline: .now + timeout)
             concurrency.release()
         }
