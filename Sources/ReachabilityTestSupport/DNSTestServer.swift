@@ -45,9 +45,10 @@ public final class DNSTestServer: Sendable {
     private let stopped = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
 
-    /// Binds a UDP socket on `host` (an IP literal) port 0 and starts answering.
-    public init(host: String = "127.0.0.1", behaviour: Behaviour) throws {
-        guard let bindAddress = SocketAddress(ip: host, port: 0) else { throw TestSupportError("not an IP: \(host)") }
+    /// Binds a UDP socket on `host` (an IP literal) and `port` (0: the kernel picks; the fault
+    /// lab binds 53 inside its namespaces) and starts answering.
+    public init(host: String = "127.0.0.1", port: UInt16 = 0, behaviour: Behaviour) throws {
+        guard let bindAddress = SocketAddress(ip: host, port: port) else { throw TestSupportError("not an IP: \(host)") }
         let fd = socket(bindAddress.family, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw TestSupportError("socket: \(Errno.current)") }
         address = try boundAddress(fd, bindAddress)

@@ -82,6 +82,25 @@ import Testing
         #expect(monitor.current?.round == 2)
     }
 
+    /// Found by the fault lab: a lost carrier waited for the round in flight to time out.
+    @Test func aLostPathCutsTheRoundInFlightShort() async throws {
+        let clock = ManualClock()
+        let prober = ScriptedProber(type: .tcp, clock: clock, hold: .seconds(3))
+        let path = FakePathSource(FakePathSource.snapshot(name: "eth0", type: .ethernet, families: [.ipv4], carrier: true))
+        var s = settings(timeout: .seconds(4))
+        s.pathDebounce = .milliseconds(100)
+        let monitor = ReachabilityMonitor(probes: [spec("a", prober)], settings: s, path: SnapshotPathGate(path), clock: clock, wallClock: { 0 })
+        let task = Task { await monitor.run() }
+        #expect(await clock.waitForSleepers())  // the probe holds for 3 s
+        path.send(FakePathSource.snapshot(name: "eth0", type: .ethernet, families: [.ipv4], carrier: false))
+        #expect(await clock.waitForSleepers(2))  // and the debounce waits
+        clock.advance(by: .milliseconds(100))
+        #expect(await until { monitor.current?.overall.verdict == Verdict(.none, reason: "no_carrier") })
+        task.cancel()
+        #expect(clock.now.offset == .milliseconds(100), "decided without waiting for the probe's 3 s")
+        #expect(prober.calls.count == 1)
+    }
+
     @Test func startsAreStaggeredAcrossTheInterval() async {
         let clock = ManualClock()
         let probers = (0..<4).map { _ in ScriptedProber(type: .tcp, clock: clock) }

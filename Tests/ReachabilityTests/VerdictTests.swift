@@ -33,6 +33,7 @@ import Testing
         Row(name: "http policy ignores ICMP success", path: nil, entries: [fail(.http, .refused), ok(.icmp)], policy: .http, expected: Verdict(.limited, reason: "refused")),
         Row(name: "HTTPS intercepted, HTTP fine", path: nil, entries: [ok(.http), fail(.https, .tls), ok(.icmp)], policy: .parallel, expected: Verdict(.limited, reason: "partial")),
         Row(name: "DNS dead, IP fine", path: nil, entries: [ok(.icmp), fail(.dns, .timeout)], policy: .parallel, expected: Verdict(.limited, reason: "dns")),
+        Row(name: "blackhole: DNS fails with everything else", path: nil, entries: [fail(.http, .timeout), fail(.dns, .timeout), fail(.icmp, .timeout)], policy: .parallel, expected: Verdict(.limited, reason: "timeout")),
         Row(name: "DNS dead ignored under icmp", path: nil, entries: [ok(.icmp), fail(.dns, .timeout)], policy: .icmp, expected: Verdict(.full)),
         Row(name: "quorum 2 of 3 met", path: nil, entries: [ok(.http), ok(.icmp), fail(.tcp, .refused)], policy: .quorum(minimum: 2, fraction: nil), expected: Verdict(.full)),
         Row(name: "quorum 2 not met", path: nil, entries: [ok(.http), fail(.icmp, .timeout), fail(.tcp, .refused)], policy: .quorum(minimum: 2, fraction: nil), expected: Verdict(.limited, reason: "timeout")),

@@ -35,6 +35,7 @@ public struct ExporterMetrics: Sendable {
     let dnsAnswers: MetricFamily<Gauge>
     let dnsRcode: MetricFamily<Gauge>
     let probeInfo: MetricFamily<Gauge>
+    let schedulerLateness: Histogram
 
     public init(registry r: MetricsRegistry) {
         reachable = r.gauge("reachability_internet_reachable", help: "1 when the verdict is full (the internet is reachable through the routing table), else 0.").labels()
@@ -66,6 +67,7 @@ public struct ExporterMetrics: Sendable {
         dnsAnswers = r.gauge("reachability_dns_answers", help: "Answer records in the last DNS response.", labels: ["target"])
         dnsRcode = r.gauge("reachability_dns_rcode", help: "Response code of the last DNS response (0 NOERROR, 2 SERVFAIL, 3 NXDOMAIN, 5 REFUSED).", labels: ["target"])
         probeInfo = r.gauge("reachability_probe_info", help: "Configured probes; always 1.", labels: ["probe", "target", "destination", "interface"])
+        schedulerLateness = r.histogram("reachability_scheduler_lateness_seconds", help: "How late probes start against their scheduled (staggered) slot.", buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]).labels()
     }
 }
 
@@ -211,6 +213,7 @@ public final class MetricsRecorder: RoundObserver {
         let target = Self.targetLabel(o.name, o.interface)
         let r = o.result
         m.probes.labels(t, target).inc()
+        if let lateness = o.startLateness { m.schedulerLateness.observe(lateness) }
         m.probeSuccess.labels(t, target).set(r.status == .success)
         m.probeStatus.labels(t, target).set(r.status == .portal)
         m.probeLastDuration.labels(t, target).set(r.duration.seconds)

@@ -96,9 +96,11 @@ public final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == D
     /// Runs rounds until the task is cancelled.
     public func run() async {
         let debounce = plan.withLock { $0.settings.pathDebounce }
+        let inFlight = InFlightRound()
         let pathTask = Task { [path, trigger, clock] in
             for await _ in path.changes() {
                 try? await clock.sleep(for: debounce)
+                if path.unsatisfiedReason(for: nil) != nil { inFlight.cancel() }
                 trigger.fire()
             }
         }
@@ -106,7 +108,7 @@ public final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == D
         var backoff = plan.withLock { $0.settings.fastRecheck }
         var periodic = true
         while !Task.isCancelled {
-            let status = await runRound(periodic: periodic)
+            let status = await inFlight.run { [self, periodic] in await runRound(periodic: periodic) }
             let settings = plan.withLock { $0.settings }
             if Task.isCancelled { break }
             var wait = settings.interval
@@ -156,7 +158,7 @@ public final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == D
                 let offset = staggerWindow * Double(i) / Double(due.count)
                 group.addTask { [self] in
                     if offset > .zero { await gate.wait(for: offset, clock: clock) }
-                    return await runProbe(job.spec, interface: job.interface, plan: plan, at: started)
+                    return await runProbe(job.spec, interface: job.interface, plan: plan, at: started, due: clockStart.advanced(by: offset))
                 }
             }
             var out: [ProbeOutcome] = []
@@ -204,19 +206,21 @@ public final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == D
         return status
     }
 
-    private func runProbe(_ spec: ProbeSpec, interface: String?, plan: Plan, at started: Double) async -> ProbeOutcome {
+    private func runProbe(_ spec: ProbeSpec, interface: String?, plan: Plan, at started: Double, due: C.Instant) async -> ProbeOutcome {
         let timeout = spec.timeout ?? plan.settings.timeout
         let prober = plan.probers[Self.key(spec.name, interface)]!
         let result: ProbeResult
+        var lateness: Duration?
         // No usable path for this probe: fail at once, without traffic.
         if let reason = interface.flatMap({ path.unsatisfiedReason(interface: $0) }) ?? spec.family.flatMap({ path.unsatisfiedReason(for: $0) }) ?? path.unsatisfiedReason(for: nil) {
             result = .failure(.unreachable, "no path: \(reason)", duration: .zero)
         } else {
             await concurrency.acquire()
+            lateness = max(.zero, due.duration(to: clock.now))
             result = await prober.probe(deadline: .now + timeout)
             concurrency.release()
         }
-        return ProbeOutcome(name: spec.name, type: spec.type, target: spec.target, interface: interface, result: result, at: started)
+        return ProbeOutcome(name: spec.name, type: spec.type, target: spec.target, interface: interface, result: result, at: started, startLateness: lateness)
     }
 
     private static func family(of o: ProbeOutcome, specs: [ProbeSpec]) -> IPFamily? {

@@ -8,6 +8,9 @@ public struct ProbeOutcome: Sendable, Equatable {
     public var result: ProbeResult
     /// Unix seconds when the round that produced it started.
     public var at: Double
+    /// How late the probe started against its staggered slot (after waiting for a concurrency
+    /// slot); nil when it did not run (no path).
+    public var startLateness: Duration? = nil
 }
 
 /// A scope's verdict with the time it has held since.

@@ -38,7 +38,9 @@ public enum RoundClassifier {
             return Verdict(.limited, reason: "partial")
         }
         let dns = entries.filter { $0.type == .dns }
-        if !dns.isEmpty, dns.allSatisfy({ !$0.result.succeeded }), policy != .icmp {
+        // "While others succeed": when everything fails (a blackhole), the cause is not DNS.
+        let othersOK = entries.contains { $0.type != .dns && $0.result.succeeded }
+        if !dns.isEmpty, othersOK, dns.allSatisfy({ !$0.result.succeeded }), policy != .icmp {
             return Verdict(.limited, reason: "dns")
         }
         let successes = counting.filter { $0.result.succeeded }.count

@@ -1,0 +1,82 @@
+import Foundation
+import Testing
+@testable import Reachability
+
+/// Replays the fuzzing seeds (fuzz/corpus/<target>/) and every input a fuzzer ever crashed on
+/// (fuzz/regressions/<target>/) through the same parsers and output promises as
+/// fuzz/FuzzTargets.swift (keep the two in step). A crash fails the whole run; a broken
+/// promise fails the input's test.
+@Suite struct FuzzRegressionTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("fuzz")
+
+    /// (target, file name, bytes) of every stored input.
+    static func inputs(_ target: String) -> [(name: String, bytes: [UInt8])] {
+        var out: [(String, [UInt8])] = []
+        for dir in ["corpus", "regressions"] {
+            let folder = root.appendingPathComponent(dir).appendingPathComponent(target)
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+            for name in names.sorted() {
+                if let data = FileManager.default.contents(atPath: folder.appendingPathComponent(name).path) {
+                    out.append(("\(dir)/\(name)", Array(data)))
+                }
+            }
+        }
+        return out
+    }
+
+    @Test(arguments: ["http-request", "http-response", "dns", "netlink"])
+    func storedInputsKeepTheirPromises(target: String) {
+        let inputs = Self.inputs(target)
+        #expect(inputs.count >= 2, "seeds for \(target) missing under \(Self.root.path)")
+        for input in inputs {
+            switch target {
+            case "http-request":
+                let parser = HTTPRequestParser()
+                let outcome = parser.parse(input.bytes[...])
+                if case .request(_, let consumed) = outcome {
+                    #expect(consumed > 0 && consumed <= input.bytes.count, "\(input.name)")
+                }
+                #expect(parser.parse(input.bytes[...]) == outcome, "\(input.name)")
+            case "http-response":
+                guard let first = input.bytes.first else { continue }
+                let body = Array(input.bytes.dropFirst())
+                var parser = HTTPResponseParser(limits: .init(headBytes: 2048, fieldCount: 20, bodyBytes: 1024), isHeadRequest: first & 1 == 1)
+                let cut = body.isEmpty ? 0 : Int(first >> 1) % (body.count + 1)
+                do {
+                    if try parser.consume(body[..<cut]) == .needMore { _ = try parser.consume(body[cut...]) }
+                    try parser.finish()
+                    #expect(parser.body.count <= 1024, "\(input.name)")
+                } catch {}
+            case "dns":
+                if let r = try? DNSMessage.decodeResponse(input.bytes) {
+                    #expect(r.questions.count == r.header.questionCount && r.answers.count == r.header.answerCount, "\(input.name)")
+                    _ = r.addresses(for: "www.example.com", type: .a)
+                }
+            default:
+                let messages = NetlinkDecoder.decode(input.bytes)
+                #expect(messages.count <= input.bytes.count / 16 + 1, "\(input.name)")
+                var model = NetworkModel()
+                for m in messages {
+                    model.apply(m) { name, kind, type, _ in InterfaceClassifier.classify(name: name, kind: kind, hardwareType: type, sysfs: nil) }
+                }
+                _ = model.snapshot(changeCount: 0)
+            }
+        }
+    }
+
+    /// The seeds are real messages: make sure they decode, so the replay above exercises more
+    /// than the parsers' first rejection.
+    @Test func seedsDecode() throws {
+        let dns = Self.inputs("dns").filter { $0.name.hasPrefix("corpus/") }
+        for input in dns { #expect((try? DNSMessage.decodeResponse(input.bytes)) != nil, "\(input.name)") }
+        let netlink = Self.inputs("netlink").filter { $0.name.hasPrefix("corpus/") }
+        #expect(netlink.allSatisfy { !NetlinkDecoder.decode($0.bytes).isEmpty })
+        let get = try #require(Self.inputs("http-request").first { $0.name == "corpus/get" })
+        guard case .request(let request, _) = HTTPRequestParser().parse(get.bytes[...]) else {
+            Issue.record("corpus/get does not parse as a request")
+            return
+        }
+        #expect(request.path == "/metrics")
+    }
+}

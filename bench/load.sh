@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Load: wrk hammers /metrics (-t2 -c64) while the exporter probes 1,000 loopback targets every
+# second. Reports wrk's throughput and errors (must be zero), probe failures during the run,
+# the scheduler's lateness (reachability_scheduler_lateness_seconds: how late each staggered
+# probe started) idle versus under load, and the exporter's RSS before and after.
+#
+#   bench/load.sh                      (TARGETS=1000 IDLE=15 DURATION=30 CONNECTIONS=64 PROBE=tcp)
+#
+# PROBE=tcp connects to 127.0.x.y:9 where a sink accepts (bench/tcp_sink.py); PROBE=icmp pings
+# 127.0.x.y (needs a build with ICMP). Everything runs in a network namespace made for the run
+# (loopback only, deleted on exit); processes started here are stopped by PID. Bounded: about
+# IDLE + DURATION + 10 seconds. Release build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+TARGETS=${TARGETS:-1000}
+IDLE=${IDLE:-15}
+DURATION=${DURATION:-30}
+CONNECTIONS=${CONNECTIONS:-64}
+PROBE=${PROBE:-tcp}
+[ "$(id -u)" = 0 ] || { echo "NOTICE: bench/load.sh needs root (network namespace); not run"; exit 0; }
+command -v wrk >/dev/null || { echo "missing wrk: apt-get install wrk" >&2; exit 1; }
+if [ -z "${RXLOAD_NO_BUILD:-}" ]; then swift build -c release --product reachability_exporter 2>&1 | grep -E 'error' || true; fi
+BIN="$(swift build -c release --show-bin-path)/reachability_exporter"
+[ -x "$BIN" ] || { echo "no release build at $BIN" >&2; exit 1; }
+
+ns="rxload-$$"
+work=$(mktemp -d /tmp/rxload-XXXXXX)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  ip netns del "$ns" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+ip netns add "$ns"
+ip -n "$ns" link set lo up
+inns() { ip netns exec "$ns" "$@"; }
+
+flags=()
+for ((i = 0; i < TARGETS; i++)); do
+  host="127.0.$((i / 250)).$((i % 250 + 1))"
+  if [ "$PROBE" = icmp ]; then flags+=("--probe.icmp=$host"); else flags+=("--probe.tcp=$host:9"); fi
+done
+if [ "$PROBE" = tcp ]; then
+  inns python3 -u bench/tcp_sink.py 9 >"$work/sink.out" 2>&1 &
+  pids+=($!)
+  for _ in $(seq 100); do grep -q ready "$work/sink.out" && break; sleep 0.05; done
+fi
+port=10361
+REACHABILITY_EXPORTER_REFUSE_DEFAULT_TARGETS=1 inns "$BIN" --web.listen-address=127.0.0.1:$port --no-path.monitor \
+  --probe.interval=1s --probe.timeout=500ms "${flags[@]}" 2>"$work/exporter.log" &
+epid=$!
+pids+=($epid)
+url="http://127.0.0.1:$port/metrics"
+for _ in $(seq 200); do inns curl -fsS -o /dev/null "http://127.0.0.1:$port/-/ready" 2>/dev/null && break; sleep 0.1; done
+rss() { awk '/VmRSS/ { print $2 }' "/proc/$epid/status"; }
+scrape() { inns curl -fsS "$url" >"$1"; }
+sum() { awk -v m="$2" '$1 ~ "^"m"(\\{|$)" { s += $NF } END { printf "%.0f", s }' "$1"; }
+
+sleep 3  # warm-up rounds
+scrape "$work/a.prom"; rss0=$(rss)
+sleep "$IDLE"
+scrape "$work/b.prom"; rss1=$(rss)
+wrk_out=$(inns wrk -t2 -c"$CONNECTIONS" -d"${DURATION}s" --timeout 10s "$url" 2>&1)
+scrape "$work/c.prom"; rss2=$(rss)
+series=$(grep -vc '^#' "$work/c.prom")
+
+idle_late=$(python3 bench/hist.py "$work/a.prom" "$work/b.prom" reachability_scheduler_lateness_seconds)
+load_late=$(python3 bench/hist.py "$work/b.prom" "$work/c.prom" reachability_scheduler_lateness_seconds)
+probes_idle=$(( $(sum "$work/b.prom" reachability_probes_total) - $(sum "$work/a.prom" reachability_probes_total) ))
+probes_load=$(( $(sum "$work/c.prom" reachability_probes_total) - $(sum "$work/b.prom" reachability_probes_total) ))
+fail_idle=$(( $(sum "$work/b.prom" reachability_probe_failures_total) - $(sum "$work/a.prom" reachability_probe_failures_total) ))
+fail_load=$(( $(sum "$work/c.prom" reachability_probe_failures_total) - $(sum "$work/b.prom" reachability_probe_failures_total) ))
+reqs=$(awk '/requests in/ { print $1 }' <<<"$wrk_out")
+rps=$(awk '/Requests\/sec/ { print $2 }' <<<"$wrk_out")
+lat=$(awk '/^    Latency/ { print $2" avg, "$4" max" }' <<<"$wrk_out")
+errors=$(grep -E 'Socket errors|Non-2xx' <<<"$wrk_out" || true)
+
+echo "load: $TARGETS $PROBE targets every 1s, $series series per scrape; wrk -t2 -c$CONNECTIONS -d${DURATION}s on /metrics"
+echo "  wrk: $reqs scrapes, $rps/s, latency $lat, errors: ${errors:-none}"
+echo "  probes idle ${IDLE}s: $probes_idle rounds, $fail_idle failed; under load: $probes_load rounds, $fail_load failed"
+echo "  scheduler lateness idle:       $idle_late"
+echo "  scheduler lateness under load: $load_late"
+echo "  RSS: ${rss0} kB after warm-up, ${rss1} kB after idle, ${rss2} kB after load"
+status=0
+[ -z "$errors" ] || { echo "FAIL: wrk saw errors"; status=1; }
+[ "$fail_load" = 0 ] || { echo "FAIL: probes failed under load"; status=1; }
+[ "$rss2" -lt $((rss1 * 3 / 2 + 20000)) ] || { echo "FAIL: RSS grew from $rss1 to $rss2 kB"; status=1; }
+exit $status

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Fuzzes the parsers that read outside input with libFuzzer, each for a bounded time:
+#   http-request (HTTPRequestParser: what clients send the exporter), http-response
+#   (HTTPResponseParser: what probed servers answer), dns (DNSMessage.decodeResponse),
+#   netlink (NetlinkDecoder + NetworkModel), and, once they are in the tree, config (YAMLParser,
+#   ConfigLoader) and history (HistoryRecord.decode).
+#
+#   scripts/fuzz.sh [seconds-per-target] [target ...]      (default 20 s, every target)
+#
+# SwiftPM cannot build fuzz targets, so this compiles the Reachability module's sources plus
+# fuzz/FuzzTargets.swift with `swiftc -sanitize=fuzzer,address` (CShim's shim.c with clang, the
+# system OpenSSL linked). One binary; RX_FUZZ_TARGET selects the parser. Seeds come from
+# fuzz/corpus/<target>/ and the regression inputs; new corpus entries go to .build/fuzz/ only.
+# A crash (or a broken output promise, which traps) fails the run and leaves the input in
+# .build/fuzz/artifacts/: copy it to fuzz/regressions/<target>/ so FuzzRegressionTests replays it.
+# Runs no network code: the parsers get bytes in memory.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-20}
+shift || true
+out=.build/fuzz
+mkdir -p "$out/cshim" "$out/artifacts"
+
+flags=()
+[ -f Sources/Reachability/Config/YAMLParser.swift ] && flags+=(-DRX_FUZZ_CONFIG)
+[ -f Sources/Reachability/History/HistoryRecord.swift ] && flags+=(-DRX_FUZZ_HISTORY)
+
+# CShim's module map (SwiftPM writes its own under .build; this one points at the same header).
+printf 'module CShim {\n  umbrella header "%s/Sources/CShim/include/CShim.h"\n  export *\n}\n' "$PWD" >"$out/cshim/module.modulemap"
+clang -c -O1 -g -fsanitize=fuzzer-no-link,address -I Sources/CShim/include Sources/CShim/shim.c -o "$out/shim.o"
+mapfile -t sources < <(find Sources/Reachability -name '*.swift' | sort)
+build() {
+  swiftc -sanitize=fuzzer,address -parse-as-library -O -g -swift-version 6 -module-name Reachability \
+    -I "$out/cshim" -I Sources/COpenSSL "$@" "${sources[@]}" fuzz/FuzzTargets.swift "$out/shim.o" \
+    -lssl -lcrypto -o "$out/reachability-fuzz"
+}
+stamp="${flags[*]:-none}"
+if [ -x "$out/reachability-fuzz" ] && [ "$(cat "$out/stamp" 2>/dev/null)" = "$stamp" ] &&
+   [ -z "$(find Sources/Reachability Sources/CShim fuzz/FuzzTargets.swift -newer "$out/reachability-fuzz" -print -quit)" ]; then
+  echo "fuzz: binary up to date"
+else
+echo "fuzz: compiling ${#sources[@]} sources with -sanitize=fuzzer,address ${flags[*]:-}"
+rm -f "$out/stamp"
+if ! build "${flags[@]}" 2>"$out/compile.log"; then
+  if ((${#flags[@]})); then
+    echo "NOTICE: fuzz: the config/history targets do not compile against this tree (${flags[*]}); fuzzing without them"
+    grep -m5 error: "$out/compile.log" || true
+    flags=()
+    build 2>"$out/compile.log" || { cat "$out/compile.log"; exit 1; }
+  else
+    cat "$out/compile.log"; exit 1
+  fi
+fi
+echo "${flags[*]:-none}" >"$out/stamp"
+fi
+
+targets=("$@")
+if ((${#targets[@]} == 0)); then
+  targets=(http-request http-response dns netlink)
+  [[ " ${flags[*]:-} " == *RX_FUZZ_CONFIG* ]] && targets+=(config) || echo "NOTICE: fuzz: no config parser in this tree yet; config target skipped"
+  [[ " ${flags[*]:-} " == *RX_FUZZ_HISTORY* ]] && targets+=(history) || echo "NOTICE: fuzz: no history decoder in this tree yet; history target skipped"
+fi
+
+failed=0
+printf '%-14s %10s %12s %8s %8s %s\n' target runs exec/s cov ft result
+for t in "${targets[@]}"; do
+  corpus="$out/corpus/$t"
+  mkdir -p "$corpus"
+  seeds=()
+  [ -d "fuzz/corpus/$t" ] && seeds+=("fuzz/corpus/$t")
+  [ -d "fuzz/regressions/$t" ] && seeds+=("fuzz/regressions/$t")
+  log="$out/$t.log"
+  set +e
+  RX_FUZZ_TARGET=$t ASAN_OPTIONS=detect_leaks=0 "$out/reachability-fuzz" "$corpus" "${seeds[@]}" \
+    -max_total_time="$seconds" -max_len=4096 -timeout=5 -rss_limit_mb=1024 -print_final_stats=1 \
+    -artifact_prefix="$out/artifacts/$t-" >"$log" 2>&1
+  rc=$?
+  set -e
+  runs=$(awk '/stat::number_of_executed_units/ { print $2 }' "$log")
+  eps=$(awk '/stat::average_exec_per_sec/ { print $2 }' "$log")
+  cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -1 | awk '{ print $2 }')
+  ft=$(grep -oE 'ft: [0-9]+' "$log" | tail -1 | awk '{ print $2 }')
+  result=ok
+  if [ "$rc" != 0 ]; then
+    result="CRASH (exit $rc): $(ls -t "$out"/artifacts/"$t"-* 2>/dev/null | head -1)"
+    failed=1
+  fi
+  printf '%-14s %10s %12s %8s %8s %s\n' "$t" "${runs:-?}" "${eps:-?}" "${cov:-?}" "${ft:-?}" "$result"
+  [ "$rc" = 0 ] || grep -m12 -E 'ERROR|Fatal|panic|#[0-9] ' "$log" || true
+done
+exit $failed
