@@ -590,26 +590,33 @@ def phase_single_uplink(r, lab, args, icmp):
     else:
         r.pending("ICMP blocked, HTTP fine (parallel)", "full")
 
-    row = Row(f"{args.loss}% random loss, {args.loss_seconds:.0f}s", "stays full, 0 transitions, loss ≈ {}%".format(args.loss))
-    lab.nft(up1, loss(args.loss))
-    try:
-        m0, m, moved, worst = r.hold(row, args.loss_seconds, ("overall",))
-    finally:
-        lab.nft_flush(up1)
-    sent = m.total("reachability_icmp_echo_requests_total") - m0.total("reachability_icmp_echo_requests_total")
-    got = m.total("reachability_icmp_echo_replies_total") - m0.total("reachability_icmp_echo_replies_total")
-    runs = m.total("reachability_probes_total") - m0.total("reachability_probes_total")
-    fails = m.total("reachability_probe_failures_total") - m0.total("reachability_probe_failures_total")
-    loss_text = f"icmp loss {100 * (sent - got) / sent:.1f}% of {sent:.0f}" if sent else "icmp loss: pending ICMP"
-    row.observed = f"{m.verdict()[0]}, {moved:.0f} transitions, {loss_text}, probe failures {fails:.0f}/{runs:.0f}"
-    ok = moved == 0 and worst is None
-    if sent and not (0.02 <= (sent - got) / sent <= 0.10):
-        row.notes.append("icmp loss ratio outside 2-10%")
-        ok = False
-    row.status = "PASS" if ok else "FAIL"
-    if worst:
-        row.notes.append(f"left full: {worst}")
-    r.add(row)
+    if args.loss_seconds <= 0:
+        # Skipped on request (scripts/test does, for now): at the lab's 500 ms timeout, below
+        # TCP's 1 s SYN retransmission, an HTTPS probe fails often enough under random loss that
+        # two failed rounds in a row (fail_after 2) sometimes read as `partial`. Run it by hand
+        # with --loss-seconds=N until the lab uses the product's default timeout for it.
+        r.pending(f"{args.loss}% random loss", "stays full, 0 transitions", why="skipped (--loss-seconds=0)")
+    else:
+        row = Row(f"{args.loss}% random loss, {args.loss_seconds:.0f}s", "stays full, 0 transitions, loss ≈ {}%".format(args.loss))
+        lab.nft(up1, loss(args.loss))
+        try:
+            m0, m, moved, worst = r.hold(row, args.loss_seconds, ("overall",))
+        finally:
+            lab.nft_flush(up1)
+        sent = m.total("reachability_icmp_echo_requests_total") - m0.total("reachability_icmp_echo_requests_total")
+        got = m.total("reachability_icmp_echo_replies_total") - m0.total("reachability_icmp_echo_replies_total")
+        runs = m.total("reachability_probes_total") - m0.total("reachability_probes_total")
+        fails = m.total("reachability_probe_failures_total") - m0.total("reachability_probe_failures_total")
+        loss_text = f"icmp loss {100 * (sent - got) / sent:.1f}% of {sent:.0f}" if sent else "icmp loss: pending ICMP"
+        row.observed = f"{m.verdict()[0]}, {moved:.0f} transitions, {loss_text}, probe failures {fails:.0f}/{runs:.0f}"
+        ok = moved == 0 and worst is None
+        if sent and not (0.02 <= (sent - got) / sent <= 0.10):
+            row.notes.append("icmp loss ratio outside 2-10%")
+            ok = False
+        row.status = "PASS" if ok else "FAIL"
+        if worst:
+            row.notes.append(f"left full: {worst}")
+        r.add(row)
 
     row = Row(f"flapping carrier ({args.flaps}x {args.flap_down}s down/{args.flap_up}s up)", f"<= {2 * args.flaps} transitions, full after")
     m0 = r.baseline(scopes)
