@@ -169,3 +169,16 @@ import Testing
         }
     }
 }
+
+/// Fuzzing found these: numbers beyond Int in `v` and `pid` must be errors or data, not traps.
+@Suite struct HistoryRecordHugeNumberTests {
+    @Test func hugeVersionIsUnsupportedNotATrap() {
+        #expect(throws: HistoryDecodeError.self) { _ = try HistoryRecord.decode(Array(#"{"v":1e300,"type":"stop","time":1700000000}"#.utf8)) }
+    }
+
+    @Test func hugePidIsData() throws {
+        let r = try HistoryRecord.decode(Array(#"{"v":1,"type":"start","time":1700000000,"interval":5,"version":"x","pid":1e300}"#.utf8))
+        guard case .start(let s) = r else { Issue.record("not a start record: \(r)"); return }
+        #expect(s.pid == 0)
+    }
+}
