@@ -33,6 +33,7 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM
 ip netns add "$ns"
 ip -n "$ns" link set lo up
 inns() { ip netns exec "$ns" "$@"; }
@@ -43,12 +44,12 @@ for ((i = 0; i < TARGETS; i++)); do
   if [ "$PROBE" = icmp ]; then flags+=("--probe.icmp=$host"); else flags+=("--probe.tcp=$host:9"); fi
 done
 if [ "$PROBE" = tcp ]; then
-  inns python3 -u bench/tcp_sink.py 9 >"$work/sink.out" 2>&1 &
+  ip netns exec "$ns" python3 -u bench/tcp_sink.py 9 >"$work/sink.out" 2>&1 &
   pids+=($!)
   for _ in $(seq 100); do grep -q ready "$work/sink.out" && break; sleep 0.05; done
 fi
 port=10361
-REACHABILITY_EXPORTER_REFUSE_DEFAULT_TARGETS=1 inns "$BIN" --web.listen-address=127.0.0.1:$port --no-path.monitor \
+REACHABILITY_EXPORTER_REFUSE_DEFAULT_TARGETS=1 ip netns exec "$ns" "$BIN" --web.listen-address=127.0.0.1:$port --no-path.monitor \
   --probe.interval=1s --probe.timeout=500ms "${flags[@]}" 2>"$work/exporter.log" &
 epid=$!
 pids+=($epid)
