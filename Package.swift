@@ -24,6 +24,8 @@ let package = Package(
         .executableTarget(name: "reachability-lab", dependencies: ["Reachability", "ReachabilityTestSupport", "CShim"]),
         // Hidden benchmark driver for bench/http_bench.sh (not a product).
         .executableTarget(name: "http_probe_bench", dependencies: ["Reachability"], path: "bench/http_probe_bench"),
+        // Hidden driver for bench/history_bench.sh: writes a synthetic month of history.
+        .executableTarget(name: "history_bench", dependencies: ["Reachability", "ReachabilityTestSupport"], path: "bench/history_bench"),
         .testTarget(name: "ReachabilityTests", dependencies: ["Reachability", "ReachabilityTestSupport", "CShim"]),
     ],
     swiftLanguageModes: [.v6]

@@ -14,6 +14,8 @@ import Testing
         let registry = MetricsRegistry()
         ProcessMetrics.register(in: registry)
         _ = ExporterMetrics(registry: registry)
+        _ = ConfigMetrics(registry: registry)
+        _ = HistoryMetrics(registry: registry)
         PathMetrics.register(in: registry, source: FakePathSource(FakePathSource.snapshot(name: "eth0", type: .ethernet, families: [.ipv4], carrier: true)))
         _ = try HTTPServer(listen: ListenAddress(host: "127.0.0.1", port: 0), registry: registry) { _ in HTTPResponse(status: 200, text: "") }
         registry.gauge("reachability_exporter_build_info", help: "x", labels: ["version", "revision", "swiftversion"]).labels("a", "b", "c").set(1)

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Every product metric the exporter serves: names, help texts and bucket layouts in one place,
 /// so the README's metric reference can be checked against this file. The README lists them all.
 public struct ExporterMetrics: Sendable {
@@ -69,10 +71,16 @@ public struct ExporterMetrics: Sendable {
     }
 }
 
-/// Turns finished rounds into metrics. Series of every configured probe exist from the start;
-/// all five states are always present per scope.
+/// Turns finished rounds into metrics. Series of every configured probe exist from the start
+/// (and from the reload that adds it); all five states are always present per scope.
 public final class MetricsRecorder: RoundObserver {
     let m: ExporterMetrics
+    /// The configured probes (name → type and destination) and uplinks, for reloads.
+    private struct Known {
+        var probes: [String: (type: ProbeType, target: String)] = [:]
+        var uplinks: [String] = []
+    }
+    private let known = Mutex(Known())
 
     /// `probes` are (type, target label, destination, interface) of every configured probe.
     public init(registry: MetricsRegistry, probes: [ProbeSpec], uplinks: [String]) {
@@ -83,16 +91,53 @@ public final class MetricsRecorder: RoundObserver {
         }
         setStates(.unknown, reason: nil, scope: "overall")
         for family in IPFamily.allCases { setStates(.unknown, reason: nil, scope: family.rawValue) }
-        for uplink in uplinks { setStates(.unknown, reason: nil, scope: uplink) }
-        for spec in probes {
-            for iface in [nil] + uplinks {
-                let target = Self.targetLabel(spec.name, iface)
-                let t = spec.type.rawValue
-                m.probeInfo.labels(t, target, spec.target, iface ?? "").set(1)
-                m.probes.labels(t, target).inc(0)
-                m.probeSuccess.labels(t, target).set(0)
-                _ = m.probeDuration.labels(t, target)
+        probesChanged(probes, uplinks: uplinks)
+    }
+
+    /// After a reload: drops every series of removed probes (and of probes whose type or
+    /// destination changed) and of removed uplinks, and pre-creates the series of new ones.
+    /// Series of unchanged probes keep their values.
+    public func probesChanged(_ probes: [ProbeSpec], settings: MonitorSettings) {
+        probesChanged(probes, uplinks: settings.uplinks)
+    }
+
+    private func probesChanged(_ probes: [ProbeSpec], uplinks: [String]) {
+        let (stale, gone, added, fresh): (Set<String>, [String], [String], [(ProbeSpec, String?)]) = known.withLock { k in
+            var stale = Set<String>()
+            var fresh: [(ProbeSpec, String?)] = []
+            let gone = k.uplinks.filter { !uplinks.contains($0) }
+            let added = uplinks.filter { !k.uplinks.contains($0) }
+            for (name, before) in k.probes {
+                let now = probes.first { $0.name == name }
+                let changed = now.map { $0.type != before.type || $0.target != before.target } ?? true
+                for iface in [nil] + k.uplinks where changed || gone.contains(iface ?? "") {
+                    stale.insert(Self.targetLabel(name, iface))
+                }
             }
+            for spec in probes {
+                let before = k.probes[spec.name]
+                let isNew = before.map { $0.type != spec.type || $0.target != spec.target } ?? true
+                for iface in [nil] + uplinks where isNew || added.contains(iface ?? "") { fresh.append((spec, iface)) }
+            }
+            k.probes = Dictionary(probes.map { ($0.name, ($0.type, $0.target)) }, uniquingKeysWith: { a, _ in a })
+            k.uplinks = uplinks
+            return (stale, gone, added, fresh)
+        }
+        forget(targets: stale)
+        for uplink in gone {
+            m.uplinkState.removeAll { $0[0] == uplink }
+            m.uplinkReachable.remove(uplink)
+            m.stateInfo.removeAll { $0[0] == uplink }
+            m.stateSince.remove(uplink)
+        }
+        for uplink in added { setStates(.unknown, reason: nil, scope: uplink) }
+        for (spec, iface) in fresh {
+            let target = Self.targetLabel(spec.name, iface)
+            let t = spec.type.rawValue
+            m.probeInfo.labels(t, target, spec.target, iface ?? "").set(1)
+            m.probes.labels(t, target).inc(0)
+            m.probeSuccess.labels(t, target).set(0)
+            _ = m.probeDuration.labels(t, target)
         }
     }
 
@@ -101,9 +146,18 @@ public final class MetricsRecorder: RoundObserver {
         interface.map { "\(name)@\($0)" } ?? name
     }
 
-    /// Removes every series of a probe that is no longer configured (after a reload).
+    /// Removes every series of a probe that is no longer configured (after a reload), on the
+    /// routing table and on every uplink.
     public func forget(probeNames: Set<String>) {
-        let matches: ([String]) -> Bool = { labels in labels.count > 1 && probeNames.contains(Self.baseName(labels[1])) }
+        let uplinks = known.withLock { $0.uplinks }
+        forget(targets: Set(probeNames.flatMap { name in ([nil] + uplinks).map { Self.targetLabel(name, $0) } }))
+    }
+
+    /// Removes every series whose `target` label is one of `targets` (exact match: a probe name
+    /// may itself contain `@`, as `name@server` DNS probes do).
+    private func forget(targets: Set<String>) {
+        guard !targets.isEmpty else { return }
+        let matches: ([String]) -> Bool = { labels in labels.count > 1 && targets.contains(labels[1]) }
         for f in [m.probeSuccess, m.probeStatus, m.probeLastDuration, m.httpStatus] { f.removeAll(where: matches) }
         m.probes.removeAll(where: matches)
         m.failures.removeAll(where: matches)
@@ -111,14 +165,10 @@ public final class MetricsRecorder: RoundObserver {
         m.phase.removeAll(where: matches)
         m.probeDuration.removeAll(where: matches)
         m.probeInfo.removeAll(where: matches)
-        let byTarget: ([String]) -> Bool = { labels in probeNames.contains(Self.baseName(labels[0])) }
+        let byTarget: ([String]) -> Bool = { labels in targets.contains(labels[0]) }
         for f in [m.icmpLoss, m.icmpTTL, m.certExpiry, m.dnsAnswers, m.dnsRcode] { f.removeAll(where: byTarget) }
         m.icmpSent.removeAll(where: byTarget)
         m.icmpReceived.removeAll(where: byTarget)
-    }
-
-    private static func baseName(_ target: String) -> String {
-        String(target.split(separator: "@", maxSplits: 1, omittingEmptySubsequences: false)[0])
     }
 
     public func roundCompleted(_ status: ReachabilityStatus) {
@@ -193,6 +243,50 @@ public final class MetricsRecorder: RoundObserver {
         if let dns = r.dns {
             m.dnsAnswers.labels(target).set(Double(dns.answers))
             if let rcode = dns.rcode { m.dnsRcode.labels(target).set(Double(rcode)) }
+        }
+    }
+}
+
+/// The configuration file's metrics (`--config.file` only): reload outcome, as Prometheus and
+/// Alertmanager name theirs, and the probes' constant labels as an info metric to join on.
+public final class ConfigMetrics: Sendable {
+    public static let labelsInfoName = "reachability_probe_labels_info"
+    static let labelsInfoHelp = "Constant labels of each probe from the configuration file, to join on target: "
+        + "reachability_probe_success * on(target) group_left(site) reachability_probe_labels_info; always 1."
+
+    let lastReloadSuccessful: Gauge
+    let lastReloadSuccessTimestamp: Gauge
+    private let registry: MetricsRegistry
+    /// The label names the info family is registered with (nil: not registered).
+    private let labelNames = Mutex<[String]?>(nil)
+
+    public init(registry: MetricsRegistry) {
+        self.registry = registry
+        lastReloadSuccessful = registry.gauge("reachability_exporter_config_last_reload_successful",
+                                              help: "Whether the last configuration reload attempt was successful (1) or not (0).").labels()
+        lastReloadSuccessTimestamp = registry.gauge("reachability_exporter_config_last_reload_success_timestamp_seconds",
+                                                    help: "Timestamp of the last successful configuration load or reload, Unix seconds.").labels()
+    }
+
+    /// Replaces the rows of `reachability_probe_labels_info`: one per target label (a probe, and
+    /// `name@uplink` per uplink), with every label name any probe uses (empty where a probe has
+    /// none), so a join never drops a probe. No probe with labels: no family at all. The family
+    /// is re-registered when the set of label names changes; one scrape in between may miss it.
+    public func setProbeLabels(_ rows: [(target: String, labels: [ProbeLabel])]) {
+        let names = Array(Set(rows.flatMap { $0.labels.map(\.name) })).sorted()
+        labelNames.withLock { current in
+            if current != nil && (names.isEmpty || current! != ["target"] + names) {
+                registry.unregister(Self.labelsInfoName)
+                current = nil
+            }
+            guard !names.isEmpty else { return }
+            let family = registry.gauge(Self.labelsInfoName, help: Self.labelsInfoHelp, labels: ["target"] + names)
+            current = ["target"] + names
+            family.removeAll { _ in true }
+            for row in rows {
+                let values = names.map { n in row.labels.first { $0.name == n }?.value ?? "" }
+                family.labels([row.target] + values).set(1)
+            }
         }
     }
 }

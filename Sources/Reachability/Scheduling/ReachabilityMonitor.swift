@@ -9,15 +9,27 @@ import Synchronization
 /// This is the library's embedding API: `run()` in a task for continuous monitoring, `check()`
 /// for one round now, `updates()` for a stream of statuses that any number of subscribers can
 /// iterate (each gets its own stream; slow ones see the latest).
+///
+/// `reconfigure(probes:settings:)` swaps probes and settings between rounds (configuration
+/// reload); `maxConcurrentProbes` and `pathDebounce` are fixed at creation.
 public final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == Duration {
-    private let specs: [ProbeSpec]
-    private let settings: MonitorSettings
+    /// What the rounds run: replaced as a whole by `reconfigure`, read once per round.
+    private struct Plan: Sendable {
+        var specs: [ProbeSpec]
+        var settings: MonitorSettings
+        /// One prober per (probe, uplink), built once per plan so probers may keep state (sockets, contexts).
+        var probers: [String: any Prober]
+    }
+    private let plan: Mutex<Plan>
     private let path: any PathGate
     private let clock: C
     private let wallClock: @Sendable () -> Double
     private let observers: [any RoundObserver]
     private let trigger = Trigger()
     private let roundLock = AsyncLock()
+    /// The running round's stagger gate, and how many `reconfigure` calls wait for the round lock
+    /// (while any does, rounds start every probe at once).
+    private let stagger = Mutex<(gate: StaggerGate?, pendingReconfigures: Int)>((nil, 0))
     private let concurrency: AsyncSemaphore
 
     private struct State {
@@ -32,13 +44,10 @@ public final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == D
         var lastOutcome: [String: ProbeOutcome] = [:]
     }
     private let state: Mutex<State>
-    /// One prober per (probe, uplink), built once so probers may keep state (sockets, contexts).
-    private let probers: [String: any Prober]
 
     public init(probes: [ProbeSpec], settings: MonitorSettings = MonitorSettings(), path: any PathGate = OpenPathGate(),
                 observers: [any RoundObserver] = [], clock: C, wallClock: @escaping @Sendable () -> Double = { unixNow() }) {
-        specs = probes
-        self.settings = settings
+        plan = Mutex(Plan(specs: probes, settings: settings, probers: Self.makeProbers(probes, uplinks: settings.uplinks)))
         self.path = path
         self.clock = clock
         self.wallClock = wallClock
@@ -49,12 +58,15 @@ public final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == D
             overall: VerdictTracker(settings: settings.verdict, now: now),
             families: Dictionary(uniqueKeysWithValues: IPFamily.allCases.map { ($0, VerdictTracker(settings: settings.verdict, now: now)) }),
             uplinks: Dictionary(uniqueKeysWithValues: settings.uplinks.map { ($0, VerdictTracker(settings: settings.verdict, now: now)) })))
+    }
+
+    private static func makeProbers(_ specs: [ProbeSpec], uplinks: [String]) -> [String: any Prober] {
         var made: [String: any Prober] = [:]
-        for spec in probes {
-            made[Self.key(spec.name, nil)] = spec.make(nil)
-            for uplink in settings.uplinks { made[Self.key(spec.name, uplink)] = spec.make(uplink) }
+        for spec in specs {
+            made[key(spec.name, nil)] = spec.make(nil)
+            for uplink in uplinks { made[key(spec.name, uplink)] = spec.make(uplink) }
         }
-        probers = made
+        return made
     }
 
     static func key(_ name: String, _ interface: String?) -> String { interface.map { "\(name)@\($0)" } ?? name }
@@ -83,19 +95,21 @@ public final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == D
 
     /// Runs rounds until the task is cancelled.
     public func run() async {
+        let debounce = plan.withLock { $0.settings.pathDebounce }
         let inFlight = InFlightRound()
-        let pathTask = Task { [path, trigger, clock, settings] in
+        let pathTask = Task { [path, trigger, clock] in
             for await _ in path.changes() {
-                try? await clock.sleep(for: settings.pathDebounce)
+                try? await clock.sleep(for: debounce)
                 if path.unsatisfiedReason(for: nil) != nil { inFlight.cancel() }
                 trigger.fire()
             }
         }
         defer { pathTask.cancel() }
-        var backoff = settings.fastRecheck
+        var backoff = plan.withLock { $0.settings.fastRecheck }
         var periodic = true
         while !Task.isCancelled {
             let status = await inFlight.run { [self, periodic] in await runRound(periodic: periodic) }
+            let settings = plan.withLock { $0.settings }
             if Task.isCancelled { break }
             var wait = settings.interval
             if status.state != .full && settings.fastRecheck > .zero {
@@ -118,10 +132,12 @@ public final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == D
     func runRound(periodic: Bool) async -> ReachabilityStatus {
         await roundLock.lock()
         defer { roundLock.unlock() }
+        let plan = self.plan.withLock { $0 }
+        let settings = plan.settings
         let started = wallClock()
         let clockStart = clock.now
         let monotonicStart = ContinuousClock.now
-        let jobs: [(spec: ProbeSpec, interface: String?)] = specs.flatMap { spec in
+        let jobs: [(spec: ProbeSpec, interface: String?)] = plan.specs.flatMap { spec in
             [(spec, nil)] + settings.uplinks.map { (spec, $0) }
         }
         let due = state.withLock { s in
@@ -130,14 +146,19 @@ public final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == D
                 return last.duration(to: monotonicStart) + .milliseconds(50) >= interval
             }
         }
-        let staggerWindow = periodic && settings.stagger && due.count > 1
+        let gate = StaggerGate()
+        let hurry = stagger.withLock { s in
+            s.gate = gate
+            return s.pendingReconfigures > 0
+        }
+        let staggerWindow = periodic && settings.stagger && due.count > 1 && !hurry
             ? max(.zero, settings.interval - settings.timeout) : .zero
         let outcomes: [ProbeOutcome] = await withTaskGroup(of: ProbeOutcome.self) { group in
             for (i, job) in due.enumerated() {
                 let offset = staggerWindow * Double(i) / Double(due.count)
                 group.addTask { [self] in
-                    if offset > .zero { try? await clock.sleep(for: offset) }
-                    return await runProbe(job.spec, interface: job.interface, at: started, due: clockStart.advanced(by: offset))
+                    if offset > .zero { await gate.wait(for: offset, clock: clock) }
+                    return await runProbe(job.spec, interface: job.interface, plan: plan, at: started, due: clockStart.advanced(by: offset))
                 }
             }
             var out: [ProbeOutcome] = []
@@ -159,7 +180,7 @@ public final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == D
             let overallRound = RoundClassifier.classify(pathUnsatisfiedReason: path.unsatisfiedReason(for: nil), entries: routed.map(Self.entry), policy: settings.verdict.policy)
             if let t = s.overall.update(overallRound, now: finished) { transitions.append(("overall", t)) }
             for family in IPFamily.allCases {
-                let entries = routed.filter { self.family(of: $0) == family }.map(Self.entry)
+                let entries = routed.filter { Self.family(of: $0, specs: plan.specs) == family }.map(Self.entry)
                 // A family with no probe of its own follows the path alone.
                 let round = entries.isEmpty
                     ? (path.unsatisfiedReason(for: family).map { Verdict(.none, reason: $0) } ?? Verdict(.unknown))
@@ -185,9 +206,9 @@ public final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == D
         return status
     }
 
-    private func runProbe(_ spec: ProbeSpec, interface: String?, at started: Double, due: C.Instant) async -> ProbeOutcome {
-        let timeout = spec.timeout ?? settings.timeout
-        let prober = probers[Self.key(spec.name, interface)]!
+    private func runProbe(_ spec: ProbeSpec, interface: String?, plan: Plan, at started: Double, due: C.Instant) async -> ProbeOutcome {
+        let timeout = spec.timeout ?? plan.settings.timeout
+        let prober = plan.probers[Self.key(spec.name, interface)]!
         let result: ProbeResult
         var lateness: Duration?
         // No usable path for this probe: fail at once, without traffic.
@@ -202,7 +223,7 @@ public final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == D
         return ProbeOutcome(name: spec.name, type: spec.type, target: spec.target, interface: interface, result: result, at: started, startLateness: lateness)
     }
 
-    private func family(of o: ProbeOutcome) -> IPFamily? {
+    private static func family(of o: ProbeOutcome, specs: [ProbeSpec]) -> IPFamily? {
         specs.first { $0.name == o.name }?.family ?? o.result.family
     }
 
@@ -211,6 +232,64 @@ public final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == D
     /// Restores verdicts read back from history at start-up.
     public func restore(overall: Verdict, since: Double) {
         state.withLock { $0.overall.restore(overall, since: since) }
+    }
+
+    /// Replaces the probes and settings between rounds (a configuration reload): waits for a
+    /// running round to finish (its staggered starts begin at once), swaps, tells the observers
+    /// (`RoundObserver.probesChanged`), and wakes the scheduler so a round with the new probes
+    /// runs at once.
+    ///
+    /// - Probers are built afresh for every probe (the specs carry no identity to compare).
+    /// - Verdict trackers (overall, per family, per kept uplink) keep their state and streaks when
+    ///   the hysteresis settings are unchanged; when they change, each keeps its verdict and
+    ///   `since` but starts new streaks under the new settings.
+    /// - Uplinks added get a tracker (`unknown` until their first round); removed ones are dropped.
+    /// - Remembered results of removed probes, and of probes whose type, target or family changed,
+    ///   are dropped, so no round mixes in an answer from the old configuration.
+    /// - `maxConcurrentProbes` and `pathDebounce` keep their values from creation.
+    public func reconfigure(probes: [ProbeSpec], settings: MonitorSettings) async {
+        // Probes in flight finish; staggered starts still waiting begin now.
+        stagger.withLock { s in
+            s.pendingReconfigures += 1
+            s.gate?.open()
+        }
+        await roundLock.lock()
+        defer {
+            stagger.withLock { $0.pendingReconfigures -= 1 }
+            roundLock.unlock()
+        }
+        let old = plan.withLock { $0 }
+        let probers = Self.makeProbers(probes, uplinks: settings.uplinks)
+        let now = wallClock()
+        state.withLock { s in
+            if settings.verdict != old.settings.verdict {
+                s.overall = Self.carried(s.overall, settings.verdict, now: now)
+                for family in IPFamily.allCases { s.families[family] = s.families[family].map { Self.carried($0, settings.verdict, now: now) } }
+                for (uplink, tracker) in s.uplinks { s.uplinks[uplink] = Self.carried(tracker, settings.verdict, now: now) }
+            }
+            for uplink in s.uplinks.keys where !settings.uplinks.contains(uplink) { s.uplinks.removeValue(forKey: uplink) }
+            for uplink in settings.uplinks where s.uplinks[uplink] == nil { s.uplinks[uplink] = VerdictTracker(settings: settings.verdict, now: now) }
+            let kept = Set(probes.compactMap { spec -> String? in
+                guard let before = old.specs.first(where: { $0.name == spec.name }),
+                      before.type == spec.type, before.target == spec.target, before.family == spec.family else { return nil }
+                return spec.name
+            })
+            let keys = Set(probes.filter { kept.contains($0.name) }.flatMap { spec in
+                [Self.key(spec.name, nil)] + settings.uplinks.map { Self.key(spec.name, $0) }
+            })
+            s.lastOutcome = s.lastOutcome.filter { keys.contains($0.key) }
+            s.lastRun = s.lastRun.filter { keys.contains($0.key) }
+        }
+        plan.withLock { $0 = Plan(specs: probes, settings: settings, probers: probers) }
+        for o in observers { o.probesChanged(probes, settings: settings) }
+        trigger.fire()
+    }
+
+    /// A tracker under new settings that keeps the old one's verdict and its start.
+    private static func carried(_ tracker: VerdictTracker, _ settings: VerdictSettings, now: Double) -> VerdictTracker {
+        var t = VerdictTracker(settings: settings, now: now)
+        t.restore(tracker.current, since: tracker.since)
+        return t
     }
 }
 

@@ -47,4 +47,11 @@ public struct ReachabilityStatus: Sendable, Equatable {
 /// writer). Must not block.
 public protocol RoundObserver: Sendable {
     func roundCompleted(_ status: ReachabilityStatus)
+    /// Called by `ReachabilityMonitor.reconfigure` between rounds, before the first round with
+    /// the new probes and settings (the metrics recorder drops and pre-creates series here).
+    func probesChanged(_ probes: [ProbeSpec], settings: MonitorSettings)
+}
+
+extension RoundObserver {
+    public func probesChanged(_ probes: [ProbeSpec], settings: MonitorSettings) {}
 }

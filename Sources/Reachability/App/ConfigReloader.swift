@@ -1,0 +1,161 @@
+import Dispatch
+import Synchronization
+
+/// Reloads `--config.file` on SIGHUP and `POST /-/reload`: reads and checks the file, combines
+/// it with the start-up flags (`ExporterSetup`), and hands the probes and settings to the
+/// monitor, which swaps them between rounds. An invalid file changes nothing: the error is
+/// logged, `reachability_exporter_config_last_reload_successful` drops to 0, and the HTTP
+/// caller gets a 500 with the error. Reloads run one at a time.
+///
+/// With `uplinks: auto` it also watches the path: an interface that gains a default route
+/// becomes an uplink at once; uplinks are only dropped by the next reload.
+final class ConfigReloader: Sendable {
+    /// What a successful reload changed.
+    struct Summary: Sendable, Equatable, CustomStringConvertible {
+        var probes: Int
+        var added: [String]
+        var removed: [String]
+        var changed: [String]
+        var uplinks: [String]
+
+        var description: String {
+            func list(_ names: [String]) -> String { names.isEmpty ? "none" : names.joined(separator: ", ") }
+            return "\(probes) probes; added: \(list(added)); removed: \(list(removed)); changed: \(list(changed))"
+        }
+    }
+
+    typealias Apply = @Sendable (_ probes: [ProbeSpec], _ settings: MonitorSettings) async -> Void
+
+    let path: String
+    private let flags: ParsedFlags
+    private let environment: [String: String]
+    private let gate: any PathGate
+    private let logger: Logger
+    private let apply: Apply
+    private let metrics: ConfigMetrics
+    private let wallClock: @Sendable () -> Double
+    private let lock = AsyncLock()
+    private let current: Mutex<ExporterSetup>
+
+    init(path: String, flags: ParsedFlags, environment: [String: String], gate: any PathGate, initial: ExporterSetup,
+         registry: MetricsRegistry, logger: Logger, wallClock: @escaping @Sendable () -> Double = { unixNow() }, apply: @escaping Apply) {
+        self.path = path
+        self.flags = flags
+        self.environment = environment
+        self.gate = gate
+        self.logger = logger
+        self.apply = apply
+        self.wallClock = wallClock
+        metrics = ConfigMetrics(registry: registry)
+        current = Mutex(initial)
+        metrics.lastReloadSuccessful.set(1)
+        metrics.lastReloadSuccessTimestamp.set(wallClock())
+        publishLabels(initial)
+    }
+
+    /// Reads the file again and applies it, or keeps the running configuration and says why.
+    @discardableResult
+    func reload(trigger: String) async -> Result<Summary, ConfigError> {
+        await lock.lock()
+        defer { lock.unlock() }
+        let old = current.withLock { $0 }
+        let next: ExporterSetup
+        do throws(ConfigError) {
+            next = try load()
+        } catch {
+            metrics.lastReloadSuccessful.set(0)
+            logger.error("configuration reload failed; keeping the running configuration", ("trigger", trigger), ("err", error.description))
+            return .failure(error)
+        }
+        if ExporterSetup.pathMonitorEnabled(flags, file: next.file) != ExporterSetup.pathMonitorEnabled(flags, file: old.file) {
+            logger.warn("global.path_monitor changed; it takes effect at the next start", ("file", path))
+        }
+        for note in next.notes { logger.warn(note, ("file", path)) }
+        await apply(next.specs, next.settings)
+        current.withLock { $0 = next }
+        publishLabels(next)
+        metrics.lastReloadSuccessful.set(1)
+        metrics.lastReloadSuccessTimestamp.set(wallClock())
+        let summary = Self.summary(old: old, new: next)
+        logger.info("configuration reloaded", ("trigger", trigger), ("file", path), ("probes", String(summary.probes)),
+                    ("added", summary.added.joined(separator: ",")), ("removed", summary.removed.joined(separator: ",")),
+                    ("changed", summary.changed.joined(separator: ",")), ("uplinks", summary.uplinks.joined(separator: ",")))
+        return .success(summary)
+    }
+
+    private func load() throws(ConfigError) -> ExporterSetup {
+        let file = try ConfigLoader.load(path: path)
+        do throws(ExporterSetup.Failure) {
+            return try ExporterSetup.make(flags: flags, file: file, environment: environment, defaultRouteInterfaces: gate.defaultRouteInterfaces)
+        } catch {
+            switch error {
+            case .config(let e): throw e
+            case .usage(let e): throw ConfigError(file: path, mark: nil, path: "", expected: "a configuration the command line accepts", found: e.message)
+            }
+        }
+    }
+
+    /// `POST /-/reload`: 200 with a summary, 500 with the error, 405 for other methods.
+    func route(_ request: HTTPRequest) -> HTTPResponse? {
+        guard request.path == "/-/reload" else { return nil }
+        guard request.method == "POST" else { return WebRoutes.methodNotAllowed("POST") }
+        // Handlers run on the connection's own thread (not the cooperative pool), so waiting here is safe.
+        let outcome = ResultBox()
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            outcome.set(await reload(trigger: "http"))
+            done.signal()
+        }
+        guard done.wait(timeout: .now() + .seconds(60)) == .success, let result = outcome.get() else {
+            return HTTPResponse(status: 503, text: "configuration reload still running after 60 s\n")
+        }
+        switch result {
+        case .success(let summary): return HTTPResponse(status: 200, text: "configuration reloaded: \(summary)\n")
+        case .failure(let error): return HTTPResponse(status: 500, text: "configuration reload failed; keeping the running configuration: \(error)\n")
+        }
+    }
+
+    /// `uplinks: auto`: adds interfaces as they gain a default route, until cancelled.
+    func watchUplinks() async {
+        for await _ in gate.changes() {
+            await lock.lock()
+            let setup = current.withLock { $0 }
+            let auto = setup.file?.uplinks == .auto && !flags.isSet("probe.uplink")
+            let fresh = gate.defaultRouteInterfaces.filter { !setup.settings.uplinks.contains($0) }
+            if auto && !fresh.isEmpty {
+                var next = setup
+                next.settings.uplinks += fresh
+                await apply(next.specs, next.settings)
+                current.withLock { $0 = next }
+                publishLabels(next)
+                logger.info("uplinks added (uplinks: auto)", ("added", fresh.joined(separator: ",")),
+                            ("uplinks", next.settings.uplinks.joined(separator: ",")))
+            }
+            lock.unlock()
+        }
+    }
+
+    private func publishLabels(_ setup: ExporterSetup) {
+        let rows = setup.specs.flatMap { spec in
+            ([nil] + setup.settings.uplinks).map { (target: MetricsRecorder.targetLabel(spec.name, $0), labels: setup.labels[spec.name] ?? []) }
+        }
+        metrics.setProbeLabels(rows)
+    }
+
+    static func summary(old: ExporterSetup, new: ExporterSetup) -> Summary {
+        let oldNames = old.specs.map(\.name), newNames = new.specs.map(\.name)
+        let changed = new.file?.probes.filter { d in
+            guard let before = old.file?.probes.first(where: { $0.name == d.name }) else { return false }
+            return !before.sameSettings(as: d)
+        }.map(\.name) ?? []
+        return Summary(probes: new.specs.count, added: newNames.filter { !oldNames.contains($0) },
+                       removed: oldNames.filter { !newNames.contains($0) }, changed: changed, uplinks: new.settings.uplinks)
+    }
+}
+
+/// The reload result handed from the reload task to the waiting connection thread.
+private final class ResultBox: Sendable {
+    private let value = Mutex<Result<ConfigReloader.Summary, ConfigError>?>(nil)
+    func set(_ r: Result<ConfigReloader.Summary, ConfigError>) { value.withLock { $0 = r } }
+    func get() -> Result<ConfigReloader.Summary, ConfigError>? { value.withLock { $0 } }
+}

@@ -1,0 +1,150 @@
+/// What the exporter runs with — probes, scheduler settings, constant probe labels — from the
+/// command line and, with `--config.file`, the file. The precedence (docs/configuration.md):
+///
+/// 1. A flag given on the command line wins over the file's `global` setting (and
+///    `--probe.uplink` over the file's `uplinks`); a flag's default never does.
+/// 2. The file's setting wins over the flag's default.
+/// 3. Probes: the file's probes and the probe flags' probes run together (file first); a name
+///    in both is an error. Probe flags are read once at start-up; a reload re-reads the file only.
+/// 4. Neither gives a probe: the built-in public defaults, unless the environment forbids them.
+struct ExporterSetup: Sendable {
+    var specs: [ProbeSpec]
+    var settings: MonitorSettings
+    /// The file as read (nil without `--config.file`).
+    var file: ExporterConfig?
+    /// Constant labels by probe name (file probes only).
+    var labels: [String: [ProbeLabel]]
+    /// Things worth a warning in the log (an `auto` uplink list that found nothing).
+    var notes: [String]
+
+    /// Why a setup is refused: a bad flag (exit 64) or a bad file (exit 78).
+    enum Failure: Error {
+        case usage(UsageError)
+        case config(ConfigError)
+    }
+
+    static let settingsFlags = ["probe.interval", "probe.timeout", "probe.mode", "probe.fail-after", "probe.recover-after", "probe.fast-recheck", "probe.uplink"]
+
+    /// Whether to run the netlink path monitor: the flag if given, else the file, else on.
+    static func pathMonitorEnabled(_ flags: ParsedFlags, file: ExporterConfig?) -> Bool {
+        flags.isSet("path.monitor") ? flags.bool("path.monitor") : (file?.global.pathMonitor ?? flags.bool("path.monitor"))
+    }
+
+    /// Combines flags and file. `defaultRouteInterfaces` resolves `uplinks: auto`.
+    static func make(flags: ParsedFlags, file: ExporterConfig?, environment: [String: String],
+                     defaultRouteInterfaces: [String]) throws(Failure) -> ExporterSetup {
+        var notes: [String] = []
+        let settings: MonitorSettings
+        do throws(UsageError) { settings = try combinedSettings(flags, file: file, defaultRouteInterfaces: defaultRouteInterfaces, notes: &notes) } catch {
+            throw .usage(error)
+        }
+        try checkTimes(settings, flags: flags, file: file)
+        var specs: [ProbeSpec] = []
+        var labels: [String: [ProbeLabel]] = [:]
+        for d in file?.probes ?? [] {
+            do throws(ConfigError) { specs.append(try ConfigProbeBuilder.spec(d, file: file?.file ?? "")) } catch { throw .config(error) }
+            if !d.labels.isEmpty { labels[d.name] = d.labels }
+        }
+        // The probe flags' own checks (and their fallback to the defaults) are ProbeFlags'; the
+        // global settings were checked above against the file, so ProbeFlags sees only the probe flags.
+        var probeOnly = flags
+        for name in settingsFlags { probeOnly.values[name] = nil }
+        let anyProbeFlag = ProbeFlags.probeFlagNames.contains { flags.isSet($0) }
+        if anyProbeFlag || specs.isEmpty {
+            let flagSpecs: [ProbeSpec]
+            do throws(UsageError) { flagSpecs = try ProbeFlags.build(probeOnly, environment: environment).0 } catch { throw .usage(error) }
+            for spec in flagSpecs {
+                if let d = file?.probes.first(where: { $0.name == spec.name }) {
+                    throw .config(ConfigError(file: file?.file ?? "", mark: d.marks["name"] ?? d.marks["target"] ?? d.mark, path: "\(d.path).name",
+                                              expected: "a name no probe flag gives", found: d.name.debugDescription,
+                                              hint: "a --probe.\(spec.type == .https ? "http" : spec.type.rawValue) flag names a probe the same"))
+                }
+                specs.append(spec)
+            }
+        }
+        return ExporterSetup(specs: specs, settings: settings, file: file, labels: labels, notes: notes)
+    }
+
+    private static func combinedSettings(_ flags: ParsedFlags, file: ExporterConfig?, defaultRouteInterfaces: [String],
+                                         notes: inout [String]) throws(UsageError) -> MonitorSettings {
+        let g = file?.global ?? GlobalConfig()
+        func given(_ name: String) -> Bool { flags.isSet(name) || file == nil }
+        func duration(_ name: String, _ fromFile: Duration?, _ fallback: Duration) throws(UsageError) -> Duration {
+            if !given(name), let v = fromFile { return v }
+            return try flags.duration(name) ?? fallback
+        }
+        func count(_ name: String, _ fromFile: Int?, _ fallback: Int) throws(UsageError) -> Int {
+            if !given(name), let v = fromFile { return v }
+            return try flags.int(name, range: 1...1000) ?? fallback
+        }
+        var s = MonitorSettings()
+        s.interval = try duration("probe.interval", g.interval, s.interval)
+        s.timeout = try duration("probe.timeout", g.timeout, s.timeout)
+        var policy = VerdictPolicy.parallel
+        if !given("probe.mode"), let p = g.policy {
+            policy = p
+        } else {
+            let text = flags.string("probe.mode") ?? "parallel"
+            guard let p = VerdictPolicy.parse(text) else {
+                throw UsageError("invalid value \(text.debugDescription) for flag '--probe.mode': expected parallel, http, icmp, quorum, quorum:N or quorum:N%")
+            }
+            policy = p
+        }
+        s.verdict = VerdictSettings(policy: policy, failAfter: try count("probe.fail-after", g.failAfter, 3),
+                                    recoverAfter: try count("probe.recover-after", g.recoverAfter, 2))
+        s.fastRecheck = try duration("probe.fast-recheck", g.fastRecheck, s.fastRecheck)
+        if flags.isSet("probe.uplink") || file?.uplinks == nil {
+            s.uplinks = flags.strings("probe.uplink")
+            for u in s.uplinks where u.isEmpty || u.utf8.count >= 16 || u.contains("/") {
+                throw UsageError("invalid value \(u.debugDescription) for flag '--probe.uplink': not an interface name")
+            }
+        } else if case .interfaces(let names)? = file?.uplinks {
+            s.uplinks = names
+        } else {
+            s.uplinks = defaultRouteInterfaces
+            if defaultRouteInterfaces.isEmpty {
+                notes.append("uplinks: auto found no interface holding a default route (is the path monitor off?); interfaces that gain one are added")
+            }
+        }
+        return s
+    }
+
+    /// The effective interval must exceed the effective timeout, globally and per probe, and a
+    /// probe's own interval cannot be below the global one (rounds are the unit of scheduling).
+    private static func checkTimes(_ s: MonitorSettings, flags: ParsedFlags, file: ExporterConfig?) throws(Failure) {
+        let fmt = DurationParser.format
+        guard s.interval > .zero else { throw .usage(UsageError("invalid value for flag '--probe.interval': must be above 0")) }
+        guard s.timeout > .zero else { throw .usage(UsageError("invalid value for flag '--probe.timeout': must be above 0")) }
+        if s.timeout >= s.interval {
+            let g = file?.global
+            let fromFile = (interval: g?.interval != nil && !flags.isSet("probe.interval"), timeout: g?.timeout != nil && !flags.isSet("probe.timeout"))
+            guard let file, fromFile.interval || fromFile.timeout else {
+                throw .usage(UsageError("invalid value for flag '--probe.timeout': must be above 0 and below --probe.interval (\(fmt(s.interval)))"))
+            }
+            let timeoutSource = fromFile.timeout ? "" : flags.isSet("probe.timeout") ? " given by --probe.timeout" : ", the default"
+            let intervalSource = fromFile.interval ? "" : flags.isSet("probe.interval") ? " given by --probe.interval" : ", the default"
+            if fromFile.interval {
+                throw .config(ConfigError(file: file.file, mark: file.global.marks["interval"], path: "global.interval",
+                                          expected: "an interval above the timeout (\(fmt(s.timeout))\(timeoutSource))", found: fmt(s.interval)))
+            }
+            throw .config(ConfigError(file: file.file, mark: file.global.marks["timeout"], path: "global.timeout",
+                                      expected: "a timeout below the interval (\(fmt(s.interval))\(intervalSource))", found: fmt(s.timeout)))
+        }
+        for d in file?.probes ?? [] {
+            let interval = d.interval ?? s.interval
+            let timeout = d.timeout ?? s.timeout
+            if let own = d.interval, own < s.interval {
+                throw .config(ConfigError(file: file?.file ?? "", mark: d.marks["interval"], path: "\(d.path).interval",
+                                          expected: "an interval of at least the global interval (\(fmt(s.interval)))", found: fmt(own),
+                                          hint: "probes run in rounds every global interval; a probe's own interval can only skip rounds"))
+            }
+            if timeout >= interval {
+                let key = d.timeout != nil ? "timeout" : "interval"
+                throw .config(ConfigError(file: file?.file ?? "", mark: d.marks[key] ?? d.mark, path: "\(d.path).\(key)",
+                                          expected: key == "timeout" ? "a timeout below the probe's interval (\(fmt(interval)))"
+                                                                     : "an interval above the timeout (\(fmt(timeout)))",
+                                          found: fmt(key == "timeout" ? timeout : interval)))
+            }
+        }
+    }
+}

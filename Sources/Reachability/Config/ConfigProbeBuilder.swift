@@ -1,0 +1,95 @@
+/// Turns a probe of the configuration file into the scheduler's `ProbeSpec`, building (and so
+/// validating) the prober's own configuration once: a bad URL, DNS name or CA file is a
+/// `ConfigError` at load time, pointing at the key, never a probe-time failure.
+public enum ConfigProbeBuilder {
+    public static func spec(_ d: ProbeDefinition, file: String) throws(ConfigError) -> ProbeSpec {
+        let family = d.family.flatMap { IPFamily(rawValue: $0.rawValue) }
+        switch d.type {
+        case .http, .https:
+            let make = httpConfig(d)
+            let config: HTTPProbeConfig
+            do throws(HTTPProbeConfigError) { config = try make(nil) } catch {
+                throw httpError(d, error, file: file)
+            }
+            return ProbeSpec(name: d.name, type: config.probeType, target: d.target, family: family, interval: d.interval, timeout: d.timeout) { iface in
+                HTTPProber((try? make(iface)) ?? config)
+            }
+        case .dns:
+            let o = d.dns ?? DNSOptions()
+            let make = { @Sendable (iface: String?) throws(ProbeConfigError) -> DNSProbeConfig in
+                try DNSProbeConfig(name: d.target, queryType: o.recordType, server: o.server, interface: iface, allowPrivateAnswers: o.allowPrivateAnswers)
+            }
+            let config: DNSProbeConfig
+            do throws(ProbeConfigError) { config = try make(nil) } catch {
+                let key = error.message.hasPrefix("dns server") ? "dns.server" : "target"
+                throw fail(d, key, expected: key == "target" ? "a DNS name to look up" : "an IP address, optionally with a port", found: error.message, file: file)
+            }
+            let destination = o.server.map { "\(d.target)@\($0)" } ?? d.target
+            return ProbeSpec(name: d.name, type: .dns, target: destination, family: family, interval: d.interval, timeout: d.timeout) { iface in
+                // The system resolver cannot be bound to an interface: without a server the probe follows the routing table.
+                DNSProber(config: (try? make(iface)) ?? config)
+            }
+        case .tcp:
+            let config: TCPProbeConfig
+            do throws(ProbeConfigError) { config = try TCPProbeConfig(target: d.target, family: d.family ?? .any) } catch {
+                throw fail(d, error.message.contains("family") ? "family" : "target", expected: "host:port", found: error.message, file: file)
+            }
+            return ProbeSpec(name: d.name, type: .tcp, target: d.target, family: family, interval: d.interval, timeout: d.timeout) { iface in
+                TCPProber(config: (try? TCPProbeConfig(target: d.target, family: d.family ?? .any, interface: iface)) ?? config)
+            }
+        case .icmp:
+            let count = d.icmp?.count ?? ICMPOptions().count
+            if let literal = SocketAddress(ip: d.target) {
+                if let f = d.family, !f.admits(literal.ipFamily) {
+                    throw fail(d, "family", expected: "a family that admits the \(literal.ipFamily.rawValue) address \(d.target)", found: f.rawValue, file: file)
+                }
+            } else if !Resolver.isPlausibleHostName(d.target) {
+                throw fail(d, "target", expected: "a host name or IP address", found: d.target.debugDescription, file: file)
+            }
+            return ProbeSpec(name: d.name, type: .icmp, target: d.target, family: family, interval: d.interval, timeout: d.timeout) { iface in
+                makeICMP(host: d.target, family: d.family ?? .any, count: count, interface: iface)
+            }
+        }
+    }
+
+    /// The one place the file's ICMP probes get their prober.
+    static func makeICMP(host: String, family: FamilyPreference, count: Int, interface: String?) -> any Prober {
+        ICMPProber(ICMPProber.Configuration(host: host, family: family, count: count, interface: interface))
+    }
+
+    private static func httpConfig(_ d: ProbeDefinition) -> @Sendable (String?) throws(HTTPProbeConfigError) -> HTTPProbeConfig {
+        let o = d.http ?? HTTPOptions()
+        let mode: HTTPProbeConfig.Mode = o.mode == .web ? .web : .captive(o.expectation)
+        return { iface throws(HTTPProbeConfigError) in
+            try HTTPProbeConfig(url: d.target, method: o.method, mode: mode, followRedirects: o.followRedirects,
+                                maxRedirects: o.maxRedirects ?? 10, hostHeader: o.hostHeader, serverName: o.tls.serverName,
+                                caFile: o.tls.caFile, insecureSkipVerify: o.tls.insecureSkipVerify, family: d.family ?? .any,
+                                interface: iface, headers: o.headers)
+        }
+    }
+
+    private static func httpError(_ d: ProbeDefinition, _ e: HTTPProbeConfigError, file: String) -> ConfigError {
+        let key: String
+        let expected: String
+        switch e.field {
+        case "url": (key, expected) = ("target", ProbeSchema.targetText(d.type))
+        case "ca_file": (key, expected) = ("http.tls.ca_file", "a readable PEM file of CA certificates")
+        case "server_name": (key, expected) = ("http.tls.server_name", "a host name or IP address")
+        case "tls": (key, expected) = (d.marks["http.tls"] != nil ? "http.tls" : "target", "usable TLS settings")
+        case "host_header": (key, expected) = ("http.host_header", "a host name without spaces or control characters")
+        case "headers": (key, expected) = ("http.headers", "header names and values the prober may send")
+        default: (key, expected) = ("http.\(e.field)", "a value the HTTP prober accepts")
+        }
+        return fail(d, key, expected: expected, found: e.message, file: file)
+    }
+
+    private static func fail(_ d: ProbeDefinition, _ key: String, expected: String, found: String, file: String) -> ConfigError {
+        var mark = d.marks[key]
+        var prefix = key
+        while mark == nil, let dot = prefix.lastIndex(of: ".") {
+            prefix = String(prefix[..<dot])
+            mark = d.marks[prefix]
+        }
+        return ConfigError(file: file, mark: mark ?? d.mark, path: "\(d.path).\(key)", expected: expected, found: found)
+    }
+}

@@ -1,0 +1,126 @@
+/// The configuration file's schema: turns the parsed document into an `ExporterConfig`,
+/// refusing unknown keys, wrong types and values that cannot work, each with file:line:column,
+/// the key path, what was expected and what was found. Checks that need the command line too
+/// (the effective interval against a probe's timeout) are `ExporterSetup`'s.
+enum ConfigSchema {
+    static let topKeys = ["global", "uplinks", "history", "probes"]
+    static let globalKeys = ["interval", "timeout", "policy", "quorum", "fail_after", "recover_after", "fast_recheck", "path_monitor"]
+    static let historyKeys = ["dir", "max_file_size", "retention"]
+
+    static func decode(_ root: YAMLNode?, file: String) throws(ConfigError) -> ExporterConfig {
+        guard let root else {
+            throw ConfigError(file: file, mark: nil, path: "", expected: "a map of settings (\(topKeys.joined(separator: ", ")))",
+                              found: "an empty file", hint: "an empty file is refused so that a truncated file never replaces the probes")
+        }
+        let top = try ConfigMap(root, path: "", file: file, keys: topKeys, what: "with the keys \(topKeys.joined(separator: ", "))")
+        var config = ExporterConfig(file: file)
+        if let g = try top.map("global", keys: globalKeys, what: "the global settings") { config.global = try global(g) }
+        if top.has("uplinks") { config.uplinks = try uplinks(top) }
+        if let h = try top.map("history", keys: historyKeys, what: "the history settings") { config.history = try history(h) }
+        if let items = try top.list("probes", expected: "a list of probes ('- name: ...' entries)") {
+            var seen: [String: String] = [:]
+            for (i, item) in items.enumerated() {
+                let probe = try ProbeSchema.decode(item, path: KeyPath.index("probes", i), file: file)
+                if let first = seen[probe.name] {
+                    throw ConfigError(file: file, mark: probe.marks["name"] ?? probe.marks["target"] ?? probe.mark, path: KeyPath.child(probe.path, "name"),
+                                      expected: "a name no other probe has", found: probe.name.debugDescription,
+                                      hint: "\(first) has it too; give each probe its own name")
+                }
+                seen[probe.name] = probe.path
+                config.probes.append(probe)
+            }
+        }
+        return config
+    }
+
+    static func global(_ g: ConfigMap) throws(ConfigError) -> GlobalConfig {
+        var out = GlobalConfig()
+        for key in g.keys { out.marks[key] = g.value(key)?.mark }
+        out.interval = try positive(g, "interval")
+        out.timeout = try positive(g, "timeout")
+        if let i = out.interval, let t = out.timeout, t >= i {
+            throw g.fail("timeout", expected: "a timeout below the interval (\(DurationParser.format(i)))")
+        }
+        if let name = try g.string("policy", expected: "one of parallel, http, icmp, quorum") {
+            guard ["parallel", "http", "icmp", "quorum"].contains(name) else {
+                throw g.fail("policy", expected: "one of parallel, http, icmp, quorum",
+                              hint: name.hasPrefix("quorum:") ? "write the quorum in its own key: quorum: 2 or quorum: 50%" : nil)
+            }
+            out.policy = VerdictPolicy.parse(name)
+        }
+        if g.has("quorum") {
+            guard out.policy?.name == "quorum" else {
+                throw g.fail("quorum", expected: "a quorum only together with policy: quorum",
+                             found: "policy \(out.policy?.name ?? "parallel (the default)")")
+            }
+            let expected = "a number of probes (2) or a share of them (50%)"
+            guard let (text, _) = try g.scalar("quorum", expected: expected), let policy = VerdictPolicy.parse("quorum:" + text) else {
+                throw g.fail("quorum", expected: expected)
+            }
+            out.policy = policy
+        }
+        out.failAfter = try g.int("fail_after", 1...1000)
+        out.recoverAfter = try g.int("recover_after", 1...1000)
+        out.fastRecheck = try g.duration("fast_recheck")
+        out.pathMonitor = try g.bool("path_monitor")
+        return out
+    }
+
+    static func positive(_ m: ConfigMap, _ key: String) throws(ConfigError) -> Duration? {
+        guard let d = try m.duration(key) else { return nil }
+        guard d > .zero else { throw m.fail(key, expected: "a duration above 0") }
+        return d
+    }
+
+    static func uplinks(_ top: ConfigMap) throws(ConfigError) -> UplinkSelection {
+        let expected = "auto, or a list of interface names"
+        guard let node = top.value("uplinks") else { return .interfaces([]) }
+        if let s = node.scalar {
+            guard s.text == "auto", s.style == .plain else { throw top.fail("uplinks", expected: expected) }
+            return .auto
+        }
+        guard case .list(let items) = node.kind else { throw top.fail("uplinks", expected: expected) }
+        var names: [String] = []
+        for (i, item) in items.enumerated() {
+            let path = KeyPath.index("uplinks", i)
+            guard let s = item.scalar, !s.isNull else {
+                throw ConfigError(file: top.file, mark: item.mark, path: path, expected: "an interface name", found: item.foundDescription)
+            }
+            do throws(ProbeConfigError) { try ProbeConfigError.checkInterface(s.text) } catch {
+                throw ConfigError(file: top.file, mark: item.mark, path: path, expected: "an interface name (1–15 characters, no '/', ':' or spaces)",
+                                  found: s.text.debugDescription)
+            }
+            if s.text == "auto" {
+                throw ConfigError(file: top.file, mark: item.mark, path: path, expected: "an interface name", found: "\"auto\"",
+                                  hint: "write uplinks: auto on its own, not inside a list")
+            }
+            guard !names.contains(s.text) else {
+                throw ConfigError(file: top.file, mark: item.mark, path: path, expected: "each interface once", found: "\(s.text.debugDescription) again")
+            }
+            names.append(s.text)
+        }
+        return .interfaces(names)
+    }
+
+    static func history(_ h: ConfigMap) throws(ConfigError) -> HistorySection {
+        var out = HistorySection()
+        out.dir = try h.string("dir", expected: "a directory path")
+        if let (text, _) = try h.scalar("max_file_size", expected: "a size such as 16MiB or 1048576") {
+            guard let bytes = ByteSize.parse(text), bytes > 0 else {
+                throw h.fail("max_file_size", expected: "a size above 0 such as 16MiB, 512KiB or 1048576 (bytes)")
+            }
+            out.maxFileSize = bytes
+        }
+        out.retention = try positive(h, "retention")
+        return out
+    }
+}
+
+/// Sizes in the file: the same spellings as the `--history.*` flags (`16MiB`, `64MB`, `1048576`).
+enum ByteSize {
+
+    /// One rule for flags and file alike: `ByteSizeParser` (History/HistoryConfig.swift).
+    static func parse(_ text: String) -> Int64? {
+        (try? ByteSizeParser.parse(text)).map(Int64.init)
+    }
+}

@@ -1,0 +1,87 @@
+/// Up and covered time in sliding windows, answered in O(log n) from prefix sums over merged
+/// segments, so the availability gauges stay current per round (and per scrape) without
+/// re-reading files. Segments older than the longest window are dropped as time passes.
+public struct AvailabilityLedger: Sendable {
+    /// How far back segments are kept (the longest window).
+    public let keep: Double
+    private var timeline = VerdictTimeline()
+    private var starts: [Double] = []
+    private var ends: [Double] = []
+    private var ups: [Bool] = []
+    /// Covered and up seconds in all segments before index i.
+    private var coveredBefore: [Double] = []
+    private var upBefore: [Double] = []
+    private var head = 0
+
+    public init(keep: Double) { self.keep = keep }
+
+    /// Time in a window: how much the history covers and how much of that was `full`.
+    public struct Window: Sendable, Equatable {
+        public var covered: Double
+        public var up: Double
+        /// Up over covered; NaN when nothing is covered.
+        public var availability: Double { covered > 0 ? up / covered : .nan }
+    }
+
+    public mutating func add(at: Double, verdict: Verdict, cap: Double) {
+        if let s = timeline.add(at: at, verdict: verdict, cap: cap) { append(s) }
+    }
+
+    public mutating func cut(at time: Double) {
+        if let s = timeline.cut(at: time) { append(s) }
+    }
+
+    /// The latest verdict fed in.
+    public var latest: (at: Double, verdict: Verdict)? { timeline.latest }
+
+    private mutating func append(_ s: Segment) {
+        let up = s.verdict.state == .full
+        if let last = ends.indices.last, last >= head, ends[last] == s.start, ups[last] == up {
+            ends[last] = s.end
+            return
+        }
+        let n = ends.count
+        let covered = n == 0 ? 0 : coveredBefore[n - 1] + (ends[n - 1] - starts[n - 1])
+        let upTotal = n == 0 ? 0 : upBefore[n - 1] + (ups[n - 1] ? ends[n - 1] - starts[n - 1] : 0)
+        starts.append(s.start); ends.append(s.end); ups.append(up)
+        coveredBefore.append(covered); upBefore.append(upTotal)
+        prune(before: s.end - keep)
+    }
+
+    private mutating func prune(before limit: Double) {
+        while head < ends.count - 1, ends[head] < limit { head += 1 }
+        if head > 1024, head * 2 > ends.count {
+            starts.removeFirst(head); ends.removeFirst(head); ups.removeFirst(head)
+            coveredBefore.removeFirst(head); upBefore.removeFirst(head)
+            head = 0
+        }
+    }
+
+    /// Covered and up time in (-inf, x] among the finished segments.
+    private func cumulative(_ x: Double) -> (covered: Double, up: Double) {
+        guard head < starts.count else { return (0, 0) }
+        // The last segment starting at or before x.
+        var lo = head, hi = starts.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if starts[mid] <= x { lo = mid + 1 } else { hi = mid }
+        }
+        let i = lo - 1
+        guard i >= head else { return (coveredBefore[head], upBefore[head]) }
+        let part = min(max(0, x - starts[i]), ends[i] - starts[i])
+        return (coveredBefore[i] + part, upBefore[i] + (ups[i] ? part : 0))
+    }
+
+    /// Covered and up time in [now - length, now], including the latest round's coverage so far.
+    public func window(_ length: Double, now: Double) -> Window {
+        let from = now - length
+        let a = cumulative(from), b = cumulative(now)
+        var w = Window(covered: max(0, b.covered - a.covered), up: max(0, b.up - a.up))
+        if let p = timeline.pending(now: now) {
+            let part = max(0, min(p.end, now) - max(p.start, from))
+            w.covered += part
+            if p.verdict.state == .full { w.up += part }
+        }
+        return w
+    }
+}

@@ -1,0 +1,162 @@
+/// One line of a history file (JSON Lines, format version 1; see docs/history-format.md).
+///
+/// Encoding writes keys in a fixed, documented order, one record per line, newline-terminated.
+/// `decode(_:)` is the strict full decoder: any invalid JSON, wrong type, unknown state or
+/// missing required field is an error; unknown keys are ignored (later minor additions), a
+/// newer major version is reported as such.
+public enum HistoryRecord: Sendable, Equatable {
+    case round(RoundRecord)
+    case transition(TransitionRecord)
+    case start(StartRecord)
+    case stop(StopRecord)
+
+    /// The `v` field of every record this build writes; lines with a higher `v` are skipped.
+    public static let formatVersion = 1
+    /// Lines longer than this are corrupt by definition (a record is typically under 2 KB).
+    public static let maxLineBytes = 1 << 20
+    /// Probe details are cut to this many bytes (on a character boundary) so lines stay short
+    /// whatever a remote server sends.
+    public static let maxDetailBytes = 256
+    /// Times outside this range (1970 to the year 5138) are corrupt: they would only make
+    /// reports walk absurd spans.
+    public static let validTimes: ClosedRange<Double> = 0...1e11
+    /// Durations and intervals above this (about 11.6 days) are corrupt.
+    public static let maxSeconds = 1e6
+
+    /// When the record was made, Unix seconds.
+    public var time: Double {
+        switch self {
+        case .round(let r): r.time
+        case .transition(let t): t.time
+        case .start(let s): s.time
+        case .stop(let s): s.time
+        }
+    }
+
+    /// The line, with its trailing newline.
+    public func encoded() -> [UInt8] {
+        var w = JSONWriter()
+        w.beginObject()
+        w.field("v", Self.formatVersion)
+        switch self {
+        case .round(let r): r.encode(into: &w)
+        case .transition(let t): t.encode(into: &w)
+        case .start(let s): s.encode(into: &w)
+        case .stop(let s):
+            w.field("type", "stop")
+            w.field("time", s.time, decimals: 3)
+        }
+        w.endObject()
+        w.bytes.append(0x0A)
+        return w.bytes
+    }
+
+    /// Decodes one line (without its newline) strictly.
+    public static func decode(_ line: some Collection<UInt8>) throws(HistoryDecodeError) -> HistoryRecord {
+        guard line.count <= maxLineBytes else { throw .corrupt("line too long") }
+        guard let value = JSONValue.parse(line) else { throw .corrupt("not valid JSON") }
+        guard case .object = value else { throw .corrupt("not an object") }
+        guard let v = value["v"]?.number, v == v.rounded(), v >= 1 else { throw .corrupt("missing or bad v") }
+        guard Int(v) <= formatVersion else { throw .unsupportedVersion(Int(v)) }
+        guard let type = value["type"]?.string else { throw .corrupt("missing type") }
+        let time = try number(value, "time")
+        guard validTimes.contains(time) else { throw .corrupt("time out of range") }
+        switch type {
+        case "round": return .round(try RoundRecord(decoding: value, time: time))
+        case "transition": return .transition(try TransitionRecord(decoding: value, time: time))
+        case "start":
+            let interval = try number(value, "interval")
+            guard interval > 0, interval <= maxSeconds else { throw .corrupt("bad interval") }
+            return .start(StartRecord(time: time, interval: interval,
+                                      version: value["version"]?.string ?? "", pid: Int(value["pid"]?.number ?? 0)))
+        case "stop": return .stop(StopRecord(time: time))
+        default: throw .unknownType(type)
+        }
+    }
+
+    static func number(_ object: JSONValue, _ key: String) throws(HistoryDecodeError) -> Double {
+        guard let n = object[key]?.number else { throw .corrupt("missing or bad \(key)") }
+        return n
+    }
+
+    static func verdict(_ object: JSONValue?, stateKey: String = "state", reasonKey: String = "reason") throws(HistoryDecodeError) -> Verdict {
+        guard let object, let text = object[stateKey]?.string, let state = ConnectivityState(rawValue: text) else {
+            throw .corrupt("missing or bad \(stateKey)")
+        }
+        switch object[reasonKey] {
+        case nil, .null?: return Verdict(state)
+        case .string(let r)?: return Verdict(state, reason: r)
+        default: throw .corrupt("bad \(reasonKey)")
+        }
+    }
+
+    static func writeVerdict(_ v: Verdict, into w: inout JSONWriter, stateKey: String = "state", reasonKey: String = "reason") {
+        w.field(stateKey, v.state.rawValue)
+        if let r = v.reason { w.field(reasonKey, r) }
+    }
+}
+
+/// Why a line was not decoded.
+public enum HistoryDecodeError: Error, Equatable {
+    /// Not valid JSON, or not a valid record: counted as corrupt and skipped.
+    case corrupt(String)
+    /// Written by a newer format version: skipped, not counted as corrupt.
+    case unsupportedVersion(Int)
+    /// A record type this build does not know (a later minor addition): skipped.
+    case unknownType(String)
+}
+
+/// A `start` record: the exporter began writing (after a restart, the time before it is a gap).
+public struct StartRecord: Sendable, Equatable {
+    public var time: Double
+    /// The configured probe interval, seconds.
+    public var interval: Double
+    public var version: String
+    public var pid: Int
+
+    public init(time: Double, interval: Double, version: String = BuildInfo.version, pid: Int = 0) {
+        self.time = time; self.interval = interval; self.version = version; self.pid = pid
+    }
+
+    func encode(into w: inout JSONWriter) {
+        w.field("type", "start")
+        w.field("time", time, decimals: 3)
+        w.field("interval", interval, decimals: 3)
+        w.field("version", version)
+        w.field("pid", pid)
+    }
+}
+
+/// A `stop` record: a graceful shutdown; coverage ends here.
+public struct StopRecord: Sendable, Equatable {
+    public var time: Double
+    public init(time: Double) { self.time = time }
+}
+
+/// A `transition` record: one scope's verdict changed.
+public struct TransitionRecord: Sendable, Equatable {
+    public var time: Double
+    /// `overall`, `ipv4`, `ipv6` or an uplink interface name.
+    public var scope: String
+    public var from: Verdict
+    public var to: Verdict
+
+    public init(time: Double, scope: String, from: Verdict, to: Verdict) {
+        self.time = time; self.scope = scope; self.from = from; self.to = to
+    }
+
+    init(decoding v: JSONValue, time: Double) throws(HistoryDecodeError) {
+        guard let scope = v["scope"]?.string else { throw .corrupt("missing scope") }
+        self.init(time: time, scope: scope,
+                  from: try HistoryRecord.verdict(v, stateKey: "from", reasonKey: "from_reason"),
+                  to: try HistoryRecord.verdict(v, stateKey: "to", reasonKey: "reason"))
+    }
+
+    func encode(into w: inout JSONWriter) {
+        w.field("type", "transition")
+        w.field("time", time, decimals: 3)
+        w.field("scope", scope)
+        HistoryRecord.writeVerdict(from, into: &w, stateKey: "from", reasonKey: "from_reason")
+        HistoryRecord.writeVerdict(to, into: &w, stateKey: "to", reasonKey: "reason")
+    }
+}

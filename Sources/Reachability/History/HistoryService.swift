@@ -1,0 +1,80 @@
+/// The history as the exporter runs it: at start-up it repairs and prunes the directory, reads
+/// the records back (restoring the last verdict and seeding the availability gauges), then
+/// writes every round through a `HistoryWriter` and keeps the gauges current through an
+/// `AvailabilityTracker`. Nothing here can stop the exporter: every failure is counted and logged.
+public final class HistoryService: Sendable {
+    public let writer: HistoryWriter
+    public let tracker: AvailabilityTracker
+    /// The newest round found in the history at start-up.
+    public let lastRound: RoundSummary?
+    /// What reading the history at start-up went through.
+    public let loaded: HistoryReader.Stats
+
+    /// The observers to hand to the monitor.
+    public var observers: [any RoundObserver] { [writer, tracker] }
+
+    private init(writer: HistoryWriter, tracker: AvailabilityTracker, lastRound: RoundSummary?, loaded: HistoryReader.Stats) {
+        self.writer = writer; self.tracker = tracker; self.lastRound = lastRound; self.loaded = loaded
+    }
+
+    /// Opens the directory, reads it back and starts the writer thread.
+    public static func start(_ config: HistoryConfig, interval: Duration, registry: MetricsRegistry, logger: Logger,
+                             now: @escaping @Sendable () -> Double = { unixNow() }) -> HistoryService {
+        let metrics = HistoryMetrics(registry: registry)
+        let startTime = now()
+        var store = HistoryStore(config: config)
+        do {
+            let torn = try store.open(now: startTime)
+            if torn > 0 {
+                metrics.corrupt.inc()
+                logger.warn("history: cut a torn final line (the previous run ended mid-write)", ("bytes", String(torn)))
+            }
+        } catch {
+            metrics.writeErrors.inc()
+            logger.error("history directory unusable; the exporter runs on without it until it is fixed",
+                         ("dir", config.directory), ("op", error.operation.rawValue), ("err", error.errno.description))
+        }
+        if let failure = store.takeRetentionFailure() {
+            metrics.writeErrors.inc()
+            logger.error("history: cannot delete an expired file", ("dir", config.directory), ("err", failure.description))
+        }
+
+        let tracker = AvailabilityTracker(interval: interval, metrics: metrics, now: now)
+        var lastRound: RoundSummary?
+        let clock = ContinuousClock()
+        let began = clock.now
+        let longest = HistoryMetrics.windows.map(\.seconds).max() ?? 0
+        var stats = HistoryReader.Stats()
+        do {
+            stats = try HistoryReader.read(directory: config.directory, from: startTime - longest) { event in
+                tracker.replay(event)
+                if case .round(let r) = event { lastRound = r }
+            }
+        } catch {
+            logger.warn("history: cannot read the directory", ("dir", config.directory), ("err", error.description))
+        }
+        if stats.corrupt > 0 {
+            metrics.corrupt.inc(Double(stats.corrupt))
+            logger.warn("history: skipped corrupt lines", ("count", String(stats.corrupt)))
+        }
+        logger.info("history loaded", ("dir", config.directory), ("files", String(stats.files)), ("rounds", String(stats.rounds)),
+                    ("corrupt", String(stats.corrupt)), ("ms", String(began.duration(to: clock.now).milliseconds)))
+        tracker.markStart(at: startTime)
+        registry.onCollect { tracker.refresh() }
+
+        let writer = HistoryWriter(config: config, interval: interval, metrics: metrics, logger: logger, store: store, now: now)
+        writer.start(at: startTime)
+        return HistoryService(writer: writer, tracker: tracker, lastRound: lastRound, loaded: stats)
+    }
+
+    /// Gives the monitor the last overall verdict and when it began, so a restart neither
+    /// resets `reachability_state_since_timestamp_seconds` nor forgets an ongoing outage.
+    public func restore<C: Clock>(into monitor: ReachabilityMonitor<C>, logger: Logger? = nil) {
+        guard let last = lastRound, last.overall.state != .unknown else { return }
+        monitor.restore(overall: last.overall, since: last.since)
+        logger?.info("restored state from history", ("state", last.overall.description), ("since", UTCTime.rfc3339(last.since)))
+    }
+
+    /// Writes the `stop` record and closes the file.
+    public func stop() { writer.stop() }
+}

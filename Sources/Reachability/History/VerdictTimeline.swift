@@ -1,0 +1,72 @@
+/// A stretch of time during which one verdict held, as far as the history knows.
+public struct Segment: Sendable, Equatable {
+    public var start: Double
+    public var end: Double
+    public var verdict: Verdict
+
+    public init(_ start: Double, _ end: Double, _ verdict: Verdict) {
+        self.start = start; self.end = end; self.verdict = verdict
+    }
+
+    public var length: Double { end - start }
+}
+
+/// The coverage rule, shared by the live availability gauges and the `history` report so both
+/// always agree (docs/history-format.md, "Coverage"):
+///
+/// - A round's verdict is decided at `at = time + duration` and holds from then until the next
+///   round's `at`, but for at most `cap` seconds (twice the configured interval): a longer
+///   silence means the exporter was not running (or not probing), which is a gap, not an outage.
+/// - A `start` or `stop` record ends the previous round's coverage at its own time.
+/// - Time is never covered twice. If the wall clock steps backwards, rounds are still read in
+///   the order they were written, and only coverage beyond the latest covered instant counts.
+/// - `unknown` covers nothing: it is a gap too.
+///
+/// Segments come out in increasing, non-overlapping order. Pure; feed it in file order.
+public struct VerdictTimeline: Sendable {
+    /// Time is covered up to here, never again before it.
+    public private(set) var horizon = -Double.infinity
+    private var last: (at: Double, verdict: Verdict, cap: Double)?
+
+    public init() {}
+
+    /// A verdict decided at `at` that may hold for `cap` seconds; returns the previous
+    /// round's finished segment, if it covered anything.
+    public mutating func add(at: Double, verdict: Verdict, cap: Double) -> Segment? {
+        let done = close(until: at)
+        last = (at, verdict, max(0, cap))
+        return done
+    }
+
+    /// Ends coverage at `time` (the exporter started or stopped).
+    public mutating func cut(at time: Double) -> Segment? {
+        let done = close(until: time)
+        last = nil
+        return done
+    }
+
+    /// The latest round's coverage so far, as of `now` (still growing, not final).
+    public func pending(now: Double) -> Segment? {
+        guard let last else { return nil }
+        return Self.segment(last, horizon: horizon, until: now)
+    }
+
+    /// The latest verdict and when it was decided.
+    public var latest: (at: Double, verdict: Verdict)? { last.map { ($0.at, $0.verdict) } }
+
+    private mutating func close(until t: Double) -> Segment? {
+        guard let last else { return nil }
+        let s = Self.segment(last, horizon: horizon, until: t)
+        if let s { horizon = s.end } else if last.verdict.state == .unknown {
+            horizon = max(horizon, min(t, last.at + last.cap))
+        }
+        return s
+    }
+
+    private static func segment(_ last: (at: Double, verdict: Verdict, cap: Double), horizon: Double, until t: Double) -> Segment? {
+        let start = max(last.at, horizon)
+        let end = min(t, last.at + last.cap)
+        guard end > start, last.verdict.state != .unknown else { return nil }
+        return Segment(start, end, last.verdict)
+    }
+}

@@ -1,0 +1,103 @@
+import Reachability
+
+/// A synthetic history with a known answer, for the report tests and bench/history_bench.sh:
+/// `days` UTC days of rounds every `interval` seconds, a `limited (timeout)` outage of
+/// `outageLength` seconds at `outageOffset` into every `outagePeriod`, and every day a gap
+/// (a stop record, no rounds, a start record) of `gapLength` seconds at `gapOffset` into the
+/// day. Each round lasts `roundDuration`, so its verdict holds from `time + roundDuration`.
+/// Files are written through `HistoryStore`, so rotation (daily and by size) is the real one.
+public struct HistoryScenario: Sendable {
+    public var start: Double = 1_767_225_600  // 2026-01-01T00:00:00Z
+    public var days = 30
+    public var interval: Double = 1
+    public var roundDuration = 0.05
+    public var outagePeriod: Double = 6 * 3600
+    public var outageOffset: Double = 3600
+    public var outageLength: Double = 300
+    public var gapOffset: Double = 12 * 3600
+    public var gapLength: Double = 600
+    /// Probe results per round record (each adds ~100 bytes, like a real probe).
+    public var probes = 2
+    /// How long after its last round the stop record is written.
+    public static let stopDelay = 0.5
+
+    public init() {}
+
+    public var end: Double { start + Double(days) * 86_400 }
+
+    /// The outages the report must find (all overall, limited/timeout, recovered).
+    public var expectedOutages: [(start: Double, end: Double)] {
+        var out: [(Double, Double)] = []
+        var t = start
+        while t < end {
+            out.append((t + outageOffset + roundDuration, t + outageOffset + outageLength + roundDuration))
+            t += outagePeriod
+        }
+        return out
+    }
+
+    /// Uncovered seconds per full day: the stop comes `stopDelay` after the last round's verdict,
+    /// and coverage resumes with the first round after the gap.
+    public var gapPerDay: Double { gapLength + interval - Self.stopDelay }
+    public var downPerDay: Double { 86_400 / outagePeriod * outageLength }
+
+    private func verdict(at t: Double) -> Verdict {
+        let phase = (t - start).truncatingRemainder(dividingBy: outagePeriod)
+        return phase >= outageOffset && phase < outageOffset + outageLength ? Verdict(.limited, reason: "timeout") : Verdict(.full)
+    }
+
+    private func inGap(_ t: Double) -> Bool {
+        let phase = (t - start).truncatingRemainder(dividingBy: 86_400)
+        return phase >= gapOffset && phase < gapOffset + gapLength
+    }
+
+    /// Writes the history into `directory`; returns the number of round records.
+    @discardableResult
+    public func write(to directory: String, maxFileSize: Int = 64 << 20) throws -> Int {
+        var config = HistoryConfig(directory: directory)
+        config.maxFileSize = maxFileSize
+        config.maxTotalSize = Int.max / 2
+        config.retention = .seconds(3650 * 86_400)
+        var store = HistoryStore(config: config)
+        _ = try store.open(now: start)
+        let probeRecords = (0..<probes).map { i in
+            ProbeRecord(name: "https://probe-\(i).example.net/generate_204", type: .https, status: .success, duration: 0.023456, address: "192.0.2.\(i + 1)")
+        }
+        let failing = probeRecords.map { p -> ProbeRecord in
+            var f = p
+            f.status = .failure; f.reason = .timeout; f.duration = 3; f.detail = "no answer within 3s"
+            return f
+        }
+        func put(_ r: HistoryRecord, _ now: Double) throws { try store.append(r.encoded(), now: now) }
+        try put(.start(StartRecord(time: start, interval: interval, version: "bench", pid: 1)), start)
+        var previous = Verdict.unknown
+        var since = start
+        var rounds = 0
+        var wasInGap = false
+        let count = Int(((end - start) / interval).rounded())
+        for n in 0..<count {
+            let t = start + Double(n) * interval
+            if inGap(t) {
+                if !wasInGap { try put(.stop(StopRecord(time: t - interval + roundDuration + Self.stopDelay)), t) }
+                wasInGap = true
+                continue
+            }
+            if wasInGap { try put(.start(StartRecord(time: t, interval: interval, version: "bench", pid: 1)), t) }
+            wasInGap = false
+            let v = verdict(at: t)
+            let at = t + roundDuration
+            if v != previous {
+                try put(.transition(TransitionRecord(time: at, scope: "overall", from: previous, to: v)), at)
+                since = at
+                previous = v
+            }
+            rounds += 1
+            let record = RoundRecord(time: t, duration: roundDuration, interval: interval, round: rounds, overall: v, since: since,
+                                     families: ["ipv4": v, "ipv6": Verdict(.none, reason: "no_default_route")],
+                                     probes: v.state == .full ? probeRecords : failing)
+            try put(.round(record), at)
+        }
+        store.close()
+        return rounds
+    }
+}

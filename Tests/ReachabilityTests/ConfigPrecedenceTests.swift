@@ -1,0 +1,127 @@
+import Testing
+@testable import Reachability
+
+/// How `--config.file` and the command line combine (docs/configuration.md, "Flags and the file").
+@Suite struct ConfigPrecedenceTests {
+    static let refuse = [ProbeFlags.refuseDefaultsVariable: "1"]
+
+    static func flags(_ args: [String]) throws -> ParsedFlags {
+        try FlagParser(ExporterCommand.serveFlags).parse(args)
+    }
+
+    static func setup(_ file: String, _ args: [String] = [], routes: [String] = []) throws -> ExporterSetup {
+        let config = try ConfigLoader.parse(file, file: "rx.yml")
+        return try ExporterSetup.make(flags: flags(args), file: config, environment: refuse, defaultRouteInterfaces: routes)
+    }
+
+    static func failure(_ file: String, _ args: [String] = []) throws -> String {
+        let config = try ConfigLoader.parse(file, file: "rx.yml")
+        let parsed = try flags(args)
+        do throws(ExporterSetup.Failure) {
+            _ = try ExporterSetup.make(flags: parsed, file: config, environment: refuse, defaultRouteInterfaces: [])
+            return "accepted"
+        } catch {
+            switch error {
+            case .usage(let e): return "usage: \(e.message)"
+            case .config(let e): return "config: \(e)"
+            }
+        }
+    }
+
+    static let file = """
+        global:
+          interval: 30s
+          timeout: 4s
+          policy: http
+          fail_after: 5
+          recover_after: 4
+          fast_recheck: 2s
+        probes:
+          - name: file-tcp
+            type: tcp
+            target: 127.0.0.1:9
+        """
+
+    @Test func theFileSetsWhatNoFlagGives() throws {
+        let s = try Self.setup(Self.file).settings
+        #expect(s.interval == .seconds(30) && s.timeout == .seconds(4))
+        #expect(s.verdict == VerdictSettings(policy: .http, failAfter: 5, recoverAfter: 4))
+        #expect(s.fastRecheck == .seconds(2))
+        #expect(s.uplinks == [])
+    }
+
+    @Test func explicitFlagsOverrideTheFile() throws {
+        let s = try Self.setup(Self.file, ["--probe.interval=10s", "--probe.mode=quorum:2", "--probe.fail-after=1", "--probe.fast-recheck=0"]).settings
+        #expect(s.interval == .seconds(10))
+        #expect(s.timeout == .seconds(4), "not given on the command line: the file's")
+        #expect(s.verdict == VerdictSettings(policy: .quorum(minimum: 2, fraction: nil), failAfter: 1, recoverAfter: 4))
+        #expect(s.fastRecheck == .zero)
+    }
+
+    @Test func flagDefaultsApplyWhereTheFileIsSilent() throws {
+        let s = try Self.setup("probes:\n  - type: tcp\n    target: 127.0.0.1:9\n").settings
+        #expect(s.interval == .seconds(5) && s.timeout == .seconds(3))
+        #expect(s.verdict == VerdictSettings())
+    }
+
+    @Test func probeFlagsAreAddedAfterTheFileProbes() throws {
+        let s = try Self.setup(Self.file, ["--probe.tcp=127.0.0.1:10", "--probe.dns=localhost"])
+        #expect(s.specs.map(\.name) == ["file-tcp", "localhost", "127.0.0.1:10"])
+    }
+
+    @Test func aNameInBothIsAnError() throws {
+        let file = "probes:\n  - type: tcp\n    target: 127.0.0.1:9\n"
+        #expect(try Self.failure(file, ["--probe.tcp=127.0.0.1:9"])
+                == "config: rx.yml:3:13: probes[0].name: expected a name no probe flag gives, found \"127.0.0.1:9\" (a --probe.tcp flag names a probe the same)")
+    }
+
+    @Test func noProbesAnywhereFallsBackToTheDefaultsWhichTheHarnessRefuses() throws {
+        #expect(try Self.failure("global:\n  interval: 10s\n").hasPrefix("usage: no probe targets given and REACHABILITY_EXPORTER_REFUSE_DEFAULT_TARGETS is set"))
+    }
+
+    @Test func uplinks() throws {
+        let probes = "probes:\n  - type: tcp\n    target: 127.0.0.1:9\n"
+        #expect(try Self.setup("uplinks: [eth1]\n" + probes).settings.uplinks == ["eth1"])
+        #expect(try Self.setup("uplinks: [eth1]\n" + probes, ["--probe.uplink=wan0", "--probe.uplink=wan1"]).settings.uplinks == ["wan0", "wan1"])
+        let auto = try Self.setup("uplinks: auto\n" + probes, routes: ["eth0", "wwan0"])
+        #expect(auto.settings.uplinks == ["eth0", "wwan0"])
+        #expect(auto.notes.isEmpty)
+        let none = try Self.setup("uplinks: auto\n" + probes, routes: [])
+        #expect(none.settings.uplinks == [])
+        #expect(none.notes.count == 1)
+    }
+
+    @Test func pathMonitor() throws {
+        let on = try ConfigLoader.parse("global:\n  path_monitor: true\n", file: "rx.yml")
+        let off = try ConfigLoader.parse("global:\n  path_monitor: false\n", file: "rx.yml")
+        #expect(ExporterSetup.pathMonitorEnabled(try Self.flags([]), file: off) == false)
+        #expect(ExporterSetup.pathMonitorEnabled(try Self.flags([]), file: on) == true)
+        #expect(ExporterSetup.pathMonitorEnabled(try Self.flags(["--path.monitor"]), file: off) == true)
+        #expect(ExporterSetup.pathMonitorEnabled(try Self.flags(["--no-path.monitor"]), file: on) == false)
+        #expect(ExporterSetup.pathMonitorEnabled(try Self.flags([]), file: nil) == true)
+    }
+
+    @Test func timesAreCheckedAfterCombining() throws {
+        #expect(try Self.failure(Self.file, ["--probe.timeout=40s"])
+                == "config: rx.yml:2:13: global.interval: expected an interval above the timeout (40s given by --probe.timeout), found 30s")
+        #expect(try Self.failure(Self.file, ["--probe.interval=3s"])
+                == "config: rx.yml:3:12: global.timeout: expected a timeout below the interval (3s given by --probe.interval), found 4s")
+        #expect(try Self.failure(Self.file, ["--probe.interval=3s", "--probe.timeout=3s"])
+                == "usage: invalid value for flag '--probe.timeout': must be above 0 and below --probe.interval (3s)")
+        let probe = "probes:\n  - type: tcp\n    target: 127.0.0.1:9\n    timeout: 8s\n"
+        #expect(try Self.failure(probe, ["--probe.interval=8s"])
+                == "config: rx.yml:4:14: probes[0].timeout: expected a timeout below the probe's interval (8s), found 8s")
+        #expect(try Self.failure(probe, ["--probe.interval=9s"]) == "accepted")
+    }
+
+    @Test func badFlagsAreUsageErrors() throws {
+        #expect(try Self.failure(Self.file, ["--probe.mode=sometimes"])
+                == "usage: invalid value \"sometimes\" for flag '--probe.mode': expected parallel, http, icmp, quorum, quorum:N or quorum:N%")
+        #expect(try Self.failure(Self.file, ["--probe.tcp=nonsense"]).hasPrefix("usage: invalid value \"nonsense\" for flag '--probe.tcp'"))
+    }
+
+    @Test func labelsAreKeptByProbeName() throws {
+        let s = try Self.setup("probes:\n  - name: a\n    type: tcp\n    target: 127.0.0.1:9\n    labels:\n      site: home\n  - name: b\n    type: tcp\n    target: 127.0.0.1:10\n")
+        #expect(s.labels == ["a": [ProbeLabel("site", "home")]])
+    }
+}
