@@ -60,6 +60,7 @@ sample() {
   fails=$(awk '/^reachability_probe_failures_total/ { s += $NF } END { printf "%.0f", s }' "$work/last.prom" 2>/dev/null || echo 0)
   echo "$rss $fds $threads ${rounds:-0} ${fails:-0}"
 }
+sleep 5  # warm-up: the first rounds and scrapes allocate what the process keeps
 printf '%8s %10s %6s %8s %8s %10s\n' elapsed rss_kB fds threads rounds failures
 start=$SECONDS
 first=""
@@ -73,7 +74,8 @@ while true; do
   sleep "$SAMPLE"
 done
 read -r rss0 fds0 threads0 _ _ <<<"$first"
-errors=$(wc -l <"$work/scrape-errors" 2>/dev/null || echo 0)
+errors=0
+[ ! -f "$work/scrape-errors" ] || errors=$(wc -l <"$work/scrape-errors")
 echo "soak: ${DURATION}s, RSS ${rss0} -> ${rss} kB, fds ${fds0} -> ${fds}, threads ${threads0} -> ${threads}, scrape errors ${errors}"
 status=0
 ((rss <= rss0 * 6 / 5 + 10240)) || { echo "FAIL: RSS grew"; status=1; }
