@@ -57,7 +57,8 @@ public enum HistoryRecord: Sendable, Equatable {
         guard let value = JSONValue.parse(line) else { throw .corrupt("not valid JSON") }
         guard case .object = value else { throw .corrupt("not an object") }
         guard let v = value["v"]?.number, v == v.rounded(), v >= 1 else { throw .corrupt("missing or bad v") }
-        guard Int(v) <= formatVersion else { throw .unsupportedVersion(Int(v)) }
+        // Int(exactly:): a version or pid beyond Int (found by fuzzing) is data, not a trap.
+        guard v <= Double(formatVersion) else { throw .unsupportedVersion(Int(exactly: v) ?? Int.max) }
         guard let type = value["type"]?.string else { throw .corrupt("missing type") }
         let time = try number(value, "time")
         guard validTimes.contains(time) else { throw .corrupt("time out of range") }
@@ -68,7 +69,7 @@ public enum HistoryRecord: Sendable, Equatable {
             let interval = try number(value, "interval")
             guard interval > 0, interval <= maxSeconds else { throw .corrupt("bad interval") }
             return .start(StartRecord(time: time, interval: interval,
-                                      version: value["version"]?.string ?? "", pid: Int(value["pid"]?.number ?? 0)))
+                                      version: value["version"]?.string ?? "", pid: Int(exactly: value["pid"]?.number ?? 0) ?? 0))
         case "stop": return .stop(StopRecord(time: time))
         default: throw .unknownType(type)
         }
