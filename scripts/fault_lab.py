@@ -614,6 +614,9 @@ def phase_loss(r, lab, args, icmp):
     product's default is 3 s). With the other phases' 500 ms, one lost SYN fails a probe, and
     the single HTTPS probe failing two rounds in a row turns the verdict `limited (partial)`
     about once a minute at 5% loss: the partial and DNS rules hang on single probes."""
+    if args.loss_seconds <= 0:
+        r.pending(f"{args.loss}% random loss", "stays full, 0 transitions", why="skipped (--loss-seconds=0)")
+        return
     lab.start_exporter("loss", probe_flags(icmp, interval="2s", timeout="1500ms"))
     row = Row(f"{args.loss}% random loss, {args.loss_seconds:.0f}s", "stays full, 0 transitions, loss ≈ {}%".format(args.loss))
     lab.nft(lab.up1, loss(args.loss))
