@@ -28,10 +28,11 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM
 ip netns add "$ns"
 ip -n "$ns" link set lo up
 inns() { ip netns exec "$ns" "$@"; }
-inns python3 -u bench/tcp_sink.py 9 >"$work/sink.out" 2>&1 &
+ip netns exec "$ns" python3 -u bench/tcp_sink.py 9 >"$work/sink.out" 2>&1 &
 pids+=($!)
 for _ in $(seq 100); do grep -q ready "$work/sink.out" && break; sleep 0.05; done
 flags=()
@@ -39,7 +40,7 @@ for ((i = 0; i < TARGETS; i++)); do flags+=("--probe.tcp=127.0.$((i / 250)).$((i
 # One closed port and one resolver lookup, so failure and DNS paths soak too.
 flags+=("--probe.tcp=127.0.0.1:1" "--probe.dns=localhost")
 port=10361
-REACHABILITY_EXPORTER_REFUSE_DEFAULT_TARGETS=1 inns "$BIN" --web.listen-address=127.0.0.1:$port --no-path.monitor \
+REACHABILITY_EXPORTER_REFUSE_DEFAULT_TARGETS=1 ip netns exec "$ns" "$BIN" --web.listen-address=127.0.0.1:$port --no-path.monitor \
   --probe.interval=1s --probe.timeout=500ms "${flags[@]}" 2>"$work/exporter.log" &
 epid=$!
 pids+=($epid)
@@ -59,6 +60,7 @@ sample() {
   fails=$(awk '/^reachability_probe_failures_total/ { s += $NF } END { printf "%.0f", s }' "$work/last.prom" 2>/dev/null || echo 0)
   echo "$rss $fds $threads ${rounds:-0} ${fails:-0}"
 }
+sleep 5  # warm-up: the first rounds and scrapes allocate what the process keeps
 printf '%8s %10s %6s %8s %8s %10s\n' elapsed rss_kB fds threads rounds failures
 start=$SECONDS
 first=""
@@ -72,7 +74,8 @@ while true; do
   sleep "$SAMPLE"
 done
 read -r rss0 fds0 threads0 _ _ <<<"$first"
-errors=$(wc -l <"$work/scrape-errors" 2>/dev/null || echo 0)
+errors=0
+[ ! -f "$work/scrape-errors" ] || errors=$(wc -l <"$work/scrape-errors")
 echo "soak: ${DURATION}s, RSS ${rss0} -> ${rss} kB, fds ${fds0} -> ${fds}, threads ${threads0} -> ${threads}, scrape errors ${errors}"
 status=0
 ((rss <= rss0 * 6 / 5 + 10240)) || { echo "FAIL: RSS grew"; status=1; }

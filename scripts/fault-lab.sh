@@ -7,7 +7,7 @@
 # exporter's metrics (and its history when the build has --history.dir); the run ends with a
 # table of expected and observed verdicts with detection and recovery times.
 #
-#   scripts/fault-lab.sh [--loss-seconds=90] [--only=single,icmp,uplinks] ...  (see fault_lab.py --help)
+#   scripts/fault-lab.sh [--loss-seconds=90] [--only=single,loss,icmp,uplinks] ...  (see fault_lab.py --help)
 #
 # Traffic: only inside the namespaces made here (documentation prefixes, no route to the host).
 # Namespaces are named rxlab-<pid>-*, and every process in them and the namespaces themselves

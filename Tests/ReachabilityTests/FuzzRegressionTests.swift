@@ -25,7 +25,7 @@ import Testing
         return out
     }
 
-    @Test(arguments: ["http-request", "http-response", "dns", "netlink"])
+    @Test(arguments: ["http-request", "http-response", "dns", "netlink", "config", "history"])
     func storedInputsKeepTheirPromises(target: String) {
         let inputs = Self.inputs(target)
         #expect(inputs.count >= 2, "seeds for \(target) missing under \(Self.root.path)")
@@ -53,6 +53,11 @@ import Testing
                     #expect(r.questions.count == r.header.questionCount && r.answers.count == r.header.answerCount, "\(input.name)")
                     _ = r.addresses(for: "www.example.com", type: .a)
                 }
+            case "config":
+                _ = try? YAMLParser.parse(input.bytes, file: "fuzz.yml")
+                _ = try? ConfigLoader.parse(input.bytes, file: "fuzz.yml")
+            case "history":
+                _ = try? HistoryRecord.decode(input.bytes)
             default:
                 let messages = NetlinkDecoder.decode(input.bytes)
                 #expect(messages.count <= input.bytes.count / 16 + 1, "\(input.name)")
@@ -72,6 +77,12 @@ import Testing
         for input in dns { #expect((try? DNSMessage.decodeResponse(input.bytes)) != nil, "\(input.name)") }
         let netlink = Self.inputs("netlink").filter { $0.name.hasPrefix("corpus/") }
         #expect(netlink.allSatisfy { !NetlinkDecoder.decode($0.bytes).isEmpty })
+        for input in Self.inputs("config").filter({ $0.name.hasPrefix("corpus/") }) {
+            #expect((try? ConfigLoader.parse(input.bytes, file: input.name)) != nil, "\(input.name)")
+        }
+        for input in Self.inputs("history").filter({ $0.name.hasPrefix("corpus/") }) {
+            #expect((try? HistoryRecord.decode(input.bytes)) != nil, "\(input.name)")
+        }
         let get = try #require(Self.inputs("http-request").first { $0.name == "corpus/get" })
         guard case .request(let request, _) = HTTPRequestParser().parse(get.bytes[...]) else {
             Issue.record("corpus/get does not parse as a request")

@@ -107,8 +107,9 @@ public final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == D
         defer { pathTask.cancel() }
         var backoff = plan.withLock { $0.settings.fastRecheck }
         var periodic = true
+        var due: C.Instant?  // when the next periodic round should start (for the lateness histogram)
         while !Task.isCancelled {
-            let status = await inFlight.run { [self, periodic] in await runRound(periodic: periodic) }
+            let status = await inFlight.run { [self, periodic, due] in await runRound(periodic: periodic, due: due) }
             let settings = plan.withLock { $0.settings }
             if Task.isCancelled { break }
             var wait = settings.interval
@@ -120,6 +121,7 @@ public final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == D
             }
             let elapsed = status.roundDuration
             let remaining = wait > elapsed ? wait - elapsed : .zero
+            due = clock.now.advanced(by: remaining)
             let fired = await trigger.wait(for: remaining, clock: clock)
             // A path change re-probes at once, with no stagger; it also restarts the backoff.
             periodic = !fired
@@ -129,7 +131,7 @@ public final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == D
 
     /// One round: every due probe (per uplink too), then verdicts, observers and subscribers.
     @discardableResult
-    func runRound(periodic: Bool) async -> ReachabilityStatus {
+    func runRound(periodic: Bool, due roundDue: C.Instant? = nil) async -> ReachabilityStatus {
         await roundLock.lock()
         defer { roundLock.unlock() }
         let plan = self.plan.withLock { $0 }
@@ -158,7 +160,7 @@ public final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == D
                 let offset = staggerWindow * Double(i) / Double(due.count)
                 group.addTask { [self] in
                     if offset > .zero { await gate.wait(for: offset, clock: clock) }
-                    return await runProbe(job.spec, interface: job.interface, plan: plan, at: started, due: clockStart.advanced(by: offset))
+                    return await runProbe(job.spec, interface: job.interface, plan: plan, at: started, due: (periodic ? roundDue ?? clockStart : clockStart).advanced(by: offset))
                 }
             }
             var out: [ProbeOutcome] = []
