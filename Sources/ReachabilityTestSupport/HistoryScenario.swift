@@ -1,3 +1,4 @@
+import Glibc
 import Reachability
 
 /// A synthetic history with a known answer, for the report tests and bench/history_bench.sh:
@@ -18,6 +19,9 @@ public struct HistoryScenario: Sendable {
     public var gapLength: Double = 600
     /// Probe results per round record (each adds ~100 bytes, like a real probe).
     public var probes = 2
+    /// Successful probes' durations follow a slow wave (20–40 ms) instead of a constant 23.456 ms,
+    /// so RTT charts have something to draw.
+    public var rttWave = false
     /// How long after its last round the stop record is written.
     public static let stopDelay = 0.5
 
@@ -49,6 +53,16 @@ public struct HistoryScenario: Sendable {
     private func inGap(_ t: Double) -> Bool {
         let phase = (t - start).truncatingRemainder(dividingBy: 86_400)
         return phase >= gapOffset && phase < gapOffset + gapLength
+    }
+
+    private func wave(_ records: [ProbeRecord], at t: Double) -> [ProbeRecord] {
+        guard rttWave else { return records }
+        return records.enumerated().map { i, p in
+            var r = p
+            let phase = (t - start) / 21_600 * 2 * Double.pi + Double(i)
+            r.duration = 0.030 + 0.010 * sin(phase) + 0.004 * sin(t * 7.3 + Double(i))
+            return r
+        }
     }
 
     /// Writes the history into `directory`; returns the number of round records.
@@ -94,7 +108,7 @@ public struct HistoryScenario: Sendable {
             rounds += 1
             let record = RoundRecord(time: t, duration: roundDuration, interval: interval, round: rounds, overall: v, since: since,
                                      families: ["ipv4": v, "ipv6": Verdict(.none, reason: "no_default_route")],
-                                     probes: v.state == .full ? probeRecords : failing)
+                                     probes: v.state == .full ? wave(probeRecords, at: t) : failing)
             try put(.round(record), at)
         }
         store.close()

@@ -4,9 +4,10 @@ import ReachabilityTestSupport
 
 // Driver for bench/history_bench.sh.
 //
-//   history_bench generate DIR [--days N] [--interval SECONDS] [--probes N]
+//   history_bench generate DIR [--days N] [--interval SECONDS] [--probes N] [--until-now]
 //
-// Writes a synthetic history (see HistoryScenario) ending at today's 00:00 UTC, through the
+// Writes a synthetic history (see HistoryScenario) ending at today's 00:00 UTC (with
+// --until-now: ending now, with varying RTTs, for scripts/status-page-proof.sh), through the
 // real HistoryStore (daily and 64 MiB rotation), and prints what the report must find.
 
 func fail(_ message: String) -> Never {
@@ -63,8 +64,10 @@ guard args.count >= 2, args[0] == "generate" else { fail("usage: history_bench g
 let dir = args[1]
 args.removeFirst(2)
 var scenario = HistoryScenario()
+var untilNow = false
 while !args.isEmpty {
     let flag = args.removeFirst()
+    if flag == "--until-now" { untilNow = true; scenario.rttWave = true; continue }
     guard let value = args.first else { fail("missing value for \(flag)\n") }
     args.removeFirst()
     switch flag {
@@ -74,7 +77,8 @@ while !args.isEmpty {
     default: fail("unknown flag \(flag)\n")
     }
 }
-scenario.start = (unixNow() / 86_400).rounded(.down) * 86_400 - Double(scenario.days) * 86_400
+scenario.start = (untilNow ? (unixNow() / scenario.interval).rounded(.down) * scenario.interval : (unixNow() / 86_400).rounded(.down) * 86_400)
+    - Double(scenario.days) * 86_400
 
 let clock = ContinuousClock()
 let began = clock.now

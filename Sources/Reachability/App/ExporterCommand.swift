@@ -103,7 +103,9 @@ public enum ExporterCommand {
                                           observers: [recorder, RoundLogger(logger: logger)] + (history?.observers ?? []))
         history?.restore(into: monitor, logger: logger)
         var routes = WebRoutes(registry: registry) { monitor.current != nil }
-        routes.statusPage = StatusPage(status: { monitor.current })
+        var page = StatusPage(status: { monitor.current })
+        page.addSection(StatusHistoryView(history: history?.summary).render)  // issue 10: history pictures
+        routes.statusPage = page
         // config: reloads (SIGHUP, POST /-/reload) swap probes and settings in the monitor.
         let reloader = setup.map { s in
             ConfigReloader(path: s.file?.file ?? "", flags: flags, environment: processEnvironment(), gate: pathGate, initial: s,

@@ -31,6 +31,11 @@ public struct HistoryReader {
 
     /// Reads every history file of `directory` whose records may reach `from` (all if nil).
     public static func read(directory: String, from: Double? = nil, _ body: (HistoryEvent) -> Void) throws(HistoryStoreError) -> Stats {
+        read(paths: try paths(directory: directory, from: from), body)
+    }
+
+    /// The history files of `directory` whose records may reach `from` (all if nil), in order.
+    public static func paths(directory: String, from: Double?) throws(HistoryStoreError) -> [String] {
         var files = try HistoryStore.listFiles(in: directory)
         if let from {
             // A file ends where the next begins; keep one file before the window so the first
@@ -41,7 +46,7 @@ public struct HistoryReader {
                 files.removeFirst(max(0, files.count - 2))
             }
         }
-        return read(paths: files.map { directory + "/" + $0.name }, body)
+        return files.map { directory + "/" + $0.name }
     }
 
     /// Reads the given files in order. With several files and cores, files are decoded ahead
@@ -52,7 +57,9 @@ public struct HistoryReader {
             var stats = Stats()
             var buffer = [UInt8](repeating: 0, count: chunkSize)
             var scanner = HistoryLineScanner()
-            for path in paths { decodeFile(path, buffer: &buffer, scanner: &scanner, stats: &stats, body) }
+            for path in paths {
+                readFile(path, buffer: &buffer, stats: &stats) { decode($0, scanner: &scanner, stats: &$1, body) }
+            }
             return stats
         }
         let lookahead = 2 * threads
@@ -71,7 +78,7 @@ public struct HistoryReader {
                     guard i < paths.count, !stop.load(ordering: .relaxed) else { break }
                     var events: [HistoryEvent] = []
                     var stats = Stats()
-                    decodeFile(paths[i], buffer: &buffer, scanner: &scanner, stats: &stats) { events.append($0) }
+                    readFile(paths[i], buffer: &buffer, stats: &stats) { line, stats in decode(line, scanner: &scanner, stats: &stats) { events.append($0) } }
                     slots[i].put(events, stats)
                 }
                 exited.signal()
@@ -92,8 +99,29 @@ public struct HistoryReader {
         return stats
     }
 
-    private static func decodeFile(_ path: String, buffer: inout [UInt8], scanner: inout HistoryLineScanner, stats: inout Stats,
-                                   _ body: (HistoryEvent) -> Void) {
+    /// Reads the given files in order with the full decoder, probe results included (slower
+    /// than `read(paths:)`: for short spans, such as the status page's last 24 hours of RTT).
+    public static func readRecords(paths: [String], _ body: (HistoryRecord) -> Void) -> Stats {
+        var stats = Stats()
+        var buffer = [UInt8](repeating: 0, count: chunkSize)
+        for path in paths {
+            readFile(path, buffer: &buffer, stats: &stats) { line, stats in
+                do throws(HistoryDecodeError) {
+                    let record = try HistoryRecord.decode(line)
+                    stats.records += 1
+                    if case .round = record { stats.rounds += 1 }
+                    body(record)
+                } catch {
+                    count(error, in: &stats)
+                }
+            }
+        }
+        return stats
+    }
+
+    /// Opens one file and hands each complete line to `line`; unreadable files are counted.
+    private static func readFile(_ path: String, buffer: inout [UInt8], stats: inout Stats,
+                                 _ line: (UnsafeBufferPointer<UInt8>, inout Stats) -> Void) {
         stats.files += 1
         let fd: Int32
         do { fd = try FileIO.openRead(path) } catch {
@@ -102,14 +130,14 @@ public struct HistoryReader {
             return
         }
         defer { FileIO.close(fd) }
-        if let error = readFile(fd, buffer: &buffer, scanner: &scanner, stats: &stats, body) {
+        if let error = readLines(fd, buffer: &buffer, stats: &stats, line) {
             stats.unreadable += 1
             stats.firstError = stats.firstError ?? "\(path): \(error)"
         }
     }
 
-    private static func readFile(_ fd: Int32, buffer: inout [UInt8], scanner: inout HistoryLineScanner, stats: inout Stats,
-                                 _ body: (HistoryEvent) -> Void) -> Errno? {
+    private static func readLines(_ fd: Int32, buffer: inout [UInt8], stats: inout Stats,
+                                  _ line: (UnsafeBufferPointer<UInt8>, inout Stats) -> Void) -> Errno? {
         var filled = 0
         var skippingLongLine = false
         while true {
@@ -142,7 +170,7 @@ public struct HistoryReader {
                     if skippingLongLine {
                         skippingLongLine = false
                     } else if nl > lineStart {
-                        decode(UnsafeBufferPointer(rebasing: all[lineStart..<nl]), scanner: &scanner, stats: &stats, body)
+                        line(UnsafeBufferPointer(rebasing: all[lineStart..<nl]), &stats)
                     }
                     lineStart = nl + 1
                     i = nl + 1
@@ -172,10 +200,14 @@ public struct HistoryReader {
             if case .round = event { stats.rounds += 1 }
             body(event)
         } catch {
-            switch error {
-            case .corrupt: stats.corrupt += 1
-            case .unsupportedVersion, .unknownType: stats.skipped += 1
-            }
+            count(error, in: &stats)
+        }
+    }
+
+    private static func count(_ error: HistoryDecodeError, in stats: inout Stats) {
+        switch error {
+        case .corrupt: stats.corrupt += 1
+        case .unsupportedVersion, .unknownType: stats.skipped += 1
         }
     }
 }

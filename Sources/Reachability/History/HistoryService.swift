@@ -5,16 +5,18 @@
 public final class HistoryService: Sendable {
     public let writer: HistoryWriter
     public let tracker: AvailabilityTracker
+    /// What the status page draws (issue 10).
+    public let summary: StatusHistory
     /// The newest round found in the history at start-up.
     public let lastRound: RoundSummary?
     /// What reading the history at start-up went through.
     public let loaded: HistoryReader.Stats
 
     /// The observers to hand to the monitor.
-    public var observers: [any RoundObserver] { [writer, tracker] }
+    public var observers: [any RoundObserver] { [writer, tracker, summary] }
 
-    private init(writer: HistoryWriter, tracker: AvailabilityTracker, lastRound: RoundSummary?, loaded: HistoryReader.Stats) {
-        self.writer = writer; self.tracker = tracker; self.lastRound = lastRound; self.loaded = loaded
+    private init(writer: HistoryWriter, tracker: AvailabilityTracker, summary: StatusHistory, lastRound: RoundSummary?, loaded: HistoryReader.Stats) {
+        self.writer = writer; self.tracker = tracker; self.summary = summary; self.lastRound = lastRound; self.loaded = loaded
     }
 
     /// Opens the directory, reads it back and starts the writer thread.
@@ -40,6 +42,7 @@ public final class HistoryService: Sendable {
         }
 
         let tracker = AvailabilityTracker(interval: interval, metrics: metrics, now: now)
+        let summary = StatusHistory(interval: interval, now: now)
         var lastRound: RoundSummary?
         let clock = ContinuousClock()
         let began = clock.now
@@ -48,6 +51,7 @@ public final class HistoryService: Sendable {
         do {
             stats = try HistoryReader.read(directory: config.directory, from: startTime - longest) { event in
                 tracker.replay(event)
+                summary.replay(event)
                 if case .round(let r) = event { lastRound = r }
             }
         } catch {
@@ -60,11 +64,15 @@ public final class HistoryService: Sendable {
         logger.info("history loaded", ("dir", config.directory), ("files", String(stats.files)), ("rounds", String(stats.rounds)),
                     ("corrupt", String(stats.corrupt)), ("ms", String(began.duration(to: clock.now).milliseconds)))
         tracker.markStart(at: startTime)
+        summary.markStart(at: startTime)
+        // The fast pass above skips probe results; the page's RTT charts read the last day again.
+        let directory = config.directory
+        _ = startThread(name: "history-rtt") { summary.loadSamples(directory: directory, until: startTime) }
         registry.onCollect { tracker.refresh() }
 
         let writer = HistoryWriter(config: config, interval: interval, metrics: metrics, logger: logger, store: store, now: now)
         writer.start(at: startTime)
-        return HistoryService(writer: writer, tracker: tracker, lastRound: lastRound, loaded: stats)
+        return HistoryService(writer: writer, tracker: tracker, summary: summary, lastRound: lastRound, loaded: stats)
     }
 
     /// Gives the monitor the last overall verdict and when it began, so a restart neither

@@ -37,6 +37,17 @@ public struct DayAvailability: Sendable, Equatable {
     /// NaN when nothing of the day is covered.
     public var availability: Double { covered > 0 ? up / covered : .nan }
     public var coverage: Double { length > 0 ? covered / length : 0 }
+
+    /// Calls `body` with each UTC day a segment touches and the seconds it spends in it.
+    static func split(_ s: Segment, _ body: (_ day: Int, _ seconds: Double) -> Void) {
+        var t = s.start
+        while t < s.end {
+            let day = UTCTime.day(of: t)
+            let dayEnd = Double(day + 1) * 86_400
+            body(day, min(s.end, dayEnd) - t)
+            t = min(s.end, dayEnd)
+        }
+    }
 }
 
 /// The `history` subcommand's answer: outages per scope, availability per day and over the
@@ -66,7 +77,8 @@ struct ScopeLog {
     let name: String
     var timeline = VerdictTimeline()
     private var run: Segment?
-    private(set) var outages: [Outage] = []
+    /// Closed outages, oldest first (a live log may drop old ones).
+    var outages: [Outage] = []
 
     init(name: String) { self.name = name }
 
@@ -162,16 +174,11 @@ struct OutageReportBuilder {
     private mutating func account(_ s: Segment?) {
         guard let s else { return }
         let isUp = s.verdict.state == .full
-        var t = s.start
-        while t < s.end {
-            let day = UTCTime.day(of: t)
-            let dayEnd = Double(day + 1) * 86_400
-            let part = min(s.end, dayEnd) - t
+        DayAvailability.split(s) { day, part in
             let i = day - firstDay
             if i >= 0 && i < up.count {
                 if isUp { up[i] += part } else { down[i] += part }
             }
-            t = min(s.end, dayEnd)
         }
     }
 

@@ -1,0 +1,84 @@
+import Synchronization
+
+/// The history the status page draws: the overall state over the last 24 hours (gaps where the
+/// exporter was not running), RTT per probe in 5-minute buckets, availability per UTC day for the
+/// last 30 days and the recent outages. Built once at start-up from the same pass over the files
+/// that seeds the availability gauges (`replay`), plus one read of the last day's probe results
+/// (`loadSamples`, in the background: the fast reader skips them); then kept current from each
+/// round. Memory is bounded (24 h of segments and buckets, 30 days, 100 outages, 32 probes).
+/// Thread-safe; `snapshot()` is what a page renders, never the files.
+public final class StatusHistory: RoundObserver, Sendable {
+    /// Days of availability shown.
+    public static let dayCount = 30
+    /// Outages listed.
+    public static let outageCount = 20
+
+    let log = Mutex(StatusHistoryLog())  // internal: tests feed RTT samples directly
+    private let cap: Double
+    private let interval: Duration
+    private let now: @Sendable () -> Double
+
+    /// `interval`: the configured probe interval (a round's verdict covers at most twice that).
+    public init(interval: Duration, now: @escaping @Sendable () -> Double = { unixNow() }) {
+        self.interval = interval
+        cap = 2 * interval.seconds
+        self.now = now
+    }
+
+    /// Feeds one event read back from the history, in file order.
+    public func replay(_ event: HistoryEvent) {
+        log.withLock { l in
+            switch event {
+            case .round(let r): l.add(at: r.at, verdict: r.overall, cap: 2 * r.interval)
+            case .start(let time, _), .stop(let time): l.cut(at: time)
+            case .transition: break
+            }
+        }
+    }
+
+    /// Marks this process's start: the previous run's coverage ends here at the latest.
+    public func markStart(at time: Double) { log.withLock { $0.cut(at: time) } }
+
+    /// Reads the probe results of the last day of rounds that started before `until` (this
+    /// process's start: later rounds arrive through `roundCompleted`). Blocks; run it off the
+    /// request path. Marks the samples loaded even when the files cannot be read.
+    @discardableResult
+    public func loadSamples(directory: String, until: Double) -> HistoryReader.Stats {
+        let from = until - StatusHistoryLog.span
+        var stats = HistoryReader.Stats()
+        if let paths = try? HistoryReader.paths(directory: directory, from: from) {
+            var batch: [RoundRecord] = []
+            func flush() {
+                log.withLock { l in for r in batch { l.addSamples(r.probes, at: r.time) } }
+                batch.removeAll(keepingCapacity: true)
+            }
+            stats = HistoryReader.readRecords(paths: paths) { record in
+                guard case .round(let r) = record, r.time >= from, r.time < until else { return }
+                batch.append(r)
+                if batch.count == 256 { flush() }
+            }
+            flush()
+        }
+        log.withLock { $0.samplesLoaded = true }
+        return stats
+    }
+
+    public func roundCompleted(_ status: ReachabilityStatus) {
+        let record = RoundRecord(status, interval: interval)
+        log.withLock { l in
+            l.add(at: record.at, verdict: record.overall, cap: cap)
+            l.addSamples(record.probes, at: record.time)
+        }
+    }
+
+    /// Changes whenever the history does: a cached rendering is current while this is unchanged.
+    public var generation: Int { log.withLock { $0.generation } }
+
+    var retained: (segments: Int, days: Int, buckets: Int, outages: Int) { log.withLock { $0.retained } }
+
+    /// The history as of `time` (default: now).
+    public func snapshot(at time: Double? = nil) -> StatusHistorySnapshot {
+        let t = time ?? now()
+        return log.withLock { $0.snapshot(now: t) }
+    }
+}
