@@ -57,6 +57,7 @@ import Testing
         #expect(html.contains("aria-label=\"RTT of &lt;script&gt;"))
         #expect(html.occurrences(of: "<svg ") == html.occurrences(of: "role=\"img\""))
         #expect(html.occurrences(of: "<svg class=\"chart rtt\"") == 2)
+        #expect(html.occurrences(of: "<circle class=\"dot\"") == 2, "a lone bucket still shows")
         #expect(!html.contains("http://") && !html.contains("https://") && !html.contains(" src="))
     }
 

@@ -108,6 +108,9 @@ enum StatusCharts {
             let lower = zip(xs, run).reversed().map { "\(n($0)),\(n(y($1.min)))" }
             body += "<polygon class=\"band\" points=\"\((upper + lower).joined(separator: " "))\"/>"
             body += "<polyline class=\"avg\" points=\"\(zip(xs, run).map { "\(n($0)),\(n(y($1.average ?? 0)))" }.joined(separator: " "))\"/>"
+            if run.count == 1, let b = run.first {  // a lone bucket: a line of one point draws nothing
+                body += "<circle class=\"dot\" cx=\"\(n(xs[0]))\" cy=\"\(n(y(b.average ?? 0)))\" r=\"3\"/>"
+            }
         }
         let step = StatusHistoryLog.bucketSeconds / max(1, to - from) * (right - left)
         for b in series.buckets where b.failures > 0 {
