@@ -67,7 +67,12 @@ public final class HistoryService: Sendable {
         summary.markStart(at: startTime)
         // The fast pass above skips probe results; the page's RTT charts read the last day again.
         let directory = config.directory
-        _ = startThread(name: "history-rtt") { summary.loadSamples(directory: directory, until: startTime) }
+        _ = startThread(name: "history-rtt") {
+            let began = ContinuousClock().now
+            let read = summary.loadSamples(directory: directory, until: startTime)
+            logger.info("history: probe results of the last day read for the status page", ("rounds", String(read.rounds)),
+                        ("ms", String(began.duration(to: ContinuousClock().now).milliseconds)))
+        }
         registry.onCollect { tracker.refresh() }
 
         let writer = HistoryWriter(config: config, interval: interval, metrics: metrics, logger: logger, store: store, now: now)
