@@ -2,8 +2,8 @@
 # Fuzzes the parsers that read outside input with libFuzzer, each for a bounded time:
 #   http-request (HTTPRequestParser: what clients send the exporter), http-response
 #   (HTTPResponseParser: what probed servers answer), dns (DNSMessage.decodeResponse),
-#   netlink (NetlinkDecoder + NetworkModel), and, once they are in the tree, config (YAMLParser,
-#   ConfigLoader) and history (HistoryRecord.decode).
+#   netlink (NetlinkDecoder + NetworkModel), config (YAMLParser, ConfigLoader) and history
+#   (HistoryRecord.decode).
 #
 #   scripts/fuzz.sh [seconds-per-target] [target ...]      (default 20 s, every target)
 #

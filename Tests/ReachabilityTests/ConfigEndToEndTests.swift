@@ -108,6 +108,27 @@ import Testing
         #expect(usage.status == 64)
     }
 
+    /// `check --config.file` runs the file's probes once (not the flags' defaults), and a bad
+    /// file is exit 78 there too.
+    @Test func checkRunsTheFilesProbes() throws {
+        let open = try TCPTestListener()
+        defer { open.stop() }
+        let scratch = try Scratch()
+        try scratch.write(Self.tcpConfig([("lab", open)]))
+        let ok = try ExporterProcess.run(["check", "--config.file=\(scratch.file)"])
+        #expect(ok.status == 0, "\(ok.stdout) \(ok.stderr)")
+        #expect(ok.stdout.hasPrefix("full\n"), "\(ok.stdout)")
+        #expect(ok.stdout.contains("tcp lab: success"), "\(ok.stdout)")
+        open.stop()
+        let down = try ExporterProcess.run(["check", "--config.file=\(scratch.file)", "--output=json"])
+        #expect(down.status == 2, "\(down.stdout) \(down.stderr)")
+        #expect(down.stdout.contains("\"name\":\"lab\""), "\(down.stdout)")
+        try scratch.write("global:\n\tinterval: 5s\n")
+        let bad = try ExporterProcess.run(["check", "--config.file=\(scratch.file)"])
+        #expect(bad.status == 78)
+        #expect(bad.stderr.contains("\(scratch.file):2:1: global: expected spaces for indentation"), "\(bad.stderr)")
+    }
+
     @Test func aBadFileStopsTheStartWith78() throws {
         let scratch = try Scratch()
         try scratch.write("global:\n\tinterval: 5s\n")

@@ -127,7 +127,7 @@ func status(at t: Double, _ v: Verdict, since: Double, round: Int = 1, duration:
         for i in 0..<90 {
             clock.set(Self.t0 + Double(i) * 10)
             let v = i < 60 ? full : down
-            let transitions: [(String, Transition)] = i == 60 ? [("overall", Transition(from: full, to: down, at: wentDown))] : []
+            let transitions: [(String, Transition)] = i == 60 ? [("overall", Transition(from: full, to: down, at: wentDown)), ("ipv4", Transition(from: full, to: down, at: wentDown))] : []
             for o in first.observers { o.roundCompleted(status(at: clock.now, v, since: i < 60 ? Self.t0 : wentDown, round: i + 1, transitions: transitions)) }
         }
         #expect(first.writer.flush())
@@ -146,12 +146,15 @@ func status(at t: Double, _ v: Verdict, since: Double, round: Int = 1, duration:
         // The monitor takes the restored verdict: a limited round keeps the original since.
         let prober = ScriptedProber(type: .tcp, clock: ManualClock())
         prober.set(.failure(.timeout, "x", duration: .milliseconds(1)))
-        let spec = ProbeSpec(name: "p", type: .tcp, target: "p") { _ in prober }
+        let spec = ProbeSpec(name: "p", type: .tcp, target: "p", family: .ipv4) { _ in prober }
         let monitor = ReachabilityMonitor(probes: [spec], observers: second.observers, clock: ManualClock(), wallClock: clock.closure)
         second.restore(into: monitor)
         let s = await monitor.check()
         #expect(s.overall.verdict == down)
         #expect(s.overall.since == wentDown)
+        #expect(second.lastFamilies[.ipv4] == ScopedVerdict(verdict: down, since: wentDown))
+        #expect(s.families[.ipv4]?.verdict == down)
+        #expect(s.families[.ipv4]?.since == wentDown, "the family keeps its own since across the restart")
         #expect(s.transitions.isEmpty)
 
         // 1h window: 600 s full, 310 s limited (the last round covers 20 s, twice the
@@ -169,7 +172,7 @@ func status(at t: Double, _ v: Verdict, since: Double, round: Int = 1, duration:
             return JSONValue.parse(Array(line.utf8))?["type"]?.string
         }
         #expect(types.filter { $0 == "start" }.count == 2)
-        #expect(types.filter { $0 == "transition" }.count == 1)
+        #expect(types.filter { $0 == "transition" }.count == 2, "overall and ipv4 went down once, before the restart; nothing after it")
         #expect(types.filter { $0 == "round" }.count == 91)
     }
 }

@@ -13,14 +13,15 @@ public enum CheckCommand {
     }
 
     static let flags: [FlagSpec] = ProbeFlags.specs + [
+        ConfigWiring.flag,
         FlagSpec("output", .value(default: "text"), placeholder: "FORMAT", help: "text or json."),
         FlagSpec("help", .bool(default: false), help: "Show this help and exit."),
     ]
 
     public static func main(_ args: [String]) async -> Int32 {
         let parsed: ParsedFlags
-        let specs: [ProbeSpec]
-        var settings: MonitorSettings
+        var specs: [ProbeSpec] = []
+        var settings = MonitorSettings()
         let json: Bool
         do throws(UsageError) {
             parsed = try FlagParser(flags).parse(args)
@@ -31,10 +32,25 @@ public enum CheckCommand {
             let output = parsed.string("output") ?? "text"
             guard output == "text" || output == "json" else { throw UsageError("invalid value \(output.debugDescription) for flag '--output': expected text or json") }
             json = output == "json"
-            (specs, settings) = try ProbeFlags.build(parsed, environment: processEnvironment())
+            // With --config.file the probes and settings come from the file (flags override), as for the daemon.
+            if parsed.string("config.file") == nil { (specs, settings) = try ProbeFlags.build(parsed, environment: processEnvironment()) }
         } catch {
             writeErr("reachability_exporter: error: \(error.message), try --help\n")
             return 64
+        }
+        let file: ExporterConfig?
+        switch ConfigWiring.loadFile(parsed) {
+        case .success(let f): file = f
+        case .failure(let exit): return exit.code
+        }
+        let logger = Logger(level: .error)
+        let (pathGate, pathMonitor) = ProbeFlags.startPathGate(ConfigWiring.pathFlags(parsed, file: file), logger: logger, registry: nil)
+        defer { pathMonitor?.stop() }
+        if let file {
+            switch ConfigWiring.setup(parsed, file: file, gate: pathGate, logger: logger) {
+            case .success(let s): (specs, settings) = (s.specs, s.settings)
+            case .failure(let exit): return exit.code
+            }
         }
         if let problem = ProbeFlags.checkICMPPermission(specs) {
             writeErr("reachability_exporter: ICMP probes cannot run: \(problem)\n")
@@ -42,8 +58,6 @@ public enum CheckCommand {
         }
         // One round decides: no hysteresis for a one-shot answer.
         settings.verdict = VerdictSettings(policy: settings.verdict.policy, failAfter: 1, recoverAfter: 1)
-        let (pathGate, pathMonitor) = ProbeFlags.startPathGate(parsed, logger: Logger(level: .error), registry: nil)
-        defer { pathMonitor?.stop() }
         let monitor = ReachabilityMonitor(probes: specs, settings: settings, path: pathGate)
         let status = await monitor.check()
         writeOut(json ? renderJSON(status) : renderText(status))

@@ -121,7 +121,7 @@ public final class HTTPServer: Sendable {
             if active.load(ordering: .relaxed) >= options.maxConnections {
                 rejected?.inc()
                 let busy = HTTPResponse(status: 503, text: "too many connections\n")
-                _ = sendAll(fd, busy.head(keepAlive: false) + busy.body, deadline: ContinuousClock.now + .milliseconds(100))
+                _ = sendAll(fd, [busy.head(keepAlive: false), busy.body], deadline: ContinuousClock.now + .milliseconds(100))
                 close(fd)
                 continue
             }
@@ -154,15 +154,15 @@ public final class HTTPServer: Sendable {
                 if request.method == "HEAD" {
                     // HEAD: the same headers (and length) as GET, no body.
                     let head = response.head(keepAlive: keepAlive)
-                    guard sendAll(fd, head, deadline: clock.now + options.writeTimeout) else { return }
+                    guard sendAll(fd, [head], deadline: clock.now + options.writeTimeout) else { return }
                 } else {
-                    guard sendAll(fd, response.head(keepAlive: keepAlive) + response.body, deadline: clock.now + options.writeTimeout) else { return }
+                    guard sendAll(fd, [response.head(keepAlive: keepAlive), response.body], deadline: clock.now + options.writeTimeout) else { return }
                 }
                 if !keepAlive { return }
                 continue
             case .reject(let status, let message):
                 let response = HTTPResponse(status: status, text: message + "\n")
-                _ = sendAll(fd, response.head(keepAlive: false) + response.body, deadline: clock.now + .seconds(1))
+                _ = sendAll(fd, [response.head(keepAlive: false), response.body], deadline: clock.now + .seconds(1))
                 logger.debug("rejected request", ("status", String(status)), ("reason", message))
                 return
             case .incomplete:
@@ -178,7 +178,7 @@ public final class HTTPServer: Sendable {
             case .timedOut:
                 if !buffer.isEmpty {
                     let response = HTTPResponse(status: 408, text: "request timeout\n")
-                    _ = sendAll(fd, response.head(keepAlive: false) + response.body, deadline: clock.now + .seconds(1))
+                    _ = sendAll(fd, [response.head(keepAlive: false), response.body], deadline: clock.now + .seconds(1))
                 }
                 return
             }
@@ -206,19 +206,26 @@ public final class HTTPServer: Sendable {
         }
     }
 
-    private func sendAll(_ fd: Int32, _ bytes: [UInt8], deadline: ContinuousClock.Instant) -> Bool {
-        var offset = 0
+    /// Sends `parts` in order (head, then body: no copy of a multi-megabyte scrape into one
+    /// buffer). All parts but the last go with MSG_MORE, so the kernel packs the head with the
+    /// start of the body instead of sending a small segment that Nagle then holds up.
+    private func sendAll(_ fd: Int32, _ parts: [[UInt8]], deadline: ContinuousClock.Instant) -> Bool {
         let clock = ContinuousClock()
-        while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
-            if n > 0 { offset += n; continue }
-            let e = errno
-            if n < 0 && e == EINTR { continue }
-            guard n < 0 && (e == EAGAIN || e == EWOULDBLOCK) else { return false }
-            let remaining = clock.now.duration(to: deadline)
-            if remaining <= .zero { return false }
-            var p = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
-            _ = poll(&p, 1, Int32(clamping: remaining.milliseconds + 1))
+        let last = parts.lastIndex { !$0.isEmpty }
+        for (index, bytes) in parts.enumerated() where !bytes.isEmpty {
+            let flags = Int32(MSG_NOSIGNAL) | (index == last ? 0 : Int32(MSG_MORE))
+            var offset = 0
+            while offset < bytes.count {
+                let n = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + offset, $0.count - offset, flags) }
+                if n > 0 { offset += n; continue }
+                let e = errno
+                if n < 0 && e == EINTR { continue }
+                guard n < 0 && (e == EAGAIN || e == EWOULDBLOCK) else { return false }
+                let remaining = clock.now.duration(to: deadline)
+                if remaining <= .zero { return false }
+                var p = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+                _ = poll(&p, 1, Int32(clamping: remaining.milliseconds + 1))
+            }
         }
         return true
     }

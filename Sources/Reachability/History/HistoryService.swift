@@ -15,8 +15,14 @@ public final class HistoryService: Sendable {
     /// The observers to hand to the monitor.
     public var observers: [any RoundObserver] { [writer, tracker, summary] }
 
-    private init(writer: HistoryWriter, tracker: AvailabilityTracker, summary: StatusHistory, lastRound: RoundSummary?, loaded: HistoryReader.Stats) {
+    /// Each family's and uplink's verdict in the newest round, with when it began.
+    public let lastFamilies: [IPFamily: ScopedVerdict]
+    public let lastUplinks: [String: ScopedVerdict]
+
+    private init(writer: HistoryWriter, tracker: AvailabilityTracker, summary: StatusHistory, lastRound: RoundSummary?,
+                 families: [IPFamily: ScopedVerdict], uplinks: [String: ScopedVerdict], loaded: HistoryReader.Stats) {
         self.writer = writer; self.tracker = tracker; self.summary = summary; self.lastRound = lastRound; self.loaded = loaded
+        self.lastFamilies = families; self.lastUplinks = uplinks
     }
 
     /// Opens the directory, reads it back and starts the writer thread.
@@ -44,6 +50,8 @@ public final class HistoryService: Sendable {
         let tracker = AvailabilityTracker(interval: interval, metrics: metrics, now: now)
         let summary = StatusHistory(interval: interval, now: now)
         var lastRound: RoundSummary?
+        var changes: [String: (to: Verdict, at: Double)] = [:]
+        var firstTime: Double?
         let clock = ContinuousClock()
         let began = clock.now
         let longest = HistoryMetrics.windows.map(\.seconds).max() ?? 0
@@ -52,7 +60,12 @@ public final class HistoryService: Sendable {
             stats = try HistoryReader.read(directory: config.directory, from: startTime - longest) { event in
                 tracker.replay(event)
                 summary.replay(event)
-                if case .round(let r) = event { lastRound = r }
+                switch event {
+                case .round(let r): lastRound = r; firstTime = firstTime ?? r.time
+                case .transition(let t): changes[t.scope] = (t.to, t.time)
+                case .start(let time, _): firstTime = firstTime ?? time
+                case .stop: break
+                }
             }
         } catch {
             logger.warn("history: cannot read the directory", ("dir", config.directory), ("err", error.description))
@@ -77,14 +90,24 @@ public final class HistoryService: Sendable {
 
         let writer = HistoryWriter(config: config, interval: interval, metrics: metrics, logger: logger, store: store, now: now)
         writer.start(at: startTime)
-        return HistoryService(writer: writer, tracker: tracker, summary: summary, lastRound: lastRound, loaded: stats)
+        // When each family's and uplink's last verdict began: its last transition to that verdict,
+        // else (it held through the whole window read) the window's first record.
+        func since(_ scope: NamedVerdict) -> ScopedVerdict {
+            let change = changes[scope.name]
+            let at = change.flatMap { $0.to == scope.verdict ? $0.at : nil } ?? firstTime ?? lastRound?.time ?? startTime
+            return ScopedVerdict(verdict: scope.verdict, since: at)
+        }
+        let families = Dictionary(lastRound?.families.compactMap { f in IPFamily(rawValue: f.name).map { ($0, since(f)) } } ?? [],
+                                  uniquingKeysWith: { a, _ in a })
+        let uplinks = Dictionary(lastRound?.uplinks.map { ($0.name, since($0)) } ?? [], uniquingKeysWith: { a, _ in a })
+        return HistoryService(writer: writer, tracker: tracker, summary: summary, lastRound: lastRound, families: families, uplinks: uplinks, loaded: stats)
     }
 
-    /// Gives the monitor the last overall verdict and when it began, so a restart neither
+    /// Gives the monitor the last verdicts (overall, per family and uplink) and when they began, so a restart neither
     /// resets `reachability_state_since_timestamp_seconds` nor forgets an ongoing outage.
     public func restore<C: Clock>(into monitor: ReachabilityMonitor<C>, logger: Logger? = nil) {
         guard let last = lastRound, last.overall.state != .unknown else { return }
-        monitor.restore(overall: last.overall, since: last.since)
+        monitor.restore(overall: last.overall, since: last.since, families: lastFamilies, uplinks: lastUplinks)
         logger?.info("restored state from history", ("state", last.overall.description), ("since", UTCTime.rfc3339(last.since)))
     }
 

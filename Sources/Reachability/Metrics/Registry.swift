@@ -119,8 +119,21 @@ public final class MetricsRegistry: Sendable {
         }
     }
 
-    /// Renders every family in the chosen format.
+    /// Renders every family in the chosen format. Concurrent callers share renders (see
+    /// `RenderCoalescer`): whatever the number of scrapers, at most one render per format runs
+    /// at a time, and each caller gets one that started after it asked.
     public func render(_ format: ExpositionFormat) -> [UInt8] {
+        (format == .openMetrics ? coalescers.openMetrics : coalescers.prometheus).value { renderNow(format) }
+    }
+
+    /// The number of renders that actually ran (after coalescing), per format.
+    var renderCount: (prometheus: Int, openMetrics: Int) {
+        (coalescers.prometheus.renderCount, coalescers.openMetrics.renderCount)
+    }
+
+    private let coalescers = (prometheus: RenderCoalescer(), openMetrics: RenderCoalescer())
+
+    private func renderNow(_ format: ExpositionFormat) -> [UInt8] {
         for hook in hooks.withLock({ $0 }) { hook() }
         let families: [any AnyMetricFamily] = state.withLock { s in
             if s.sortedNames == nil { s.sortedNames = s.families.keys.sorted() }

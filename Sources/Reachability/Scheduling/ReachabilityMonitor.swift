@@ -232,8 +232,13 @@ public final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == D
     private static func entry(_ o: ProbeOutcome) -> RoundEntry { RoundEntry(name: o.name, type: o.type, result: o.result) }
 
     /// Restores verdicts read back from history at start-up.
-    public func restore(overall: Verdict, since: Double) {
-        state.withLock { $0.overall.restore(overall, since: since) }
+    public func restore(overall: Verdict, since: Double, families: [IPFamily: ScopedVerdict] = [:], uplinks: [String: ScopedVerdict] = [:]) {
+        state.withLock { s in
+            s.overall.restore(overall, since: since)
+            // Only scopes this configuration still has: a family or uplink no longer probed is not revived.
+            for (family, v) in families where v.verdict.state != .unknown { s.families[family]?.restore(v.verdict, since: v.since) }
+            for (uplink, v) in uplinks where v.verdict.state != .unknown { s.uplinks[uplink]?.restore(v.verdict, since: v.since) }
+        }
     }
 
     /// Replaces the probes and settings between rounds (a configuration reload): waits for a
