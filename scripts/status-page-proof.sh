@@ -24,13 +24,28 @@ cd "$(dirname "$0")/.."
 root=$PWD
 export REACHABILITY_EXPORTER_REFUSE_DEFAULT_TARGETS=1
 
-if [ -z "${RX_PROOF_INNER:-}" ]; then
-  RX_PROOF_INNER=1 exec timeout --kill-after=10 "${PROOF_TIMEOUT:-180}" "$0" "$@"
-fi
-
+# Installs first (package registries), before anything runs in the offline namespace below.
 command -v chromium >/dev/null || { apt-get update -qq; DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null; }
 python3 -c 'import html5lib' 2>/dev/null || python3 -m pip install -q html5lib >/dev/null 2>&1 \
   || { apt-get update -qq; DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-html5lib >/dev/null; }
+
+if [ -z "${RX_PROOF_INNER:-}" ]; then
+  # As root, everything below (exporter, proxy, Chromium) runs in a network namespace made for
+  # this run with only a loopback interface, so not even the browser's own background services
+  # can leave the machine; the proxy and resolver rules stay as a second line (and the only one
+  # without root).
+  if [ "$(id -u)" = 0 ] && command -v ip >/dev/null; then
+    ns="rxproof-$$"
+    ip netns add "$ns"
+    trap 'ip netns del "$ns" 2>/dev/null || true' EXIT
+    ip -n "$ns" link set lo up
+    rc=0
+    RX_PROOF_INNER=1 timeout --kill-after=10 "${PROOF_TIMEOUT:-180}" ip netns exec "$ns" "$0" "$@" || rc=$?
+    exit "$rc"
+  fi
+  RX_PROOF_INNER=1 exec timeout --kill-after=10 "${PROOF_TIMEOUT:-180}" "$0" "$@"
+fi
+
 
 binpath="$(swift build --show-bin-path)"
 for product in reachability_exporter history_bench; do
