@@ -55,22 +55,7 @@ bin="$(swift build --show-bin-path)/reachability_exporter"
 
 tmp=$(mktemp -d /tmp/rx-proof.XXXXXX)
 pids=()
-stop() {  # stop <pid>: TERM, wait up to 5 s, then KILL; only PIDs this script started
-  local pid=$1
-  kill -TERM "$pid" 2>/dev/null || return 0
-  for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null || true; return 0; }; sleep 0.1; done
-  kill -KILL "$pid" 2>/dev/null || true
-  wait "$pid" 2>/dev/null || true
-}
-cleanup() {
-  local rc=$?
-  for pid in "${pids[@]}"; do stop "$pid"; done
-  if [ "$rc" != 0 ] && [ -d "$tmp" ]; then
-    for log in "$tmp"/*.log; do [ -f "$log" ] && { echo "--- $(basename "$log") (last lines)"; tail -15 "$log"; }; done
-  fi
-  rm -rf "$tmp"
-  exit "$rc"
-}
+source "$root/scripts/procs.sh"
 trap cleanup EXIT
 trap 'exit 124' TERM INT
 

@@ -1,7 +1,7 @@
 /// Up and covered time in sliding windows, answered in O(log n) from prefix sums over merged
 /// segments, so the availability gauges stay current per round (and per scrape) without
 /// re-reading files. Segments older than the longest window are dropped as time passes.
-public struct AvailabilityLedger: Sendable {
+public struct AvailabilityLedger: Sendable, CoverageLog {
     /// How far back segments are kept (the longest window).
     public let keep: Double
     private var timeline = VerdictTimeline()

@@ -27,13 +27,7 @@ public final class StatusHistory: RoundObserver, Sendable {
 
     /// Feeds one event read back from the history, in file order.
     public func replay(_ event: HistoryEvent) {
-        log.withLock { l in
-            switch event {
-            case .round(let r): l.add(at: r.at, verdict: r.overall, cap: 2 * r.interval)
-            case .start(let time, _), .stop(let time): l.cut(at: time)
-            case .transition: break
-            }
-        }
+        log.withLock { $0.replay(event) }
     }
 
     /// Marks this process's start: the previous run's coverage ends here at the latest.

@@ -98,7 +98,7 @@ public struct StatusHistorySnapshot: Sendable {
 /// The state behind `StatusHistory`: the overall timeline of the last 24 hours, availability per
 /// UTC day, the outage log and RTT buckets per probe, each pruned as time passes. Pure; feed it
 /// in time order (RTT samples may come in any order).
-struct StatusHistoryLog {
+struct StatusHistoryLog: CoverageLog {
     static let span: Double = 86_400
     static let bucketSeconds: Double = 300
     static let maxOutages = 100

@@ -70,3 +70,22 @@ public struct VerdictTimeline: Sendable {
         return Segment(start, end, last.verdict)
     }
 }
+
+/// Anything built from the overall verdict's coverage: rounds extend it (each covering at most
+/// `cap` seconds), start and stop records cut it. `replay` feeds it one event read back from the
+/// history.
+protocol CoverageLog {
+    mutating func add(at: Double, verdict: Verdict, cap: Double)
+    mutating func cut(at time: Double)
+}
+
+extension CoverageLog {
+    /// Feeds one history event, in file order.
+    mutating func replay(_ event: HistoryEvent) {
+        switch event {
+        case .round(let r): add(at: r.at, verdict: r.overall, cap: 2 * r.interval)
+        case .start(let time, _), .stop(let time): cut(at: time)
+        case .transition: break
+        }
+    }
+}
