@@ -48,7 +48,7 @@ public final class StatusHistoryView: Sendable {
         out += "</section>\n"
         out += "<section id=\"availability\"><h2>Availability per day, last \(s.days.count) days (UTC)</h2>\n"
         out += StatusCharts.days(s.days)
-        out += "<p class=\"legend\">Percent of each day's recorded time with the verdict <em>full</em>; time without a record is not counted (see the tooltips for coverage).</p>\n</section>\n"
+        out += "<p class=\"legend\">Percent of each day's recorded time with the verdict <em>full</em>; time without a record is not counted (see the tooltips for coverage). Bars are green at 99.9 % or more, amber at 99 % or more, red below.</p>\n</section>\n"
         out += outageTable(s.outages, now: s.to)
         return out
     }
