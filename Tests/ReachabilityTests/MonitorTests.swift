@@ -1,5 +1,6 @@
 import ReachabilityTestSupport
 import Testing
+import Synchronization
 @testable import Reachability
 
 /// The scheduler on a manual clock: no test here sleeps.
@@ -172,5 +173,27 @@ import Testing
         #expect(status.uplinks["wan1"]?.verdict.state == .full)
         #expect(status.state == .full)
         #expect(status.probes.count == 3)
+    }
+
+    /// Each outcome carries the probe's recent loss (of its last 20 runs) and its last success.
+    @Test func outcomesCarryRecentLossAndLastSuccess() async {
+        let clock = ManualClock()
+        let prober = ScriptedProber(type: .tcp, clock: clock)
+        let wall = Mutex(100.0)
+        let monitor = ReachabilityMonitor(probes: [spec("a", prober)], settings: settings(), clock: clock, wallClock: { wall.withLock { $0 } })
+        var last: ProbeOutcome?
+        for (i, result) in [Self.ok, Self.failed, Self.ok, Self.failed, Self.failed].enumerated() {
+            wall.withLock { $0 = 100 + Double(i) * 10 }
+            prober.set(result)
+            last = await monitor.check().probes.first
+        }
+        #expect(last?.recentRuns == 5)
+        #expect(last?.recentFailures == 3)
+        #expect(last?.lastSuccess == 120, "the third run (started at 120) was the last success")
+        // The window slides: 20 successes later, no failure is left in it.
+        prober.set(Self.ok)
+        for _ in 0..<20 { last = await monitor.check().probes.first }
+        #expect(last?.recentRuns == 20)
+        #expect(last?.recentFailures == 0)
     }
 }

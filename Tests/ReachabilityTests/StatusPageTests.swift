@@ -4,9 +4,11 @@ import Testing
 @Suite struct StatusPageTests {
     static func status(_ state: ConnectivityState, reason: String? = nil) -> ReachabilityStatus {
         let ok = ProbeOutcome(name: "http://192.0.2.1/generate_204", type: .http, target: "http://192.0.2.1/generate_204", interface: nil,
-                              result: ProbeResult(status: .success, duration: .milliseconds(12), phases: [.connect: .milliseconds(2), .processing: .milliseconds(9)]), at: 990)
+                              result: ProbeResult(status: .success, duration: .milliseconds(12), phases: [.connect: .milliseconds(2), .processing: .milliseconds(9)]), at: 990,
+                              lastSuccess: 990, recentRuns: 20, recentFailures: 1)
         let bad = ProbeOutcome(name: "<script>alert(1)</script>", type: .tcp, target: "x\"y", interface: "wan1",
-                               result: .failure(.refused, "connect: <refused>", duration: .milliseconds(1)), at: 990)
+                               result: .failure(.refused, "connect: <refused>", duration: .milliseconds(1)), at: 990,
+                               recentRuns: 3, recentFailures: 3)
         return ReachabilityStatus(
             overall: ScopedVerdict(verdict: Verdict(state, reason: reason), since: 1000 - 3725),
             families: [.ipv4: ScopedVerdict(verdict: Verdict(.full), since: 900), .ipv6: ScopedVerdict(verdict: Verdict(.limited, reason: "timeout"), since: 950)],
@@ -30,6 +32,9 @@ import Testing
         #expect(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;@wan1"))
         #expect(html.occurrences(of: "<tr class=\"probe\"") == 2)
         #expect(html.contains("data-status=\"failure\""))
+        #expect(html.contains("<th title=\"runs that did not succeed, of the last 20\">Loss</th><th>Last success</th>"))
+        #expect(html.contains("<td class=\"num\">5% <small>(1/20)</small></td><td>10s ago</td>"), "ok: one failure in 20, last success 10 s ago")
+        #expect(html.contains("<td class=\"num\">100% <small>(3/3)</small></td><td>never</td>"), "bad: never succeeded")
         #expect(!html.contains("http://") || !html.contains("src=\"http"), "no external assets")
     }
 
@@ -51,6 +56,10 @@ import Testing
         let html = try #require(p.renderDebug(name: "<script>alert(1)</script>@wan1"))
         #expect(html.contains("reason: refused"))
         #expect(html.contains("detail: connect: &lt;refused&gt;"))
+        #expect(html.contains("last success: never (since the exporter started)"))
+        #expect(html.contains("recent runs failed: 3 of 3"))
+        let ok = try #require(p.renderDebug(name: "http://192.0.2.1/generate_204"))
+        #expect(ok.contains("last success: 1970-01-01T00:16:30"), "\(ok)")
         #expect(p.renderDebug(name: "nope") == nil)
     }
 

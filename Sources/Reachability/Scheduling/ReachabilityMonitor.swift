@@ -42,6 +42,7 @@ public final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == D
         var round = 0
         var lastRun: [String: ContinuousClock.Instant] = [:]
         var lastOutcome: [String: ProbeOutcome] = [:]
+        var recent: [String: ProbeRecent] = [:]
     }
     private let state: Mutex<State>
 
@@ -171,8 +172,10 @@ public final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == D
         let finished = wallClock()
         let status: ReachabilityStatus = state.withLock { s in
             for o in outcomes {
-                s.lastOutcome[Self.key(o.name, o.interface)] = o
-                s.lastRun[Self.key(o.name, o.interface)] = monotonicStart
+                let key = Self.key(o.name, o.interface)
+                s.recent[key, default: ProbeRecent()].record(o)
+                s.lastOutcome[key] = s.recent[key]!.annotate(o)
+                s.lastRun[key] = monotonicStart
             }
             s.round += 1
             // Latest result of every probe (those not due this round keep their last one), in config order.
@@ -286,6 +289,7 @@ public final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == D
             })
             s.lastOutcome = s.lastOutcome.filter { keys.contains($0.key) }
             s.lastRun = s.lastRun.filter { keys.contains($0.key) }
+            s.recent = s.recent.filter { keys.contains($0.key) }
         }
         plan.withLock { $0 = Plan(specs: probes, settings: settings, probers: probers) }
         for o in observers { o.probesChanged(probes, settings: settings) }

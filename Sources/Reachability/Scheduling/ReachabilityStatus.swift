@@ -11,6 +11,37 @@ public struct ProbeOutcome: Sendable, Equatable {
     /// How late the probe started against its staggered slot (after waiting for a concurrency
     /// slot); nil when it did not run (no path).
     public var startLateness: Duration? = nil
+    /// Unix seconds of the start of the latest round in which this probe succeeded (since the
+    /// monitor started), or nil if it has not.
+    public var lastSuccess: Double? = nil
+    /// Of this probe's last `recentRuns` runs (at most `ProbeRecent.window`), how many did not
+    /// succeed: the probe's recent loss.
+    public var recentRuns: Int = 0
+    public var recentFailures: Int = 0
+}
+
+/// A probe's recent record: the outcome of its last `window` runs as bits, and its last success.
+struct ProbeRecent: Sendable {
+    static let window = 20
+    private var bits: UInt32 = 0  // bit i set: the i-th most recent run failed
+    private var runs = 0
+    var lastSuccess: Double?
+
+    mutating func record(_ outcome: ProbeOutcome) {
+        let failed = outcome.result.status != .success
+        bits = (bits << 1 | (failed ? 1 : 0)) & ((1 << UInt32(Self.window)) - 1)
+        runs = min(runs + 1, Self.window)
+        if !failed { lastSuccess = outcome.at }
+    }
+
+    /// `outcome` with this record's fields filled in.
+    func annotate(_ outcome: ProbeOutcome) -> ProbeOutcome {
+        var o = outcome
+        o.lastSuccess = lastSuccess
+        o.recentRuns = runs
+        o.recentFailures = bits.nonzeroBitCount
+        return o
+    }
 }
 
 /// A scope's verdict with the time it has held since.

@@ -96,17 +96,25 @@ public struct StatusPage: Sendable {
                 <td><a href="/debug/probe?name=\(HTML.escape(urlEncode(target)))">\(HTML.escape(target))</a></td>\
                 <td class="\(cls)">\(symbol) \(r.status.rawValue)</td><td>\(HTML.escape(r.reason?.rawValue ?? ""))</td>\
                 <td class="num">\(timing)</td><td><small>\(HTML.escape(phases))</small></td>\
+                <td class="num">\(Self.loss(p))</td><td>\(p.lastSuccess.map { "\(HTML.age(now - $0)) ago" } ?? "never")</td>\
                 <td>\(HTML.age(now - p.at)) ago</td></tr>
 
                 """
         }
         return """
             <section><h2>Probes (round \(s.round))</h2>
-            <table><thead><tr><th>Type</th><th>Target</th><th>Result</th><th>Reason</th><th>Time</th><th>Phases</th><th>Checked</th></tr></thead>
+            <table><thead><tr><th>Type</th><th>Target</th><th>Result</th><th>Reason</th><th>Time</th><th>Phases</th><th title="runs that did not succeed, of the last \(ProbeRecent.window)">Loss</th><th>Last success</th><th>Checked</th></tr></thead>
             <tbody>
             \(rows)</tbody></table></section>
 
             """
+    }
+
+    /// The probe's recent loss: its failed share of its last runs, with the counts written out.
+    static func loss(_ p: ProbeOutcome) -> String {
+        guard p.recentRuns > 0 else { return "–" }
+        let percent = Int((Double(p.recentFailures) / Double(p.recentRuns) * 100).rounded())
+        return "\(percent)% <small>(\(p.recentFailures)/\(p.recentRuns))</small>"
     }
 
     /// `/debug/probe?name=…`: the last round of one probe in detail, like blackbox_exporter's
@@ -119,6 +127,8 @@ public struct StatusPage: Sendable {
             "interface: \(p.interface ?? "(routing table)")", "status: \(r.status.rawValue)",
             "reason: \(r.reason?.rawValue ?? "-")", "duration: \(HTML.milliseconds(r.duration))",
             "address: \(r.address ?? "-")", "family: \(r.family?.rawValue ?? "-")",
+            "last success: \(p.lastSuccess.map(UTCTime.rfc3339) ?? "never (since the exporter started)")",
+            "recent runs failed: \(p.recentFailures) of \(p.recentRuns)",
         ]
         for (phase, d) in r.phases.sorted(by: { $0.key < $1.key }) { lines.append("phase \(phase.rawValue): \(HTML.milliseconds(d))") }
         if let h = r.http {
