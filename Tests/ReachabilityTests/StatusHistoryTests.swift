@@ -14,6 +14,12 @@ import Testing
         if !probes.isEmpty { h.log.withLock { $0.addSamples(probes, at: t) } }
     }
 
+    /// A round with family and uplink verdicts too.
+    static func scopedRound(_ h: StatusHistory, _ t: Double, overall: Verdict, families: [String: Verdict], uplinks: [String: Verdict]) {
+        h.replay(.round(RoundSummary(RoundRecord(time: t, duration: 0, interval: 10, round: 0, overall: overall, since: t,
+                                                 families: families, uplinks: uplinks))))
+    }
+
     /// Full for 600 s, limited (timeout) for 300 s, full for 300 s, stopped for 800 s, full again.
     static func scripted() -> StatusHistory {
         let h = StatusHistory(interval: .seconds(10))
@@ -146,5 +152,31 @@ import Testing
             #expect(series.buckets.contains { $0.failures > 0 }, "outage rounds count as failures")
         }
         #expect(h.loadSamples(directory: dir.path + "/missing", until: scenario.end).files == 0)
+    }
+
+    /// Each family and uplink gets its own 24 h timeline; `unknown` is no data, and a scope that
+    /// never had a verdict in the window is left out.
+    @Test func familiesAndUplinksHaveTheirOwnTimelines() throws {
+        let h = StatusHistory(interval: .seconds(10))
+        h.replay(.start(time: Self.t0, interval: 10))
+        let full = Verdict(.full), down = Verdict(.limited, reason: "timeout")
+        for i in 0..<60 {
+            let wanDown = i >= 20 && i < 40
+            Self.scopedRound(h, Self.t0 + Double(i) * 10, overall: full,
+                             families: ["ipv4": full, "ipv6": Verdict(.unknown)],
+                             uplinks: ["wan1": wanDown ? down : full, "wan2": full])
+        }
+        let s = h.snapshot(at: Self.t0 + 595)
+        #expect(s.scopes.map(\.label) == ["IPv4", "uplink wan1", "uplink wan2"], "IPv6 was never known: no band")
+        let wan1 = try #require(s.scopes.first { $0.label == "uplink wan1" }).timeline
+        #expect(wan1.map { $0.verdict?.state } == [nil, .full, .limited, .full])
+        #expect(wan1[2].start == Self.t0 + 200 && wan1[2].end == Self.t0 + 400)
+        for (a, b) in zip(wan1, wan1.dropFirst()) { #expect(a.end == b.start, "no holes, no overlaps") }
+        #expect(wan1.last?.end == Self.t0 + 595)
+        // A stop ends every scope's coverage too.
+        h.replay(.stop(time: Self.t0 + 600))
+        let later = h.snapshot(at: Self.t0 + 900)
+        let ipv4 = try #require(later.scopes.first { $0.label == "IPv4" }).timeline
+        #expect(ipv4.last?.verdict == nil && ipv4.last?.start == Self.t0 + 600)
     }
 }

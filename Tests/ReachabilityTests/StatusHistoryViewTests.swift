@@ -33,6 +33,24 @@ import Testing
         #expect(svg.contains(">03:00</text>"), "hour labels")
     }
 
+    /// A band per family and uplink under the overall timeline, state in text and escaped names.
+    @Test func familiesAndUplinksDrawBands() {
+        let h = StatusHistory(interval: .seconds(10))
+        let t0 = StatusHistoryTests.t0
+        h.replay(.start(time: t0, interval: 10))
+        for i in 0..<60 {
+            StatusHistoryTests.scopedRound(h, t0 + Double(i) * 10, overall: Verdict(.full), families: ["ipv4": Verdict(.full)],
+                                           uplinks: [Self.hostile: i >= 30 ? Verdict(.none, reason: "no_carrier") : Verdict(.full)])
+        }
+        let html = StatusHistoryView.render(h.snapshot(at: t0 + 595))
+        #expect(html.occurrences(of: "<div class=\"scopeband\">") == 2)
+        #expect(html.contains("<span class=\"bandlabel\">IPv4</span>"))
+        #expect(html.contains("<span class=\"bandlabel\">uplink &lt;script&gt;alert(1)&lt;/script&gt;&quot;&#39;&amp;</span>"))
+        #expect(!html.contains("<script>"))
+        #expect(html.contains("· ✖ No network (no_carrier) · 01:05–01:09 UTC · 4m 55s</title>"), "\(html)")
+        #expect(html.occurrences(of: "<svg ") == html.occurrences(of: "role=\"img\""))
+    }
+
     @Test func dayBarsCarryTheirPercentages() {
         let s = StatusHistoryTests.scripted().snapshot(at: StatusHistoryTests.t0 + 2395)
         let svg = StatusCharts.days(s.days)
@@ -109,9 +127,12 @@ import Testing
             if page.contains("<tr class=\"probe\""), !page.contains("Reading the last day"), page.contains("<h3>127.0.0.1:\(listener.address.port) <small>") { break }
             usleep(100_000)
         }
-        #expect(page.contains("id=\"timeline\""))
-        #expect(page.occurrences(of: "<rect class=\"seg\" data-state=\"limited\"") == 4, "four outages in the last 24 hours")
-        #expect(page.occurrences(of: "<rect class=\"seg\" data-state=\"gap\"") >= 1)
+        let start = try #require(page.range(of: "id=\"timeline\""))
+        let end = try #require(page.range(of: "</svg>", range: start.upperBound..<page.endIndex))
+        let timeline = String(page[start.lowerBound..<end.lowerBound])
+        #expect(timeline.occurrences(of: "<rect class=\"seg\" data-state=\"limited\"") == 4, "four outages in the last 24 hours")
+        #expect(timeline.occurrences(of: "<rect class=\"seg\" data-state=\"gap\"") >= 1)
+        #expect(page.contains("<span class=\"bandlabel\">IPv4</span>"), "the family's own band")
         #expect(page.occurrences(of: "<g class=\"day\"") == 30)
         #expect(page.occurrences(of: "<tr class=\"outage\"") == StatusHistory.outageCount)
         #expect(page.contains("<td>timeout</td><td>recovered</td>"))

@@ -1,11 +1,12 @@
 import Synchronization
 
 /// The history the status page draws: the overall state over the last 24 hours (gaps where the
-/// exporter was not running), RTT per probe in 5-minute buckets, availability per UTC day for the
+/// exporter was not running) and each family's and uplink's, RTT per probe in 5-minute buckets, availability per UTC day for the
 /// last 30 days and the recent outages. Built once at start-up from the same pass over the files
 /// that seeds the availability gauges (`replay`), plus one read of the last day's probe results
 /// (`loadSamples`, in the background: the fast reader skips them); then kept current from each
-/// round. Memory is bounded (24 h of segments and buckets, 30 days, 100 outages, 32 probes).
+/// round. Memory is bounded (24 h of segments and buckets, 30 days, 100 outages, 32 probes,
+/// 16 families and uplinks).
 /// Thread-safe; `snapshot()` is what a page renders, never the files.
 public final class StatusHistory: RoundObserver, Sendable {
     /// Days of availability shown.
@@ -27,7 +28,13 @@ public final class StatusHistory: RoundObserver, Sendable {
 
     /// Feeds one event read back from the history, in file order.
     public func replay(_ event: HistoryEvent) {
-        log.withLock { $0.replay(event) }
+        log.withLock { l in
+            l.replay(event)
+            if case .round(let r) = event {
+                l.addScopes(families: r.families.map { ($0.name, $0.verdict) }, uplinks: r.uplinks.map { ($0.name, $0.verdict) },
+                            at: r.at, cap: 2 * r.interval)
+            }
+        }
     }
 
     /// Marks this process's start: the previous run's coverage ends here at the latest.
@@ -61,6 +68,8 @@ public final class StatusHistory: RoundObserver, Sendable {
         let record = RoundRecord(status, interval: interval)
         log.withLock { l in
             l.add(at: record.at, verdict: record.overall, cap: cap)
+            l.addScopes(families: record.families.map { ($0.key, $0.value) }, uplinks: record.uplinks.map { ($0.key, $0.value) },
+                        at: record.at, cap: cap)
             l.addSamples(record.probes, at: record.time)
         }
     }

@@ -65,6 +65,9 @@ public struct StatusHistorySnapshot: Sendable {
     public var to: Double
     /// The overall verdict over `[from, to]`, gaps included, in order, without holes.
     public var timeline: [TimelineSpan]
+    /// Each IP family's and uplink's verdict over `[from, to]` like `timeline` (labels `IPv4`,
+    /// `IPv6`, `uplink NAME`, sorted), for scopes with a verdict somewhere in the window.
+    public var scopes: [(label: String, timeline: [TimelineSpan])]
     /// Sorted by name.
     public var rtt: [RTTSeries]
     /// The last `StatusHistory.dayCount` UTC days, oldest first; the last one is today so far.
@@ -79,9 +82,12 @@ public struct StatusHistorySnapshot: Sendable {
     /// The timeline with runs of spans shorter than `minLength` folded together until they reach
     /// it (the worst state shows), so a flapping day draws a bounded number of rectangles (at
     /// most about two per `minLength`). A short span beside a long one stays on its own.
-    public func timeline(minLength: Double) -> [TimelineSpan] {
+    public func timeline(minLength: Double) -> [TimelineSpan] { Self.fold(timeline, minLength: minLength) }
+
+    /// `spans` folded as `timeline(minLength:)` describes.
+    public static func fold(_ spans: [TimelineSpan], minLength: Double) -> [TimelineSpan] {
         var out: [TimelineSpan] = []
-        for s in timeline {
+        for s in spans {
             if var last = out.last, last.length < minLength, s.length < minLength {
                 if TimelineSpan.severity(s.verdict) > TimelineSpan.severity(last.verdict) { last.verdict = s.verdict }
                 last.end = s.end
@@ -113,19 +119,54 @@ struct StatusHistoryLog: CoverageLog {
     private var newestBucket = Int.min / 2  // half: `newestBucket - keep` must not overflow
     private(set) var generation = 0
     var samplesLoaded = false { didSet { generation += 1 } }
+    static let maxScopes = 16
+    /// Per family and uplink (keyed by label): the covered segments of the last `span`.
+    private var scopes: [String: (timeline: VerdictTimeline, segments: [Segment])] = [:]
 
-    mutating func add(at: Double, verdict: Verdict, cap: Double) { take(overall.timeline.add(at: at, verdict: verdict, cap: cap)) }
+    /// A round's family and uplink verdicts (`unknown` ones are no data: not recorded).
+    mutating func addScopes(families: [(String, Verdict)], uplinks: [(String, Verdict)], at: Double, cap: Double) {
+        let labelled = families.map { (IPFamily(rawValue: $0.0).map(Self.label) ?? $0.0, $0.1) } + uplinks.map { ("uplink \($0.0)", $0.1) }
+        for (label, verdict) in labelled where verdict.state != .unknown {
+            guard scopes[label] != nil || scopes.count < Self.maxScopes else { continue }
+            let segment = scopes[label, default: (VerdictTimeline(), [])].timeline.add(at: at, verdict: verdict, cap: cap)
+            takeScope(label, segment)
+        }
+    }
 
-    mutating func cut(at time: Double) { take(overall.timeline.cut(at: time)) }
+    static func label(_ family: IPFamily) -> String { family == .ipv4 ? "IPv4" : "IPv6" }
 
-    private mutating func take(_ segment: Segment?) {
+    private mutating func takeScope(_ label: String, _ segment: Segment?) {
+        guard let s = segment, s.end > s.start else { return }
         generation += 1
-        guard let s = overall.take(segment, window: Self.everything) else { return }
+        Self.append(s, to: &scopes[label]!.segments)
+        let drop = scopes[label]!.segments.prefix { $0.end < s.end - Self.span }.count
+        if drop > 64 { scopes[label]!.segments.removeFirst(drop) }
+    }
+
+    /// Appends `s`, merged into the last segment when it continues it with the same verdict.
+    private static func append(_ s: Segment, to segments: inout [Segment]) {
         if let last = segments.last, last.end == s.start, last.verdict == s.verdict {
             segments[segments.count - 1].end = s.end
         } else {
             segments.append(s)
         }
+    }
+
+    mutating func add(at: Double, verdict: Verdict, cap: Double) { take(overall.timeline.add(at: at, verdict: verdict, cap: cap)) }
+
+    mutating func cut(at time: Double) {
+        take(overall.timeline.cut(at: time))
+        for label in scopes.keys {
+            takeScope(label, scopes[label]!.timeline.cut(at: time))
+            // A scope with nothing left in the window (an uplink removed a day ago) goes.
+            if let last = scopes[label]!.segments.last, last.end < time - Self.span { scopes[label] = nil }
+        }
+    }
+
+    private mutating func take(_ segment: Segment?) {
+        generation += 1
+        guard let s = overall.take(segment, window: Self.everything) else { return }
+        Self.append(s, to: &segments)
         let drop = segments.prefix { $0.end < s.end - Self.span }.count
         if drop > 64 { segments.removeFirst(drop) }
         DayAvailability.split(s) { day, seconds in
@@ -164,19 +205,12 @@ struct StatusHistoryLog: CoverageLog {
         let from = now - Self.span
         var log = overall
         let pending = log.finish(now: now, window: -Double.infinity...now)
-        var covered = segments
-        if let p = pending {
-            if let last = covered.last, last.end == p.start, last.verdict == p.verdict { covered[covered.count - 1].end = p.end } else { covered.append(p) }
+        let timeline = Self.spans(segments, pending: pending, from: from, now: now)
+        let scopeTimelines = scopes.keys.sorted().compactMap { label -> (label: String, timeline: [TimelineSpan])? in
+            let scope = scopes[label]!
+            let spans = Self.spans(scope.segments, pending: scope.timeline.pending(now: now), from: from, now: now)
+            return spans.contains { $0.verdict != nil } ? (label, spans) : nil
         }
-        var timeline: [TimelineSpan] = []
-        var t = from
-        for s in covered where s.end > from && s.start < now {
-            let start = max(s.start, from), end = min(s.end, now)
-            if start > t { timeline.append(TimelineSpan(t, start, nil)) }
-            timeline.append(TimelineSpan(start, end, s.verdict))
-            t = end
-        }
-        if t < now { timeline.append(TimelineSpan(t, now, nil)) }
 
         let today = UTCTime.day(of: now)
         var totals = upDown
@@ -192,8 +226,26 @@ struct StatusHistoryLog: CoverageLog {
         let rtt = series.map { name, s in
             RTTSeries(name: name, type: s.type, buckets: s.buckets.values.filter { $0.start + Self.bucketSeconds > from }.sorted { $0.start < $1.start })
         }.filter { !$0.buckets.isEmpty }.sorted { $0.name < $1.name }
-        return StatusHistorySnapshot(from: from, to: now, timeline: timeline, rtt: rtt, days: days,
+        return StatusHistorySnapshot(from: from, to: now, timeline: timeline, scopes: scopeTimelines, rtt: rtt, days: days,
                                      outages: Array(log.outages.suffix(StatusHistory.outageCount).reversed()),
                                      samplesLoaded: samplesLoaded, generation: generation)
+    }
+
+    /// `[from, now]` as spans: the covered segments (plus the pending one) clipped to it, with
+    /// gaps between them; no holes, no overlaps.
+    private static func spans(_ segments: [Segment], pending: Segment?, from: Double, now: Double) -> [TimelineSpan] {
+        var covered = segments
+        if let p = pending, p.end > p.start { append(p, to: &covered) }
+        var out: [TimelineSpan] = []
+        var t = from
+        for s in covered where s.end > from && s.start < now {
+            let start = max(s.start, from, t), end = min(s.end, now)
+            guard end > start else { continue }
+            if start > t { out.append(TimelineSpan(t, start, nil)) }
+            out.append(TimelineSpan(start, end, s.verdict))
+            t = end
+        }
+        if t < now { out.append(TimelineSpan(t, now, nil)) }
+        return out
     }
 }

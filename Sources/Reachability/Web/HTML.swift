@@ -73,6 +73,8 @@ enum HTML {
         svg .segsym{fill:#fff;font-size:18px;font-weight:700}
         svg .band{fill:#0969da;fill-opacity:.18}svg .avg{fill:none;stroke:#0969da;stroke-width:1.6}svg .dot{fill:#0969da}svg .loss{fill:#cf222e}
         .legend{margin:6px 0;color:#57606a;font-size:14px}.key{margin-right:16px;white-space:nowrap}
+        .scopeband{margin:8px 0}.bandlabel{font-size:13px;font-weight:600}.bandshare{color:#57606a}
+        .scopeband svg.chart{height:14px;border-radius:3px;margin-top:2px}
         .swatch{display:inline-block;width:12px;height:12px;border-radius:2px;margin-right:4px;vertical-align:-1px}
         .rttblock h3{font-size:14px;margin:12px 0 4px}.rttblock small{color:#57606a;font-weight:400}.note{color:#57606a}
         """

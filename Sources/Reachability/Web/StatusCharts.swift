@@ -80,6 +80,29 @@ enum StatusCharts {
             """
     }
 
+    /// One family's or uplink's state over the snapshot's span: a thin band under the overall
+    /// timeline, with the same colours, gaps and tooltips, and its shares written beside it.
+    static func band(scope: String, spans: [TimelineSpan], from: Double, to: Double) -> String {
+        var rects = ""
+        var shares: [String: Double] = [:]
+        for span in StatusHistorySnapshot.fold(spans, minLength: (to - from) / width) {
+            let l = label(span.verdict)
+            shares[span.verdict.map { HTML.style($0.state).label } ?? "No data", default: 0] += span.length
+            let x0 = x(span.start, from: from, to: to), x1 = x(span.end, from: from, to: to)
+            let fill = span.verdict == nil ? "url(#gap-hatch)" : l.colour
+            rects += "<rect class=\"seg\" data-state=\"\(span.verdict?.state.rawValue ?? "gap")\" x=\"\(n(x0))\" y=\"0\" width=\"\(n(max(1, x1 - x0)))\" height=\"14\" fill=\"\(fill)\">"
+            rects += "<title>\(HTML.escape("\(scope) · \(l.symbol) \(l.text) · \(clock(span.start))–\(clock(span.end)) UTC · \(HTML.age(span.length))"))</title></rect>"
+        }
+        let total = max(1, to - from)
+        let summary = shares.sorted { $0.value > $1.value }.map { "\($0.key) \(percent($0.value / total))" }.joined(separator: ", ")
+        return """
+            <div class="scopeband"><div><span class="bandlabel">\(HTML.escape(scope))</span> <small class="bandshare">\(HTML.escape(summary))</small></div>\
+            <svg class="chart scope-band" data-scope="\(HTML.escape(scope))" viewBox="0 0 1000 14" preserveAspectRatio="none" role="img" \
+            aria-label="\(HTML.escape("\(scope) state over the last 24 hours: \(summary)"))">\(rects)</svg></div>
+
+            """
+    }
+
     /// A "nice" axis maximum at or above `v` milliseconds: 1, 2 or 5 times a power of ten.
     static func niceCeiling(_ v: Double) -> Double {
         guard v > 0, v.isFinite else { return 1 }

@@ -40,7 +40,9 @@ public final class StatusHistoryView: Sendable {
         """
 
     static func render(_ s: StatusHistorySnapshot) -> String {
-        var out = "<section id=\"history\"><h2>Last 24 hours (UTC)</h2>\n" + StatusCharts.timeline(s) + "</section>\n"
+        var out = "<section id=\"history\"><h2>Last 24 hours (UTC)</h2>\n" + StatusCharts.timeline(s)
+        for scope in s.scopes { out += StatusCharts.band(scope: scope.label, spans: scope.timeline, from: s.from, to: s.to) }
+        out += "</section>\n"
         out += "<section id=\"rtt\"><h2>Response time per probe, last 24 hours</h2>\n"
         if !s.samplesLoaded { out += "<p class=\"note\">Reading the last day of probe results from the history…</p>\n" }
         if s.rtt.isEmpty && s.samplesLoaded { out += "<p class=\"note\">No probe results in the last 24 hours.</p>\n" }
