@@ -19,12 +19,13 @@
 # Every process is started here and stopped by its PID; everything lives in one temp dir; the
 # whole run is bounded (PROOF_TIMEOUT, default 300 s).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+self=$(realpath "$0")
+cd "$(dirname "$self")/.."
 root=$PWD
 export REACHABILITY_EXPORTER_REFUSE_DEFAULT_TARGETS=1
 
 if [ -z "${RX_PROOF_INNER:-}" ]; then
-  RX_PROOF_INNER=1 exec timeout --kill-after=10 "${PROOF_TIMEOUT:-300}" "$0" "$@"
+  RX_PROOF_INNER=1 exec timeout --kill-after=10 "${PROOF_TIMEOUT:-300}" "$self" "$@"
 fi
 started=$(date +%s)
 step() { printf '\n== %s (t=%ss)\n' "$*" "$(( $(date +%s) - started ))"; }

@@ -20,9 +20,17 @@
 # Every process is started here and stopped by its PID; all waits are bounded (PROOF_TIMEOUT,
 # default 180 s for the whole script).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+self=$(realpath "$0")
+cd "$(dirname "$self")/.."
 root=$PWD
 export REACHABILITY_EXPORTER_REFUSE_DEFAULT_TARGETS=1
+
+# The page is rendered inside a network namespace with only loopback, which needs root: without
+# it the proof says so and does not run (it never passes silently).
+if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null; then
+  echo "NOTICE: status page proof NOT RUN (needs root and ip for a loopback-only network namespace; uid $(id -u))"
+  exit 0
+fi
 
 # Installs first (package registries), before anything runs in the offline namespace below.
 command -v chromium >/dev/null || { apt-get update -qq; DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null; }
@@ -30,20 +38,16 @@ python3 -c 'import html5lib' 2>/dev/null || python3 -m pip install -q html5lib >
   || { apt-get update -qq; DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-html5lib >/dev/null; }
 
 if [ -z "${RX_PROOF_INNER:-}" ]; then
-  # As root, everything below (exporter, proxy, Chromium) runs in a network namespace made for
-  # this run with only a loopback interface, so not even the browser's own background services
-  # can leave the machine; the proxy and resolver rules stay as a second line (and the only one
-  # without root).
-  if [ "$(id -u)" = 0 ] && command -v ip >/dev/null; then
-    ns="rxproof-$$"
-    ip netns add "$ns"
-    trap 'ip netns del "$ns" 2>/dev/null || true' EXIT
-    ip -n "$ns" link set lo up
-    rc=0
-    RX_PROOF_INNER=1 timeout --kill-after=10 "${PROOF_TIMEOUT:-180}" ip netns exec "$ns" "$0" "$@" || rc=$?
-    exit "$rc"
-  fi
-  RX_PROOF_INNER=1 exec timeout --kill-after=10 "${PROOF_TIMEOUT:-180}" "$0" "$@"
+  # Everything below (exporter, proxy, Chromium) runs in a network namespace made for this run
+  # with only a loopback interface, so not even the browser's own background services can leave
+  # the machine; the proxy and resolver rules stay as a second line.
+  ns="rxproof-$$"
+  ip netns add "$ns"
+  trap 'ip netns del "$ns" 2>/dev/null || true' EXIT
+  ip -n "$ns" link set lo up
+  rc=0
+  RX_PROOF_INNER=1 timeout --kill-after=10 "${PROOF_TIMEOUT:-180}" ip netns exec "$ns" "$self" "$@" || rc=$?
+  exit "$rc"
 fi
 
 
@@ -87,7 +91,7 @@ pids+=($!)
 wait_for 30 grep -q 'msg=listening' "$tmp/exporter.log" || { echo "exporter did not start"; exit 1; }
 addr=$(sed -n 's/.*msg=listening address=\([^ ]*\).*/\1/p' "$tmp/exporter.log")
 page_ready() {
-  curl -fsS "http://$addr/" -o "$tmp/page.html" && grep -q '<tr class="probe"' "$tmp/page.html" \
+  curl -fsS --max-time 2 "http://$addr/" -o "$tmp/page.html" && grep -q '<tr class="probe"' "$tmp/page.html" \
     && grep -q 'data-state="full"' <(grep 'id="verdict"' "$tmp/page.html") && ! grep -q 'Reading the last day' "$tmp/page.html"
 }
 wait_for 30 page_ready || { echo "the page never showed a full verdict with the RTT history loaded"; exit 1; }
@@ -98,12 +102,16 @@ pids+=($!)
 wait_for 10 test -s "$tmp/proxy.port" || { echo "proxy did not start"; exit 1; }
 
 browse() {  # browse <extra chromium flags...>: headless, every request through the logging proxy
+  # In the background and waited for, with its PID in `pids`: a TERM to this script then stops it.
   timeout 60 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --no-first-run \
     --disable-background-networking --disable-component-update --disable-sync --disable-default-apps \
     --disable-features=NetworkTimeServiceQuerying,OptimizationHints,Translate,MediaRouter --no-pings \
     --user-data-dir="$tmp/chromium" --proxy-server="http://127.0.0.1:$(cat "$tmp/proxy.port")" \
     --proxy-bypass-list='<-loopback>' --host-resolver-rules='MAP * ~NOTFOUND, EXCLUDE 127.0.0.1' \
-    "$@" "http://$addr/" 2>>"$tmp/chromium.log"
+    "$@" "http://$addr/" 2>>"$tmp/chromium.log" &
+  local pid=$!
+  pids+=("$pid")
+  wait "$pid"
 }
 browse --window-size=1280,2200 --screenshot="$artifacts/status-page.png" >/dev/null
 browse --dump-dom >"$tmp/dom.html"

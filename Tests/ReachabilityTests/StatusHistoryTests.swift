@@ -179,4 +179,31 @@ import Testing
         let ipv4 = try #require(later.scopes.first { $0.label == "IPv4" }).timeline
         #expect(ipv4.last?.verdict == nil && ipv4.last?.start == Self.t0 + 600)
     }
+
+    /// An `unknown` round ends a known scope's coverage at once (a gap, as the overall timeline
+    /// draws it), instead of stretching its last verdict.
+    @Test func anUnknownScopeVerdictIsAGap() throws {
+        let h = StatusHistory(interval: .seconds(10))
+        h.replay(.start(time: Self.t0, interval: 10))
+        for i in 0..<20 {
+            Self.scopedRound(h, Self.t0 + Double(i) * 10, overall: Verdict(.full), families: ["ipv6": i < 10 ? Verdict(.full) : Verdict(.unknown)], uplinks: [:])
+        }
+        let v6 = try #require(h.snapshot(at: Self.t0 + 195).scopes.first { $0.label == "IPv6" }).timeline
+        #expect(v6.map { $0.verdict?.state } == [nil, .full, nil])
+        #expect(v6[1].end == Self.t0 + 100, "full until the first unknown round, not 2 intervals past the last full one")
+    }
+
+    /// A round carries the interval it ran under: after a reload from 10 s to 60 s, rounds 60 s
+    /// apart still cover the time between them.
+    @Test func roundsUseTheirOwnInterval() {
+        let h = StatusHistory(interval: .seconds(10))
+        h.markStart(at: Self.t0)
+        for i in 0..<5 {
+            var s = status(at: Self.t0 + Double(i) * 60, Verdict(.full), since: Self.t0)
+            s.interval = .seconds(60)
+            h.roundCompleted(s)
+        }
+        let timeline = h.snapshot(at: Self.t0 + 250).timeline
+        #expect(timeline.map { $0.verdict?.state } == [nil, .full], "\(timeline)")
+    }
 }

@@ -30,7 +30,7 @@ public final class AvailabilityTracker: RoundObserver, Sendable {
     }
 
     public func roundCompleted(_ status: ReachabilityStatus) {
-        ledger.withLock { $0.add(at: status.roundStarted + status.roundDuration.seconds, verdict: status.overall.verdict, cap: cap) }
+        ledger.withLock { $0.add(at: status.roundStarted + status.roundDuration.seconds, verdict: status.overall.verdict, cap: status.interval.map { 2 * $0.seconds } ?? cap) }
         refresh()
     }
 

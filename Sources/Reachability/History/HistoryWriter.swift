@@ -59,7 +59,7 @@ public final class HistoryWriter: RoundObserver, Sendable {
     }
 
     public func roundCompleted(_ status: ReachabilityStatus) {
-        append(.round(RoundRecord(status, interval: interval)))
+        append(.round(RoundRecord(status, interval: status.interval ?? interval)))
         for (scope, t) in status.transitions {
             append(.transition(TransitionRecord(time: t.at, scope: scope, from: t.from, to: t.to)))
         }

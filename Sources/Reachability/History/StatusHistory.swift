@@ -56,7 +56,7 @@ public final class StatusHistory: RoundObserver, Sendable {
             stats = HistoryReader.readRecords(paths: paths) { record in
                 guard case .round(let r) = record, r.time >= from, r.time < until else { return }
                 batch.append(r)
-                if batch.count == 256 { flush() }
+                if batch.count == 16 { flush() }  // short lock holds: rounds and page snapshots wait on it
             }
             flush()
         }
@@ -65,7 +65,8 @@ public final class StatusHistory: RoundObserver, Sendable {
     }
 
     public func roundCompleted(_ status: ReachabilityStatus) {
-        let record = RoundRecord(status, interval: interval)
+        let record = RoundRecord(status, interval: status.interval ?? interval)
+        let cap = 2 * record.interval
         log.withLock { l in
             l.add(at: record.at, verdict: record.overall, cap: cap)
             l.addScopes(families: record.families.map { ($0.key, $0.value) }, uplinks: record.uplinks.map { ($0.key, $0.value) },

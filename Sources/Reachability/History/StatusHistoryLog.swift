@@ -123,11 +123,16 @@ struct StatusHistoryLog: CoverageLog {
     /// Per family and uplink (keyed by label): the covered segments of the last `span`.
     private var scopes: [String: (timeline: VerdictTimeline, segments: [Segment])] = [:]
 
-    /// A round's family and uplink verdicts (`unknown` ones are no data: not recorded).
+    /// A round's family and uplink verdicts. `unknown` ends a scope's coverage (no data, as in the
+    /// overall timeline) but does not create a scope: one never known draws no band.
     mutating func addScopes(families: [(String, Verdict)], uplinks: [(String, Verdict)], at: Double, cap: Double) {
         let labelled = families.map { (IPFamily(rawValue: $0.0).map(Self.label) ?? $0.0, $0.1) } + uplinks.map { ("uplink \($0.0)", $0.1) }
-        for (label, verdict) in labelled where verdict.state != .unknown {
-            guard scopes[label] != nil || scopes.count < Self.maxScopes else { continue }
+        for (label, verdict) in labelled where scopes[label] != nil || verdict.state != .unknown {
+            if scopes[label] == nil, scopes.count >= Self.maxScopes {
+                // Free the slots of scopes gone for a day (an uplink removed by a reload).
+                scopes = scopes.filter { ($0.value.segments.last?.end ?? -.infinity) >= at - Self.span || $0.value.timeline.latest.map { $0.at >= at - Self.span } == true }
+                guard scopes.count < Self.maxScopes else { continue }
+            }
             let segment = scopes[label, default: (VerdictTimeline(), [])].timeline.add(at: at, verdict: verdict, cap: cap)
             takeScope(label, segment)
         }

@@ -202,7 +202,7 @@ public final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == D
                 families: s.families.mapValues { ScopedVerdict(verdict: $0.current, since: $0.since) },
                 uplinks: s.uplinks.mapValues { ScopedVerdict(verdict: $0.current, since: $0.since) },
                 probes: all, roundStarted: started, roundDuration: roundDuration,
-                transitions: transitions, round: s.round)
+                transitions: transitions, round: s.round, interval: settings.interval)
             s.status = status
             return status
         }
@@ -238,7 +238,9 @@ public final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == D
     public func restore(overall: Verdict, since: Double, families: [IPFamily: ScopedVerdict] = [:], uplinks: [String: ScopedVerdict] = [:]) {
         state.withLock { s in
             s.overall.restore(overall, since: since)
-            // Only scopes this configuration still has: a family or uplink no longer probed is not revived.
+            // Uplinks this configuration no longer has are not revived. Families always exist: one
+            // that no probe answers any more (the configuration changed across the restart) shows its
+            // restored verdict until `fail_after` rounds of `unknown` replace it.
             for (family, v) in families where v.verdict.state != .unknown { s.families[family]?.restore(v.verdict, since: v.since) }
             for (uplink, v) in uplinks where v.verdict.state != .unknown { s.uplinks[uplink]?.restore(v.verdict, since: v.since) }
         }

@@ -64,6 +64,9 @@ public struct ReachabilityStatus: Sendable, Equatable {
     /// Transitions this round caused (scope label: "overall", "ipv4", "ipv6" or an interface).
     public var transitions: [(scope: String, transition: Transition)]
     public var round: Int
+    /// The probe interval this round ran under (a reload may change it); nil when unknown
+    /// (statuses built by hand), and observers then use the interval they were created with.
+    public var interval: Duration? = nil
 
     public var state: ConnectivityState { overall.verdict.state }
 
