@@ -210,7 +210,7 @@ import Testing
     }
 
     @Test func randomGarbageNeverTraps() {
-        var rng = ICMPFuzzRNG(seed: 0x5eed)
+        var rng = SplitMix64(seed: 0x5eed)
         var decodedSomething = 0
         for _ in 0..<20_000 {
             let count = Int(rng.next() % 120)
@@ -222,18 +222,5 @@ import Testing
             }
         }
         #expect(decodedSomething > 0, "the ICMPv6 layout classifies any 8+ bytes")
-    }
-}
-
-/// A small deterministic generator for fuzz-style tests.
-struct ICMPFuzzRNG: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
