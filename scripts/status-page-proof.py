@@ -128,17 +128,20 @@ def check(page_path, dom_path, log_path, allowed):
     overall = re.search(r'id="timeline".*?</svg>', dom, re.S)
     segments = re.findall(r'<rect class="seg" data-state="([a-z]+)"', overall.group(0) if overall else "")
     bands = re.findall(r'<span class="bandlabel">([^<]*)</span>', dom)
+    scope_outages = re.findall(r'<tr class="scope-outage" data-state="([a-z]+)"><td>([^<]*)</td>', dom)
     days = re.findall(r'<g class="day" data-day="(\d{4}-\d\d-\d\d)"', dom)
     outages = re.findall(r'<tr class="outage" data-state="([a-z]+)"', dom)
     rtt = re.findall(r'<svg class="chart rtt"', dom)
     print(f"DOM: verdict {state.group(1) if state else None}; timeline segments {len(segments)} "
-          f"({', '.join(f'{s} {segments.count(s)}' for s in sorted(set(segments)))}); day bars {len(days)}; outage rows {len(outages)}; RTT charts {len(rtt)}; scope bands {', '.join(bands) or 'none'}")
+          f"({', '.join(f'{s} {segments.count(s)}' for s in sorted(set(segments)))}); day bars {len(days)}; outage rows {len(outages)}; RTT charts {len(rtt)}; scope bands {', '.join(bands) or 'none'}; family/uplink outage rows {len(scope_outages)}")
     if not state or state.group(1) != "full" or ">Full</div>" not in dom:
         failures.append("the verdict is not shown as Full")
     if segments.count("limited") < 4 or "full" not in segments or "gap" not in segments:
         failures.append("the timeline lacks the expected full, limited and gap segments")
     if "IPv4" not in bands:
         failures.append("no IPv4 band under the overall timeline")
+    if not any(scope == "IPv4" and state == "limited" for state, scope in scope_outages):
+        failures.append("the IPv4 outages of the last day are not listed")
     if len(days) != 30 or len(set(days)) != 30:
         failures.append(f"expected 30 distinct day bars, got {len(days)}")
     if len(outages) < 10 or "<td>timeout</td><td>recovered</td>" not in dom:

@@ -113,7 +113,7 @@ browse() {  # browse <extra chromium flags...>: headless, every request through 
   pids+=("$pid")
   wait "$pid"
 }
-browse --window-size=1280,2200 --screenshot="$artifacts/status-page.png" >/dev/null
+browse --window-size=1280,3000 --screenshot="$artifacts/status-page.png" >/dev/null
 browse --dump-dom >"$tmp/dom.html"
 [ -s "$artifacts/status-page.png" ] || { echo "no screenshot"; exit 1; }
 echo "== screenshot: $artifacts/status-page.png ($(wc -c <"$artifacts/status-page.png") bytes)"

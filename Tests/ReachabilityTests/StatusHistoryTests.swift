@@ -173,6 +173,10 @@ import Testing
         #expect(wan1[2].start == Self.t0 + 200 && wan1[2].end == Self.t0 + 400)
         for (a, b) in zip(wan1, wan1.dropFirst()) { #expect(a.end == b.start, "no holes, no overlaps") }
         #expect(wan1.last?.end == Self.t0 + 595)
+        let table = StatusHistoryView.scopeOutageTable(s.scopes, now: s.to)
+        #expect(table.occurrences(of: "<tr class=\"scope-outage\"") == 1)
+        #expect(table.contains("<td>uplink wan1</td><td>2026-01-10 01:03:20Z</td><td class=\"num\">3m 20s</td>"), "\(table)")
+        #expect(table.contains("<td>timeout</td><td>recovered</td>"))
         // A stop ends every scope's coverage too.
         h.replay(.stop(time: Self.t0 + 600))
         let later = h.snapshot(at: Self.t0 + 900)

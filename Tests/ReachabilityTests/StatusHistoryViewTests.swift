@@ -48,6 +48,10 @@ import Testing
         #expect(html.contains("<span class=\"bandlabel\">uplink &lt;script&gt;alert(1)&lt;/script&gt;&quot;&#39;&amp;</span>"))
         #expect(!html.contains("<script>"))
         #expect(html.contains("· ✖ No network (no_carrier) · 01:05–01:09 UTC · 4m 55s</title>"), "\(html)")
+        // The uplink's outage is listed under its scope, ongoing; IPv4 had none.
+        #expect(html.occurrences(of: "<tr class=\"scope-outage\"") == 1)
+        #expect(html.contains("<tr class=\"scope-outage\" data-state=\"none\"><td>uplink &lt;script&gt;alert(1)&lt;/script&gt;&quot;&#39;&amp;</td>"))
+        #expect(html.contains("<td>no_carrier</td><td>ongoing</td></tr>"))
         #expect(html.occurrences(of: "<svg ") == html.occurrences(of: "role=\"img\""))
     }
 

@@ -52,7 +52,47 @@ public final class StatusHistoryView: Sendable {
         out += StatusCharts.days(s.days)
         out += "<p class=\"legend\">Percent of each day's recorded time with the verdict <em>full</em>; time without a record is not counted (see the tooltips for coverage). Bars are green at 99.9 % or more, amber at 99 % or more, red below.</p>\n</section>\n"
         out += outageTable(s.outages, now: s.to)
+        out += scopeOutageTable(s.scopes, now: s.to)
         return out
+    }
+
+    /// The outages of each family and uplink in the last 24 hours, from their timelines: every
+    /// stretch that was neither full nor without data, newest first, at most 20.
+    static func scopeOutageTable(_ scopes: [(label: String, timeline: [TimelineSpan])], now: Double) -> String {
+        guard !scopes.isEmpty else { return "" }
+        var found: [(scope: String, span: TimelineSpan, ended: String)] = []
+        for scope in scopes {
+            for (i, span) in scope.timeline.enumerated() {
+                guard let v = span.verdict, v.state != .full else { continue }
+                let next = i + 1 < scope.timeline.count ? scope.timeline[i + 1] : nil
+                let ended = next == nil && span.end >= now ? "ongoing"
+                    : next?.verdict == nil ? "no data after"
+                    : next?.verdict?.state == .full ? "recovered" : "changed"
+                found.append((scope.label, span, ended))
+            }
+        }
+        guard !found.isEmpty else {
+            return "<section id=\"scope-outages\"><h2>Family and uplink outages, last 24 hours</h2>\n<p class=\"note\">None.</p></section>\n"
+        }
+        var rows = ""
+        for o in found.sorted(by: { $0.span.start > $1.span.start }).prefix(StatusHistory.outageCount) {
+            let v = o.span.verdict ?? Verdict(.unknown)
+            let st = HTML.style(v.state)
+            rows += """
+                <tr class="scope-outage" data-state="\(v.state.rawValue)"><td>\(HTML.escape(o.scope))</td>\
+                <td>\(String(UTCTime.rfc3339(o.span.start).map { $0 == "T" ? " " : $0 }))</td>\
+                <td class="num">\(HTML.age(o.span.length))</td><td><span style="color:\(st.colour)">\(st.symbol)</span> \(st.label)</td>\
+                <td>\(HTML.escape(v.reason ?? ""))</td><td>\(o.ended)</td></tr>
+
+                """
+        }
+        return """
+            <section id="scope-outages"><h2>Family and uplink outages, last 24 hours (newest first)</h2>
+            <table><thead><tr><th>Scope</th><th>Started (UTC)</th><th>Duration</th><th>State</th><th>Reason</th><th>Ended</th></tr></thead>
+            <tbody>
+            \(rows)</tbody></table></section>
+
+            """
     }
 
     static func rttBlock(_ series: RTTSeries, from: Double, to: Double) -> String {
