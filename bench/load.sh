@@ -25,20 +25,8 @@ if [ -z "${RXLOAD_NO_BUILD:-}" ]; then swift build -c release --product reachabi
 BIN="$(swift build -c release --show-bin-path)/reachability_exporter"
 [ -x "$BIN" ] || { echo "no release build at $BIN" >&2; exit 1; }
 
-ns="rxload-$$"
-work=$(mktemp -d /tmp/rxload-XXXXXX)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  ip netns del "$ns" 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-ip netns add "$ns"
-ip -n "$ns" link set lo up
-inns() { ip netns exec "$ns" "$@"; }
+source bench/netns.sh
+bench_netns rxload
 
 flags=()
 for ((i = 0; i < TARGETS; i++)); do

@@ -18,20 +18,8 @@ SCRAPE=${SCRAPE:-1}
 if [ -z "${RXLOAD_NO_BUILD:-}" ]; then swift build -c release --product reachability_exporter 2>&1 | grep -E 'error' || true; fi
 BIN="$(swift build -c release --show-bin-path)/reachability_exporter"
 
-ns="rxsoak-$$"
-work=$(mktemp -d /tmp/rxsoak-XXXXXX)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  ip netns del "$ns" 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-ip netns add "$ns"
-ip -n "$ns" link set lo up
-inns() { ip netns exec "$ns" "$@"; }
+source bench/netns.sh
+bench_netns rxsoak
 ip netns exec "$ns" python3 -u bench/tcp_sink.py 9 >"$work/sink.out" 2>&1 &
 pids+=($!)
 for _ in $(seq 100); do grep -q ready "$work/sink.out" && break; sleep 0.05; done
