@@ -545,30 +545,18 @@ def phase_single_uplink(r, lab, args, icmp):
             {"overall": ("limited", "timeout")}, scopes, window=(lo - 0.05, hi))
     r.add(row)
 
-    row = Row("DNS servers dead, IP fine", "limited (dns)")
-    r.fault(row, lambda: lab.control(up1, "dns dead"), lambda: lab.control(up1, "dns normal"),
-            {"overall": ("limited", "dns")}, scopes)
-    r.add(row)
-
-    row = Row("portal: 302 to login", "portal (redirect)")
-    r.fault(row, lambda: lab.control(up1, "http portal302"), lambda: lab.control(up1, "http normal"),
-            {"overall": ("portal", "redirect")}, scopes)
-    r.add(row)
-
-    row = Row("portal: 200 login page", "portal (http_status)")
-    r.fault(row, lambda: lab.control(up1, "http portal200"), lambda: lab.control(up1, "http normal"),
-            {"overall": ("portal", "http_status")}, scopes)
-    r.add(row)
-
-    row = Row("portal: DNS to private IP", "portal (private_address)")
-    r.fault(row, lambda: lab.control(up1, "dns private"), lambda: lab.control(up1, "dns normal"),
-            {"overall": ("portal", "private_address")}, scopes)
-    r.add(row)
-
-    row = Row("HTTPS intercepted (wrong cert)", "limited (partial)")
-    r.fault(row, lambda: lab.control(up1, "tls wrong"), lambda: lab.control(up1, "tls normal"),
-            {"overall": ("limited", "partial")}, scopes)
-    r.add(row)
+    # Faults the lab services play on command: (scenario, fault, restore, expected state and reason).
+    for name, fault, restore, (state, reason) in [
+        ("DNS servers dead, IP fine", "dns dead", "dns normal", ("limited", "dns")),
+        ("portal: 302 to login", "http portal302", "http normal", ("portal", "redirect")),
+        ("portal: 200 login page", "http portal200", "http normal", ("portal", "http_status")),
+        ("portal: DNS to private IP", "dns private", "dns normal", ("portal", "private_address")),
+        ("HTTPS intercepted (wrong cert)", "tls wrong", "tls normal", ("limited", "partial")),
+    ]:
+        row = Row(name, f"{state} ({reason})")
+        r.fault(row, lambda fault=fault: lab.control(up1, fault), lambda restore=restore: lab.control(up1, restore),
+                {"overall": (state, reason)}, scopes)
+        r.add(row)
 
     row = Row("IPv6 broken, IPv4 fine", "ipv6 limited, ipv4 full, overall full")
     r.fault(row, lambda: lab.nft(up1, DROP_V6), lambda: lab.nft_flush(up1),
