@@ -139,4 +139,11 @@ import Testing
         #expect(calls == 2)
         #expect(model.snapshot(changeCount: 0).interfaces.map(\.name) == ["uplink"])
     }
+
+    @Test func millisecondsFormatsNegativeDurations() {
+        #expect(milliseconds(.microseconds(1_234)) == "1.234")
+        #expect(milliseconds(.microseconds(-1_234)) == "-1.234")
+        #expect(milliseconds(.microseconds(-5)) == "-0.005")
+        #expect(milliseconds(.zero) == "0.000")
+    }
 }

@@ -54,10 +54,12 @@ final class PathMonitorHarness {
     }
 }
 
+/// `d` in milliseconds with three decimals; negative durations too (an event stamped before the
+/// batch that caused it was timed as finished), which once trapped in `String(repeating:count:)`.
 func milliseconds(_ d: Duration) -> String {
     let micros = d.components.seconds * 1_000_000 + d.components.attoseconds / 1_000_000_000_000
-    let fraction = String(micros % 1000)
-    return "\(micros / 1000).\(String(repeating: "0", count: 3 - fraction.count))\(fraction)"
+    let fraction = String(micros.magnitude % 1000)
+    return "\(micros < 0 ? "-" : "")\(micros.magnitude / 1000).\(String(repeating: "0", count: 3 - fraction.count))\(fraction)"
 }
 
 private extension PathSnapshot {
