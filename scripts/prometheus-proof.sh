@@ -154,10 +154,10 @@ start_exporter() {  # start_exporter <name> <flags...>; sets addr_<name>
 # A: the verdict follows the HTTP probe alone (--probe.mode=http), so stopping the 204 server makes
 # it unreachable; the TCP probe to port 9 fails throughout (failure reasons); every probe also runs
 # bound to lo (an uplink), DNS resolves localhost.
-start_exporter a --no-path.monitor --probe.mode=http --probe.http="$url" --probe.tcp=127.0.0.1:9 \
+start_exporter a --no-path.monitor --probe.trust-local-targets --probe.mode=http --probe.http="$url" --probe.tcp=127.0.0.1:9 \
   --probe.dns=localhost --probe.uplink=lo "${icmp_flags[@]}" --probe.interval=1s --probe.timeout=500ms
 # B: the path monitor on (path and interface metrics), a second instance for the fleet view.
-start_exporter b --probe.tcp=127.0.0.1:9 --probe.dns=localhost --probe.interval=1s --probe.timeout=500ms
+start_exporter b --probe.trust-local-targets --probe.tcp=127.0.0.1:9 --probe.dns=localhost --probe.interval=1s --probe.timeout=500ms
 echo "exporter A $addr_a (pid $pid_a), exporter B $addr_b (pid $pid_b), 204 server $url (pid $srv)"
 
 proof variant --alert ReachabilityInternetUnreachable --for 2s --out "$tmp/short-for.rules.yml"

@@ -84,7 +84,7 @@ while True:
 pids+=($!)
 wait_for 10 test -s "$tmp/listener.port" || { echo "listener did not start"; exit 1; }
 
-"$binpath/reachability_exporter" --web.listen-address=127.0.0.1:0 --no-path.monitor \
+"$binpath/reachability_exporter" --web.listen-address=127.0.0.1:0 --no-path.monitor --probe.trust-local-targets \
   --probe.tcp="127.0.0.1:$(cat "$tmp/listener.port")" --probe.interval=1s --probe.timeout=500ms \
   --history.dir="$tmp/history" 2>"$tmp/exporter.log" &
 pids+=($!)

@@ -32,6 +32,19 @@ public struct LoopbackHTTPBehavior: Sendable {
         }
     }
 
+    /// A captive portal as openNDS 9.10 answers an unauthenticated client: `GET` gets a `307` to
+    /// its splash page, any other method `511 Network Authentication Required`.
+    public static func openNDSPortal(splash: String = "http://192.0.2.1:2050/opennds_preauth/") -> LoopbackHTTPBehavior {
+        LoopbackHTTPBehavior { c in
+            guard let request = c.readRequest() else { return }
+            if request.hasPrefix("GET ") {
+                c.write(response(307, "Temporary Redirect", headers: [("Location", splash)], body: ""))
+            } else {
+                c.write(response(511, "Network Authentication Required", headers: [], body: "", isHead: request.hasPrefix("HEAD ")))
+            }
+        }
+    }
+
     /// One canned answer for `routes`.
     public struct Answer: Sendable {
         public var code: Int

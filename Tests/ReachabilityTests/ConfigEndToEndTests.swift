@@ -24,7 +24,7 @@ import Testing
     static func value(_ m: String, _ series: String) -> Double? { ReachabilityEndToEndTests.value(m, series) }
 
     static func tcpConfig(_ probes: [(String, TCPTestListener)], extra: String = "") -> String {
-        var text = "global:\n  interval: 400ms\n  timeout: 300ms\n  fast_recheck: 0\n  path_monitor: false\n\(extra)probes:\n"
+        var text = "global:\n  interval: 400ms\n  timeout: 300ms\n  fast_recheck: 0\n  path_monitor: false\n  trust_local_targets: true\n\(extra)probes:\n"
         for (name, listener) in probes {
             text += "  - name: \(name)\n    type: tcp\n    target: \"127.0.0.1:\(listener.address.port)\"\n"
         }

@@ -123,7 +123,7 @@ import Testing
         ("", "t.yml: expected a map of settings (global, uplinks, history, probes), found an empty file (an empty file is refused so that a truncated file never replaces the probes)"),
         ("- a\n", "t.yml:1:1: expected a map (with the keys global, uplinks, history, probes), found a list"),
         ("probe:\n  - type: tcp\n", "t.yml:1:1: probe: expected one of the keys global, uplinks, history, probes, found an unknown key (did you mean \"probes\"?)"),
-        ("global:\n  intervall: 5s\n", "t.yml:2:3: global.intervall: expected one of the keys interval, timeout, policy, quorum, fail_after, recover_after, fast_recheck, path_monitor, found an unknown key (did you mean \"interval\"?)"),
+        ("global:\n  intervall: 5s\n", "t.yml:2:3: global.intervall: expected one of the keys interval, timeout, policy, quorum, fail_after, recover_after, fast_recheck, path_monitor, trust_local_targets, found an unknown key (did you mean \"interval\"?)"),
         ("global: 5s\n", "t.yml:1:9: global: expected a map (the global settings), found \"5s\""),
         ("global:\n  interval: 5 seconds\n", "t.yml:2:13: global.interval: expected a duration such as 500ms, 5s or 1m30s, found \"5 seconds\" (missing unit (ms, s, m, h, d, w, y))"),
         ("global:\n  interval:\n", "t.yml:2:12: global.interval: expected a duration such as 500ms, 5s or 1m30s, found nothing"),

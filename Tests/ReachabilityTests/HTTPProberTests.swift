@@ -33,7 +33,7 @@ let deadlineSlack = Duration.seconds(2)
         #expect(Set(r.phases.keys) == [.resolve, .connect, .processing, .transfer])
         #expect(elapsed < .seconds(5))
         let request = try #require(server.requests.first)
-        #expect(request.hasPrefix("HEAD /generate_204 HTTP/1.1\r\n"))
+        #expect(request.hasPrefix("GET /generate_204 HTTP/1.1\r\n"))
         #expect(request.contains("\r\nHost: 127.0.0.1:\(server.port)"))
         #expect(request.contains("\r\nUser-Agent: reachability_exporter/"))
         #expect(request.contains("\r\nConnection: close"))
@@ -147,5 +147,48 @@ let deadlineSlack = Duration.seconds(2)
         let (missing, _, _) = try await probeLoopback(.status(204)) { try HTTPProbeConfig(url: $0, interface: "rxnosuchif0") }
         #expect(missing.status == .failure)
         #expect(missing.reason == .unreachable, "\(missing.detail)")
+    }
+}
+
+/// Captive checks behave like the operating systems' (issue: the verdict lies on hotspots).
+@Suite struct PortalSignalTests {
+    @Test func theDefaultGETSeesOpenNDSsRedirect() async throws {
+        let (r, _, server) = try await probeLoopback(.openNDSPortal(), path: "/generate_204")
+        #expect(r.status == .portal)
+        #expect(r.reason == .redirect)
+        #expect(r.http?.statusCode == 307)
+        #expect(server.requests.first?.hasPrefix("GET /generate_204 ") == true)
+    }
+
+    @Test func headWhenAskedGets511WhichIsAPortalToo() async throws {
+        let (r, _, server) = try await probeLoopback(.openNDSPortal(), path: "/generate_204") {
+            try HTTPProbeConfig(url: $0, method: .head)
+        }
+        #expect(server.requests.first?.hasPrefix("HEAD ") == true)
+        #expect(r.status == .portal)
+        #expect(r.reason == .networkAuthenticationRequired)
+        #expect(r.detail.contains("511"), "\(r.detail)")
+    }
+
+    @Test(arguments: [301, 302, 303, 307, 308])
+    func everyRedirectIsAPortalSignal(_ code: Int) async throws {
+        let (r, _, _) = try await probeLoopback(.status(code, "Moved", headers: [("Location", "http://192.0.2.1/login")]))
+        #expect(r.status == .portal)
+        #expect(r.reason == .redirect)
+        #expect(r.http?.location == "http://192.0.2.1/login")
+    }
+
+    @Test func a511IsAPortalInWebModeToo() async throws {
+        let (r, _, _) = try await probeLoopback(.status(511, "Network Authentication Required")) {
+            try HTTPProbeConfig(url: $0, mode: .web)
+        }
+        #expect(r.status == .portal)
+        #expect(r.reason == .networkAuthenticationRequired)
+    }
+
+    @Test func otherServerErrorsStayPlainFailures() async throws {
+        let (r, _, _) = try await probeLoopback(.status(503, "Service Unavailable"))
+        #expect(r.status == .failure)
+        #expect(r.reason == .httpStatus)
     }
 }

@@ -32,8 +32,8 @@ import Testing
         let listener = try TCPTestListener()
         defer { listener.stop() }
         let dir = ScratchDirectory()
-        let exporter = try ExporterProcess(["--web.listen-address=127.0.0.1:0", "--no-path.monitor", "--probe.tcp=127.0.0.1:9",
-                                            "--probe.tcp=127.0.0.1:\(listener.address.port)", "--probe.interval=200ms",
+        let exporter = try ExporterProcess(["--web.listen-address=127.0.0.1:0", "--no-path.monitor", "--probe.trust-local-targets",
+                                            "--probe.tcp=127.0.0.1:9", "--probe.tcp=127.0.0.1:\(listener.address.port)", "--probe.interval=200ms",
                                             "--probe.timeout=100ms", "--history.dir=\(dir.path)"])
         try exporter.waitListening()
         let m = try waitFor(exporter, "reachability_history_records_written_total", atLeast: 8)  // start, transition, rounds

@@ -53,7 +53,7 @@ import Testing
         let server = try LoopbackHTTPServer(behavior: sw.behavior)
         defer { server.stop() }
         let url = server.url("/generate_204")
-        let exporter = try ExporterProcess(["--web.listen-address=127.0.0.1:0", "--no-path.monitor", "--probe.http=\(url)",
+        let exporter = try ExporterProcess(["--web.listen-address=127.0.0.1:0", "--no-path.monitor", "--probe.trust-local-targets", "--probe.http=\(url)",
                                             "--probe.interval=500ms", "--probe.timeout=300ms", "--probe.fail-after=2",
                                             "--probe.recover-after=2", "--probe.fast-recheck=0"])
         try exporter.waitListening()
@@ -97,7 +97,7 @@ import Testing
         let sw = Switch()
         let server = try LoopbackHTTPServer(behavior: sw.behavior)
         defer { server.stop() }
-        let base = ["check", "--no-path.monitor", "--probe.http=\(server.url("/"))", "--probe.timeout=300ms", "--probe.interval=1s"]
+        let base = ["check", "--no-path.monitor", "--probe.trust-local-targets", "--probe.http=\(server.url("/"))", "--probe.timeout=300ms", "--probe.interval=1s"]
         let full = try ExporterProcess.run(base)
         #expect(full.status == 0, "\(full.stdout)")
         #expect(full.stdout.hasPrefix("full\n"))

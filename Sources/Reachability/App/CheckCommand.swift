@@ -56,8 +56,12 @@ public enum CheckCommand {
             writeErr("reachability_exporter: ICMP probes cannot run: \(problem)\n")
             return 1
         }
+        if let warning = ProbeSpec.evidenceWarning(specs, policy: settings.verdict.policy) {
+            writeErr("reachability_exporter: warning: \(warning)\n")
+        }
         // One round decides: no hysteresis for a one-shot answer.
-        settings.verdict = VerdictSettings(policy: settings.verdict.policy, failAfter: 1, recoverAfter: 1)
+        settings.verdict = VerdictSettings(policy: settings.verdict.policy, failAfter: 1, recoverAfter: 1,
+                                           trustLocalTargets: settings.verdict.trustLocalTargets)
         let monitor = ReachabilityMonitor(probes: specs, settings: settings, path: pathGate)
         let status = await monitor.check()
         writeOut(json ? renderJSON(status) : renderText(status))

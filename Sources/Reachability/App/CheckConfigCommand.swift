@@ -95,10 +95,12 @@ public enum CheckConfigCommand {
             }
             if let icmp = d.icmp { extras.append("count \(icmp.count)") }
             if let dns = d.dns { extras.append("record \(dns.recordType.rawValue)") }
+            if spec.evidence == .local { extras.append("local evidence only") }
             if !d.labels.isEmpty { extras.append("labels " + d.labels.map { "\($0.name)=\($0.value)" }.joined(separator: ",")) }
             if !extras.isEmpty { line += " (\(extras.joined(separator: ", ")))" }
             out += line + "\n"
         }
+        if let warning = ProbeSpec.evidenceWarning(specs, policy: g.policy ?? defaults.verdict.policy) { out += "warning: \(warning)\n" }
         return out
     }
 }

@@ -71,6 +71,7 @@ final class ConfigReloader: Sendable {
             logger.warn("global.path_monitor changed; it takes effect at the next start", ("file", path))
         }
         for note in next.notes { logger.warn(note, ("file", path)) }
+        if let warning = ProbeSpec.evidenceWarning(next.specs, policy: next.settings.verdict.policy) { logger.warn(warning, ("file", path)) }
         await apply(next.specs, next.settings)
         current.withLock { $0 = next }
         publishLabels(next)

@@ -89,6 +89,7 @@ public enum ExporterCommand {
             logger.error("ICMP probes cannot run", ("err", problem))
             return 1
         }
+        if let warning = ProbeSpec.evidenceWarning(specs, policy: settings.verdict.policy) { logger.warn(warning) }
         let recorder = MetricsRecorder(registry: registry, probes: specs, uplinks: settings.uplinks)
         // History (issue 6): --history.* flags, else the file's `history:` section. Read back
         // before the first round, written by its own thread.

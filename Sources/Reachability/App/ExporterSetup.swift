@@ -23,7 +23,7 @@ struct ExporterSetup: Sendable {
         case config(ConfigError)
     }
 
-    static let settingsFlags = ["probe.interval", "probe.timeout", "probe.mode", "probe.fail-after", "probe.recover-after", "probe.fast-recheck", "probe.uplink"]
+    static let settingsFlags = ["probe.interval", "probe.timeout", "probe.mode", "probe.fail-after", "probe.recover-after", "probe.fast-recheck", "probe.uplink", "probe.trust-local-targets"]
 
     /// Whether to run the netlink path monitor: the flag if given, else the file, else on.
     static func pathMonitorEnabled(_ flags: ParsedFlags, file: ExporterConfig?) -> Bool {
@@ -90,8 +90,10 @@ struct ExporterSetup: Sendable {
             }
             policy = p
         }
+        let trustLocal = !given("probe.trust-local-targets") && g.trustLocalTargets != nil
+            ? g.trustLocalTargets! : flags.bool("probe.trust-local-targets")
         s.verdict = VerdictSettings(policy: policy, failAfter: try count("probe.fail-after", g.failAfter, 3),
-                                    recoverAfter: try count("probe.recover-after", g.recoverAfter, 2))
+                                    recoverAfter: try count("probe.recover-after", g.recoverAfter, 2), trustLocalTargets: trustLocal)
         s.fastRecheck = try duration("probe.fast-recheck", g.fastRecheck, s.fastRecheck)
         if flags.isSet("probe.uplink") || file?.uplinks == nil {
             s.uplinks = flags.strings("probe.uplink")

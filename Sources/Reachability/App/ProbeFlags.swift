@@ -21,6 +21,7 @@ public enum ProbeFlags {
         FlagSpec("probe.fail-after", .value(default: "3"), placeholder: "N", help: "Consecutive failed rounds before leaving full."),
         FlagSpec("probe.recover-after", .value(default: "2"), placeholder: "N", help: "Consecutive good rounds before returning to full."),
         FlagSpec("probe.fast-recheck", .value(default: "1s"), placeholder: "DURATION", help: "While not full, re-check after this, doubling up to the interval; 0 disables."),
+        FlagSpec("probe.trust-local-targets", .bool(default: false), help: "Let answers from loopback, on-link addresses and the gateway prove the internet (labs and tests only: on a real network a router or an interceptor answers there)."),
         FlagSpec("probe.icmp.count", .value(default: "3"), placeholder: "N", help: "Echo requests per ICMP round."),
         FlagSpec("probe.uplink", .repeated, placeholder: "INTERFACE", help: "Also run every probe bound to this interface (SO_BINDTODEVICE), with its own verdict."),
         FlagSpec("path.monitor", .bool(default: true), help: "Watch links, addresses and routes over netlink: no usable path means `none` at once, and any change re-probes at once."),
@@ -69,7 +70,8 @@ public enum ProbeFlags {
         }
         settings.verdict = VerdictSettings(policy: policy,
                                            failAfter: try flags.int("probe.fail-after", range: 1...1000) ?? 3,
-                                           recoverAfter: try flags.int("probe.recover-after", range: 1...1000) ?? 2)
+                                           recoverAfter: try flags.int("probe.recover-after", range: 1...1000) ?? 2,
+                                           trustLocalTargets: flags.bool("probe.trust-local-targets"))
         settings.fastRecheck = try flags.duration("probe.fast-recheck") ?? .seconds(1)
         settings.uplinks = flags.strings("probe.uplink")
         for u in settings.uplinks where u.isEmpty || u.utf8.count >= 16 || u.contains("/") {
@@ -99,7 +101,7 @@ public enum ProbeFlags {
             do throws(HTTPProbeConfigError) { config = try HTTPProbeConfig(url: url, mode: .captive(expectation)) } catch {
                 throw UsageError("invalid value \(url.debugDescription) for flag '--probe.http': \(error.description)")
             }
-            try add(ProbeSpec(name: url, type: config.probeType, target: url) { iface in
+            try add(ProbeSpec(name: url, type: config.probeType, target: url, evidence: config.evidence) { iface in
                 HTTPProber((try? HTTPProbeConfig(url: url, mode: .captive(expectation), interface: iface)) ?? config)
             })
         }
@@ -119,7 +121,7 @@ public enum ProbeFlags {
             do throws(ProbeConfigError) { config = try TCPProbeConfig(target: target) } catch {
                 throw UsageError("invalid value \(target.debugDescription) for flag '--probe.tcp': \(error.message)")
             }
-            try add(ProbeSpec(name: target, type: .tcp, target: target) { iface in
+            try add(ProbeSpec(name: target, type: .tcp, target: target, evidence: config.evidence) { iface in
                 TCPProber(config: (try? TCPProbeConfig(target: target, interface: iface)) ?? config)
             })
         }

@@ -23,6 +23,8 @@ public struct SnapshotPathGate: PathGate {
         return usable ? nil : PathUnsatisfiedReason.noAddress.rawValue
     }
 
+    public func isLocal(address: String) -> Bool { source.current.isLocal(address: address) }
+
     public var defaultRouteInterfaces: [String] {
         var seen: [String] = []
         for r in source.current.defaultRoutes where !seen.contains(r.interfaceName) { seen.append(r.interfaceName) }

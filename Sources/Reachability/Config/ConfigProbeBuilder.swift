@@ -11,7 +11,8 @@ public enum ConfigProbeBuilder {
             do throws(HTTPProbeConfigError) { config = try make(nil) } catch {
                 throw httpError(d, error, file: file)
             }
-            return ProbeSpec(name: d.name, type: config.probeType, target: d.target, family: family, interval: d.interval, timeout: d.timeout) { iface in
+            return ProbeSpec(name: d.name, type: config.probeType, target: d.target, family: family, interval: d.interval, timeout: d.timeout,
+                             evidence: config.evidence) { iface in
                 HTTPProber((try? make(iface)) ?? config)
             }
         case .dns:
@@ -34,7 +35,8 @@ public enum ConfigProbeBuilder {
             do throws(ProbeConfigError) { config = try TCPProbeConfig(target: d.target, family: d.family ?? .any) } catch {
                 throw fail(d, error.message.contains("family") ? "family" : "target", expected: "host:port", found: error.message, file: file)
             }
-            return ProbeSpec(name: d.name, type: .tcp, target: d.target, family: family, interval: d.interval, timeout: d.timeout) { iface in
+            return ProbeSpec(name: d.name, type: .tcp, target: d.target, family: family, interval: d.interval, timeout: d.timeout,
+                             evidence: config.evidence) { iface in
                 TCPProber(config: (try? TCPProbeConfig(target: d.target, family: d.family ?? .any, interface: iface)) ?? config)
             }
         case .icmp:

@@ -4,7 +4,7 @@
 /// (the effective interval against a probe's timeout) are `ExporterSetup`'s.
 enum ConfigSchema {
     static let topKeys = ["global", "uplinks", "history", "probes"]
-    static let globalKeys = ["interval", "timeout", "policy", "quorum", "fail_after", "recover_after", "fast_recheck", "path_monitor"]
+    static let globalKeys = ["interval", "timeout", "policy", "quorum", "fail_after", "recover_after", "fast_recheck", "path_monitor", "trust_local_targets"]
     static let historyKeys = ["dir", "max_file_size", "retention"]
 
     static func decode(_ root: YAMLNode?, file: String) throws(ConfigError) -> ExporterConfig {
@@ -63,6 +63,7 @@ enum ConfigSchema {
         out.recoverAfter = try g.int("recover_after", 1...1000)
         out.fastRecheck = try g.duration("fast_recheck")
         out.pathMonitor = try g.bool("path_monitor")
+        out.trustLocalTargets = try g.bool("trust_local_targets")
         return out
     }
 

@@ -34,6 +34,8 @@ public struct GlobalConfig: Sendable, Equatable {
     public var fastRecheck: Duration?
     /// `path_monitor`: read at start-up only.
     public var pathMonitor: Bool?
+    /// `trust_local_targets`: answers from the local network may prove `full` (labs only).
+    public var trustLocalTargets: Bool?
     /// Where each key was (`interval` → 3:13), for errors found once flags are combined in.
     public var marks: [String: YAMLMark] = [:]
 

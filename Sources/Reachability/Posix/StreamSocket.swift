@@ -11,6 +11,9 @@ public enum StreamError: Error, Sendable, Equatable, CustomStringConvertible {
     case system(step: String, Errno)
     /// The TLS layer failed: a handshake alert, a certificate the verifier refused, or a record error.
     case tls(String)
+    /// The certificate chain verified, but for another name or address than the one asked for:
+    /// a certified server answered in place of the target.
+    case certificateNameMismatch(String)
 
     public var description: String {
         switch self {
@@ -18,6 +21,7 @@ public enum StreamError: Error, Sendable, Equatable, CustomStringConvertible {
         case .cancelled: "cancelled"
         case .system(let step, let errno): "\(step): \(errno)"
         case .tls(let text): text
+        case .certificateNameMismatch(let text): text
         }
     }
 }
@@ -32,7 +36,7 @@ extension StreamError {
         switch self {
         case .timedOut: return .timedOut
         case .cancelled: return .cancelled
-        case .tls: return .tls
+        case .tls, .certificateNameMismatch: return .tls
         case .system(_, let errno):
             switch errno.code {
             case ECONNREFUSED: return .refused

@@ -99,6 +99,11 @@ public final class TLSConnection: ByteStream {
             if verifies, verify != X509_V_OK {
                 let text = X509_verify_cert_error_string(verify).map { String(cString: $0) } ?? "error \(verify)"
                 ERR_clear_error()
+                // OpenSSL checks the name only after the chain verified: a mismatch means a
+                // trusted certificate for someone else.
+                if verify == X509_V_ERR_HOSTNAME_MISMATCH || verify == X509_V_ERR_IP_ADDRESS_MISMATCH {
+                    throw .certificateNameMismatch("certificate verify failed: \(text)")
+                }
                 throw .tls("certificate verify failed: \(text)")
             }
             throw .tls("TLS \(step) failed: \(TLSContext.drainErrors())")

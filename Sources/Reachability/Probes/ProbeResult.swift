@@ -55,6 +55,11 @@ public enum FailureReason: String, Sendable, CaseIterable, Codable {
     case httpStatus = "http_status"
     case bodyMismatch = "body_mismatch"
     case redirect
+    /// HTTP 511 (RFC 6585): an intercepting proxy or portal wants the client to log in.
+    case networkAuthenticationRequired = "network_authentication_required"
+    /// A certificate the trust store accepts, but for another name: someone else answered in
+    /// place of the target (an HTTPS-intercepting portal). A portal signal.
+    case tlsNameMismatch = "tls_name_mismatch"
     case tooLarge = "too_large"
     case protocolError = "protocol"
     case permission

@@ -3,6 +3,9 @@
 public struct ProbeSpec: Sendable {
     public var name: String
     public var type: ProbeType
+    /// The best evidence a success of this probe can give (see `Evidence`): `local` for DNS,
+    /// plain-HTTP web checks and TCP to intercepted ports, whatever the target.
+    public var evidence: Evidence
     /// What the probe talks to, as configured (URL, host, `name@server`, `host:port`).
     public var target: String
     /// The family the probe is pinned to, if any; otherwise the result's address decides.
@@ -14,8 +17,10 @@ public struct ProbeSpec: Sendable {
     public var make: @Sendable (_ interface: String?) -> any Prober
 
     public init(name: String, type: ProbeType, target: String, family: IPFamily? = nil,
-                interval: Duration? = nil, timeout: Duration? = nil, make: @escaping @Sendable (String?) -> any Prober) {
+                interval: Duration? = nil, timeout: Duration? = nil, evidence: Evidence? = nil,
+                make: @escaping @Sendable (String?) -> any Prober) {
         self.name = name; self.type = type; self.target = target; self.family = family
+        self.evidence = evidence ?? Evidence.typical(of: type)
         self.interval = interval; self.timeout = timeout; self.make = make
     }
 }
@@ -31,6 +36,14 @@ public protocol PathGate: Sendable {
     var defaultRouteInterfaces: [String] { get }
     /// A new element after each coalesced change.
     func changes() -> AsyncStream<Void>
+    /// Whether an answer from `address` may have come from the local network (loopback,
+    /// link-local, on-link, the gateway): see `AddressLocality`. Such an answer is no evidence
+    /// of the internet. The default knows only the rules that need no path.
+    func isLocal(address: String) -> Bool
+}
+
+extension PathGate {
+    public func isLocal(address: String) -> Bool { AddressLocality.isIntrinsicallyLocal(address) }
 }
 
 /// A gate that is always open: used when path monitoring is off (for example in a namespace
@@ -60,4 +73,17 @@ public struct MonitorSettings: Sendable, Equatable {
     public var uplinks: [String] = []
 
     public init() {}
+}
+
+extension ProbeSpec {
+    /// The warning for a probe set in which no probe that counts under `policy` can prove the
+    /// internet (a DNS-only configuration, say): its verdict is never `full`, at best
+    /// `limited (unproven)`. Nil when some probe can.
+    public static func evidenceWarning(_ specs: [ProbeSpec], policy: VerdictPolicy) -> String? {
+        let counting = specs.filter { policy.counts($0.type) }
+        guard !counting.isEmpty, !counting.contains(where: { $0.evidence == .internet }) else { return nil }
+        return "no probe can prove that the internet is reachable (answers of DNS probes, plain-HTTP web checks and "
+            + "TCP connects to ports 53, 80 and 443 can come from the local network): the verdict will never be full, "
+            + "at best limited (unproven); add a captive HTTP(S) check, an ICMP probe or a TCP probe to another port"
+    }
 }

@@ -181,20 +181,34 @@ public final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == D
             // Latest result of every probe (those not due this round keep their last one), in config order.
             let all = jobs.compactMap { s.lastOutcome[Self.key($0.spec.name, $0.interface)] }
             var transitions: [(String, Transition)] = []
+            let specs = Dictionary(plan.specs.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+            let policy = settings.verdict.policy
             let routed = all.filter { $0.interface == nil }
-            let overallRound = RoundClassifier.classify(pathUnsatisfiedReason: path.unsatisfiedReason(for: nil), entries: routed.map(Self.entry), policy: settings.verdict.policy)
-            if let t = s.overall.update(overallRound, now: finished) { transitions.append(("overall", t)) }
+            let routedEntries = routed.map { entry($0, spec: specs[$0.name], verdict: settings.verdict) }
+            var familyRounds: [Verdict] = []
             for family in IPFamily.allCases {
-                let entries = routed.filter { Self.family(of: $0, specs: plan.specs) == family }.map(Self.entry)
+                let entries = zip(routed, routedEntries).filter { (specs[$0.0.name]?.family ?? $0.0.result.family) == family }.map(\.1)
                 // A family with no probe of its own follows the path alone.
                 let round = entries.isEmpty
                     ? (path.unsatisfiedReason(for: family).map { Verdict(.none, reason: $0) } ?? Verdict(.unknown))
-                    : RoundClassifier.classify(pathUnsatisfiedReason: path.unsatisfiedReason(for: family), entries: entries, policy: settings.verdict.policy)
+                    : RoundClassifier.classify(pathUnsatisfiedReason: path.unsatisfiedReason(for: family), entries: entries, policy: policy, familyScope: true)
+                familyRounds.append(round)
                 if let t = s.families[family]?.update(round, now: finished) { transitions.append((family.rawValue, t)) }
             }
+            // Scopes agree: the overall verdict is never full while every family that was
+            // decided is worse, neither in this round nor after hysteresis.
+            var overallRound = RoundClassifier.classify(pathUnsatisfiedReason: path.unsatisfiedReason(for: nil), entries: routedEntries, policy: policy)
+            if overallRound.state == .full, let best = Self.bestDecided(familyRounds), best.state != .full { overallRound = best }
+            var overallTransitions: [(String, Transition)] = []
+            if let t = s.overall.update(overallRound, now: finished) { overallTransitions.append(("overall", t)) }
+            if let best = Self.bestDecided(IPFamily.allCases.compactMap { s.families[$0]?.current }), best.state != .full,
+               let t = s.overall.cap(at: best, now: finished) {
+                overallTransitions.append(("overall", t))
+            }
+            transitions.insert(contentsOf: overallTransitions, at: 0)
             for uplink in settings.uplinks {
-                let entries = all.filter { $0.interface == uplink }.map(Self.entry)
-                let round = RoundClassifier.classify(pathUnsatisfiedReason: path.unsatisfiedReason(interface: uplink), entries: entries, policy: settings.verdict.policy)
+                let entries = all.filter { $0.interface == uplink }.map { entry($0, spec: specs[$0.name], verdict: settings.verdict) }
+                let round = RoundClassifier.classify(pathUnsatisfiedReason: path.unsatisfiedReason(interface: uplink), entries: entries, policy: policy)
                 if let t = s.uplinks[uplink]?.update(round, now: finished) { transitions.append((uplink, t)) }
             }
             let status = ReachabilityStatus(
@@ -228,11 +242,22 @@ public final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == D
         return ProbeOutcome(name: spec.name, type: spec.type, target: spec.target, interface: interface, result: result, at: started, startLateness: lateness)
     }
 
-    private static func family(of o: ProbeOutcome, specs: [ProbeSpec]) -> IPFamily? {
-        specs.first { $0.name == o.name }?.family ?? o.result.family
+    /// The round entry of an outcome, with its evidence: the probe's own (`ProbeSpec.evidence`),
+    /// made `local` when the answer came from an address on the local network.
+    private func entry(_ o: ProbeOutcome, spec: ProbeSpec?, verdict: VerdictSettings) -> RoundEntry {
+        var evidence = spec?.evidence ?? Evidence.typical(of: o.type)
+        if evidence == .internet, !verdict.trustLocalTargets, let address = o.result.address, path.isLocal(address: address) {
+            evidence = .local
+        }
+        return RoundEntry(name: o.name, type: o.type, result: o.result, evidence: evidence)
     }
 
-    private static func entry(_ o: ProbeOutcome) -> RoundEntry { RoundEntry(name: o.name, type: o.type, result: o.result) }
+    /// The best of the verdicts that are decided (not `unknown`); nil when none is.
+    static func bestDecided(_ verdicts: [Verdict]) -> Verdict? {
+        var best: Verdict?
+        for v in verdicts where v.state != .unknown && (best == nil || v.state > best!.state) { best = v }
+        return best
+    }
 
     /// Restores verdicts read back from history at start-up.
     public func restore(overall: Verdict, since: Double, families: [IPFamily: ScopedVerdict] = [:], uplinks: [String: ScopedVerdict] = [:]) {

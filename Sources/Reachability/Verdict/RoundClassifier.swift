@@ -3,29 +3,51 @@ public struct RoundEntry: Sendable, Equatable {
     public var name: String
     public var type: ProbeType
     public var result: ProbeResult
+    /// What a success of this probe shows (see `Evidence`): decided by the scheduler from the
+    /// probe's kind and configuration and from where the answer came from.
+    public var evidence: Evidence
 
-    public init(name: String, type: ProbeType, result: ProbeResult) {
+    public init(name: String, type: ProbeType, result: ProbeResult, evidence: Evidence? = nil) {
         self.name = name
         self.type = type
         self.result = result
+        self.evidence = evidence ?? Evidence.typical(of: type)
     }
+
+    /// A success that shows the internet answered.
+    var provesInternet: Bool { result.succeeded && evidence == .internet }
 }
 
 /// Decides one round's verdict from the path and the probe results, before hysteresis. Pure.
 ///
 /// The rules, in order:
 /// 1. No usable path ⇒ `none`, with the path's reason. No probe result can override it.
-/// 2. Any portal signal (HTTP redirect / unexpected answer / body mismatch, DNS private answer)
-///    ⇒ `portal`. It overrides successes of other probes: ICMP passing through must not hide a
-///    portal (a known weakness of the seed library).
+/// 2. Any portal signal (HTTP redirect, 511, unexpected answer, body mismatch, a trusted
+///    certificate for another name; DNS private answer) ⇒ `portal`. It overrides successes of
+///    other probes: ICMP passing through must not hide a portal (a known weakness of the seed
+///    library).
 /// 3. No counting probes ran ⇒ `limited`, `no_probes`.
 /// 4. HTTP succeeds while every HTTPS probe fails ⇒ `limited`, `partial` (Android's PARTIAL).
 /// 5. Every DNS probe fails while others succeed ⇒ `limited`, `dns` (except under `icmp`).
-/// 6. The policy: `parallel`/`http`/`icmp` need one counting success, `quorum` its minimum.
-///    Met ⇒ `full`; otherwise `limited` with the most common failure reason among counting
-///    probes (ties: the first in probe order).
+/// 6. The policy: `parallel`/`http`/`icmp` need one counting success, `quorum` its minimum (in a
+///    family's scope at most as many as the family has counting probes, so a family with one
+///    probe can be full).
+/// 7. The evidence rule (`Evidence`): the policy met is `full` only when at least one counting
+///    success is internet evidence. Successes that could have come from the local network (the
+///    system resolver, a gateway, an on-link target) never make a round `full` by themselves.
+///
+/// Not `full` ⇒ `limited` with the most common failure reason (ties: the first in probe order)
+/// among the failed counting probes that could have proved the internet, else among all failed
+/// counting probes; when none failed, `quorum` (fewer probes than the quorum needs) or
+/// `unproven` (every success could have come from the local network: a DNS-only configuration,
+/// or every target on the local network).
 public enum RoundClassifier {
-    public static func classify(pathUnsatisfiedReason: String?, entries: [RoundEntry], policy: VerdictPolicy) -> Verdict {
+    /// Why a round is not full when no probe could prove the internet.
+    public static let unprovenReason = "unproven"
+
+    public static func classify(
+        pathUnsatisfiedReason: String?, entries: [RoundEntry], policy: VerdictPolicy, familyScope: Bool = false
+    ) -> Verdict {
         if let reason = pathUnsatisfiedReason { return Verdict(.none, reason: reason) }
         if let portal = entries.first(where: { $0.result.status == .portal }) {
             return Verdict(.portal, reason: portal.result.reason?.rawValue ?? "portal")
@@ -44,17 +66,26 @@ public enum RoundClassifier {
             return Verdict(.limited, reason: "dns")
         }
         let successes = counting.filter { $0.result.succeeded }.count
-        let met: Bool
+        let needed = neededSuccesses(policy, counting: counting.count, familyScope: familyScope)
+        if successes >= needed, counting.contains(where: \.provesInternet) { return Verdict(.full) }
+        let failed = counting.filter { !$0.result.succeeded }
+        let capableFailed = failed.filter { $0.evidence == .internet }
+        if !capableFailed.isEmpty { return Verdict(.limited, reason: dominantReason(capableFailed)) }
+        if !failed.isEmpty { return Verdict(.limited, reason: dominantReason(failed)) }
+        // Nothing failed: too few probes for the quorum, or nothing could prove.
+        return Verdict(.limited, reason: successes < needed ? "quorum" : unprovenReason)
+    }
+
+    static func neededSuccesses(_ policy: VerdictPolicy, counting: Int, familyScope: Bool) -> Int {
         switch policy {
         case .parallel, .http, .icmp:
-            met = successes >= 1
+            return 1
         case .quorum(let minimum, let fraction):
             var needed = minimum ?? 1
-            if let fraction { needed = max(needed, Int((Double(counting.count) * fraction).rounded(.up))) }
-            met = successes >= max(1, needed)
+            if let fraction { needed = max(needed, Int((Double(counting) * fraction).rounded(.up))) }
+            if familyScope { needed = min(needed, counting) }
+            return max(1, needed)
         }
-        if met { return Verdict(.full) }
-        return Verdict(.limited, reason: dominantReason(counting.filter { !$0.result.succeeded }))
     }
 
     static func dominantReason(_ failures: [RoundEntry]) -> String {
@@ -65,6 +96,9 @@ public enum RoundClassifier {
             if counts[r] == nil { order.append(r) }
             counts[r, default: 0] += 1
         }
-        return order.max { counts[$0]! < counts[$1]! || (counts[$0]! == counts[$1]! && order.firstIndex(of: $0)! > order.firstIndex(of: $1)!) } ?? "error"
+        // The most common; among equals, the first seen.
+        var best: String?
+        for r in order where best == nil || counts[r]! > counts[best!]! { best = r }
+        return best ?? "error"
     }
 }

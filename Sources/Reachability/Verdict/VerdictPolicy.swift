@@ -58,10 +58,16 @@ public struct VerdictSettings: Sendable, Equatable {
     public var failAfter = 3
     /// Consecutive good rounds before returning to `full`.
     public var recoverAfter = 2
+    /// Let answers from targets on the local network (loopback, on-link, the gateway) be
+    /// internet evidence (`--probe.trust-local-targets`). Only for labs and tests whose
+    /// "internet" is on this host or its own link; the probe-kind rules of `Evidence` (system
+    /// resolver, plain DNS, intercepted ports, plain-HTTP web checks) still apply.
+    public var trustLocalTargets = false
 
-    public init(policy: VerdictPolicy = .parallel, failAfter: Int = 3, recoverAfter: Int = 2) {
+    public init(policy: VerdictPolicy = .parallel, failAfter: Int = 3, recoverAfter: Int = 2, trustLocalTargets: Bool = false) {
         self.policy = policy
         self.failAfter = max(1, failAfter)
         self.recoverAfter = max(1, recoverAfter)
+        self.trustLocalTargets = trustLocalTargets
     }
 }

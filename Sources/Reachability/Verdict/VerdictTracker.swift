@@ -34,6 +34,18 @@ public struct VerdictTracker: Sendable {
         self.since = since
     }
 
+    /// Leaves `full` at once for `verdict` (not full), with no hysteresis: the overall scope when
+    /// every family it is made of has already left `full` under its own hysteresis. Nil when
+    /// the state is not `full`.
+    public mutating func cap(at verdict: Verdict, now: Double) -> Transition? {
+        guard current.state == .full, verdict.state != .full else { return nil }
+        badStreak = 0; goodStreak = 0
+        let t = Transition(from: current, to: verdict, at: now)
+        current = verdict
+        since = now
+        return t
+    }
+
     /// Feeds one round's verdict; returns the transition if the state (or its reason) changed.
     public mutating func update(_ round: Verdict, now: Double) -> Transition? {
         let next: Verdict?

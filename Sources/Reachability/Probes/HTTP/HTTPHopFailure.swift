@@ -1,11 +1,13 @@
-/// A hop failed before a response could be judged.
+/// A hop failed before a response could be judged, or (`status == .portal`) was intercepted.
 struct HTTPHopFailure: Error {
     let reason: FailureReason
     let message: String
+    let status: ProbeStatus
 
-    init(_ reason: FailureReason, _ message: String) {
+    init(_ reason: FailureReason, _ message: String, status: ProbeStatus = .failure) {
         self.reason = reason
         self.message = message
+        self.status = status
     }
 
     init(_ error: StreamError, context: String) {
@@ -13,6 +15,8 @@ struct HTTPHopFailure: Error {
         case .timedOut: self.init(.timeout, "\(context): timed out")
         case .cancelled: self.init(.error, "\(context): cancelled")
         case .tls(let text): self.init(.tls, "\(context): \(text)")
+        case .certificateNameMismatch(let text):
+            self.init(.tlsNameMismatch, "\(context): \(text) (a trusted certificate for another name: intercepted)", status: .portal)
         case .system(let step, let errno): self.init(Self.reason(for: error.kind), "\(context): \(step): \(errno)")
         }
     }

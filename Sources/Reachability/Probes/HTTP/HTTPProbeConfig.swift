@@ -12,11 +12,13 @@ public struct HTTPProbeConfig: Sendable, Equatable {
 
     /// How an answer is judged.
     public enum Mode: Sendable, Equatable {
-        /// Captive-portal detection: redirects are never followed. A 3xx is a portal signal
-        /// (`redirect`), an unexpected 2xx is a portal (`http_status`), a wrong body is a portal
-        /// (`body_mismatch`); a 4xx/5xx is a plain failure (`http_status`).
+        /// Captive-portal detection: redirects are never followed. Every 3xx (307 and 308
+        /// too) is a portal signal (`redirect`), so is 511 (`network_authentication_required`,
+        /// RFC 6585), an unexpected 2xx (`http_status`) and a wrong body (`body_mismatch`); any
+        /// other 4xx/5xx is a plain failure (`http_status`).
         case captive(HTTPExpectation)
-        /// Ordinary web check: 200–399 is success; redirects are followed when enabled.
+        /// Ordinary web check: 200–399 is success; redirects are followed when enabled; 511 is
+        /// a portal signal.
         case web
     }
 
@@ -69,7 +71,8 @@ public struct HTTPProbeConfig: Sendable, Equatable {
     var tlsOptions: TLSContext.Options { TLSContext.Options(caFile: caFile, insecureSkipVerify: insecureSkipVerify) }
 
     /// - Parameters:
-    ///   - method: nil picks GET when the expectation checks the body, HEAD otherwise.
+    ///   - method: nil picks GET, as Android and Apple do: some portals answer HEAD differently
+    ///     (openNDS answers every non-GET request with 511); HEAD only when asked.
     ///   - mode: defaults to a captive check expecting status 204.
     ///   - followRedirects: nil means "follow" in web mode; must not be true in captive mode.
     public init(
@@ -93,7 +96,7 @@ public struct HTTPProbeConfig: Sendable, Equatable {
                 throw fail("expected_status", "\(bad) is not an HTTP status code")
             }
         }
-        self.method = method ?? (checksBody ? .get : .head)
+        self.method = method ?? .get
         if checksBody && self.method == .head { throw fail("method", "a body expectation needs GET (HEAD has no body)") }
         self.mode = mode
         if case .web = mode { self.followRedirects = followRedirects ?? true } else { self.followRedirects = false }

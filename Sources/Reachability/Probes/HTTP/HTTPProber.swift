@@ -31,7 +31,7 @@ public struct HTTPProber: Prober {
             do throws(HTTPHopFailure) {
                 response = try await exchange.run(deadline: deadline, trace: &trace)
             } catch {
-                return trace.result(.failure, error.reason, error.message)
+                return trace.result(error.status, error.reason, error.message)
             }
             let status = response.head.status
             trace.detail.statusCode = status
@@ -43,6 +43,7 @@ public struct HTTPProber: Prober {
                 let (verdict, reason, text) = Self.judge(response, against: expectation)
                 return trace.result(verdict, reason, text)
             case .web:
+                if status == 511 { return trace.result(.portal, .networkAuthenticationRequired, Self.loginWanted(response.head)) }
                 guard config.followRedirects, (300...399).contains(status), let location else {
                     let ok = (200...399).contains(status)
                     return trace.result(ok ? .success : .failure, .httpStatus, response.head.statusLine)
@@ -71,6 +72,7 @@ public struct HTTPProber: Prober {
             if match.matches(text) { return (.success, nil, "\(head.statusLine), body matched in \(read)") }
             return (.portal, .bodyMismatch, "\(head.statusLine), body does not match: \(read) \(HTTPResponseParser.printable(response.body.prefix(48)))")
         }
+        if status == 511 { return (.portal, .networkAuthenticationRequired, loginWanted(head)) }
         if (300...399).contains(status) {
             return (.portal, .redirect, "\(head.statusLine) to \(head.value(of: "Location") ?? "(no Location)")")
         }
@@ -79,6 +81,10 @@ public struct HTTPProber: Prober {
             return (.portal, .httpStatus, "\(head.statusLine), expected \(wanted)")
         }
         return (.failure, .httpStatus, head.statusLine)
+    }
+
+    static func loginWanted(_ head: HTTPResponseHead) -> String {
+        "\(head.statusLine): the network asks for a login (RFC 6585)"
     }
 
     // MARK: - Cache busting

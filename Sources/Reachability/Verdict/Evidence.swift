@@ -1,0 +1,51 @@
+/// What a probe's success can show about the internet: the evidence model of the verdict.
+///
+/// A round is `full` only on evidence that something beyond the local network answered. An
+/// answer that can come from the local network proves nothing about the internet:
+/// - the system resolver (a router's caching forwarder keeps answering from its cache when the
+///   router's uplink is down, and by itself when the router drops all forwarded traffic);
+/// - any plain DNS query, even to a public server: gateways intercept port 53 and answer for it;
+/// - a target that is not beyond the gateway: loopback, link-local, an address on one of the
+///   host's own networks, or a default route's gateway (`PathGate.isLocal(address:)`);
+/// - a TCP connect to a port that intercepting gateways redirect (53, 80, 443): the
+///   interceptor completes the handshake itself;
+/// - a plain-HTTP web check, or an HTTPS one without certificate verification: a portal's own
+///   page answers 200 as well.
+///
+/// Such results still take part in the verdict: they can degrade it (`limited (dns)`, `portal`)
+/// and count toward a quorum, but they never by themselves make it `full`.
+///
+/// What can prove: a captive-style HTTP(S) check that gets its exact expected answer (a portal
+/// answers with a redirect, a 511 or its own page instead), an HTTPS check whose certificate
+/// verifies, an ICMP echo reply, or a TCP connection to another port, from beyond the gateway.
+public enum Evidence: String, Sendable, Codable, CaseIterable {
+    /// The answer came from beyond the gateway: it can make a round `full`.
+    case internet
+    /// The answer may have come from the local network: it can degrade a round, never make it `full`.
+    case local
+
+    /// The best evidence a success of `type` can give when nothing else is known: DNS answers
+    /// are local, the other probe types can reach the internet.
+    public static func typical(of type: ProbeType) -> Evidence { type == .dns ? .local : .internet }
+}
+
+extension TCPProbeConfig {
+    /// Ports that intercepting gateways and captive portals redirect to themselves (DNS, HTTP,
+    /// HTTPS): a connection there may be completed by the gateway.
+    public static let interceptablePorts: Set<UInt16> = [53, 80, 443]
+
+    /// A TCP connect proves the internet unless its port is one gateways intercept.
+    public var evidence: Evidence { Self.interceptablePorts.contains(target.port) ? .local : .internet }
+}
+
+extension HTTPProbeConfig {
+    /// A captive check proves by its exact expected answer; a web check only over HTTPS with a
+    /// verified certificate (over plain HTTP, or without verification, a portal's page also
+    /// answers 200–399).
+    public var evidence: Evidence {
+        switch mode {
+        case .captive: .internet
+        case .web: url.scheme == .https && !insecureSkipVerify ? .internet : .local
+        }
+    }
+}
