@@ -7,7 +7,13 @@
 # exporter's metrics (and its history when the build has --history.dir); the run ends with a
 # table of expected and observed verdicts with detection and recovery times.
 #
-#   scripts/fault-lab.sh [--loss-seconds=90] [--only=single,loss,icmp,uplinks] ...  (see fault_lab.py --help)
+#   scripts/fault-lab.sh [--loss-seconds=90] [--only=single,loss,icmp,uplinks,router] ...  (see fault_lab.py --help)
+#   RXLAB_BIN_DIR=/path/to/bin scripts/fault-lab.sh ...   (prebuilt binaries; no swift build)
+#
+# The router phase puts real home-router software between the exporter and the lab internet:
+# dnsmasq (DHCP + caching DNS forwarder), openNDS (captive portal), NAT and nft faults on a
+# router namespace (scripts/lab_router.py). It needs dnsmasq, opennds, busybox, iptables-legacy,
+# conntrack; without them that phase FAILS (it is not skipped).
 #
 # Traffic: only inside the namespaces made here (documentation prefixes, no route to the host).
 # Namespaces are named rxlab-<pid>-*, and every process in them and the namespaces themselves
@@ -23,11 +29,12 @@ if [ "$(id -u)" != 0 ] || ((${#missing[@]})); then
   exit 0
 fi
 
-if [ -z "${RXLAB_NO_BUILD:-}" ]; then  # RXLAB_NO_BUILD=1: use what is built already
+if [ -z "${RXLAB_NO_BUILD:-}" ] && [ -z "${RXLAB_BIN_DIR:-}" ]; then  # RXLAB_NO_BUILD=1: use what is built already
   swift build --product reachability_exporter 2>&1 | grep -E 'error' || true
   swift build --product reachability-lab 2>&1 | grep -E 'error' || true
 fi
-bin="$(swift build --show-bin-path)"
+bin="${RXLAB_BIN_DIR:-}"  # RXLAB_BIN_DIR=DIR: binaries built elsewhere (implies RXLAB_NO_BUILD)
+[ -n "$bin" ] || bin="$(swift build --show-bin-path)"
 [ -x "$bin/reachability_exporter" ] && [ -x "$bin/reachability-lab" ] || { echo "fault lab: build failed"; exit 1; }
 
 prefix="rxlab-$$"
@@ -42,6 +49,7 @@ cleanup() {
     for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -KILL "$pid" 2>/dev/null || true; done
     ip netns del "$ns" 2>/dev/null || true
   done
+  rm -rf /etc/netns/"$prefix"-* 2>/dev/null || true  # the router phase's resolv.conf for its home namespace
   [ -n "$keep" ] || rm -rf /tmp/"$prefix"-* 2>/dev/null || true
 }
 trap cleanup EXIT

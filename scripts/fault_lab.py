@@ -16,6 +16,14 @@ Faults are real: links set down, carrier lost, routes deleted, nft drop/reject/r
 rules, services stopped or swapped for a captive portal, a wrong TLS certificate. Each scenario
 is asserted through the exporter's scraped metrics (and its history, when the build has one);
 the run ends with a table: scenario, expected, observed, detection and recovery times.
+
+The `router` phase (issue 14) adds real home-router software between a second client and the
+lab internet (scripts/lab_router.py): dnsmasq's DHCP lease gives the client its address, route
+and resolver; the faults are the router's nft blackhole, its WAN link down and an openNDS
+captive portal. Two exporters (the default probe-set shape with names through that resolver,
+and the explicit probes) watch each fault; besides the verdicts, the overall verdict must
+never be `full` while no family is, and `reachability_exporter check` must exit with the
+status of the daemon's settled state.
 """
 import argparse
 import ctypes
@@ -24,10 +32,12 @@ import json
 import math
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 
@@ -110,6 +120,68 @@ class Metrics:
         return self.total("reachability_state_transitions_total")
 
 
+class Exporter:
+    """One exporter process in a namespace, on its own port of that namespace's 127.0.0.1 (the
+    driver must have entered the namespace to scrape it)."""
+
+    def __init__(self, lab, ns, name, flags, port):
+        self.lab, self.ns, self.name, self.flags, self.port = lab, ns, name, flags, port
+        self.log = os.path.join(lab.work, f"exporter-{name}.log")
+        self.process = None
+
+    def env(self):
+        return ["ip", "netns", "exec", self.ns, "env", f"SSL_CERT_FILE={self.lab.work}/ca.pem",
+                "REACHABILITY_EXPORTER_REFUSE_DEFAULT_TARGETS=1", self.lab.args.exporter_bin]
+
+    def start(self):
+        argv = self.env() + [f"--web.listen-address=127.0.0.1:{self.port}", "--log.level=debug"] + self.flags
+        self.process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=open(self.log, "w"))
+        self.lab.processes.append(self.process)
+        deadline = time.time() + 20
+        while time.time() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"exporter {self.name} exited {self.process.returncode}: {open(self.log).read()[-2000:]}")
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/-/ready", timeout=1) as r:
+                    if r.status == 200:
+                        return self
+            except OSError:
+                pass
+            time.sleep(0.1)
+        raise RuntimeError(f"exporter {self.name} did not become ready within 20 s")
+
+    def stop(self):
+        p = self.process
+        if p and p.poll() is None:
+            p.terminate()
+            try:
+                p.wait(5)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+
+    def scrape(self):
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics", timeout=2) as r:
+            return Metrics(r.read().decode())
+
+    def tail(self, lines=12):
+        try:
+            return "".join(open(self.log, errors="replace").readlines()[-lines:])
+        except OSError:
+            return ""
+
+    def check(self, flags):
+        """`reachability_exporter check` with `flags` in the same namespace: (exit, state, reason)."""
+        p = subprocess.run(self.env() + ["check"] + flags + ["--output=json"], capture_output=True, text=True, timeout=30)
+        try:
+            out = json.loads(p.stdout)
+        except ValueError:
+            return p.returncode, None, (p.stdout + p.stderr).strip()[-200:], ""
+        probes = "; ".join(f"{q.get('type')} {q.get('name')}: {q.get('status')}" + (f" ({q['reason']})" if q.get("reason") else "")
+                           for q in out.get("probes", []))
+        return p.returncode, out.get("state"), out.get("reason"), probes
+
+
 class Lab:
     """The namespaces, the lab services and the exporter; `close()` undoes all of it."""
 
@@ -126,6 +198,7 @@ class Lab:
         self.exporter_log = None
         self.history_dir = None
         self.controls = {}
+        self.router = None  # the router phase's HomeRouter, closed with the lab
 
     # ---- topology -------------------------------------------------------------------------
     def add_namespace(self, name):
@@ -227,55 +300,43 @@ class Lab:
     # ---- the exporter ---------------------------------------------------------------------
     def start_exporter(self, name, flags):
         self.stop_exporter()
-        self.exporter_log = os.path.join(self.work, f"exporter-{name}.log")
-        argv = ["ip", "netns", "exec", self.client, "env", f"SSL_CERT_FILE={self.work}/ca.pem",
-                "REACHABILITY_EXPORTER_REFUSE_DEFAULT_TARGETS=1", self.args.exporter_bin,
-                f"--web.listen-address=127.0.0.1:{PORT}", "--log.level=debug"] + flags
+        extra = []
         if self.args.history:
             self.history_dir = os.path.join(self.work, f"history-{name}")
             os.makedirs(self.history_dir, exist_ok=True)
-            argv.append(f"--history.dir={self.history_dir}")
-        self.exporter = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=open(self.exporter_log, "w"))
-        self.processes.append(self.exporter)
-        deadline = time.time() + 20
-        while time.time() < deadline:
-            if self.exporter.poll() is not None:
-                raise RuntimeError(f"exporter exited {self.exporter.returncode}: {open(self.exporter_log).read()[-2000:]}")
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{PORT}/-/ready", timeout=1) as r:
-                    if r.status == 200:
-                        return
-            except OSError:
-                pass
-            time.sleep(0.1)
-        raise RuntimeError("exporter did not become ready within 20 s")
+            extra.append(f"--history.dir={self.history_dir}")
+        self.exporter = Exporter(self, self.client, name, flags + extra, PORT).start()
+        self.exporter_log = self.exporter.log
 
     def stop_exporter(self):
-        if self.exporter and self.exporter.poll() is None:
-            self.exporter.terminate()
-            try:
-                self.exporter.wait(5)
-            except subprocess.TimeoutExpired:
-                self.exporter.kill()
-                self.exporter.wait()
+        if self.exporter:
+            self.exporter.stop()
         self.exporter = None
 
     def scrape(self):
-        with urllib.request.urlopen(f"http://127.0.0.1:{PORT}/metrics", timeout=2) as r:
-            return Metrics(r.read().decode())
+        return self.exporter.scrape()
 
-    def enter_client(self):
-        """Moves this process into the client namespace, where the exporter listens on
-        127.0.0.1. Commands name their namespace explicitly, so nothing else changes."""
+    def enter(self, ns):
+        """Moves this thread into namespace `ns` (threads started later inherit it): the exporter
+        there listens on 127.0.0.1. Commands name their namespace explicitly, so nothing else
+        changes."""
         libc = ctypes.CDLL(None, use_errno=True)
-        fd = os.open(f"/var/run/netns/{self.client}", os.O_RDONLY)
+        fd = os.open(f"/var/run/netns/{ns}", os.O_RDONLY)
         try:
             if libc.setns(fd, CLONE_NEWNET) != 0:
                 raise OSError(ctypes.get_errno(), "setns")
         finally:
             os.close(fd)
 
+    def enter_client(self):
+        self.enter(self.client)
+
     def close(self):
+        if self.router:
+            try:
+                self.router.close()
+            except Exception as e:  # the namespaces still go below
+                log(f"router cleanup: {e}")
         for p in self.processes:
             if p.poll() is None:
                 p.terminate()
@@ -284,7 +345,16 @@ class Lab:
                 p.wait(5)
             except subprocess.TimeoutExpired:
                 p.kill()
+                p.wait()
+        # Whatever still runs in a namespace of ours was started by this run (openNDS's helper
+        # scripts, say): by PID, never this driver (it has entered one of them).
         for ns in reversed(self.namespaces):
+            pids = run("ip", "netns", "pids", ns, check=False).stdout.split()
+            for pid in (int(p) for p in pids if p.isdigit() and int(p) != os.getpid()):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
             run("ip", "netns", "del", ns, check=False)
         if not self.args.keep:
             shutil.rmtree(self.work, ignore_errors=True)
@@ -454,8 +524,8 @@ class Runner:
         extra = "" if not row.notes else " — " + row.notes[0].splitlines()[0]
         log(f"  [{row.status}] {row.scenario}: expected {row.expected}, observed {row.observed or '-'}"
             f", detect {row.seconds(row.detect)}, recover {row.seconds(row.recover)}{extra}")
-        for note in row.notes:
-            if "\n" in note:
+        for i, note in enumerate(row.notes):
+            if "\n" in note or i > 0:
                 log("    " + note.replace("\n", "\n    "))
 
     def pending(self, scenario, expected, why="pending ICMP"):
@@ -499,7 +569,20 @@ def probe_flags(icmp, interval="1s", timeout="500ms"):
              f"--probe.dns={LAB_NAME}@{V4_DNS}", f"--probe.dns={LAB_NAME}@{V6_DNS}"]
     if icmp:
         flags += [f"--probe.icmp={V4_NET}", f"--probe.icmp={V6_NET}"]
-    return flags + [f"--probe.interval={interval}", f"--probe.timeout={timeout}", "--probe.fail-after=2", "--probe.recover-after=2"]
+    return flags + timing_flags(interval, timeout)
+
+
+def timing_flags(interval="1s", timeout="500ms"):
+    return [f"--probe.interval={interval}", f"--probe.timeout={timeout}", "--probe.fail-after=2", "--probe.recover-after=2"]
+
+
+def default_shape_flags(icmp):
+    """The product's default probe set (README, "Default probes") pointed at lab addresses:
+    names through the system resolver, which in the router phase is the router's dnsmasq."""
+    flags = [f"--probe.http=http://{LAB_NAME}/generate_204", f"--probe.http=https://{LAB_NAME}/generate_204"]
+    if icmp:
+        flags += [f"--probe.icmp={V4_NET}", f"--probe.icmp={V6_NET}"]
+    return flags + [f"--probe.dns={LAB_NAME}"] + timing_flags()
 
 
 def phase_single_uplink(r, lab, args, icmp):
@@ -649,6 +732,255 @@ def phase_uplinks(r, lab, args, icmp):
     r.add(row)
 
 
+
+# ---- the router phase (issue 14) ----------------------------------------------------------
+EXIT_STATUS = {"full": 0, "limited": 2, "portal": 3, "none": 4, "unknown": 1}  # CheckCommand.exitStatus
+FAMILIES = ("ipv4", "ipv6")
+
+
+class Sampler(threading.Thread):
+    """Scrapes one exporter every 0.1 s for the whole of a scenario: the overall verdict must
+    never be `full` while no family is `full`. Bounded in time (`limit` seconds)."""
+
+    def __init__(self, exporter, limit=120.0):
+        super().__init__(daemon=True)
+        self.exporter, self.limit = exporter, limit
+        self.done = threading.Event()
+        self.samples, self.errors, self.violations, self.states = 0, 0, [], set()
+
+    def run(self):
+        end = time.time() + self.limit
+        while not self.done.wait(0.1) and time.time() < end:
+            try:
+                m = self.exporter.scrape()
+            except OSError:
+                self.errors += 1
+                continue
+            self.samples += 1
+            overall = m.verdict()[0]
+            families = {f: m.verdict(f)[0] for f in FAMILIES}
+            self.states.add(overall)
+            if overall == "full" and "full" not in families.values():
+                self.violations.append((time.time(), families))
+
+    def finish(self):
+        self.done.set()
+        self.join(5)
+        return self
+
+
+class RouterScenario:
+    """One fault applied once and watched through every exporter (one per probe set): a row per
+    exporter with the verdicts, detection and recovery times, the family invariant (sampled
+    throughout) and `check`'s exit status against the settled daemon's state."""
+
+    def __init__(self, r, sets, name, expected):
+        self.r, self.sets, self.name = r, sets, name
+        self.rows = {label: Row(f"router: {name} [{label}]", expected) for label, _, _ in sets}
+        self.notes = []  # observations shared by every row (resolver, portal answers)
+        self.bad = False
+
+    @staticmethod
+    def meets(m, expect):
+        return all(m.verdict(s)[0] == st and (rs is None or m.verdict(s)[1] == rs) for s, (st, rs) in expect.items())
+
+    @staticmethod
+    def describe(m, scopes):
+        parts = []
+        for s in scopes:
+            state, reason = m.verdict(s)
+            parts.append((f"{state}({reason})" if reason else f"{state}") if s == "overall" else f"{s} {state}")
+        return " ".join(parts)
+
+    def wait(self, exporter, predicate, timeout):
+        deadline = time.time() + timeout
+        while True:
+            try:
+                m = exporter.scrape()
+                if predicate(m):
+                    return m
+            except OSError:
+                pass
+            if time.time() > deadline:
+                return None
+            time.sleep(0.05)
+
+    def run(self, expect, apply=None, revert=None, during=None, scopes=("overall",) + FAMILIES,
+            recover_scopes=("overall",) + FAMILIES, hold=0.0, wait_timeout=10.0):
+        """`expect`: scope -> (state, reason or None). `apply` may return the moment the fault
+        took effect (else the call's start counts). `during()` -> (ok, text) runs while the
+        fault holds, after the daemons settled. Without `apply`, the scenario is the healthy
+        lab watched for `hold` seconds."""
+        healthy = lambda m: all(m.verdict(s)[0] == "full" for s in recover_scopes)
+        for label, ex, _ in self.sets:
+            if self.wait(ex, healthy, 30) is None:
+                raise RuntimeError(f"[{label}] not healthy before '{self.name}': "
+                                   + self.describe(ex.scrape(), scopes) + "\n" + ex.tail())
+        samplers = {label: Sampler(ex) for label, ex, _ in self.sets}
+        for s in samplers.values():
+            s.start()
+        reverted = True  # until the fault is in place
+        try:
+            t0 = time.time()
+            if apply:
+                t0 = apply() or t0
+                reverted = revert is None
+            met, deadline = {}, time.time() + (wait_timeout if apply else hold)
+            while time.time() < deadline and (not apply or len(met) < len(self.sets)):
+                for label, ex, _ in self.sets:
+                    try:
+                        m = ex.scrape()
+                    except OSError:
+                        continue
+                    if label not in met and self.meets(m, expect):
+                        met[label] = m
+                time.sleep(0.05)
+            if during:
+                ok, text = during()
+                self.notes.append(text)
+                self.bad |= not ok
+            checks = {}
+            for label, ex, flags in self.sets:
+                code, state, reason, probes = ex.check(flags)
+                checks[label] = (code, state, reason, probes, ex.scrape())
+            t1 = time.time()
+            reverted = True
+            if revert:
+                revert()
+            recovered = {}
+            if apply:
+                for label, ex, _ in self.sets:
+                    recovered[label] = self.wait(ex, healthy, 20)
+        finally:
+            for s in samplers.values():
+                s.finish()
+            if not reverted:  # the scenario broke while the fault held: undo it for the next one
+                try:
+                    revert()
+                except Exception as e:
+                    log(f"  could not revert '{self.name}': {e}")
+        for label, ex, _ in self.sets:
+            row, sampler = self.rows[label], samplers[label]
+            code, state, reason, probes, settled = checks[label]
+            m = met.get(label, settled)
+            ok = self.meets(m, expect) and not self.bad
+            row.observed = f"{self.describe(m, scopes)}, check {code}"
+            if apply and recovered.get(label) is None:
+                row.notes.append("did not recover within 20 s")
+                ok = False
+            elif apply and label in met:
+                row.detect = Runner.since(m) - t0
+                row.recover = Runner.since(recovered[label]) - t1
+            daemon = settled.verdict()[0]
+            if code != EXIT_STATUS.get(daemon):
+                row.notes.append(f"check exited {code} ({state} {reason}) while the daemon said {daemon}")
+                ok = False
+            if sampler.violations:
+                when, families = sampler.violations[0]
+                row.notes.append(f"overall full while no family was, in {len(sampler.violations)} of {sampler.samples} samples "
+                                 f"(first at +{when - t0:.1f}s: {families})")
+                ok = False
+            if sampler.samples < 5:
+                row.notes.append(f"only {sampler.samples} samples ({sampler.errors} scrape errors)")
+                ok = False
+            if not self.meets(m, expect):
+                row.notes.append(f"states seen: {sorted(s for s in sampler.states if s)}; check said {state}({reason}): {probes}")
+            row.notes.extend(self.notes)
+            row.status = "PASS" if ok else "FAIL"
+            if not ok:
+                row.notes.append("exporter log tail:\n" + ex.tail(8))
+        return self
+
+    def fail(self, error):
+        for row in self.rows.values():
+            row.status, row.observed = "FAIL", row.observed or "did not run"
+            row.notes.append(str(error))
+
+    def add(self):
+        for label, _, _ in self.sets:
+            self.r.add(self.rows[label])
+
+
+def phase_router(r, lab, args, icmp):
+    """home client -- router (dnsmasq DHCP+DNS, openNDS, NAT, nft) -- upstream (scripts/lab_router.py).
+    Two exporters watch every fault at once: A, the product's default probe-set shape with names
+    through the system resolver (the lease's dnsmasq), and B, the lab's explicit probes."""
+    import lab_router
+    router = lab_router.HomeRouter(lab)
+    lab.router = router
+    router.build()
+    lab.enter(router.home)
+    try:
+        a_flags, b_flags = default_shape_flags(icmp), probe_flags(icmp)
+        sets = [("A", Exporter(lab, router.home, "router-A", a_flags, PORT).start(), a_flags),
+                ("B", Exporter(lab, router.home, "router-B", b_flags, PORT + 1).start(), b_flags)]
+        log(f"  home {router.client_ip} by DHCP from dnsmasq, resolver {open(router.resolv).read().split()[-1]}, "
+            f"IPv6 static {lab_router.HOME_V6}; dnsmasq --min-cache-ttl={lab_router.MIN_CACHE_TTL} (the lab DNS TTL is 60 s)")
+        down = {"overall": ("limited", None), "ipv4": ("limited", None), "ipv6": ("limited", None)}
+
+        def resolver(what, fault, source):
+            """The home's lookup must answer during the fault, and dnsmasq's log must show the
+            source: "upstream" (its own queries leave the blackholed router; the blackhole
+            empties its cache first) or "cached" (nothing reaches the upstream)."""
+            mark = {}
+
+            def apply():
+                mark["at"] = router.dns_log_mark()
+                return fault()
+
+            def check():
+                ok, text = router.resolve(LAB_NAME)
+                n = router.dns_answers_since(mark.get("at", 0))
+                good = n["upstream"] > 0 if source == "upstream" else n["cached"] > 0 and n["upstream"] == 0
+                return ok and V4_NET in text and good, (
+                    f"home resolver during {what}: {'answers ' + text if ok else 'FAILS: ' + text}; dnsmasq answered "
+                    f"{n['cached']}x from cache, {n['upstream']} upstream records, {n['forwarded']} forwarded (want {source})")
+            return dict(apply=apply, during=check)
+
+        def scenario(name, expected, **kw):
+            sc = RouterScenario(r, sets, name, expected)
+            try:
+                sc.run(**kw)
+            except Exception as e:  # one broken scenario fails its rows; the others still run
+                sc.fail(f"{name}: {e}")
+            sc.add()
+            return sc
+
+        scenario("healthy", "full (ipv4 full, ipv6 full)", expect={s: ("full", None) for s in ("overall",) + FAMILIES}, hold=3.0)
+        scenario("blackhole (router drops all forwarded)", "limited (ipv4 limited, ipv6 limited)", expect=down,
+                 revert=lambda: router.blackhole(False), **resolver("the blackhole", lambda: router.blackhole(True), "upstream"))
+        scenario("router uplink down", "limited (ipv4 limited, ipv6 limited)", expect=down,
+                 revert=lambda: router.uplink(True), **resolver("the uplink outage", lambda: router.uplink(False), "cached"))
+
+        # openNDS handles IPv4 only (its docs: disable IPv6 on the managed interface), so the
+        # hotspot LAN has no IPv6: no default route at the home, ipv6 `none` throughout.
+        router.home_ipv6(False)
+        try:
+            def portal_answers():
+                get = router.http("GET", V4_NET, "/generate_204")
+                head = router.http("HEAD", V4_NET, "/generate_204")
+                ok = get[0] == 307 and ":2050/" in get[1] and head[0] == 511
+                text = f"openNDS before auth: GET {get[0]} -> {get[1][:60]}..., HEAD {head[0]}"
+                log("  " + text)
+                return ok, text
+
+            def auth():
+                p = router.ndsctl("auth", router.client_ip)
+                if "authenticated" not in p.stdout:
+                    raise RuntimeError(f"ndsctl auth {router.client_ip}: {p.stdout}{p.stderr}")
+
+            scenario("openNDS portal, then ndsctl auth", "portal (ipv4 portal, ipv6 none); full after auth",
+                     expect={"overall": ("portal", None), "ipv4": ("portal", None), "ipv6": ("none", None)},
+                     apply=router.start_opennds, revert=auth, during=portal_answers, recover_scopes=("overall", "ipv4"))
+        finally:
+            router.stop_opennds()
+            router.home_ipv6(True)
+        for _, ex, _ in sets:
+            ex.stop()
+    finally:
+        lab.enter(lab.client)
+
+
 def detect_features(lab):
     """Which landed features the built exporter has: ICMP probes and history."""
     help_text = run(lab.args.exporter_bin, "--help", check=False).stdout
@@ -672,7 +1004,7 @@ def main():
     ap.add_argument("--flap-down", type=float, default=1.0)
     ap.add_argument("--flap-up", type=float, default=2.0)
     ap.add_argument("--keep", action="store_true", help="keep the work directory (logs, certificates)")
-    ap.add_argument("--only", default="", help="comma-separated phases: single,loss,icmp,uplinks")
+    ap.add_argument("--only", default="", help="comma-separated phases: single,loss,icmp,uplinks,router")
     args = ap.parse_args()
     lab = Lab(args)
     started = time.time()
@@ -685,16 +1017,26 @@ def main():
         args.history = history
         log(f"fault lab: namespaces {lab.prefix}-*, ICMP {'on' if icmp else 'PENDING (not in this build)'}, "
             f"history {'on' if history else 'NOTICE: --history.dir not accepted by this build; history assertions skipped'}")
-        phases = [p for p in (args.only or "single,loss,icmp,uplinks").split(",") if p]
-        for name, phase in (("single", phase_single_uplink), ("loss", phase_loss), ("icmp", phase_icmp_policy), ("uplinks", phase_uplinks)):
+        phases = [p for p in (args.only or "single,loss,icmp,uplinks,router").split(",") if p]
+        known = ("single", phase_single_uplink), ("loss", phase_loss), ("icmp", phase_icmp_policy), \
+            ("uplinks", phase_uplinks), ("router", phase_router)
+        unknown = set(phases) - {name for name, _ in known}
+        if unknown:
+            raise RuntimeError(f"unknown phase(s) {', '.join(sorted(unknown))}")
+        for name, phase in known:
             if name in phases:
                 log(f"phase {name}:")
+                phase_started = time.time()
                 phase(runner, lab, args, icmp)
+                log(f"phase {name}: {time.time() - phase_started:.0f}s")
         failed = any(row.status == "FAIL" for row in runner.rows)
     except Exception as e:  # a broken lab is a failed run, with the reason in the output
         log(f"fault lab aborted: {e}")
         log(runner.tail_log())
+    except KeyboardInterrupt:
+        log("fault lab interrupted")
     finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the cleanup short
         lab.stop_exporter()
         lab.close()
     log("")
