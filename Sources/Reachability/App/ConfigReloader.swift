@@ -9,7 +9,16 @@ import Synchronization
 ///
 /// With `uplinks: auto` it also watches the path: an interface that gains a default route
 /// becomes an uplink at once; uplinks are only dropped by the next reload.
-final class ConfigReloader: Sendable {
+///
+/// As a `Service`, `run()` carries out the reload requests (`requestReload`, the HTTP route)
+/// one after another and watches the uplinks, until cancelled.
+final class ConfigReloader: Service {
+    /// One reload asked for; `reply` gets the outcome (the HTTP route waits for it).
+    struct Request: Sendable {
+        var trigger: String
+        var reply: (@Sendable (Result<Summary, ConfigError>) -> Void)?
+    }
+
     /// What a successful reload changed.
     struct Summary: Sendable, Equatable, CustomStringConvertible {
         var probes: Int
@@ -36,6 +45,8 @@ final class ConfigReloader: Sendable {
     private let wallClock: @Sendable () -> Double
     private let lock = AsyncLock()
     private let current: Mutex<ExporterSetup>
+    private let requests = AsyncStream<Request>.makeStream()
+    let name = "config-reloader"
 
     init(path: String, flags: ParsedFlags, environment: [String: String], gate: any PathGate, initial: ExporterSetup,
          registry: MetricsRegistry, logger: Logger, wallClock: @escaping @Sendable () -> Double = { unixNow() }, apply: @escaping Apply) {
@@ -51,6 +62,28 @@ final class ConfigReloader: Sendable {
         metrics.lastReloadSuccessful.set(1)
         metrics.lastReloadSuccessTimestamp.set(wallClock())
         publishLabels(initial)
+    }
+
+    /// Carries out reload requests and watches the uplinks until cancelled.
+    func run() async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.watchUplinks() }
+            group.addTask {
+                for await request in self.requests.stream {
+                    let outcome = await self.reload(trigger: request.trigger)
+                    request.reply?(outcome)
+                }
+            }
+            await group.waitForAll()
+        }
+        requests.continuation.finish()
+    }
+
+    /// Queues a reload (SIGHUP); false once the service has stopped.
+    @discardableResult
+    func requestReload(_ request: Request) -> Bool {
+        if case .enqueued = requests.continuation.yield(request) { return true }
+        return false
     }
 
     /// Reads the file again and applies it, or keeps the running configuration and says why.
@@ -103,10 +136,11 @@ final class ConfigReloader: Sendable {
         // Handlers run on the connection's own thread (not the cooperative pool), so waiting here is safe.
         let outcome = ResultBox()
         let done = DispatchSemaphore(value: 0)
-        Task {
-            outcome.set(await reload(trigger: "http"))
+        let queued = requestReload(Request(trigger: "http") { result in
+            outcome.set(result)
             done.signal()
-        }
+        })
+        guard queued else { return HTTPResponse(status: 503, text: "shutting down: no reload\n") }
         guard done.wait(timeout: .now() + .seconds(60)) == .success, let result = outcome.get() else {
             return HTTPResponse(status: 503, text: "configuration reload still running after 60 s\n")
         }

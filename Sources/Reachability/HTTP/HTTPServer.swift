@@ -1,4 +1,5 @@
 import CShim
+import Dispatch
 import Glibc
 import Synchronization
 
@@ -34,6 +35,9 @@ public final class HTTPServer: Sendable {
     private let active = Atomic<Int>(0)
     private let acceptLoopDone = Atomic<Bool>(false)
     private let stopping = Atomic<Bool>(false)
+    /// Signalled when the accept loop ends and when a connection ends, so `shutdown` waits for
+    /// events instead of polling.
+    private let somethingEnded = DispatchSemaphore(value: 0)
     /// Counters for the server's own metrics, if a registry is given.
     private let rejected: Counter?
 
@@ -91,10 +95,9 @@ public final class HTTPServer: Sendable {
         if stopping.exchange(true, ordering: .acquiringAndReleasing) { return }
         var one: UInt64 = 1
         _ = write(stopFD, &one, 8)
-        let clock = ContinuousClock()
-        let deadline = clock.now + grace
-        while (active.load(ordering: .acquiring) > 0 || !acceptLoopDone.load(ordering: .acquiring)) && clock.now < deadline {
-            usleep(5_000)
+        let deadline = DispatchTime.now() + .nanoseconds(Int(grace.components.seconds) * 1_000_000_000 + Int(grace.components.attoseconds / 1_000_000_000))
+        while active.load(ordering: .acquiring) > 0 || !acceptLoopDone.load(ordering: .acquiring) {
+            if somethingEnded.wait(timeout: deadline) == .timedOut { return }
         }
     }
 
@@ -105,6 +108,7 @@ public final class HTTPServer: Sendable {
         defer {
             close(listenFD)
             acceptLoopDone.store(true, ordering: .releasing)
+            somethingEnded.signal()
         }
         while !stopping.load(ordering: .acquiring) {
             var fds = [pollfd(fd: listenFD, events: Int16(POLLIN), revents: 0), pollfd(fd: stopFD, events: Int16(POLLIN), revents: 0)]
@@ -132,6 +136,7 @@ public final class HTTPServer: Sendable {
                 serve(fd)
                 close(fd)
                 active.subtract(1, ordering: .releasing)
+                somethingEnded.signal()
             }
         }
     }

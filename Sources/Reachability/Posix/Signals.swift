@@ -1,24 +1,45 @@
 import Dispatch
 import Glibc
 
+/// The process signals the exporter acts on.
+package enum ProcessSignal: Sendable, Equatable, CustomStringConvertible {
+    case terminate, interrupt, hangup
+
+    var number: Int32 {
+        switch self {
+        case .terminate: SIGTERM
+        case .interrupt: SIGINT
+        case .hangup: SIGHUP
+        }
+    }
+
+    package var description: String {
+        switch self {
+        case .terminate: "SIGTERM"
+        case .interrupt: "SIGINT"
+        case .hangup: "SIGHUP"
+        }
+    }
+}
+
 /// Delivers process signals as an async stream. The default action of each watched signal is
 /// ignored first (closing the race before the source is armed), so a SIGHUP never kills us.
 ///
 /// Contract: create once per process for a given set of signals, keep the value alive while
 /// the stream is iterated.
-public final class SignalWatcher: @unchecked Sendable {
+package final class SignalWatcher: @unchecked Sendable {
     // `sources` is written once in init and only read (cancelled) in deinit.
-    public let signals: AsyncStream<Int32>
+    package let signals: AsyncStream<ProcessSignal>
     private let sources: [any DispatchSourceSignal]
 
-    public init(_ watched: [Int32] = [SIGTERM, SIGINT, SIGHUP]) {
-        let (stream, continuation) = AsyncStream<Int32>.makeStream()
+    package init(_ watched: [ProcessSignal] = [.terminate, .interrupt, .hangup]) {
+        let (stream, continuation) = AsyncStream<ProcessSignal>.makeStream()
         signals = stream
         let queue = DispatchQueue(label: "signals")
         var made: [any DispatchSourceSignal] = []
         for s in watched {
-            signal(s, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: s, queue: queue)
+            signal(s.number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: s.number, queue: queue)
             source.setEventHandler { @Sendable in continuation.yield(s) }
             source.resume()
             made.append(source)

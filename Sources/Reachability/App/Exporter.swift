@@ -1,0 +1,176 @@
+/// The exporter's composition root: builds every part from the parsed flags (and the file),
+/// then runs them as services under one `ServiceRunner` until SIGTERM/SIGINT.
+///
+/// Start order: signals, path monitor, history, scheduler, configuration reloader, web server;
+/// shutdown is the reverse (the server stops serving first, the history writes its `stop`
+/// record after the last round). Failures before the services run are exit statuses: 64 for a
+/// flag, 78 for the file, 1 for a runtime problem (ICMP not permitted, port in use).
+struct Exporter: Sendable {
+    let logger: Logger
+    let services: [any Service]
+    let onHangup: @Sendable () -> Void
+
+    /// Builds everything, or the exit status after printing why.
+    static func assemble(_ flags: ParsedFlags) -> Result<Exporter, ExitStatus> {
+        let logger: Logger
+        let listen: ListenAddress
+        var serverOptions = HTTPServer.Options()
+        var specs: [ProbeSpec] = []
+        var settings = MonitorSettings()
+        var historyConfig: HistoryConfig?
+        do throws(UsageError) {
+            logger = Logger(level: try flags.choice("log.level", as: LogLevel.self) ?? .info,
+                            format: try flags.choice("log.format", as: LogFormat.self) ?? .logfmt)
+            do { listen = try ListenAddress.parse(flags.string("web.listen-address") ?? ExporterCommand.defaultListenAddress) } catch {
+                throw UsageError("invalid value for flag '--web.listen-address': \(error.description)")
+            }
+            serverOptions.maxConnections = try flags.int("web.max-connections", range: 1...100_000) ?? 64
+            // With --config.file, probes and settings come from ConfigWiring.setup below.
+            if flags.string("config.file") == nil { (specs, settings) = try ProbeFlags.build(flags, environment: processEnvironment()) }
+            historyConfig = try HistoryFlags.config(flags)
+        } catch {
+            writeErr("reachability_exporter: error: \(error.message), try --help\n")
+            return .failure(ExitStatus(64))
+        }
+        let registry = MetricsRegistry()
+        ProcessMetrics.register(in: registry)
+        registry.gauge("reachability_exporter_build_info",
+                       help: "A metric with a constant '1' value labeled by version, revision and swiftversion from which reachability_exporter was built.",
+                       labels: ["version", "revision", "swiftversion"])
+            .labels(BuildInfo.version, BuildInfo.revision, BuildInfo.swiftVersion).set(1)
+
+        // The file is read before the path monitor starts (global.path_monitor, uplinks: auto).
+        let file: ExporterConfig?
+        switch ConfigWiring.loadFile(flags) {
+        case .success(let f): file = f
+        case .failure(let exit): return .failure(exit)
+        }
+        let (pathGate, pathMonitor) = ProbeFlags.startPathGate(ConfigWiring.pathFlags(flags, file: file), logger: logger, registry: registry)
+        var setup: ExporterSetup?
+        if let file {
+            switch ConfigWiring.setup(flags, file: file, gate: pathGate, logger: logger) {
+            case .success(let s): (setup, specs, settings) = (s, s.specs, s.settings)
+            case .failure(let exit):
+                pathMonitor?.stop()
+                return .failure(exit)
+            }
+        }
+        if let problem = ProbeFlags.checkICMPPermission(specs) {
+            logger.error("ICMP probes cannot run", ("err", problem))
+            pathMonitor?.stop()
+            return .failure(ExitStatus(1))
+        }
+        if let warning = ProbeSpec.evidenceWarning(specs, policy: settings.verdict.policy) { logger.warn(warning) }
+        if historyConfig == nil, let section = setup?.file?.history, let dir = section.dir {
+            var c = HistoryConfig(directory: dir)
+            if let size = section.maxFileSize { c.maxFileSize = Int(size) }
+            if let retention = section.retention { c.retention = retention }
+            historyConfig = c
+        }
+        let parts = Parts(logger: logger, registry: registry, pathGate: pathGate, pathMonitor: pathMonitor, specs: specs,
+                          settings: settings, setup: setup, flags: flags, historyConfig: historyConfig)
+        return parts.assemble(listen: listen, serverOptions: serverOptions)
+    }
+
+    /// Runs the services until a signal stops them; the exit status.
+    func run() async -> Int32 {
+        // The signal service ends at SIGTERM/SIGINT, and a service that ends stops them all.
+        let signals = SignalService(watcher: SignalWatcher(), logger: logger, onHangup: onHangup)
+        do {
+            try await ServiceRunner([signals] + services, gracePeriod: .seconds(5), logger: logger).run()
+        } catch {
+            return 1
+        }
+        logger.info("stopped")
+        return 0
+    }
+}
+
+/// The parts once flags, file and path are settled: builds the monitor, history, routes,
+/// reloader and server.
+private struct Parts {
+    let logger: Logger
+    let registry: MetricsRegistry
+    let pathGate: any PathGate
+    let pathMonitor: PathMonitor?
+    let specs: [ProbeSpec]
+    let settings: MonitorSettings
+    let setup: ExporterSetup?
+    let flags: ParsedFlags
+    let historyConfig: HistoryConfig?
+
+    func assemble(listen: ListenAddress, serverOptions: HTTPServer.Options) -> Result<Exporter, ExitStatus> {
+        let recorder = MetricsRecorder(registry: registry, probes: specs, uplinks: settings.uplinks)
+        // History: --history.* flags, else the file's `history:` section. Read back before the
+        // first round, written by its own thread.
+        let history = historyConfig.map {
+            HistoryService.start($0, interval: settings.interval, registry: registry, logger: logger.with("component", "history"))
+        }
+        let monitor = ReachabilityMonitor(probes: specs, settings: settings, path: pathGate,
+                                          observers: [recorder, RoundLogger(logger: logger)] + (history?.observers ?? []))
+        history?.restore(into: monitor, logger: logger)
+        var routes = WebRoutes(registry: registry) { monitor.current != nil }
+        var page = StatusPage(status: { monitor.current })
+        page.addSection(StatusHistoryView(history: history?.summary).render)
+        routes.statusPage = page
+        // Reloads (SIGHUP, POST /-/reload) swap probes and settings in the monitor.
+        let reloader = setup.map { s in
+            ConfigReloader(path: s.file?.file ?? "", flags: flags, environment: processEnvironment(), gate: pathGate, initial: s,
+                           registry: registry, logger: logger) { await monitor.reconfigure(probes: $0, settings: $1) }
+        }
+        routes.add(ConfigWiring.reloadRoute(reloader))
+        let webRoutes = routes
+        let server: HTTPServer
+        do {
+            server = try HTTPServer(listen: listen, options: serverOptions, logger: logger.with("component", "web"), registry: registry) {
+                webRoutes.handle($0)
+            }
+        } catch {
+            logger.error("cannot listen", ("address", listen.description), ("err", error.description))
+            pathMonitor?.stop()
+            history?.stop()
+            return .failure(ExitStatus(1))
+        }
+        var services: [any Service] = []
+        if let pathMonitor { services.append(ClosureService("path-monitor", stop: { pathMonitor.stop() })) }
+        if let history { services.append(ClosureService("history", stop: { history.stop() })) }
+        services.append(ClosureService("scheduler", run: { [logger, settings, specs] in
+            logger.info("probing", ("probes", String(specs.count)), ("interval", DurationParser.format(settings.interval)),
+                        ("timeout", DurationParser.format(settings.timeout)), ("policy", settings.verdict.policy.description))
+            await monitor.run()
+        }))
+        if let reloader { services.append(reloader) }
+        services.append(ClosureService("web", run: { [logger] in
+            server.start()
+            logger.info("listening", ("address", server.boundAddress.description), ("version", BuildInfo.version))
+            await untilCancelled()
+        }, stop: { server.shutdown(grace: .seconds(2)) }))
+        let onHangup: @Sendable () -> Void = { [logger] in
+            guard let reloader else {
+                logger.info("SIGHUP received; nothing to reload without --config.file")
+                return
+            }
+            reloader.requestReload(ConfigReloader.Request(trigger: "SIGHUP"))
+        }
+        return .success(Exporter(logger: logger, services: services, onHangup: onHangup))
+    }
+}
+
+/// Turns SIGHUP into a reload, and ends at SIGTERM/SIGINT (which stops every service).
+private struct SignalService: Service {
+    let name = "signals"
+    let watcher: SignalWatcher
+    let logger: Logger
+    let onHangup: @Sendable () -> Void
+
+    func run() async {
+        for await signal in watcher.signals {
+            if signal == .hangup {
+                onHangup()
+                continue
+            }
+            logger.info("shutting down", ("signal", signal.description))
+            return
+        }
+    }
+}
