@@ -9,16 +9,16 @@ import Testing
         try FlagParser(ExporterCommand.serveFlags).parse(args)
     }
 
-    static func setup(_ file: String, _ args: [String] = [], routes: [String] = []) throws -> ExporterSetup {
+    static func setup(_ file: String, _ args: [String] = [], routes: [String] = []) throws -> ExporterOptions {
         let config = try ConfigLoader.parse(file, file: "rx.yml")
-        return try ExporterSetup.make(flags: flags(args), file: config, environment: refuse, defaultRouteInterfaces: routes)
+        return try ExporterOptions.resolve(flags: flags(args), file: config, environment: refuse, defaultRouteInterfaces: routes)
     }
 
     static func failure(_ file: String, _ args: [String] = []) throws -> String {
         let config = try ConfigLoader.parse(file, file: "rx.yml")
         let parsed = try flags(args)
-        do throws(ExporterSetup.Failure) {
-            _ = try ExporterSetup.make(flags: parsed, file: config, environment: refuse, defaultRouteInterfaces: [])
+        do throws(ExporterOptions.Failure) {
+            _ = try ExporterOptions.resolve(flags: parsed, file: config, environment: refuse, defaultRouteInterfaces: [])
             return "accepted"
         } catch {
             switch error {
@@ -94,11 +94,11 @@ import Testing
     @Test func pathMonitor() throws {
         let on = try ConfigLoader.parse("global:\n  path_monitor: true\n", file: "rx.yml")
         let off = try ConfigLoader.parse("global:\n  path_monitor: false\n", file: "rx.yml")
-        #expect(ExporterSetup.pathMonitorEnabled(try Self.flags([]), file: off) == false)
-        #expect(ExporterSetup.pathMonitorEnabled(try Self.flags([]), file: on) == true)
-        #expect(ExporterSetup.pathMonitorEnabled(try Self.flags(["--path.monitor"]), file: off) == true)
-        #expect(ExporterSetup.pathMonitorEnabled(try Self.flags(["--no-path.monitor"]), file: on) == false)
-        #expect(ExporterSetup.pathMonitorEnabled(try Self.flags([]), file: nil) == true)
+        #expect(ExporterOptions.pathMonitorEnabled(try Self.flags([]), file: off) == false)
+        #expect(ExporterOptions.pathMonitorEnabled(try Self.flags([]), file: on) == true)
+        #expect(ExporterOptions.pathMonitorEnabled(try Self.flags(["--path.monitor"]), file: off) == true)
+        #expect(ExporterOptions.pathMonitorEnabled(try Self.flags(["--no-path.monitor"]), file: on) == false)
+        #expect(ExporterOptions.pathMonitorEnabled(try Self.flags([]), file: nil) == true)
     }
 
     @Test func timesAreCheckedAfterCombining() throws {
@@ -123,5 +123,49 @@ import Testing
     @Test func labelsAreKeptByProbeName() throws {
         let s = try Self.setup("probes:\n  - name: a\n    type: tcp\n    target: 127.0.0.1:9\n    labels:\n      site: home\n  - name: b\n    type: tcp\n    target: 127.0.0.1:10\n")
         #expect(s.labels == ["a": [ProbeLabel("site", "home")]])
+    }
+}
+
+/// One rule for interface names wherever one is given; a probe that cannot be bound to an
+/// uplink never runs unbound under that uplink's name.
+@Suite struct UplinkBindingTests {
+    static func flags(_ args: [String]) throws -> ParsedFlags { try FlagParser(ExporterCommand.serveFlags).parse(args) }
+    static let refuse = [ProbeFlags.refuseDefaultsVariable: "1"]
+
+    @Test(arguments: ["eth0:1", "a b", "1234567890123456", "..", "a/b"])
+    func theFlagRefusesWhatTheProbesWouldRefuse(_ name: String) throws {
+        let flags = try Self.flags(["--probe.tcp=192.0.2.1:22", "--probe.uplink=\(name)"])
+        #expect(throws: ExporterOptions.Failure.self) {
+            _ = try ExporterOptions.resolve(flags: flags, file: nil, environment: Self.refuse, defaultRouteInterfaces: [])
+        }
+        // The probes' own rule agrees.
+        #expect(throws: ProbeConfigError.self) { _ = try TCPProbeConfig(target: "192.0.2.1:22", interface: name) }
+    }
+
+    @Test func aBindingThatCannotBeBuiltFailsLoudlyInsteadOfRunningUnbound() async throws {
+        let spec = ProbeSpec(name: "t", type: .tcp, target: "192.0.2.1:22") { iface throws(ProbeConfigError) in
+            guard iface == nil else { throw ProbeConfigError("interface \"x\": refused") }
+            return UnusableProber(type: .tcp, problem: "unbound ran")
+        }
+        let result = await spec.prober(bound: "eth9").probe(deadline: .now + .seconds(1))
+        #expect(result.status == .failure)
+        #expect(result.detail == "cannot bind t to eth9: interface \"x\": refused")
+    }
+
+    @Test func theSystemResolverRunsOnTheRoutingTableOnly() throws {
+        let flags = try Self.flags(["--probe.dns=example.com", "--probe.dns=example.com@192.0.2.53", "--probe.uplink=eth1"])
+        let o = try ExporterOptions.resolve(flags: flags, file: nil, environment: Self.refuse, defaultRouteInterfaces: [])
+        #expect(o.specs.map { $0.interfaces(o.settings.uplinks) } == [[nil], [nil, "eth1"]])
+    }
+
+    @Test func historySettingsComeFromTheFlagsElseTheFile() throws {
+        let file = try ConfigLoader.parse("history:\n  dir: /var/lib/rx\n  retention: 7d\n", file: "t.yml")
+        let fromFile = try ExporterOptions.resolve(flags: try Self.flags(["--probe.tcp=192.0.2.1:22"]), file: file,
+                                                   environment: Self.refuse, defaultRouteInterfaces: [])
+        #expect(fromFile.history?.directory == "/var/lib/rx")
+        #expect(fromFile.history?.retention == .seconds(7 * 86_400))
+        let fromFlag = try ExporterOptions.resolve(flags: try Self.flags(["--probe.tcp=192.0.2.1:22", "--history.dir=/tmp/h"]), file: file,
+                                                   environment: Self.refuse, defaultRouteInterfaces: [])
+        #expect(fromFlag.history?.directory == "/tmp/h")
     }
 }

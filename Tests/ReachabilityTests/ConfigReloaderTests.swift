@@ -34,7 +34,7 @@ import Testing
             let gate = SnapshotPathGate(source)
             let flags = try FlagParser(ExporterCommand.serveFlags).parse([])
             let env = [ProbeFlags.refuseDefaultsVariable: "1"]
-            let setup = try ExporterSetup.make(flags: flags, file: ConfigLoader.load(path: path), environment: env, defaultRouteInterfaces: gate.defaultRouteInterfaces)
+            let setup = try ExporterOptions.resolve(flags: flags, file: ConfigLoader.load(path: path), environment: env, defaultRouteInterfaces: gate.defaultRouteInterfaces)
             reloader = ConfigReloader(path: path, flags: flags, environment: env, gate: gate, initial: setup, registry: registry,
                                       logger: Logger(level: .error, fd: -1)) { [applied] _, settings in applied.uplinks.withLock { $0.append(settings.uplinks) } }
         }

@@ -140,7 +140,7 @@ import Testing
         ("global:\n  path_monitor: \"true\"\n", "t.yml:2:17: global.path_monitor: expected true or false, found \"true\""),
         ("uplinks: eth0\n", "t.yml:1:10: uplinks: expected auto, or a list of interface names, found \"eth0\""),
         ("uplinks: [eth0, eth0]\n", "t.yml:1:17: uplinks[1]: expected each interface once, found \"eth0\" again"),
-        ("uplinks:\n  - bad/name\n", "t.yml:2:5: uplinks[0]: expected an interface name (1–15 characters, no '/', ':' or spaces), found \"bad/name\""),
+        ("uplinks:\n  - bad/name\n", "t.yml:2:5: uplinks[0]: expected an interface name (1–15 bytes, no '/', ':', white space or control characters), found \"bad/name\""),
         ("uplinks: [auto]\n", "t.yml:1:11: uplinks[0]: expected an interface name, found \"auto\" (write uplinks: auto on its own, not inside a list)"),
         ("history:\n  max_file_size: 10 parsecs\n", "t.yml:2:18: history.max_file_size: expected a size above 0 such as 16MiB, 512KiB or 1048576 (bytes), found \"10 parsecs\""),
         ("history:\n  retention: forever\n", "t.yml:2:14: history.retention: expected a duration such as 500ms, 5s or 1m30s, found \"forever\" (expected a duration such as 500ms, 5s, 1m30s)"),

@@ -75,7 +75,7 @@ import Testing
 
     static func flagSpecs(_ args: [String]) throws -> [ProbeSpec] {
         let flags = try FlagParser(ProbeFlags.specs).parse(args)
-        return try ProbeFlags.build(flags, environment: [ProbeFlags.refuseDefaultsVariable: "1"]).0
+        return try ProbeFlags.probes(flags, environment: [ProbeFlags.refuseDefaultsVariable: "1"])
     }
 
     @Test(arguments: [

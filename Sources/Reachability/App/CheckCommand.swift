@@ -20,8 +20,6 @@ public enum CheckCommand {
 
     public static func main(_ args: [String]) async -> Int32 {
         let parsed: ParsedFlags
-        var specs: [ProbeSpec] = []
-        var settings = MonitorSettings()
         let json: Bool
         do throws(UsageError) {
             parsed = try FlagParser(flags).parse(args)
@@ -32,8 +30,6 @@ public enum CheckCommand {
             let output = parsed.string("output") ?? "text"
             guard output == "text" || output == "json" else { throw UsageError("invalid value \(output.debugDescription) for flag '--output': expected text or json") }
             json = output == "json"
-            // With --config.file the probes and settings come from the file (flags override), as for the daemon.
-            if parsed.string("config.file") == nil { (specs, settings) = try ProbeFlags.build(parsed, environment: processEnvironment()) }
         } catch {
             writeErr("reachability_exporter: error: \(error.message), try --help\n")
             return 64
@@ -46,11 +42,12 @@ public enum CheckCommand {
         let logger = Logger(level: .error)
         let (pathGate, pathMonitor) = ProbeFlags.startPathGate(ConfigWiring.pathFlags(parsed, file: file), logger: logger, registry: nil)
         defer { pathMonitor?.stop() }
-        if let file {
-            switch ConfigWiring.setup(parsed, file: file, gate: pathGate, logger: logger) {
-            case .success(let s): (specs, settings) = (s.specs, s.settings)
-            case .failure(let exit): return exit.code
-            }
+        // The probes and settings, resolved as for the daemon (flags over the file).
+        let specs: [ProbeSpec]
+        var settings: MonitorSettings
+        switch ConfigWiring.setup(parsed, file: file, gate: pathGate, logger: logger) {
+        case .success(let s): (specs, settings) = (s.specs, s.settings)
+        case .failure(let exit): return exit.code
         }
         if let problem = ProbeFlags.checkICMPPermission(specs) {
             writeErr("reachability_exporter: ICMP probes cannot run: \(problem)\n")

@@ -39,12 +39,12 @@ public enum CheckConfigCommand {
     }
 
     /// Everything the exporter checks at start-up, with no flags given: builds the probes and
-    /// applies the interval and timeout rules of `ExporterSetup`.
+    /// applies the interval and timeout rules of `ExporterOptions`.
     static func check(_ config: ExporterConfig) throws(ConfigError) -> [ProbeSpec] {
         let noFlags = ParsedFlags(specs: Dictionary(ProbeFlags.specs.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a }))
-        do throws(ExporterSetup.Failure) {
+        do throws(ExporterOptions.Failure) {
             // The defaults are refused so that a file without probes builds nothing (and sends nothing).
-            return try ExporterSetup.make(flags: noFlags, file: config, environment: [ProbeFlags.refuseDefaultsVariable: "1"], defaultRouteInterfaces: []).specs
+            return try ExporterOptions.resolve(flags: noFlags, file: config, environment: [ProbeFlags.refuseDefaultsVariable: "1"], defaultRouteInterfaces: []).specs
         } catch {
             switch error {
             case .config(let e): throw e

@@ -2,7 +2,7 @@ import Dispatch
 import Synchronization
 
 /// Reloads `--config.file` on SIGHUP and `POST /-/reload`: reads and checks the file, combines
-/// it with the start-up flags (`ExporterSetup`), and hands the probes and settings to the
+/// it with the start-up flags (`ExporterOptions`), and hands the probes and settings to the
 /// monitor, which swaps them between rounds. An invalid file changes nothing: the error is
 /// logged, `reachability_exporter_config_last_reload_successful` drops to 0, and the HTTP
 /// caller gets a 500 with the error. Reloads run one at a time.
@@ -44,11 +44,11 @@ final class ConfigReloader: Service {
     private let metrics: ConfigMetrics
     private let wallClock: @Sendable () -> Double
     private let lock = AsyncLock()
-    private let current: Mutex<ExporterSetup>
+    private let current: Mutex<ExporterOptions>
     private let requests = AsyncStream<Request>.makeStream()
     let name = "config-reloader"
 
-    init(path: String, flags: ParsedFlags, environment: [String: String], gate: any PathGate, initial: ExporterSetup,
+    init(path: String, flags: ParsedFlags, environment: [String: String], gate: any PathGate, initial: ExporterOptions,
          registry: MetricsRegistry, logger: Logger, wallClock: @escaping @Sendable () -> Double = { unixNow() }, apply: @escaping Apply) {
         self.path = path
         self.flags = flags
@@ -92,7 +92,7 @@ final class ConfigReloader: Service {
         await lock.lock()
         defer { lock.unlock() }
         let old = current.withLock { $0 }
-        let next: ExporterSetup
+        let next: ExporterOptions
         do throws(ConfigError) {
             next = try load()
         } catch {
@@ -100,7 +100,7 @@ final class ConfigReloader: Service {
             logger.error("configuration reload failed; keeping the running configuration", ("trigger", trigger), ("err", error.description))
             return .failure(error)
         }
-        if ExporterSetup.pathMonitorEnabled(flags, file: next.file) != ExporterSetup.pathMonitorEnabled(flags, file: old.file) {
+        if ExporterOptions.pathMonitorEnabled(flags, file: next.file) != ExporterOptions.pathMonitorEnabled(flags, file: old.file) {
             logger.warn("global.path_monitor changed; it takes effect at the next start", ("file", path))
         }
         for note in next.notes { logger.warn(note, ("file", path)) }
@@ -117,10 +117,10 @@ final class ConfigReloader: Service {
         return .success(summary)
     }
 
-    private func load() throws(ConfigError) -> ExporterSetup {
+    private func load() throws(ConfigError) -> ExporterOptions {
         let file = try ConfigLoader.load(path: path)
-        do throws(ExporterSetup.Failure) {
-            return try ExporterSetup.make(flags: flags, file: file, environment: environment, defaultRouteInterfaces: gate.defaultRouteInterfaces)
+        do throws(ExporterOptions.Failure) {
+            return try ExporterOptions.resolve(flags: flags, file: file, environment: environment, defaultRouteInterfaces: gate.defaultRouteInterfaces)
         } catch {
             switch error {
             case .config(let e): throw e
@@ -170,14 +170,14 @@ final class ConfigReloader: Service {
         }
     }
 
-    private func publishLabels(_ setup: ExporterSetup) {
+    private func publishLabels(_ setup: ExporterOptions) {
         let rows = setup.specs.flatMap { spec in
-            ([nil] + setup.settings.uplinks).map { (target: MetricsRecorder.targetLabel(spec.name, $0), labels: setup.labels[spec.name] ?? []) }
+            spec.interfaces(setup.settings.uplinks).map { (target: MetricsRecorder.targetLabel(spec.name, $0), labels: setup.labels[spec.name] ?? []) }
         }
         metrics.setProbeLabels(rows)
     }
 
-    static func summary(old: ExporterSetup, new: ExporterSetup) -> Summary {
+    static func summary(old: ExporterOptions, new: ExporterOptions) -> Summary {
         let oldNames = old.specs.map(\.name), newNames = new.specs.map(\.name)
         let changed = new.file?.probes.filter { d in
             guard let before = old.file?.probes.first(where: { $0.name == d.name }) else { return false }

@@ -1,6 +1,6 @@
 /// The exporter command's configuration-file hooks, kept out of `ExporterCommand` so that its
 /// changes stay a handful of lines: the `--config.file` flag, reading the file at start-up
-/// (exit 78 on error), combining it with the flags (`ExporterSetup`), and the reload route.
+/// (exit 78 on error), combining it with the flags (`ExporterOptions`), and the reload route.
 enum ConfigWiring {
     static let flag = FlagSpec("config.file", .value(default: nil), placeholder: "PATH",
                                help: "YAML configuration file (see docs/configuration.md); flags given on the command line override its global settings. Reloaded on SIGHUP and POST /-/reload.")
@@ -19,17 +19,20 @@ enum ConfigWiring {
     /// precedence (flag given, else the file's `global.path_monitor`, else on).
     static func pathFlags(_ flags: ParsedFlags, file: ExporterConfig?) -> ParsedFlags {
         var out = flags
-        out.bools["path.monitor"] = ExporterSetup.pathMonitorEnabled(flags, file: file)
+        out.bools["path.monitor"] = ExporterOptions.pathMonitorEnabled(flags, file: file)
         return out
     }
 
-    /// Flags and file combined, or the exit status (64 for a flag, 78 for the file) after printing why.
-    static func setup(_ flags: ParsedFlags, file: ExporterConfig, gate: any PathGate, logger: Logger) -> Result<ExporterSetup, ExitStatus> {
-        do throws(ExporterSetup.Failure) {
-            let setup = try ExporterSetup.make(flags: flags, file: file, environment: processEnvironment(), defaultRouteInterfaces: gate.defaultRouteInterfaces)
-            for note in setup.notes { logger.warn(note, ("file", file.file)) }
-            logger.info("configuration loaded", ("file", file.file), ("probes", String(setup.specs.count)),
-                        ("uplinks", setup.settings.uplinks.joined(separator: ",")))
+    /// Flags and file (if any) combined, or the exit status (64 for a flag, 78 for the file)
+    /// after printing why.
+    static func setup(_ flags: ParsedFlags, file: ExporterConfig?, gate: any PathGate, logger: Logger) -> Result<ExporterOptions, ExitStatus> {
+        do throws(ExporterOptions.Failure) {
+            let setup = try ExporterOptions.resolve(flags: flags, file: file, environment: processEnvironment(), defaultRouteInterfaces: gate.defaultRouteInterfaces)
+            if let file {
+                for note in setup.notes { logger.warn(note, ("file", file.file)) }
+                logger.info("configuration loaded", ("file", file.file), ("probes", String(setup.specs.count)),
+                            ("uplinks", setup.settings.uplinks.joined(separator: ",")))
+            }
             return .success(setup)
         } catch {
             switch error {

@@ -15,9 +15,6 @@ struct Exporter: Sendable {
         let logger: Logger
         let listen: ListenAddress
         var serverOptions = HTTPServer.Options()
-        var specs: [ProbeSpec] = []
-        var settings = MonitorSettings()
-        var historyConfig: HistoryConfig?
         do throws(UsageError) {
             logger = Logger(level: try flags.choice("log.level", as: LogLevel.self) ?? .info,
                             format: try flags.choice("log.format", as: LogFormat.self) ?? .logfmt)
@@ -25,9 +22,6 @@ struct Exporter: Sendable {
                 throw UsageError("invalid value for flag '--web.listen-address': \(error.description)")
             }
             serverOptions.maxConnections = try flags.int("web.max-connections", range: 1...100_000) ?? 64
-            // With --config.file, probes and settings come from ConfigWiring.setup below.
-            if flags.string("config.file") == nil { (specs, settings) = try ProbeFlags.build(flags, environment: processEnvironment()) }
-            historyConfig = try HistoryFlags.config(flags)
         } catch {
             writeErr("reachability_exporter: error: \(error.message), try --help\n")
             return .failure(ExitStatus(64))
@@ -46,29 +40,20 @@ struct Exporter: Sendable {
         case .failure(let exit): return .failure(exit)
         }
         let (pathGate, pathMonitor) = ProbeFlags.startPathGate(ConfigWiring.pathFlags(flags, file: file), logger: logger, registry: registry)
-        var setup: ExporterSetup?
-        if let file {
-            switch ConfigWiring.setup(flags, file: file, gate: pathGate, logger: logger) {
-            case .success(let s): (setup, specs, settings) = (s, s.specs, s.settings)
-            case .failure(let exit):
-                pathMonitor?.stop()
-                return .failure(exit)
-            }
+        let options: ExporterOptions
+        switch ConfigWiring.setup(flags, file: file, gate: pathGate, logger: logger) {
+        case .success(let o): options = o
+        case .failure(let exit):
+            pathMonitor?.stop()
+            return .failure(exit)
         }
-        if let problem = ProbeFlags.checkICMPPermission(specs) {
+        if let problem = ProbeFlags.checkICMPPermission(options.specs) {
             logger.error("ICMP probes cannot run", ("err", problem))
             pathMonitor?.stop()
             return .failure(ExitStatus(1))
         }
-        if let warning = ProbeSpec.evidenceWarning(specs, policy: settings.verdict.policy) { logger.warn(warning) }
-        if historyConfig == nil, let section = setup?.file?.history, let dir = section.dir {
-            var c = HistoryConfig(directory: dir)
-            if let size = section.maxFileSize { c.maxFileSize = Int(size) }
-            if let retention = section.retention { c.retention = retention }
-            historyConfig = c
-        }
-        let parts = Parts(logger: logger, registry: registry, pathGate: pathGate, pathMonitor: pathMonitor, specs: specs,
-                          settings: settings, setup: setup, flags: flags, historyConfig: historyConfig)
+        if let warning = ProbeSpec.evidenceWarning(options.specs, policy: options.settings.verdict.policy) { logger.warn(warning) }
+        let parts = Parts(logger: logger, registry: registry, pathGate: pathGate, pathMonitor: pathMonitor, options: options, flags: flags)
         return parts.assemble(listen: listen, serverOptions: serverOptions)
     }
 
@@ -93,17 +78,16 @@ private struct Parts {
     let registry: MetricsRegistry
     let pathGate: any PathGate
     let pathMonitor: PathMonitor?
-    let specs: [ProbeSpec]
-    let settings: MonitorSettings
-    let setup: ExporterSetup?
+    let options: ExporterOptions
     let flags: ParsedFlags
-    let historyConfig: HistoryConfig?
+    var specs: [ProbeSpec] { options.specs }
+    var settings: MonitorSettings { options.settings }
 
     func assemble(listen: ListenAddress, serverOptions: HTTPServer.Options) -> Result<Exporter, ExitStatus> {
         let recorder = MetricsRecorder(registry: registry, probes: specs, uplinks: settings.uplinks)
         // History: --history.* flags, else the file's `history:` section. Read back before the
         // first round, written by its own thread.
-        let history = historyConfig.map {
+        let history = options.history.map {
             HistoryService.start($0, interval: settings.interval, registry: registry, logger: logger.with("component", "history"))
         }
         let monitor = ReachabilityMonitor(probes: specs, settings: settings, path: pathGate,
@@ -114,8 +98,8 @@ private struct Parts {
         page.addSection(StatusHistoryView(history: history?.summary).render)
         routes.statusPage = page
         // Reloads (SIGHUP, POST /-/reload) swap probes and settings in the monitor.
-        let reloader = setup.map { s in
-            ConfigReloader(path: s.file?.file ?? "", flags: flags, environment: processEnvironment(), gate: pathGate, initial: s,
+        let reloader = options.file.map { file in
+            ConfigReloader(path: file.file, flags: flags, environment: processEnvironment(), gate: pathGate, initial: options,
                            registry: registry, logger: logger) { await monitor.reconfigure(probes: $0, settings: $1) }
         }
         routes.add(ConfigWiring.reloadRoute(reloader))

@@ -54,29 +54,9 @@ public enum ProbeFlags {
 
     static let probeFlagNames = ["probe.http", "probe.icmp", "probe.dns", "probe.tcp"]
 
-    /// Builds the probes and settings. Without probe flags, the defaults — unless the
-    /// environment forbids them.
-    static func build(_ flags: ParsedFlags, environment: [String: String]) throws(UsageError) -> ([ProbeSpec], MonitorSettings) {
-        var settings = MonitorSettings()
-        settings.interval = try flags.duration("probe.interval") ?? .seconds(5)
-        settings.timeout = try flags.duration("probe.timeout") ?? .seconds(3)
-        guard settings.interval > .zero else { throw UsageError("invalid value for flag '--probe.interval': must be above 0") }
-        guard settings.timeout > .zero, settings.timeout < settings.interval else {
-            throw UsageError("invalid value for flag '--probe.timeout': must be above 0 and below --probe.interval (\(DurationParser.format(settings.interval)))")
-        }
-        let modeText = flags.string("probe.mode") ?? "parallel"
-        guard let policy = VerdictPolicy.parse(modeText) else {
-            throw UsageError("invalid value \(modeText.debugDescription) for flag '--probe.mode': expected parallel, http, icmp, quorum, quorum:N or quorum:N%")
-        }
-        settings.verdict = VerdictSettings(policy: policy,
-                                           failAfter: try flags.int("probe.fail-after", range: 1...1000) ?? 3,
-                                           recoverAfter: try flags.int("probe.recover-after", range: 1...1000) ?? 2,
-                                           trustLocalTargets: flags.bool("probe.trust-local-targets"))
-        settings.fastRecheck = try flags.duration("probe.fast-recheck") ?? .seconds(1)
-        settings.uplinks = flags.strings("probe.uplink")
-        for u in settings.uplinks where u.isEmpty || u.utf8.count >= 16 || u.contains("/") {
-            throw UsageError("invalid value \(u.debugDescription) for flag '--probe.uplink': not an interface name")
-        }
+    /// Builds the probes the flags give. Without probe flags, the defaults — unless the
+    /// environment forbids them. The scheduler and verdict flags are `ExporterOptions`'.
+    static func probes(_ flags: ParsedFlags, environment: [String: String]) throws(UsageError) -> [ProbeSpec] {
         var source = flags
         if !probeFlagNames.contains(where: { flags.isSet($0) }) {
             let refuse = environment[refuseDefaultsVariable].map { !$0.isEmpty && $0 != "0" } ?? false
@@ -85,7 +65,7 @@ public enum ProbeFlags {
             }
             source = try FlagParser(specs).parse(defaultArguments)
         }
-        return (try makeSpecs(source, flags: flags), settings)
+        return try makeSpecs(source, flags: flags)
     }
 
     private static func makeSpecs(_ source: ParsedFlags, flags: ParsedFlags) throws(UsageError) -> [ProbeSpec] {
@@ -101,8 +81,13 @@ public enum ProbeFlags {
             do throws(HTTPProbeConfigError) { config = try HTTPProbeConfig(url: url, mode: .captive(expectation)) } catch {
                 throw UsageError("invalid value \(url.debugDescription) for flag '--probe.http': \(error.description)")
             }
-            try add(ProbeSpec(name: url, type: config.probeType, target: url, evidence: config.evidence) { iface in
-                HTTPProber((try? HTTPProbeConfig(url: url, mode: .captive(expectation), interface: iface)) ?? config)
+            try add(ProbeSpec(name: url, type: config.probeType, target: url, evidence: config.evidence) { iface throws(ProbeConfigError) in
+                guard let iface else { return HTTPProber(config) }
+                do throws(HTTPProbeConfigError) {
+                    return HTTPProber(try HTTPProbeConfig(url: url, mode: .captive(expectation), interface: iface))
+                } catch {
+                    throw ProbeConfigError(error.description)
+                }
             })
         }
         for target in source.strings("probe.dns") {
@@ -112,8 +97,9 @@ public enum ProbeFlags {
             do throws(ProbeConfigError) { config = try DNSProbeConfig(name: parts[0], server: server) } catch {
                 throw UsageError("invalid value \(target.debugDescription) for flag '--probe.dns': \(error.message)")
             }
-            try add(ProbeSpec(name: target, type: .dns, target: target) { iface in
-                DNSProber(config: (try? DNSProbeConfig(name: parts[0], server: server, interface: iface)) ?? config)
+            try add(ProbeSpec(name: target, type: .dns, target: target, bindsToUplinks: server != nil) { iface throws(ProbeConfigError) in
+                guard let iface else { return DNSProber(config: config) }
+                return DNSProber(config: try DNSProbeConfig(name: parts[0], server: server, interface: iface))
             })
         }
         for target in source.strings("probe.tcp") {
@@ -121,8 +107,9 @@ public enum ProbeFlags {
             do throws(ProbeConfigError) { config = try TCPProbeConfig(target: target) } catch {
                 throw UsageError("invalid value \(target.debugDescription) for flag '--probe.tcp': \(error.message)")
             }
-            try add(ProbeSpec(name: target, type: .tcp, target: target, evidence: config.evidence) { iface in
-                TCPProber(config: (try? TCPProbeConfig(target: target, interface: iface)) ?? config)
+            try add(ProbeSpec(name: target, type: .tcp, target: target, evidence: config.evidence) { iface throws(ProbeConfigError) in
+                guard let iface else { return TCPProber(config: config) }
+                return TCPProber(config: try TCPProbeConfig(target: target, interface: iface))
             })
         }
         try addICMP(source, flags: flags, add: add)

@@ -12,8 +12,9 @@ public enum ConfigProbeBuilder {
                 throw httpError(d, error, file: file)
             }
             return ProbeSpec(name: d.name, type: config.probeType, target: d.target, family: family, interval: d.interval, timeout: d.timeout,
-                             evidence: config.evidence) { iface in
-                HTTPProber((try? make(iface)) ?? config)
+                             evidence: config.evidence) { iface throws(ProbeConfigError) in
+                guard iface != nil else { return HTTPProber(config) }
+                do throws(HTTPProbeConfigError) { return HTTPProber(try make(iface)) } catch { throw ProbeConfigError(error.description) }
             }
         case .dns:
             let o = d.dns ?? DNSOptions()
@@ -26,9 +27,12 @@ public enum ConfigProbeBuilder {
                 throw fail(d, key, expected: key == "target" ? "a DNS name to look up" : "an IP address, optionally with a port", found: error.message, file: file)
             }
             let destination = o.server.map { "\(d.target)@\($0)" } ?? d.target
-            return ProbeSpec(name: d.name, type: .dns, target: destination, family: family, interval: d.interval, timeout: d.timeout) { iface in
-                // The system resolver cannot be bound to an interface: without a server the probe follows the routing table.
-                DNSProber(config: (try? make(iface)) ?? config)
+            // The system resolver cannot be bound to an interface: without a server the probe runs
+            // on the routing table only.
+            return ProbeSpec(name: d.name, type: .dns, target: destination, family: family, interval: d.interval, timeout: d.timeout,
+                             bindsToUplinks: o.server != nil) { iface throws(ProbeConfigError) in
+                guard iface != nil else { return DNSProber(config: config) }
+                return DNSProber(config: try make(iface))
             }
         case .tcp:
             let config: TCPProbeConfig
@@ -36,8 +40,9 @@ public enum ConfigProbeBuilder {
                 throw fail(d, error.message.contains("family") ? "family" : "target", expected: "host:port", found: error.message, file: file)
             }
             return ProbeSpec(name: d.name, type: .tcp, target: d.target, family: family, interval: d.interval, timeout: d.timeout,
-                             evidence: config.evidence) { iface in
-                TCPProber(config: (try? TCPProbeConfig(target: d.target, family: d.family ?? .any, interface: iface)) ?? config)
+                             evidence: config.evidence) { iface throws(ProbeConfigError) in
+                guard iface != nil else { return TCPProber(config: config) }
+                return TCPProber(config: try TCPProbeConfig(target: d.target, family: d.family ?? .any, interface: iface))
             }
         case .icmp:
             let count = d.icmp?.count ?? ICMPOptions().count

@@ -1,7 +1,7 @@
 /// The configuration file's schema: turns the parsed document into an `ExporterConfig`,
 /// refusing unknown keys, wrong types and values that cannot work, each with file:line:column,
 /// the key path, what was expected and what was found. Checks that need the command line too
-/// (the effective interval against a probe's timeout) are `ExporterSetup`'s.
+/// (the effective interval against a probe's timeout) are `ExporterOptions`'s.
 enum ConfigSchema {
     static let topKeys = ["global", "uplinks", "history", "probes"]
     static let globalKeys = ["interval", "timeout", "policy", "quorum", "fail_after", "recover_after", "fast_recheck", "path_monitor", "trust_local_targets"]
@@ -87,8 +87,8 @@ enum ConfigSchema {
             guard let s = item.scalar, !s.isNull else {
                 throw ConfigError(file: top.file, mark: item.mark, path: path, expected: "an interface name", found: item.foundDescription)
             }
-            do throws(ProbeConfigError) { try ProbeConfigError.checkInterface(s.text) } catch {
-                throw ConfigError(file: top.file, mark: item.mark, path: path, expected: "an interface name (1–15 characters, no '/', ':' or spaces)",
+            if InterfaceName.problem(s.text) != nil {
+                throw ConfigError(file: top.file, mark: item.mark, path: path, expected: "an interface name (\(InterfaceName.rule))",
                                   found: s.text.debugDescription)
             }
             if s.text == "auto" {

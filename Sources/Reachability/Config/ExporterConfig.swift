@@ -1,6 +1,6 @@
 /// The configuration file (`--config.file`), decoded and checked against the schema: what it
 /// sets and nothing else. Optional fields are nil when the file does not set them, so the
-/// command line can fill them in (see `ExporterSetup` for the precedence). Built by
+/// command line can fill them in (see `ExporterOptions` for the precedence). Built by
 /// `ConfigLoader`; what a field means is in docs/configuration.md.
 public struct ExporterConfig: Sendable, Equatable {
     /// The file it came from, as given (for messages).

@@ -48,15 +48,8 @@ public struct ICMPProber: Prober {
             if !(1...Self.maxCount).contains(count) { return "count \(count) is outside 1…\(Self.maxCount)" }
             if spacing < .zero { return "spacing \(spacing) is negative" }
             if !(0...Self.maxPayloadSize).contains(payloadSize) { return "payload size \(payloadSize) is outside 0…\(Self.maxPayloadSize)" }
-            if let interface, !Self.isValidInterfaceName(interface) { return "interface name \(interface.debugDescription) is not valid" }
+            if let interface, let problem = InterfaceName.problem(interface) { return "interface \(interface.debugDescription): \(problem)" }
             return nil
-        }
-
-        /// Linux's rule for interface names: 1–15 bytes, not `.` or `..`, no `/`, `:`, whitespace or NUL.
-        public static func isValidInterfaceName(_ name: String) -> Bool {
-            let bytes = Array(name.utf8)
-            guard (1...15).contains(bytes.count), name != ".", name != ".." else { return false }
-            return !bytes.contains { $0 == 0x2f || $0 == 0x3a || $0 == 0 || $0 == 0x20 || (0x09...0x0d).contains($0) }
         }
     }
 

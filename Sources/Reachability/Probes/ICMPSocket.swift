@@ -90,7 +90,7 @@ final class ICMPSocket: Sendable {
     /// kernel-side type filters (raw), the bound device.
     private static func configure(_ fd: Int32, family: IPFamily, kind: ICMPSocketKind, interface: String?) throws(Errno) {
         if let interface {
-            guard ICMPProber.Configuration.isValidInterfaceName(interface) else { throw Errno(EINVAL) }
+            guard InterfaceName.problem(interface) == nil else { throw Errno(EINVAL) }
             let rc = interface.withCString { setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, $0, socklen_t(strlen($0) + 1)) }
             if rc != 0 { throw Errno.current }
         }

@@ -10,14 +10,9 @@ public struct ProbeConfigError: Error, Sendable, Equatable, CustomStringConverti
 }
 
 extension ProbeConfigError {
-    /// Checks an interface name for SO_BINDTODEVICE: 1–15 bytes, no '/', ':' or white space.
+    /// Checks an interface name for SO_BINDTODEVICE (`InterfaceName`).
     static func checkInterface(_ name: String?) throws(ProbeConfigError) {
-        guard let name else { return }
-        guard !name.isEmpty, name.utf8.count <= 15 else {
-            throw ProbeConfigError("interface \(name.debugDescription): must be 1–15 characters")
-        }
-        guard name.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: ":") }) else {
-            throw ProbeConfigError("interface \(name.debugDescription): has a character not allowed in interface names")
-        }
+        guard let name, let problem = InterfaceName.problem(name) else { return }
+        throw ProbeConfigError("interface \(name.debugDescription): \(problem)")
     }
 }

@@ -117,7 +117,7 @@ public final class MetricsRecorder: RoundObserver {
             for spec in probes {
                 let before = k.probes[spec.name]
                 let isNew = before.map { $0.type != spec.type || $0.target != spec.target } ?? true
-                for iface in [nil] + uplinks where isNew || added.contains(iface ?? "") { fresh.append((spec, iface)) }
+                for iface in spec.interfaces(uplinks) where isNew || added.contains(iface ?? "") { fresh.append((spec, iface)) }
             }
             k.probes = Dictionary(probes.map { ($0.name, ($0.type, $0.target)) }, uniquingKeysWith: { a, _ in a })
             k.uplinks = uplinks

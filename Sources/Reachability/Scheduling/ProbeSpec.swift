@@ -8,18 +8,25 @@ public struct ProbeSpec: Sendable {
     public var evidence: Evidence
     /// What the probe talks to, as configured (URL, host, `name@server`, `host:port`).
     public var target: String
+    /// Whether the probe can be bound to an interface and so runs on every uplink too. False for
+    /// the system resolver (getaddrinfo cannot be bound): such a probe runs on the routing table
+    /// only, never unbound while reported as an uplink's.
+    public var bindsToUplinks: Bool
     /// The family the probe is pinned to, if any; otherwise the result's address decides.
     public var family: IPFamily?
     /// Per-probe overrides of the global interval and timeout.
     public var interval: Duration?
     public var timeout: Duration?
     /// Builds the prober; the argument is an interface to bind to (nil: follow the routing table).
-    public var make: @Sendable (_ interface: String?) -> any Prober
+    /// A binding that cannot be applied throws: the probe must never run unbound while it is
+    /// reported as that uplink.
+    public var make: @Sendable (_ interface: String?) throws(ProbeConfigError) -> any Prober
 
     public init(name: String, type: ProbeType, target: String, family: IPFamily? = nil,
-                interval: Duration? = nil, timeout: Duration? = nil, evidence: Evidence? = nil,
-                make: @escaping @Sendable (String?) -> any Prober) {
+                interval: Duration? = nil, timeout: Duration? = nil, evidence: Evidence? = nil, bindsToUplinks: Bool = true,
+                make: @escaping @Sendable (String?) throws(ProbeConfigError) -> any Prober) {
         self.name = name; self.type = type; self.target = target; self.family = family
+        self.bindsToUplinks = bindsToUplinks
         self.evidence = evidence ?? Evidence.typical(of: type)
         self.interval = interval; self.timeout = timeout; self.make = make
     }
@@ -75,7 +82,31 @@ public struct MonitorSettings: Sendable, Equatable {
     public init() {}
 }
 
+/// Stands in for a prober that could not be built (its uplink binding failed): every round
+/// fails at once with the reason, without traffic, so the fault shows instead of the probe
+/// running unbound.
+struct UnusableProber: Prober {
+    let type: ProbeType
+    let problem: String
+
+    func probe(deadline: ContinuousClock.Instant) async -> ProbeResult {
+        .failure(.error, problem, duration: .zero)
+    }
+}
+
 extension ProbeSpec {
+    /// Where the probe runs: the routing table (nil), and each of `uplinks` when it can be bound.
+    public func interfaces(_ uplinks: [String]) -> [String?] { [nil] + (bindsToUplinks ? uplinks : []) }
+
+    /// The prober bound to `interface`, or an `UnusableProber` saying why it cannot be.
+    func prober(bound interface: String?) -> any Prober {
+        do throws(ProbeConfigError) {
+            return try make(interface)
+        } catch {
+            return UnusableProber(type: type, problem: "cannot bind \(name) to \(interface ?? "the routing table"): \(error.message)")
+        }
+    }
+
     /// The warning for a probe set in which no probe that counts under `policy` can prove the
     /// internet (a DNS-only configuration, say): its verdict is never `full`, at best
     /// `limited (unproven)`. Nil when some probe can.

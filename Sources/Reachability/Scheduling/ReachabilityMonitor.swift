@@ -64,8 +64,7 @@ public final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == D
     private static func makeProbers(_ specs: [ProbeSpec], uplinks: [String]) -> [String: any Prober] {
         var made: [String: any Prober] = [:]
         for spec in specs {
-            made[key(spec.name, nil)] = spec.make(nil)
-            for uplink in uplinks { made[key(spec.name, uplink)] = spec.make(uplink) }
+            for interface in spec.interfaces(uplinks) { made[key(spec.name, interface)] = spec.prober(bound: interface) }
         }
         return made
     }
@@ -141,7 +140,7 @@ public final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == D
         let clockStart = clock.now
         let monotonicStart = ContinuousClock.now
         let jobs: [(spec: ProbeSpec, interface: String?)] = plan.specs.flatMap { spec in
-            [(spec, nil)] + settings.uplinks.map { (spec, $0) }
+            spec.interfaces(settings.uplinks).map { (spec, $0) }
         }
         let due = state.withLock { s in
             jobs.filter { job in
@@ -312,7 +311,7 @@ public final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == D
                 return spec.name
             })
             let keys = Set(probes.filter { kept.contains($0.name) }.flatMap { spec in
-                [Self.key(spec.name, nil)] + settings.uplinks.map { Self.key(spec.name, $0) }
+                spec.interfaces(settings.uplinks).map { Self.key(spec.name, $0) }
             })
             s.lastOutcome = s.lastOutcome.filter { keys.contains($0.key) }
             s.lastRun = s.lastRun.filter { keys.contains($0.key) }

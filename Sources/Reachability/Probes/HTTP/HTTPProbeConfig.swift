@@ -114,8 +114,8 @@ public struct HTTPProbeConfig: Sendable, Equatable {
         self.caFile = caFile
         self.insecureSkipVerify = insecureSkipVerify
         self.family = family
-        if let interface, interface.isEmpty || interface.utf8.count > 15 || interface.contains("/") || interface.contains(where: \.isWhitespace) {
-            throw fail("interface", "\(interface.debugDescription) is not an interface name (1–15 bytes, no '/' or spaces)")
+        if let interface, let problem = InterfaceName.problem(interface) {
+            throw fail("interface", "\(interface.debugDescription) is not an interface name: \(problem)")
         }
         self.interface = interface
         guard (0...16 << 20).contains(bodyLimit) else { throw fail("body_limit", "must be in 0...16 MiB, got \(bodyLimit)") }

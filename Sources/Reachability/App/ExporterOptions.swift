@@ -1,5 +1,7 @@
-/// What the exporter runs with — probes, scheduler settings, constant probe labels — from the
-/// command line and, with `--config.file`, the file. The precedence (docs/configuration.md):
+/// What the exporter and `check` run with — probes, scheduler and verdict settings, constant
+/// probe labels, history — resolved once from the command line, the file (`--config.file`) and
+/// the environment by `resolve`; the commands read this value and nothing else. The one place
+/// each setting is checked. The precedence (docs/configuration.md):
 ///
 /// 1. A flag given on the command line wins over the file's `global` setting (and
 ///    `--probe.uplink` over the file's `uplinks`); a flag's default never does.
@@ -7,7 +9,7 @@
 /// 3. Probes: the file's probes and the probe flags' probes run together (file first); a name
 ///    in both is an error. Probe flags are read once at start-up; a reload re-reads the file only.
 /// 4. Neither gives a probe: the built-in public defaults, unless the environment forbids them.
-struct ExporterSetup: Sendable {
+struct ExporterOptions: Sendable {
     var specs: [ProbeSpec]
     var settings: MonitorSettings
     /// The file as read (nil without `--config.file`).
@@ -16,6 +18,8 @@ struct ExporterSetup: Sendable {
     var labels: [String: [ProbeLabel]]
     /// Things worth a warning in the log (an `auto` uplink list that found nothing).
     var notes: [String]
+    /// `--history.*` flags, else the file's `history:` section; nil: no history.
+    var history: HistoryConfig?
 
     /// Why a setup is refused: a bad flag (exit 64) or a bad file (exit 78).
     enum Failure: Error {
@@ -23,19 +27,21 @@ struct ExporterSetup: Sendable {
         case config(ConfigError)
     }
 
-    static let settingsFlags = ["probe.interval", "probe.timeout", "probe.mode", "probe.fail-after", "probe.recover-after", "probe.fast-recheck", "probe.uplink", "probe.trust-local-targets"]
-
     /// Whether to run the netlink path monitor: the flag if given, else the file, else on.
     static func pathMonitorEnabled(_ flags: ParsedFlags, file: ExporterConfig?) -> Bool {
         flags.isSet("path.monitor") ? flags.bool("path.monitor") : (file?.global.pathMonitor ?? flags.bool("path.monitor"))
     }
 
     /// Combines flags and file. `defaultRouteInterfaces` resolves `uplinks: auto`.
-    static func make(flags: ParsedFlags, file: ExporterConfig?, environment: [String: String],
-                     defaultRouteInterfaces: [String]) throws(Failure) -> ExporterSetup {
+    static func resolve(flags: ParsedFlags, file: ExporterConfig?, environment: [String: String],
+                        defaultRouteInterfaces: [String]) throws(Failure) -> ExporterOptions {
         var notes: [String] = []
         let settings: MonitorSettings
-        do throws(UsageError) { settings = try combinedSettings(flags, file: file, defaultRouteInterfaces: defaultRouteInterfaces, notes: &notes) } catch {
+        let history: HistoryConfig?
+        do throws(UsageError) {
+            settings = try combinedSettings(flags, file: file, defaultRouteInterfaces: defaultRouteInterfaces, notes: &notes)
+            history = try HistoryFlags.config(flags) ?? file?.history.flatMap(Self.history(from:))
+        } catch {
             throw .usage(error)
         }
         try checkTimes(settings, flags: flags, file: file)
@@ -45,14 +51,11 @@ struct ExporterSetup: Sendable {
             do throws(ConfigError) { specs.append(try ConfigProbeBuilder.spec(d, file: file?.file ?? "")) } catch { throw .config(error) }
             if !d.labels.isEmpty { labels[d.name] = d.labels }
         }
-        // The probe flags' own checks (and their fallback to the defaults) are ProbeFlags'; the
-        // global settings were checked above against the file, so ProbeFlags sees only the probe flags.
-        var probeOnly = flags
-        for name in settingsFlags { probeOnly.values[name] = nil }
+        // The probe flags' own checks (and their fallback to the defaults) are ProbeFlags'.
         let anyProbeFlag = ProbeFlags.probeFlagNames.contains { flags.isSet($0) }
         if anyProbeFlag || specs.isEmpty {
             let flagSpecs: [ProbeSpec]
-            do throws(UsageError) { flagSpecs = try ProbeFlags.build(probeOnly, environment: environment).0 } catch { throw .usage(error) }
+            do throws(UsageError) { flagSpecs = try ProbeFlags.probes(flags, environment: environment) } catch { throw .usage(error) }
             for spec in flagSpecs {
                 if let d = file?.probes.first(where: { $0.name == spec.name }) {
                     throw .config(ConfigError(file: file?.file ?? "", mark: d.marks["name"] ?? d.marks["target"] ?? d.mark, path: "\(d.path).name",
@@ -62,7 +65,16 @@ struct ExporterSetup: Sendable {
                 specs.append(spec)
             }
         }
-        return ExporterSetup(specs: specs, settings: settings, file: file, labels: labels, notes: notes)
+        return ExporterOptions(specs: specs, settings: settings, file: file, labels: labels, notes: notes, history: history)
+    }
+
+    /// The file's `history:` section as settings (nil without a `dir`).
+    private static func history(from section: HistorySection) -> HistoryConfig? {
+        guard let dir = section.dir else { return nil }
+        var c = HistoryConfig(directory: dir)
+        if let size = section.maxFileSize { c.maxFileSize = Int(size) }
+        if let retention = section.retention { c.retention = retention }
+        return c
     }
 
     private static func combinedSettings(_ flags: ParsedFlags, file: ExporterConfig?, defaultRouteInterfaces: [String],
@@ -97,8 +109,11 @@ struct ExporterSetup: Sendable {
         s.fastRecheck = try duration("probe.fast-recheck", g.fastRecheck, s.fastRecheck)
         if flags.isSet("probe.uplink") || file?.uplinks == nil {
             s.uplinks = flags.strings("probe.uplink")
-            for u in s.uplinks where u.isEmpty || u.utf8.count >= 16 || u.contains("/") {
-                throw UsageError("invalid value \(u.debugDescription) for flag '--probe.uplink': not an interface name")
+            for u in s.uplinks {
+                if let problem = InterfaceName.problem(u) {
+                    throw UsageError("invalid value \(u.debugDescription) for flag '--probe.uplink': an interface name \(problem)")
+                }
+                if s.uplinks.filter({ $0 == u }).count > 1 { throw UsageError("flag '--probe.uplink' names \(u.debugDescription) twice") }
             }
         } else if case .interfaces(let names)? = file?.uplinks {
             s.uplinks = names
