@@ -10,7 +10,17 @@ import Testing
         return (try? String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)) ?? ""
     }
 
+    /// The README names every metric of the catalog.
     @Test func metricReferenceIsComplete() throws {
+        let readme = Self.readme
+        try #require(!readme.isEmpty, "README.md not found")
+        let missing = MetricCatalog.all.map(\.name).filter { !readme.contains("`\($0)`") }
+        #expect(missing.isEmpty, "not in the README's metric reference: \(missing)")
+        #expect(Set(MetricCatalog.all.map(\.name)).count == MetricCatalog.all.count, "a name is in the catalog twice")
+    }
+
+    /// Everything the parts register comes from the catalog: nothing is served that it does not name.
+    @Test func everyRegisteredMetricIsInTheCatalog() throws {
         let registry = MetricsRegistry()
         ProcessMetrics.register(in: registry)
         _ = ExporterMetrics(registry: registry)
@@ -18,13 +28,20 @@ import Testing
         _ = HistoryMetrics(registry: registry)
         PathMetrics.register(in: registry, source: FakePathSource(FakePathSource.snapshot(name: "eth0", type: .ethernet, families: [.ipv4], carrier: true)))
         _ = try HTTPServer(listen: ListenAddress(host: "127.0.0.1", port: 0), registry: registry) { _ in HTTPResponse(status: 200, text: "") }
-        registry.gauge("reachability_exporter_build_info", help: "x", labels: ["version", "revision", "swiftversion"]).labels("a", "b", "c").set(1)
+        registry.gauge(MetricCatalog.exporterBuildInfo).labels("a", "b", "c").set(1)
+        ConfigMetrics(registry: registry).setProbeLabels([(target: "a", labels: [ProbeLabel("site", "x")])])
         let names = registry.renderString().split(separator: "\n").filter { $0.hasPrefix("# TYPE ") }.map { String($0.split(separator: " ")[2]) }
         #expect(names.count > 40)
-        let readme = Self.readme
-        try #require(!readme.isEmpty, "README.md not found")
-        let missing = names.filter { !readme.contains("`\($0)`") }
-        #expect(missing.isEmpty, "not in the README's metric reference: \(missing)")
+        let catalog = Set(MetricCatalog.all.map(\.name))
+        #expect(names.filter { !catalog.contains($0) }.isEmpty, "registered outside the catalog: \(names.filter { !catalog.contains($0) })")
+        #expect(catalog.subtracting(names).isEmpty, "in the catalog but never registered: \(catalog.subtracting(names))")
+    }
+
+    @Test func theMetricsCommandPrintsTheCatalog() throws {
+        let json = MetricsCommand.json(MetricCatalog.all)
+        #expect(json.contains("{\"name\":\"reachability_internet_reachable\",\"type\":\"gauge\",\"labels\":[],"))
+        #expect(json.split(separator: "\n").count == MetricCatalog.all.count + 2)
+        #expect(MetricsCommand.table(MetricCatalog.all).contains("reachability_probe_failures_total"))
     }
 
     @Test func everyFlagIsDocumented() {

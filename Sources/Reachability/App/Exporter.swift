@@ -28,9 +28,7 @@ struct Exporter: Sendable {
         }
         let registry = MetricsRegistry()
         ProcessMetrics.register(in: registry)
-        registry.gauge("reachability_exporter_build_info",
-                       help: "A metric with a constant '1' value labeled by version, revision and swiftversion from which reachability_exporter was built.",
-                       labels: ["version", "revision", "swiftversion"])
+        registry.gauge(MetricCatalog.exporterBuildInfo)
             .labels(BuildInfo.version, BuildInfo.revision, BuildInfo.swiftVersion).set(1)
 
         // The file is read before the path monitor starts (global.path_monitor, uplinks: auto).

@@ -23,6 +23,7 @@ public enum ExporterCommand {
                reachability_exporter check [<probe flags>] [--output=text|json]
                reachability_exporter check-config FILE
                reachability_exporter history --history.dir=DIR [--since=DURATION] [--output=table|json|csv]
+               reachability_exporter metrics [--output=table|json]
 
         Tells whether this host really reaches the internet, and exports it to Prometheus.
         Without probe flags it probes a built-in set of public endpoints (see the README).
@@ -39,6 +40,7 @@ public enum ExporterCommand {
         case "check": return await CheckCommand.main(Array(args.dropFirst()))
         case "check-config": return CheckConfigCommand.main(Array(args.dropFirst()))
         case "history": return HistoryCommand.main(Array(args.dropFirst()))
+        case "metrics": return MetricsCommand.main(Array(args.dropFirst()))
         default: break
         }
         let flags: ParsedFlags

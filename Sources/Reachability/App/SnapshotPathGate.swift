@@ -54,12 +54,12 @@ public struct SnapshotPathGate: PathGate {
 /// `reachability_path_*` and `reachability_interface_*`, read from the path source at scrape time.
 public enum PathMetrics {
     public static func register(in registry: MetricsRegistry, source: any PathSource) {
-        let satisfied = registry.gauge("reachability_path_satisfied", help: "1 when the IP family has a usable path (an up interface with carrier, an address and a default route), else 0.", labels: ["family"])
-        let reason = registry.gauge("reachability_path_info", help: "The path per IP family: its primary interface, or why it is unsatisfied; always 1.", labels: ["family", "interface", "reason"])
-        let up = registry.gauge("reachability_interface_up", help: "1 when the interface is administratively up with carrier, else 0.", labels: ["interface", "type"])
-        let info = registry.gauge("reachability_interface_info", help: "Interfaces the path monitor sees; always 1.", labels: ["interface", "type", "kind", "operstate", "expensive"])
-        let mtu = registry.gauge("reachability_interface_mtu_bytes", help: "Interface MTU.", labels: ["interface"])
-        let changes = registry.counter("reachability_path_changes_total", help: "Changes of the host's network path the monitor published.").labels()
+        let satisfied = registry.gauge(MetricCatalog.pathSatisfied)
+        let reason = registry.gauge(MetricCatalog.pathInfo)
+        let up = registry.gauge(MetricCatalog.interfaceUp)
+        let info = registry.gauge(MetricCatalog.interfaceInfo)
+        let mtu = registry.gauge(MetricCatalog.interfaceMtuBytes)
+        let changes = registry.counter(MetricCatalog.pathChangesTotal).labels()
         registry.onCollect {
             let s = source.current
             for family in IPFamily.allCases {

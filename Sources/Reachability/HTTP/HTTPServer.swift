@@ -45,8 +45,7 @@ public final class HTTPServer: Sendable {
         self.options = options
         self.handler = handler
         self.logger = logger
-        rejected = registry?.counter("reachability_exporter_http_rejected_connections_total",
-                                     help: "Connections refused because max connections were in use.").labels()
+        rejected = registry?.counter(MetricCatalog.exporterHttpRejectedConnectionsTotal).labels()
         let fd = try Self.openListener(listen)
         listenFD = fd
         var storage = sockaddr_storage()

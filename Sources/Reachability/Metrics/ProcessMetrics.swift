@@ -5,13 +5,13 @@ import Glibc
 public enum ProcessMetrics {
     /// Registers the families and a collect hook that refreshes them on every scrape.
     public static func register(in registry: MetricsRegistry) {
-        let cpuSeconds = registry.counter("process_cpu_seconds_total", help: "Total user and system CPU time spent in seconds.").labels()
-        let resident = registry.gauge("process_resident_memory_bytes", help: "Resident memory size in bytes.").labels()
-        let virtual = registry.gauge("process_virtual_memory_bytes", help: "Virtual memory size in bytes.").labels()
-        let openFDs = registry.gauge("process_open_fds", help: "Number of open file descriptors.").labels()
-        let maxFDs = registry.gauge("process_max_fds", help: "Maximum number of open file descriptors.").labels()
-        let start = registry.gauge("process_start_time_seconds", help: "Start time of the process since unix epoch in seconds.").labels()
-        let threads = registry.gauge("process_threads", help: "Number of OS threads in the process.").labels()
+        let cpuSeconds = registry.counter(MetricCatalog.processCpuSecondsTotal).labels()
+        let resident = registry.gauge(MetricCatalog.processResidentMemoryBytes).labels()
+        let virtual = registry.gauge(MetricCatalog.processVirtualMemoryBytes).labels()
+        let openFDs = registry.gauge(MetricCatalog.processOpenFds).labels()
+        let maxFDs = registry.gauge(MetricCatalog.processMaxFds).labels()
+        let start = registry.gauge(MetricCatalog.processStartTimeSeconds).labels()
+        let threads = registry.gauge(MetricCatalog.processThreads).labels()
         if let s = read() { start.set(s.startTime) }
         registry.onCollect {
             guard let s = read() else { return }

@@ -84,6 +84,22 @@ public final class MetricsRegistry: Sendable {
         }
     }
 
+    /// The family `descriptor` describes (see `MetricCatalog`); `extraLabels` follow its labels.
+    package func counter(_ d: MetricDescriptor) -> MetricFamily<Counter> {
+        precondition(d.kind == .counter, "\(d.name) is a \(d.kind.rawValue)")
+        return counter(d.name, help: d.help, labels: d.labels)
+    }
+
+    package func gauge(_ d: MetricDescriptor, extraLabels: [String] = []) -> MetricFamily<Gauge> {
+        precondition(d.kind == .gauge, "\(d.name) is a \(d.kind.rawValue)")
+        return gauge(d.name, help: d.help, labels: d.labels + extraLabels)
+    }
+
+    package func histogram(_ d: MetricDescriptor) -> MetricFamily<Histogram> {
+        precondition(d.kind == .histogram, "\(d.name) is a \(d.kind.rawValue)")
+        return histogram(d.name, help: d.help, labels: d.labels, buckets: d.buckets ?? [])
+    }
+
     /// Runs `hook` at the start of every render, to refresh values read at scrape time
     /// (process metrics, history-derived gauges).
     public func onCollect(_ hook: @escaping @Sendable () -> Void) {

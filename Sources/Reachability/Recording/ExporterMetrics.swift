@@ -1,11 +1,7 @@
 import Synchronization
 
-/// Every product metric the exporter serves: names, help texts and bucket layouts in one place,
-/// so the README's metric reference can be checked against this file. The README lists them all.
+/// The verdict's and the probes' metric families, registered from `MetricCatalog`.
 public struct ExporterMetrics: Sendable {
-    /// RTT buckets: 50 µs doubling to ~26 s, as smokeping_prober uses.
-    public static let durationBuckets = Buckets.exponential(start: 0.00005, factor: 2, count: 20)
-
     let reachable: Gauge
     let familyReachable: MetricFamily<Gauge>
     let uplinkReachable: MetricFamily<Gauge>
@@ -38,36 +34,36 @@ public struct ExporterMetrics: Sendable {
     let schedulerLateness: Histogram
 
     public init(registry r: MetricsRegistry) {
-        reachable = r.gauge("reachability_internet_reachable", help: "1 when the verdict is full (the internet is reachable through the routing table), else 0.").labels()
-        familyReachable = r.gauge("reachability_family_internet_reachable", help: "1 when the verdict for the IP family is full, else 0.", labels: ["family"])
-        uplinkReachable = r.gauge("reachability_uplink_internet_reachable", help: "1 when the verdict for the uplink (probes bound to the interface) is full, else 0.", labels: ["interface"])
-        state = r.gauge("reachability_connectivity_state", help: "1 for the current overall connectivity state, 0 for the others.", labels: ["state"])
-        familyState = r.gauge("reachability_family_connectivity_state", help: "1 for the IP family's current connectivity state, 0 for the others.", labels: ["family", "state"])
-        uplinkState = r.gauge("reachability_uplink_connectivity_state", help: "1 for the uplink's current connectivity state, 0 for the others.", labels: ["interface", "state"])
-        stateInfo = r.gauge("reachability_connectivity_info", help: "The current verdict with its reason, per scope (overall, ipv4, ipv6 or an uplink interface); always 1.", labels: ["scope", "state", "reason"])
-        transitions = r.counter("reachability_state_transitions_total", help: "Overall connectivity state changes.", labels: ["from", "to"])
-        lastTransition = r.gauge("reachability_last_transition_timestamp_seconds", help: "When the overall state last changed, Unix seconds.").labels()
-        stateSince = r.gauge("reachability_state_since_timestamp_seconds", help: "When the scope's current state began, Unix seconds.", labels: ["scope"])
-        rounds = r.counter("reachability_rounds_total", help: "Probe rounds completed.").labels()
-        roundDuration = r.histogram("reachability_round_duration_seconds", help: "Wall time of whole probe rounds (including stagger).", buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60]).labels()
-        probeSuccess = r.gauge("reachability_probe_success", help: "1 if the probe's last round succeeded, else 0.", labels: ["probe", "target"])
-        probeStatus = r.gauge("reachability_probe_portal", help: "1 if the probe's last round saw a captive-portal signal, else 0.", labels: ["probe", "target"])
-        probeDuration = r.histogram("reachability_probe_duration_seconds", help: "Round trip of successful probes (each ICMP echo is one observation).", labels: ["probe", "target"], buckets: Self.durationBuckets)
-        probeLastDuration = r.gauge("reachability_probe_last_duration_seconds", help: "Wall time of the probe's last round, success or not.", labels: ["probe", "target"])
-        probes = r.counter("reachability_probes_total", help: "Probe rounds run.", labels: ["probe", "target"])
-        failures = r.counter("reachability_probe_failures_total", help: "Probe rounds that failed, by reason.", labels: ["probe", "target", "reason"])
-        portalSignals = r.counter("reachability_probe_portal_signals_total", help: "Probe rounds that saw a captive-portal signal, by reason.", labels: ["probe", "target", "reason"])
-        phase = r.gauge("reachability_probe_phase_duration_seconds", help: "Duration of each phase of the probe's last round (resolve, connect, tls, processing, transfer, rtt).", labels: ["probe", "target", "phase"])
-        icmpLoss = r.gauge("reachability_icmp_loss_ratio", help: "Share of echo requests in the last round that got no reply.", labels: ["target"])
-        icmpTTL = r.gauge("reachability_icmp_reply_ttl", help: "TTL (IPv4) or hop limit (IPv6) of the last echo reply.", labels: ["target"])
-        icmpSent = r.counter("reachability_icmp_echo_requests_total", help: "Echo requests sent.", labels: ["target"])
-        icmpReceived = r.counter("reachability_icmp_echo_replies_total", help: "Echo replies received.", labels: ["target"])
-        httpStatus = r.gauge("reachability_http_status_code", help: "HTTP status code of the last response (0 if none).", labels: ["probe", "target"])
-        certExpiry = r.gauge("reachability_tls_certificate_expiry_timestamp_seconds", help: "When the server's leaf certificate expires, Unix seconds.", labels: ["target"])
-        dnsAnswers = r.gauge("reachability_dns_answers", help: "Answer records in the last DNS response.", labels: ["target"])
-        dnsRcode = r.gauge("reachability_dns_rcode", help: "Response code of the last DNS response (0 NOERROR, 2 SERVFAIL, 3 NXDOMAIN, 5 REFUSED).", labels: ["target"])
-        probeInfo = r.gauge("reachability_probe_info", help: "Configured probes; always 1.", labels: ["probe", "target", "destination", "interface"])
-        schedulerLateness = r.histogram("reachability_scheduler_lateness_seconds", help: "How late probes start against their scheduled (staggered) slot.", buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]).labels()
+        reachable = r.gauge(MetricCatalog.internetReachable).labels()
+        familyReachable = r.gauge(MetricCatalog.familyInternetReachable)
+        uplinkReachable = r.gauge(MetricCatalog.uplinkInternetReachable)
+        state = r.gauge(MetricCatalog.connectivityState)
+        familyState = r.gauge(MetricCatalog.familyConnectivityState)
+        uplinkState = r.gauge(MetricCatalog.uplinkConnectivityState)
+        stateInfo = r.gauge(MetricCatalog.connectivityInfo)
+        transitions = r.counter(MetricCatalog.stateTransitionsTotal)
+        lastTransition = r.gauge(MetricCatalog.lastTransitionTimestampSeconds).labels()
+        stateSince = r.gauge(MetricCatalog.stateSinceTimestampSeconds)
+        rounds = r.counter(MetricCatalog.roundsTotal).labels()
+        roundDuration = r.histogram(MetricCatalog.roundDurationSeconds).labels()
+        probeSuccess = r.gauge(MetricCatalog.probeSuccess)
+        probeStatus = r.gauge(MetricCatalog.probePortal)
+        probeDuration = r.histogram(MetricCatalog.probeDurationSeconds)
+        probeLastDuration = r.gauge(MetricCatalog.probeLastDurationSeconds)
+        probes = r.counter(MetricCatalog.probesTotal)
+        failures = r.counter(MetricCatalog.probeFailuresTotal)
+        portalSignals = r.counter(MetricCatalog.probePortalSignalsTotal)
+        phase = r.gauge(MetricCatalog.probePhaseDurationSeconds)
+        icmpLoss = r.gauge(MetricCatalog.icmpLossRatio)
+        icmpTTL = r.gauge(MetricCatalog.icmpReplyTtl)
+        icmpSent = r.counter(MetricCatalog.icmpEchoRequestsTotal)
+        icmpReceived = r.counter(MetricCatalog.icmpEchoRepliesTotal)
+        httpStatus = r.gauge(MetricCatalog.httpStatusCode)
+        certExpiry = r.gauge(MetricCatalog.tlsCertificateExpiryTimestampSeconds)
+        dnsAnswers = r.gauge(MetricCatalog.dnsAnswers)
+        dnsRcode = r.gauge(MetricCatalog.dnsRcode)
+        probeInfo = r.gauge(MetricCatalog.probeInfo)
+        schedulerLateness = r.histogram(MetricCatalog.schedulerLatenessSeconds).labels()
     }
 }
 
@@ -250,9 +246,7 @@ public final class MetricsRecorder: RoundObserver {
 /// The configuration file's metrics (`--config.file` only): reload outcome, as Prometheus and
 /// Alertmanager name theirs, and the probes' constant labels as an info metric to join on.
 public final class ConfigMetrics: Sendable {
-    public static let labelsInfoName = "reachability_probe_labels_info"
-    static let labelsInfoHelp = "Constant labels of each probe from the configuration file, to join on target: "
-        + "reachability_probe_success * on(target) group_left(site) reachability_probe_labels_info; always 1."
+    public static let labelsInfoName = MetricCatalog.probeLabelsInfo.name
 
     let lastReloadSuccessful: Gauge
     let lastReloadSuccessTimestamp: Gauge
@@ -262,10 +256,8 @@ public final class ConfigMetrics: Sendable {
 
     public init(registry: MetricsRegistry) {
         self.registry = registry
-        lastReloadSuccessful = registry.gauge("reachability_exporter_config_last_reload_successful",
-                                              help: "Whether the last configuration reload attempt was successful (1) or not (0).").labels()
-        lastReloadSuccessTimestamp = registry.gauge("reachability_exporter_config_last_reload_success_timestamp_seconds",
-                                                    help: "Timestamp of the last successful configuration load or reload, Unix seconds.").labels()
+        lastReloadSuccessful = registry.gauge(MetricCatalog.exporterConfigLastReloadSuccessful).labels()
+        lastReloadSuccessTimestamp = registry.gauge(MetricCatalog.exporterConfigLastReloadSuccessTimestampSeconds).labels()
     }
 
     /// Replaces the rows of `reachability_probe_labels_info`: one per target label (a probe, and
@@ -280,7 +272,7 @@ public final class ConfigMetrics: Sendable {
                 current = nil
             }
             guard !names.isEmpty else { return }
-            let family = registry.gauge(Self.labelsInfoName, help: Self.labelsInfoHelp, labels: ["target"] + names)
+            let family = registry.gauge(MetricCatalog.probeLabelsInfo, extraLabels: names)
             current = ["target"] + names
             family.removeAll { _ in true }
             for row in rows {
