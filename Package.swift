@@ -26,6 +26,8 @@ let package = Package(
         .executableTarget(name: "http_probe_bench", dependencies: ["Reachability"], path: "bench/http_probe_bench"),
         // Hidden driver for bench/history_bench.sh: writes a synthetic month of history.
         .executableTarget(name: "history_bench", dependencies: ["Reachability", "ReachabilityTestSupport"], path: "bench/history_bench"),
+        // The README's library example (scripts/test also type-checks it against the public API alone).
+        .executableTarget(name: "reachability-example", dependencies: ["Reachability"], path: "Examples/EmbedReachability"),
         .testTarget(name: "ReachabilityTests", dependencies: ["Reachability", "ReachabilityTestSupport", "CShim"]),
     ],
     swiftLanguageModes: [.v6]

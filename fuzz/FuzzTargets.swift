@@ -31,7 +31,7 @@ let fuzzTarget: FuzzTarget = {
 private func fputs_stderr(_ s: String) { _ = s.withCString { write(2, $0, strlen($0)) } }
 
 @_cdecl("LLVMFuzzerTestOneInput")
-public func rxFuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
+package func rxFuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     let bytes = (data != nil && size > 0) ? Array(UnsafeBufferPointer(start: data, count: size)) : []
     switch fuzzTarget {
     case .httpRequest: fuzzHTTPRequest(bytes)

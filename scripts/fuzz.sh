@@ -30,7 +30,7 @@ printf 'module CShim {\n  umbrella header "%s/Sources/CShim/include/CShim.h"\n  
 clang -c -O1 -g -fsanitize=fuzzer-no-link,address -I Sources/CShim/include Sources/CShim/shim.c -o "$out/shim.o"
 mapfile -t sources < <(find Sources/Reachability -name '*.swift' | sort)
 build() {
-  swiftc -sanitize=fuzzer,address -parse-as-library -O -g -swift-version 6 -module-name Reachability \
+  swiftc -sanitize=fuzzer,address -parse-as-library -O -g -swift-version 6 -module-name Reachability -package-name reachability_exporter \
     -I "$out/cshim" -I Sources/COpenSSL "$@" "${sources[@]}" fuzz/FuzzTargets.swift "$out/shim.o" \
     -lssl -lcrypto -o "$out/reachability-fuzz"
 }

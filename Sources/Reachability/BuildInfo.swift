@@ -1,10 +1,10 @@
 /// What was built: version, source revision and compiler, for `--version` and
 /// `reachability_exporter_build_info`.
-public enum BuildInfo {
-    public static let version = "0.1.0"
+package enum BuildInfo {
+    package static let version = "0.1.0"
     /// Set by `scripts/stamp-revision` for release builds; "unknown" in a plain checkout build.
-    public static let revision = BuildRevision.value
-    public static var swiftVersion: String {
+    package static let revision = BuildRevision.value
+    package static var swiftVersion: String {
         #if compiler(>=6.4)
         "6.4+"
         #elseif compiler(>=6.3)

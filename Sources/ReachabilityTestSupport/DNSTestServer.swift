@@ -11,9 +11,9 @@ import Synchronization
 ///
 /// Runs a thread until `stop()`, which returns once the socket is closed; call it when done
 /// (the thread keeps the server alive until then).
-public final class DNSTestServer: Sendable {
+package final class DNSTestServer: Sendable {
     /// How the responder answers.
-    public enum Behaviour: Sendable {
+    package enum Behaviour: Sendable {
         /// NOERROR with one A (IPv4 text) or AAAA (IPv6 text) record per address, owned by the
         /// question name (whatever type was asked).
         case answer([String])
@@ -37,7 +37,7 @@ public final class DNSTestServer: Sendable {
     }
 
     /// Where the responder listens (numeric, with the port the kernel chose).
-    public let address: SocketAddress
+    package let address: SocketAddress
     private let fd: Int32
     private let behaviour: Mutex<Behaviour>
     private let lastQuery = Mutex<[UInt8]?>(nil)
@@ -47,7 +47,7 @@ public final class DNSTestServer: Sendable {
 
     /// Binds a UDP socket on `host` (an IP literal) and `port` (0: the kernel picks; the fault
     /// lab binds 53 inside its namespaces) and starts answering.
-    public init(host: String = "127.0.0.1", port: UInt16 = 0, behaviour: Behaviour) throws {
+    package init(host: String = "127.0.0.1", port: UInt16 = 0, behaviour: Behaviour) throws {
         guard let bindAddress = SocketAddress(ip: host, port: port) else { throw TestSupportError("not an IP: \(host)") }
         let fd = socket(bindAddress.family, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw TestSupportError("socket: \(Errno.current)") }
@@ -58,15 +58,15 @@ public final class DNSTestServer: Sendable {
     }
 
     /// Changes the answer for queries that arrive from now on.
-    public func setBehaviour(_ new: Behaviour) { behaviour.withLock { $0 = new } }
+    package func setBehaviour(_ new: Behaviour) { behaviour.withLock { $0 = new } }
     /// Queries received so far (each retransmission counts).
-    public var queries: Int { queryCount.load(ordering: .acquiring) }
+    package var queries: Int { queryCount.load(ordering: .acquiring) }
     /// The bytes of the last query received.
-    public var lastQueryBytes: [UInt8]? { lastQuery.withLock { $0 } }
+    package var lastQueryBytes: [UInt8]? { lastQuery.withLock { $0 } }
 
     /// Stops answering and returns once the socket is closed (within one 20 ms poll interval),
     /// so its port is free again. Later calls return at once.
-    public func stop() {
+    package func stop() {
         if stopped.exchange(true, ordering: .acquiringAndReleasing) { return }
         finished.wait()
     }
@@ -102,9 +102,9 @@ public final class DNSTestServer: Sendable {
 }
 
 /// An error from test-support setup (binding, spawning a command), with its message.
-public struct TestSupportError: Error, CustomStringConvertible {
-    public let description: String
-    public init(_ description: String) { self.description = description }
+package struct TestSupportError: Error, CustomStringConvertible {
+    package let description: String
+    package init(_ description: String) { self.description = description }
 }
 
 /// Binds `fd` to `address` and returns the address the kernel assigned.

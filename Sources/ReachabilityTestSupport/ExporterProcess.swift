@@ -6,13 +6,13 @@ import Glibc
 /// Traffic rule: every launch sets `REACHABILITY_EXPORTER_REFUSE_DEFAULT_TARGETS=1`, so an
 /// exporter started without explicit loopback probe targets fails instead of probing the public
 /// default endpoints.
-public final class ExporterProcess {
-    public let process = Process()
-    public let stderrPath: String
-    public private(set) var port: UInt16 = 0
+package final class ExporterProcess {
+    package let process = Process()
+    package let stderrPath: String
+    package private(set) var port: UInt16 = 0
 
     /// The binary beside the test bundle in the build directory.
-    public static var binaryPath: String {
+    package static var binaryPath: String {
         let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         var dir = URL(fileURLWithPath: exe).deletingLastPathComponent()
         // Inside an .xctest bundle the executable sits one or more levels down.
@@ -22,7 +22,7 @@ public final class ExporterProcess {
         return dir.appendingPathComponent("reachability_exporter").path
     }
 
-    public init(_ args: [String], environment: [String: String] = [:]) throws {
+    package init(_ args: [String], environment: [String: String] = [:]) throws {
         stderrPath = NSTemporaryDirectory() + "rx-stderr-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).log"
         _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
         process.executableURL = URL(fileURLWithPath: Self.binaryPath)
@@ -37,7 +37,7 @@ public final class ExporterProcess {
     }
 
     /// Runs the binary to completion (bounded by `timeout`) and returns exit status, stdout and stderr.
-    public static func run(_ args: [String], timeout: Double = 30, environment: [String: String] = [:],
+    package static func run(_ args: [String], timeout: Double = 30, environment: [String: String] = [:],
                            executable: String? = nil, prefix: [String] = []) throws -> (status: Int32, stdout: String, stderr: String) {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: executable ?? binaryPath)
@@ -58,11 +58,11 @@ public final class ExporterProcess {
         return (p.terminationStatus, o, e)
     }
 
-    public var stderr: String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
+    package var stderr: String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
 
     /// Waits for the "listening" log line and remembers the bound port.
     @discardableResult
-    public func waitListening(timeout: Double = 20) throws -> UInt16 {
+    package func waitListening(timeout: Double = 20) throws -> UInt16 {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             // Both log formats: `msg=listening address=H:P` and `"msg":"listening","address":"H:P"`.
@@ -81,7 +81,7 @@ public final class ExporterProcess {
     }
 
     /// Waits until a line containing `text` is logged.
-    public func waitForLog(_ text: String, timeout: Double = 20) throws {
+    package func waitForLog(_ text: String, timeout: Double = 20) throws {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             if stderr.range(ofBytes: text) != nil { return }
@@ -92,7 +92,7 @@ public final class ExporterProcess {
     }
 
     /// Sends a signal and waits for exit; returns the exit status and how long it took.
-    public func stop(signal: Int32 = SIGTERM, timeout: Double = 10) throws -> (status: Int32, seconds: Double) {
+    package func stop(signal: Int32 = SIGTERM, timeout: Double = 10) throws -> (status: Int32, seconds: Double) {
         let start = Date()
         kill(process.processIdentifier, signal)
         while process.isRunning && Date().timeIntervalSince(start) < timeout { usleep(5_000) }
@@ -105,7 +105,7 @@ public final class ExporterProcess {
     }
 
     /// GETs a path from the running exporter with a bounded wait.
-    public func get(_ path: String, headers: [String: String] = [:]) throws -> (status: Int, headers: String, body: String) {
+    package func get(_ path: String, headers: [String: String] = [:]) throws -> (status: Int, headers: String, body: String) {
         let client = try RawTCPClient(port: port)
         var req = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
         for (k, v) in headers { req += "\(k): \(v)\r\n" }

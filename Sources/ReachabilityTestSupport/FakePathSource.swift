@@ -3,32 +3,32 @@ import Reachability
 /// A `PathSource` driven by the test: `send(_:)` publishes a snapshot to every subscriber,
 /// exactly as `PathMonitor` does (same broadcaster, same stream semantics), and counts it as a
 /// change. Thread-safe.
-public final class FakePathSource: PathSource {
+package final class FakePathSource: PathSource {
     private let broadcaster: PathBroadcaster
 
-    public init(_ initial: PathSnapshot = FakePathSource.snapshot()) {
+    package init(_ initial: PathSnapshot = FakePathSource.snapshot()) {
         broadcaster = PathBroadcaster(initial: initial)
     }
 
-    public var current: PathSnapshot { broadcaster.current }
-    public func updates() -> AsyncStream<PathSnapshot> { broadcaster.updates() }
-    public var subscriberCount: Int { broadcaster.subscriberCount }
+    package var current: PathSnapshot { broadcaster.current }
+    package func updates() -> AsyncStream<PathSnapshot> { broadcaster.updates() }
+    package var subscriberCount: Int { broadcaster.subscriberCount }
 
     /// Publishes `snapshot` with `changeCount` one above the current one's.
-    public func send(_ snapshot: PathSnapshot) {
+    package func send(_ snapshot: PathSnapshot) {
         var next = snapshot
         next.changeCount = broadcaster.current.changeCount + 1
         broadcaster.publish(next)
     }
 
     /// Ends every stream, like `PathMonitor.stop()`.
-    public func finish() { broadcaster.finish() }
+    package func finish() { broadcaster.finish() }
 
     /// A ready-made snapshot: loopback plus one interface `name` of `type`, up with carrier,
     /// with an address and a default route for each family in `families` (metric 100).
     /// `families: []` gives an interface with no addresses (both families `no_address`);
     /// `carrier: false` gives `no_carrier`.
-    public static func snapshot(
+    package static func snapshot(
         name: String = "eth0", type: InterfaceType = .ethernet, families: Set<IPFamily> = [.ipv4, .ipv6],
         carrier: Bool = true, changeCount: Int = 0
     ) -> PathSnapshot {

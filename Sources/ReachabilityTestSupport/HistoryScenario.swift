@@ -7,30 +7,30 @@ import Reachability
 /// (a stop record, no rounds, a start record) of `gapLength` seconds at `gapOffset` into the
 /// day. Each round lasts `roundDuration`, so its verdict holds from `time + roundDuration`.
 /// Files are written through `HistoryStore`, so rotation (daily and by size) is the real one.
-public struct HistoryScenario: Sendable {
-    public var start: Double = 1_767_225_600  // 2026-01-01T00:00:00Z
-    public var days = 30
-    public var interval: Double = 1
-    public var roundDuration = 0.05
-    public var outagePeriod: Double = 6 * 3600
-    public var outageOffset: Double = 3600
-    public var outageLength: Double = 300
-    public var gapOffset: Double = 12 * 3600
-    public var gapLength: Double = 600
+package struct HistoryScenario: Sendable {
+    package var start: Double = 1_767_225_600  // 2026-01-01T00:00:00Z
+    package var days = 30
+    package var interval: Double = 1
+    package var roundDuration = 0.05
+    package var outagePeriod: Double = 6 * 3600
+    package var outageOffset: Double = 3600
+    package var outageLength: Double = 300
+    package var gapOffset: Double = 12 * 3600
+    package var gapLength: Double = 600
     /// Probe results per round record (each adds ~100 bytes, like a real probe).
-    public var probes = 2
+    package var probes = 2
     /// Successful probes' durations follow a slow wave (20–40 ms) instead of a constant 23.456 ms,
     /// so RTT charts have something to draw.
-    public var rttWave = false
+    package var rttWave = false
     /// How long after its last round the stop record is written.
-    public static let stopDelay = 0.5
+    package static let stopDelay = 0.5
 
-    public init() {}
+    package init() {}
 
-    public var end: Double { start + Double(days) * 86_400 }
+    package var end: Double { start + Double(days) * 86_400 }
 
     /// The outages the report must find (all overall, limited/timeout, recovered).
-    public var expectedOutages: [(start: Double, end: Double)] {
+    package var expectedOutages: [(start: Double, end: Double)] {
         var out: [(Double, Double)] = []
         var t = start
         while t < end {
@@ -42,8 +42,8 @@ public struct HistoryScenario: Sendable {
 
     /// Uncovered seconds per full day: the stop comes `stopDelay` after the last round's verdict,
     /// and coverage resumes with the first round after the gap.
-    public var gapPerDay: Double { gapLength + interval - Self.stopDelay }
-    public var downPerDay: Double { 86_400 / outagePeriod * outageLength }
+    package var gapPerDay: Double { gapLength + interval - Self.stopDelay }
+    package var downPerDay: Double { 86_400 / outagePeriod * outageLength }
 
     private func verdict(at t: Double) -> Verdict {
         let phase = (t - start).truncatingRemainder(dividingBy: outagePeriod)
@@ -67,7 +67,7 @@ public struct HistoryScenario: Sendable {
 
     /// Writes the history into `directory`; returns the number of round records.
     @discardableResult
-    public func write(to directory: String, maxFileSize: Int = 64 << 20) throws -> Int {
+    package func write(to directory: String, maxFileSize: Int = 64 << 20) throws -> Int {
         var config = HistoryConfig(directory: directory)
         config.maxFileSize = maxFileSize
         config.maxTotalSize = Int.max / 2

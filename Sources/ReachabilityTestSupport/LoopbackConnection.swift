@@ -5,7 +5,7 @@ import Reachability
 /// One accepted connection of a `LoopbackHTTPServer`, used by a behaviour on the connection's
 /// own thread: blocking reads and writes (through TLS when the server has an identity) that
 /// give up when the server stops. The server closes the descriptor afterwards.
-public final class LoopbackConnection {
+package final class LoopbackConnection {
     let fd: Int32
     private unowned let server: LoopbackHTTPServer
     private let identity: LoopbackTLSIdentity?
@@ -18,7 +18,7 @@ public final class LoopbackConnection {
     }
 
     /// True once the server is stopping: loops in behaviours must end.
-    public var isStopped: Bool { server.isStopped }
+    package var isStopped: Bool { server.isStopped }
 
     /// Runs the TLS server handshake when the server has an identity; false if it failed
     /// (for example because the client refused the certificate).
@@ -38,7 +38,7 @@ public final class LoopbackConnection {
     /// Reads a request head (up to the blank line, at most 64 KiB), records it on the server
     /// and returns it; nil if the peer closed, the server stopped or 10 s passed.
     @discardableResult
-    public func readRequest() -> String? {
+    package func readRequest() -> String? {
         var head: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
         while head.count < 65_536 {
@@ -55,7 +55,7 @@ public final class LoopbackConnection {
 
     /// Writes all bytes; false if the peer went away or the server stopped.
     @discardableResult
-    public func write(_ bytes: [UInt8]) -> Bool {
+    package func write(_ bytes: [UInt8]) -> Bool {
         var offset = 0
         while offset < bytes.count {
             if isStopped { return false }
@@ -74,18 +74,18 @@ public final class LoopbackConnection {
     }
 
     @discardableResult
-    public func write(_ text: String) -> Bool { write(Array(text.utf8)) }
+    package func write(_ text: String) -> Bool { write(Array(text.utf8)) }
 
     /// Sleeps up to `milliseconds`, waking early (and returning false) when the server stops.
     @discardableResult
-    public func pause(milliseconds: Int32) -> Bool {
+    package func pause(milliseconds: Int32) -> Bool {
         var p = pollfd(fd: server.stopFD, events: Int16(POLLIN), revents: 0)
         return poll(&p, 1, milliseconds) == 0
     }
 
     /// Keeps the connection open and silent (discarding input) until the peer closes it, an
     /// error occurs or the server stops.
-    public func holdOpen() {
+    package func holdOpen() {
         var buffer = [UInt8](repeating: 0, count: 4096)
         while !isStopped {
             switch read(into: &buffer, timeoutMS: 200) {
@@ -96,7 +96,7 @@ public final class LoopbackConnection {
     }
 
     /// Makes the coming close send a TCP RST instead of a FIN (SO_LINGER with a zero timeout).
-    public func resetOnClose() {
+    package func resetOnClose() {
         var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
         setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
     }

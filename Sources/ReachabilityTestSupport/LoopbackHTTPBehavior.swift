@@ -1,12 +1,12 @@
 /// What a `LoopbackHTTPServer` does with each connection: ordinary answers for positive tests
 /// and hostile ones (silence, slow drip, endless body, huge head, garbage, reset) for the rest.
-public struct LoopbackHTTPBehavior: Sendable {
-    public let run: @Sendable (LoopbackConnection) -> Void
+package struct LoopbackHTTPBehavior: Sendable {
+    package let run: @Sendable (LoopbackConnection) -> Void
 
-    public init(_ run: @escaping @Sendable (LoopbackConnection) -> Void) { self.run = run }
+    package init(_ run: @escaping @Sendable (LoopbackConnection) -> Void) { self.run = run }
 
     /// Reads the request and writes `raw` verbatim, then closes.
-    public static func raw(_ raw: String) -> LoopbackHTTPBehavior {
+    package static func raw(_ raw: String) -> LoopbackHTTPBehavior {
         LoopbackHTTPBehavior { c in
             guard c.readRequest() != nil else { return }
             c.write(raw)
@@ -14,7 +14,7 @@ public struct LoopbackHTTPBehavior: Sendable {
     }
 
     /// A complete response with `Content-Length` (omitted from the body for HEAD requests).
-    public static func status(_ code: Int, _ reason: String = "", headers: [(String, String)] = [], body: String = "") -> LoopbackHTTPBehavior {
+    package static func status(_ code: Int, _ reason: String = "", headers: [(String, String)] = [], body: String = "") -> LoopbackHTTPBehavior {
         LoopbackHTTPBehavior { c in
             guard let request = c.readRequest() else { return }
             c.write(response(code, reason, headers: headers, body: body, isHead: request.hasPrefix("HEAD ")))
@@ -22,7 +22,7 @@ public struct LoopbackHTTPBehavior: Sendable {
     }
 
     /// Routes by request path (query ignored); unknown paths get 404.
-    public static func routes(_ table: [String: LoopbackHTTPBehavior.Answer]) -> LoopbackHTTPBehavior {
+    package static func routes(_ table: [String: LoopbackHTTPBehavior.Answer]) -> LoopbackHTTPBehavior {
         LoopbackHTTPBehavior { c in
             guard let request = c.readRequest() else { return }
             let target = request.split(separator: " ", maxSplits: 2).dropFirst().first.map(String.init) ?? "/"
@@ -34,7 +34,7 @@ public struct LoopbackHTTPBehavior: Sendable {
 
     /// A captive portal as openNDS 9.10 answers an unauthenticated client: `GET` gets a `307` to
     /// its splash page, any other method `511 Network Authentication Required`.
-    public static func openNDSPortal(splash: String = "http://192.0.2.1:2050/opennds_preauth/") -> LoopbackHTTPBehavior {
+    package static func openNDSPortal(splash: String = "http://192.0.2.1:2050/opennds_preauth/") -> LoopbackHTTPBehavior {
         LoopbackHTTPBehavior { c in
             guard let request = c.readRequest() else { return }
             if request.hasPrefix("GET ") {
@@ -46,19 +46,19 @@ public struct LoopbackHTTPBehavior: Sendable {
     }
 
     /// One canned answer for `routes`.
-    public struct Answer: Sendable {
-        public var code: Int
-        public var reason: String
-        public var headers: [(String, String)]
-        public var body: String
-        public init(_ code: Int, _ reason: String = "", headers: [(String, String)] = [], body: String = "") {
+    package struct Answer: Sendable {
+        package var code: Int
+        package var reason: String
+        package var headers: [(String, String)]
+        package var body: String
+        package init(_ code: Int, _ reason: String = "", headers: [(String, String)] = [], body: String = "") {
             self.code = code; self.reason = reason; self.headers = headers; self.body = body
         }
     }
 
     /// Writes `raw` as soon as the connection is accepted, without reading (a banner, or a
     /// plain-HTTP error answering a TLS ClientHello), then waits for the peer to leave.
-    public static func greeting(_ raw: String) -> LoopbackHTTPBehavior {
+    package static func greeting(_ raw: String) -> LoopbackHTTPBehavior {
         LoopbackHTTPBehavior { c in
             c.write(raw)
             c.holdOpen()
@@ -66,13 +66,13 @@ public struct LoopbackHTTPBehavior: Sendable {
     }
 
     /// Accepts, reads the request, and never answers.
-    public static let silent = LoopbackHTTPBehavior { c in
+    package static let silent = LoopbackHTTPBehavior { c in
         c.readRequest()
         c.holdOpen()
     }
 
     /// Writes `raw` one byte every `intervalMS`, until done, the peer leaves or the server stops.
-    public static func drip(_ raw: String, intervalMS: Int32) -> LoopbackHTTPBehavior {
+    package static func drip(_ raw: String, intervalMS: Int32) -> LoopbackHTTPBehavior {
         LoopbackHTTPBehavior { c in
             guard c.readRequest() != nil else { return }
             for byte in raw.utf8 {
@@ -83,7 +83,7 @@ public struct LoopbackHTTPBehavior: Sendable {
     }
 
     /// A 200 head without framing, then body bytes forever (until the peer leaves or the server stops).
-    public static let endlessBody = LoopbackHTTPBehavior { c in
+    package static let endlessBody = LoopbackHTTPBehavior { c in
         guard c.readRequest() != nil else { return }
         guard c.write("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\n") else { return }
         let block = [UInt8](repeating: UInt8(ascii: "x"), count: 16 * 1024)
@@ -94,7 +94,7 @@ public struct LoopbackHTTPBehavior: Sendable {
     }
 
     /// A status line followed by `count` header fields with `valueBytes`-byte values, then a blank line.
-    public static func hugeHead(fields count: Int, valueBytes: Int = 80) -> LoopbackHTTPBehavior {
+    package static func hugeHead(fields count: Int, valueBytes: Int = 80) -> LoopbackHTTPBehavior {
         LoopbackHTTPBehavior { c in
             guard c.readRequest() != nil else { return }
             var text = "HTTP/1.1 200 OK\r\n"
@@ -104,13 +104,13 @@ public struct LoopbackHTTPBehavior: Sendable {
     }
 
     /// Reads the request, then resets the connection (RST) without answering.
-    public static let reset = LoopbackHTTPBehavior { c in
+    package static let reset = LoopbackHTTPBehavior { c in
         c.readRequest()
         c.resetOnClose()
     }
 
     /// Builds an HTTP/1.1 response with `Content-Length` and `Connection: close`.
-    public static func response(_ code: Int, _ reason: String, headers: [(String, String)], body: String, isHead: Bool = false) -> String {
+    package static func response(_ code: Int, _ reason: String, headers: [(String, String)], body: String, isHead: Bool = false) -> String {
         var text = "HTTP/1.1 \(code) \(reason)\r\n"
         for (name, value) in headers { text += "\(name): \(value)\r\n" }
         if !headers.contains(where: { $0.0.lowercased() == "content-length" || $0.0.lowercased() == "transfer-encoding" }) {

@@ -10,10 +10,10 @@ import Synchronization
 ///
 /// Contract: call `stop()` when done (the threads keep the server alive until then). `stop()`
 /// wakes every blocked accept, read and write, so no thread outlives it for long.
-public final class LoopbackHTTPServer: Sendable {
-    public let host: String
-    public let port: UInt16
-    public let isTLS: Bool
+package final class LoopbackHTTPServer: Sendable {
+    package let host: String
+    package let port: UInt16
+    package let isTLS: Bool
     let stopFD: Int32
     private let listenFD: Int32
     private let tls: LoopbackTLSIdentity?
@@ -29,7 +29,7 @@ public final class LoopbackHTTPServer: Sendable {
 
     /// Listens on `host` (numeric) and `port` (0: the kernel picks; the fault lab binds 80/443
     /// inside its namespaces) and starts accepting.
-    public init(host: String = "127.0.0.1", port: UInt16 = 0, tls: LoopbackTLSIdentity? = nil, behavior: LoopbackHTTPBehavior) throws(Errno) {
+    package init(host: String = "127.0.0.1", port: UInt16 = 0, tls: LoopbackTLSIdentity? = nil, behavior: LoopbackHTTPBehavior) throws(Errno) {
         guard let address = SocketAddress(ip: host, port: port) else { throw Errno(EINVAL) }
         let fd = socket(address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         if fd < 0 { throw Errno.current }
@@ -61,20 +61,20 @@ public final class LoopbackHTTPServer: Sendable {
     deinit { Glibc.close(stopFD) }
 
     /// `http://127.0.0.1:PORT` or `https://[::1]:PORT`, without a trailing slash.
-    public var baseURL: String {
+    package var baseURL: String {
         let h = host.contains(":") ? "[\(host)]" : host
         return "\(isTLS ? "https" : "http")://\(h):\(port)"
     }
 
-    public func url(_ path: String = "/") -> String { baseURL + path }
+    package func url(_ path: String = "/") -> String { baseURL + path }
 
     /// Request heads received so far, in arrival order.
-    public var requests: [String] { state.withLock { $0.requests } }
+    package var requests: [String] { state.withLock { $0.requests } }
     /// Connections accepted so far.
-    public var acceptedConnections: Int { state.withLock { $0.accepted } }
+    package var acceptedConnections: Int { state.withLock { $0.accepted } }
 
     /// Stops accepting, wakes and ends every connection thread. Idempotent.
-    public func stop() {
+    package func stop() {
         let clients: Set<Int32>? = state.withLock { s in
             if s.stopped { return nil }
             s.stopped = true

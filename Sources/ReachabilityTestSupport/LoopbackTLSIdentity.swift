@@ -4,15 +4,15 @@ import COpenSSL
 ///
 /// Thread safety: configured once in `init`, then only used to create `SSL` objects, which
 /// OpenSSL allows from many threads; hence `@unchecked Sendable` without a lock.
-public final class LoopbackTLSIdentity: @unchecked Sendable {
+package final class LoopbackTLSIdentity: @unchecked Sendable {
     let context: OpaquePointer
 
-    public struct Failure: Error, CustomStringConvertible {
-        public let description: String
+    package struct Failure: Error, CustomStringConvertible {
+        package let description: String
     }
 
     /// Loads a PEM certificate (chain) and its private key.
-    public init(certificateFile: String, keyFile: String) throws(Failure) {
+    package init(certificateFile: String, keyFile: String) throws(Failure) {
         guard let ctx = SSL_CTX_new(TLS_server_method()) else { throw Failure(description: "SSL_CTX_new failed") }
         context = ctx
         guard SSL_CTX_use_certificate_chain_file(ctx, certificateFile) == 1 else {

@@ -2,26 +2,26 @@ import Reachability
 import Synchronization
 
 /// A clock that only moves when a test says so, so the scheduler is tested without sleeping.
-public final class ManualClock: Clock, Sendable {
-    public struct Instant: InstantProtocol {
-        public var offset: Duration
-        public func advanced(by d: Duration) -> Instant { Instant(offset: offset + d) }
-        public func duration(to other: Instant) -> Duration { other.offset - offset }
-        public static func < (a: Instant, b: Instant) -> Bool { a.offset < b.offset }
+package final class ManualClock: Clock, Sendable {
+    package struct Instant: InstantProtocol {
+        package var offset: Duration
+        package func advanced(by d: Duration) -> Instant { Instant(offset: offset + d) }
+        package func duration(to other: Instant) -> Duration { other.offset - offset }
+        package static func < (a: Instant, b: Instant) -> Bool { a.offset < b.offset }
     }
 
     private struct Sleeper { let deadline: Instant; let continuation: CheckedContinuation<Void, Never> }
     private struct State { var now = Instant(offset: .zero); var sleepers: [UInt64: Sleeper] = [:]; var next: UInt64 = 0 }
     private let state = Mutex(State())
 
-    public init() {}
+    package init() {}
 
-    public var now: Instant { state.withLock { $0.now } }
-    public var minimumResolution: Duration { .nanoseconds(1) }
+    package var now: Instant { state.withLock { $0.now } }
+    package var minimumResolution: Duration { .nanoseconds(1) }
     /// Tasks currently sleeping on this clock.
-    public var sleeperCount: Int { state.withLock { $0.sleepers.count } }
+    package var sleeperCount: Int { state.withLock { $0.sleepers.count } }
 
-    public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
+    package func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
         let id = Mutex<UInt64?>(nil)
         await withTaskCancellationHandler {
             await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
@@ -43,7 +43,7 @@ public final class ManualClock: Clock, Sendable {
     }
 
     /// Moves time forward and wakes every sleeper whose deadline has come.
-    public func advance(by d: Duration) {
+    package func advance(by d: Duration) {
         let due: [Sleeper] = state.withLock { s in
             s.now = s.now.advanced(by: d)
             let ids = s.sleepers.filter { $0.value.deadline <= s.now }.keys
@@ -53,7 +53,7 @@ public final class ManualClock: Clock, Sendable {
     }
 
     /// Waits (yielding, bounded) until at least `count` tasks sleep on this clock.
-    public func waitForSleepers(_ count: Int = 1, iterations: Int = 200_000) async -> Bool {
+    package func waitForSleepers(_ count: Int = 1, iterations: Int = 200_000) async -> Bool {
         for _ in 0..<iterations {
             if sleeperCount >= count { return true }
             await Task.yield()
@@ -64,24 +64,24 @@ public final class ManualClock: Clock, Sendable {
 
 /// A prober whose results a test scripts, recording when (on a manual clock) and how
 /// concurrently it was called.
-public final class ScriptedProber<C: Clock>: Prober, Sendable {
-    public let type: ProbeType
+package final class ScriptedProber<C: Clock>: Prober, Sendable {
+    package let type: ProbeType
     private let clock: C
     private let state = Mutex<(calls: [C.Instant], active: Int, maxActive: Int, next: ProbeResult)>(([], 0, 0, ProbeResult(status: .success, duration: .milliseconds(1))))
     private let hold: Duration
 
     /// `hold`: how long each call sleeps on the clock before answering.
-    public init(type: ProbeType, clock: C, hold: Duration = .zero) where C.Duration == Duration {
+    package init(type: ProbeType, clock: C, hold: Duration = .zero) where C.Duration == Duration {
         self.type = type
         self.clock = clock
         self.hold = hold
     }
 
-    public func set(_ result: ProbeResult) { state.withLock { $0.next = result } }
-    public var calls: [C.Instant] { state.withLock { $0.calls } }
-    public var maxConcurrent: Int { state.withLock { $0.maxActive } }
+    package func set(_ result: ProbeResult) { state.withLock { $0.next = result } }
+    package var calls: [C.Instant] { state.withLock { $0.calls } }
+    package var maxConcurrent: Int { state.withLock { $0.maxActive } }
 
-    public func probe(deadline: ContinuousClock.Instant) async -> ProbeResult {
+    package func probe(deadline: ContinuousClock.Instant) async -> ProbeResult {
         state.withLock { s in
             s.calls.append(clock.now)
             s.active += 1

@@ -13,14 +13,14 @@ import Synchronization
 ///
 /// Contract: call `shutdown()` when done (the thread holds the executor alive until then).
 /// Not for: code that hops to actors or other executors before creating a socket.
-public final class NetnsExecutor: TaskExecutor {
+package final class NetnsExecutor: TaskExecutor {
     private let jobs = Mutex<[UnownedJob]>([])
     private let available = DispatchSemaphore(value: 0)
     private let running = Atomic<Bool>(true)
 
     /// Starts the thread and moves it into the namespace at `path`; throws if that fails or if
     /// the thread's namespace afterwards is not the one at `path` (checked by inode).
-    public init(namespacePath path: String) throws {
+    package init(namespacePath path: String) throws {
         let ready = DispatchSemaphore(value: 0)
         let outcome = Mutex<String?>(nil)
         startThread(name: "netns-executor") { [self] in
@@ -41,14 +41,14 @@ public final class NetnsExecutor: TaskExecutor {
         if let problem = outcome.withLock({ $0 }) { throw TestSupportError(problem) }
     }
 
-    public func enqueue(_ job: consuming ExecutorJob) {
+    package func enqueue(_ job: consuming ExecutorJob) {
         let unowned = UnownedJob(job)
         jobs.withLock { $0.append(unowned) }
         available.signal()
     }
 
     /// Ends the thread once the jobs queued so far have run; jobs enqueued later never run.
-    public func shutdown() {
+    package func shutdown() {
         running.store(false, ordering: .releasing)
         available.signal()
     }

@@ -3,10 +3,10 @@ import Glibc
 
 /// A blocking TCP client for tests that need to misbehave on purpose: send raw bytes, stop
 /// half way, half-close, vanish. Every read has a timeout so no test can hang.
-public final class RawTCPClient {
-    public let fd: Int32
+package final class RawTCPClient {
+    package let fd: Int32
 
-    public init(port: UInt16, host: String = "127.0.0.1", timeoutMS: Int = 5000) throws {
+    package init(port: UInt16, host: String = "127.0.0.1", timeoutMS: Int = 5000) throws {
         let v6 = host.contains(":")
         fd = socket(v6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw TestFailure("socket: errno \(errno)") }
@@ -32,9 +32,9 @@ public final class RawTCPClient {
 
     deinit { Glibc.close(fd) }
 
-    public func send(_ text: String) { send(Array(text.utf8)) }
+    package func send(_ text: String) { send(Array(text.utf8)) }
 
-    public func send(_ bytes: [UInt8]) {
+    package func send(_ bytes: [UInt8]) {
         var off = 0
         while off < bytes.count {
             let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + off, $0.count - off, Int32(MSG_NOSIGNAL)) }
@@ -44,10 +44,10 @@ public final class RawTCPClient {
     }
 
     /// Stops sending (TCP FIN) but keeps reading.
-    public func shutdownWrite() { shutdown(fd, Int32(SHUT_WR)) }
+    package func shutdownWrite() { shutdown(fd, Int32(SHUT_WR)) }
 
     /// Reads until the peer closes, the timeout passes, or `until` is satisfied.
-    public func read(until done: (String) -> Bool = { _ in false }) -> (text: String, closed: Bool) {
+    package func read(until done: (String) -> Bool = { _ in false }) -> (text: String, closed: Bool) {
         var out: [UInt8] = []
         var buf = [UInt8](repeating: 0, count: 65536)
         while true {
@@ -61,7 +61,7 @@ public final class RawTCPClient {
     }
 
     /// Reads one response whose body length is given by Content-Length.
-    public func readResponse() -> String {
+    package func readResponse() -> String {
         read { text in
             guard let headEnd = text.range(ofBytes: "\r\n\r\n") else { return false }
             let head = text[..<headEnd.lowerBound].lowercased()
@@ -73,14 +73,14 @@ public final class RawTCPClient {
     }
 }
 
-public struct TestFailure: Error, CustomStringConvertible {
-    public let description: String
-    public init(_ d: String) { description = d }
+package struct TestFailure: Error, CustomStringConvertible {
+    package let description: String
+    package init(_ d: String) { description = d }
 }
 
 extension String {
     /// Byte-wise search (String's own `range(of:)` needs Foundation and treats CR LF as one Character).
-    public func range(ofBytes needle: String) -> Range<String.Index>? {
+    package func range(ofBytes needle: String) -> Range<String.Index>? {
         let hay = Array(utf8), n = Array(needle.utf8)
         guard n.count <= hay.count else { return nil }
         for i in 0...(hay.count - n.count) where hay[i..<(i + n.count)].elementsEqual(n) {
@@ -93,7 +93,7 @@ extension String {
     var trimmedSpaces: String { String(drop(while: { $0 == " " }).reversed().drop(while: { $0 == " " }).reversed()) }
 
     /// Counts non-overlapping byte-wise occurrences.
-    public func occurrences(ofBytes needle: String) -> Int {
+    package func occurrences(ofBytes needle: String) -> Int {
         let hay = Array(utf8), n = Array(needle.utf8)
         guard !n.isEmpty, n.count <= hay.count else { return 0 }
         var i = 0, count = 0

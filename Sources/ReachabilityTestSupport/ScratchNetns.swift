@@ -5,16 +5,16 @@ import Synchronization
 /// with `run(_:)` (commands under `ip netns exec`), and deletes with `remove()` — call it in a
 /// `defer`; deinit removes it too. Nothing in it can reach the host's interfaces, so traffic
 /// sent inside stays inside. Needs root.
-public final class ScratchNetns: Sendable {
+package final class ScratchNetns: Sendable {
     private static let counter = Atomic<Int>(0)
 
-    public let name: String
+    package let name: String
     private let removed = Atomic<Bool>(false)
 
     /// The bind-mounted namespace file, for `setns(2)` (see `NetnsExecutor`).
-    public var path: String { "/var/run/netns/\(name)" }
+    package var path: String { "/var/run/netns/\(name)" }
 
-    public init() throws {
+    package init() throws {
         let n = Self.counter.add(1, ordering: .relaxed).newValue
         name = "rx-\(getpid())-dt\(n)"
         try Self.command(["ip", "netns", "add", name])
@@ -23,12 +23,12 @@ public final class ScratchNetns: Sendable {
     deinit { remove() }
 
     /// Runs `arguments` inside the namespace and waits for it; throws with its output on failure.
-    public func run(_ arguments: [String], input: String? = nil) throws {
+    package func run(_ arguments: [String], input: String? = nil) throws {
         try Self.command(["ip", "netns", "exec", name] + arguments, input: input)
     }
 
     /// Deletes the namespace (idempotent).
-    public func remove() {
+    package func remove() {
         guard !removed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         try? Self.command(["ip", "netns", "del", name])
     }

@@ -8,16 +8,16 @@ import Synchronization
 /// once closes every connection on a thread of its own (so its backlog never fills, however
 /// many rounds a test runs); only bound (`listening: false`), it reserves a port whose connects
 /// are refused with a reset. Call `stop()` when done: it returns once the socket is closed.
-public final class TCPTestListener: Sendable {
+package final class TCPTestListener: Sendable {
     /// The numeric address with the port the kernel chose.
-    public let address: SocketAddress
+    package let address: SocketAddress
     private let fd: Int32
     private let listening: Bool
     private let acceptCount = Atomic<Int>(0)
     private let stopped = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
 
-    public init(host: String = "127.0.0.1", listening: Bool = true) throws {
+    package init(host: String = "127.0.0.1", listening: Bool = true) throws {
         guard let bindAddress = SocketAddress(ip: host, port: 0) else { throw TestSupportError("not an IP: \(host)") }
         let fd = socket(bindAddress.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw TestSupportError("socket: \(Errno.current)") }
@@ -39,11 +39,11 @@ public final class TCPTestListener: Sendable {
     }
 
     /// Connections accepted so far.
-    public var accepted: Int { acceptCount.load(ordering: .acquiring) }
+    package var accepted: Int { acceptCount.load(ordering: .acquiring) }
 
     /// Stops accepting and returns once the socket is closed (within one 20 ms poll interval).
     /// A bound-only socket closes when the object goes away.
-    public func stop() {
+    package func stop() {
         guard listening, !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
         finished.wait()
     }

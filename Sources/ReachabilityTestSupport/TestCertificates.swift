@@ -4,34 +4,34 @@ import Synchronization
 /// A throwaway PKI made with the `openssl` command in a temp directory (removed at process exit):
 /// a CA, and server certificates that are valid for localhost/127.0.0.1/::1, carry the wrong
 /// host name, are expired (`-days -1`), or are self-signed. Made once per test process.
-public struct TestCertificates: Sendable {
+package struct TestCertificates: Sendable {
     /// A certificate and its key, as PEM file paths.
-    public struct Pair: Sendable {
-        public let certificate: String
-        public let key: String
+    package struct Pair: Sendable {
+        package let certificate: String
+        package let key: String
 
         /// The pair as a server identity for `LoopbackHTTPServer`.
-        public func identity() throws -> LoopbackTLSIdentity {
+        package func identity() throws -> LoopbackTLSIdentity {
             try LoopbackTLSIdentity(certificateFile: certificate, keyFile: key)
         }
     }
 
-    public struct Failure: Error, CustomStringConvertible {
-        public let description: String
+    package struct Failure: Error, CustomStringConvertible {
+        package let description: String
     }
 
-    public let directory: String
+    package let directory: String
     /// The CA certificate that signed `valid`, `wrongHost` and `expired`.
-    public let caFile: String
-    public let valid: Pair
-    public let wrongHost: Pair
-    public let expired: Pair
-    public let selfSigned: Pair
+    package let caFile: String
+    package let valid: Pair
+    package let wrongHost: Pair
+    package let expired: Pair
+    package let selfSigned: Pair
 
     private static let made = Mutex<Result<TestCertificates, Failure>?>(nil)
 
     /// The process-wide set, made on first use.
-    public static func shared() throws -> TestCertificates {
+    package static func shared() throws -> TestCertificates {
         try made.withLock { cached in
             let result = cached ?? Result { () throws(Failure) in try make() }
             cached = result

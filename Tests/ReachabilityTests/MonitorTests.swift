@@ -108,6 +108,9 @@ import Synchronization
         let specs = probers.enumerated().map { spec("p\($0.offset)", $0.element) }
         let monitor = ReachabilityMonitor(probes: specs, settings: settings(interval: .seconds(5), timeout: .seconds(1)), clock: clock, wallClock: { 0 })
         let task = Task { await monitor.run() }
+        // The first starts at once (no clock wait): let it, or a loaded machine stamps it after the
+        // first advance below.
+        #expect(await until { probers[0].calls.count == 1 })
         // Three starts wait on the clock; release them one second at a time.
         for k in 1...3 {
             #expect(await clock.waitForSleepers(4 - k))

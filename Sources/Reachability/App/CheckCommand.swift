@@ -1,8 +1,8 @@
 /// `reachability_exporter check`: one round, a short human verdict (or JSON), and an exit
 /// status scripts can branch on — the seed library's one-shot `check()`.
-public enum CheckCommand {
+package enum CheckCommand {
     /// Exit statuses: 0 full; 2 limited; 3 portal; 4 none; 1 unknown (no round).
-    public static func exitStatus(_ state: ConnectivityState) -> Int32 {
+    package static func exitStatus(_ state: ConnectivityState) -> Int32 {
         switch state {
         case .full: 0
         case .limited: 2
@@ -18,7 +18,7 @@ public enum CheckCommand {
         FlagSpec("help", .bool(default: false), help: "Show this help and exit."),
     ]
 
-    public static func main(_ args: [String]) async -> Int32 {
+    package static func main(_ args: [String]) async -> Int32 {
         let parsed: ParsedFlags
         let json: Bool
         do throws(UsageError) {

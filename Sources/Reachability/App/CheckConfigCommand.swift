@@ -1,7 +1,7 @@
 /// `reachability_exporter check-config FILE`: reads and checks a configuration file exactly as
 /// the exporter would (the schema, and every probe's own configuration, CA files included),
 /// prints a summary, and exits 0, or prints the error and exits 78. It sends no traffic.
-public enum CheckConfigCommand {
+package enum CheckConfigCommand {
     static let flags: [FlagSpec] = [
         FlagSpec("help", .bool(default: false), help: "Show this help and exit."),
     ]
@@ -14,7 +14,7 @@ public enum CheckConfigCommand {
 
         """
 
-    public static func main(_ args: [String]) -> Int32 {
+    package static func main(_ args: [String]) -> Int32 {
         let parsed: ParsedFlags
         do throws(UsageError) { parsed = try FlagParser(flags, allowsPositional: true).parse(args) } catch {
             writeErr("reachability_exporter check-config: error: \(error.message), try --help\n")

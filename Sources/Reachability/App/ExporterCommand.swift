@@ -2,8 +2,8 @@ import Glibc
 
 /// The `reachability_exporter` command line: parses flags, builds the services, runs them until
 /// SIGTERM/SIGINT, and maps errors to exit codes (64 usage, 78 configuration, 1 runtime).
-public enum ExporterCommand {
-    public static let defaultListenAddress = ":10361"
+package enum ExporterCommand {
+    package static let defaultListenAddress = ":10361"
 
     static let commonFlags: [FlagSpec] = [
         FlagSpec("log.level", .value(default: "info"), placeholder: "LEVEL", help: "Only log messages with the given severity or above: debug, info, warn, error."),
@@ -35,7 +35,7 @@ public enum ExporterCommand {
     }
 
     /// Runs the command and returns the process exit status.
-    public static func main(_ args: [String]) async -> Int32 {
+    package static func main(_ args: [String]) async -> Int32 {
         switch args.first {
         case "check": return await CheckCommand.main(Array(args.dropFirst()))
         case "check-config": return CheckConfigCommand.main(Array(args.dropFirst()))

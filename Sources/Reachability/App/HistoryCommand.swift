@@ -1,7 +1,7 @@
 /// `reachability_exporter history`: the outage log and availability per day from a history
 /// directory (across rotated files), as a table, JSON or CSV. Reads only; safe to run while
 /// the exporter writes (a line being written is skipped as torn).
-public enum HistoryCommand {
+package enum HistoryCommand {
     static let flags: [FlagSpec] = [
         FlagSpec("history.dir", .value(default: nil), placeholder: "DIR", help: "The exporter's --history.dir."),
         FlagSpec("since", .value(default: "30d"), placeholder: "DURATION", help: "Report this far back from now."),
@@ -16,7 +16,7 @@ public enum HistoryCommand {
     }
 
     /// Runs the command and returns the exit status (64 usage, 1 unreadable directory).
-    public static func main(_ args: [String], now: Double = unixNow()) -> Int32 {
+    package static func main(_ args: [String], now: Double = unixNow()) -> Int32 {
         let dir: String
         let since: Duration
         let format: ReportFormat

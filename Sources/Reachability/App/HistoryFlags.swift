@@ -1,7 +1,7 @@
 /// The exporter's `--history.*` flags and how they become a `HistoryConfig`. The lead wires
 /// them into `ExporterCommand` (flags list, config in the usage-error block, `start` before the
 /// monitor is built, `stop` at shutdown).
-public enum HistoryFlags {
+package enum HistoryFlags {
     static let specs: [FlagSpec] = [
         FlagSpec("history.dir", .value(default: nil), placeholder: "DIR", help: "Keep a history of every round and transition here (JSON Lines; see docs/history-format.md); restores the state on start and feeds the availability gauges. Off when unset."),
         FlagSpec("history.max-file-size", .value(default: "64MiB"), placeholder: "SIZE", help: "Start a new history file before one would grow past this (also a new file every day, at 00:00 UTC)."),

@@ -2,11 +2,11 @@ import Glibc
 
 /// The probe and scheduler flags shared by the exporter and `check`, and how they become
 /// `ProbeSpec`s and `MonitorSettings`.
-public enum ProbeFlags {
+package enum ProbeFlags {
     /// Set (to anything but empty or 0) by the test harness and CI: the exporter then refuses to
     /// fall back to the public default targets, so a forgotten probe flag fails instead of
     /// sending traffic off the machine.
-    public static let refuseDefaultsVariable = "REACHABILITY_EXPORTER_REFUSE_DEFAULT_TARGETS"
+    package static let refuseDefaultsVariable = "REACHABILITY_EXPORTER_REFUSE_DEFAULT_TARGETS"
 
     static let specs: [FlagSpec] = [
         FlagSpec("probe.http", .repeated, placeholder: "URL", help: "HTTP(S) captive-portal check; expects status 204 unless --probe.http.expect-status/--probe.http.expect-body say otherwise."),
@@ -41,16 +41,11 @@ public enum ProbeFlags {
         return (SnapshotPathGate(monitor), monitor)
     }
 
-    /// The built-in set for real hosts: captive-style HTTP checks against well-known connectivity
-    /// endpoints, an HTTPS check, ICMP to two public anycast resolvers over IPv4 and IPv6, and a
-    /// DNS lookup. Never used by tests, which set `refuseDefaultsVariable`.
-    public static let defaultArguments: [String] = [
-        "--probe.http=http://connectivitycheck.gstatic.com/generate_204",
-        "--probe.http=https://www.google.com/generate_204",
-        "--probe.icmp=1.1.1.1", "--probe.icmp=8.8.8.8",
-        "--probe.icmp=2606:4700:4700::1111", "--probe.icmp=2001:4860:4860::8888",
-        "--probe.dns=example.com",
-    ]
+    /// The built-in set (`Probe.defaultSet`, defined once) as the flags that give it. Never
+    /// used by tests, which set `refuseDefaultsVariable`.
+    package static var defaultArguments: [String] {
+        Probe.defaultSet.map { "--probe.\($0.spec.type == .https ? "http" : $0.spec.type.rawValue)=\($0.name)" }
+    }
 
     static let probeFlagNames = ["probe.http", "probe.icmp", "probe.dns", "probe.tcp"]
 
@@ -71,48 +66,20 @@ public enum ProbeFlags {
     private static func makeSpecs(_ source: ParsedFlags, flags: ParsedFlags) throws(UsageError) -> [ProbeSpec] {
         var specs: [ProbeSpec] = []
         var names = Set<String>()
-        func add(_ spec: ProbeSpec) throws(UsageError) {
-            guard names.insert(spec.name).inserted else { throw UsageError("probe \(spec.name.debugDescription) is given twice") }
-            specs.append(spec)
+        func add(_ probe: Probe, flag: String, value: String) throws(UsageError) {
+            if let problem = probe.problem { throw UsageError("invalid value \(value.debugDescription) for flag '--\(flag)': \(problem)") }
+            guard names.insert(probe.name).inserted else { throw UsageError("probe \(probe.name.debugDescription) is given twice") }
+            specs.append(probe.spec)
         }
         let expectation = try httpExpectation(flags)
-        for url in source.strings("probe.http") {
-            let config: HTTPProbeConfig
-            do throws(HTTPProbeConfigError) { config = try HTTPProbeConfig(url: url, mode: .captive(expectation)) } catch {
-                throw UsageError("invalid value \(url.debugDescription) for flag '--probe.http': \(error.description)")
-            }
-            try add(ProbeSpec(name: url, type: config.probeType, target: url, evidence: config.evidence) { iface throws(ProbeConfigError) in
-                guard let iface else { return HTTPProber(config) }
-                do throws(HTTPProbeConfigError) {
-                    return HTTPProber(try HTTPProbeConfig(url: url, mode: .captive(expectation), interface: iface))
-                } catch {
-                    throw ProbeConfigError(error.description)
-                }
-            })
-        }
+        for url in source.strings("probe.http") { try add(.http(url, expectation: expectation), flag: "probe.http", value: url) }
         for target in source.strings("probe.dns") {
             let parts = target.split(separator: "@", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
-            let server = parts.count == 2 ? parts[1] : nil
-            let config: DNSProbeConfig
-            do throws(ProbeConfigError) { config = try DNSProbeConfig(name: parts[0], server: server) } catch {
-                throw UsageError("invalid value \(target.debugDescription) for flag '--probe.dns': \(error.message)")
-            }
-            try add(ProbeSpec(name: target, type: .dns, target: target, bindsToUplinks: server != nil) { iface throws(ProbeConfigError) in
-                guard let iface else { return DNSProber(config: config) }
-                return DNSProber(config: try DNSProbeConfig(name: parts[0], server: server, interface: iface))
-            })
+            try add(.dns(parts[0], server: parts.count == 2 ? parts[1] : nil), flag: "probe.dns", value: target)
         }
-        for target in source.strings("probe.tcp") {
-            let config: TCPProbeConfig
-            do throws(ProbeConfigError) { config = try TCPProbeConfig(target: target) } catch {
-                throw UsageError("invalid value \(target.debugDescription) for flag '--probe.tcp': \(error.message)")
-            }
-            try add(ProbeSpec(name: target, type: .tcp, target: target, evidence: config.evidence) { iface throws(ProbeConfigError) in
-                guard let iface else { return TCPProber(config: config) }
-                return TCPProber(config: try TCPProbeConfig(target: target, interface: iface))
-            })
-        }
-        try addICMP(source, flags: flags, add: add)
+        for target in source.strings("probe.tcp") { try add(.tcp(target), flag: "probe.tcp", value: target) }
+        let count = try flags.int("probe.icmp.count", range: 1...ICMPProber.Configuration.maxCount) ?? 3
+        for host in source.strings("probe.icmp") { try add(.icmp(host, count: count), flag: "probe.icmp", value: host) }
         return specs
     }
 
@@ -135,22 +102,6 @@ public enum ProbeFlags {
             return e
         }
         return codes.map { HTTPExpectation(statusCodes: $0) } ?? .noContent
-    }
-
-    private static func addICMP(_ source: ParsedFlags, flags: ParsedFlags, add: (ProbeSpec) throws(UsageError) -> Void) throws(UsageError) {
-        let count = try flags.int("probe.icmp.count", range: 1...ICMPProber.Configuration.maxCount) ?? 3
-        for host in source.strings("probe.icmp") {
-            let config = ICMPProber.Configuration(host: host, count: count)
-            if let problem = config.problem {
-                throw UsageError("invalid value \(host.debugDescription) for flag '--probe.icmp': \(problem)")
-            }
-            let family: IPFamily? = SocketAddress(ip: host)?.ipFamily
-            try add(ProbeSpec(name: host, type: .icmp, target: host, family: family) { iface in
-                var c = config
-                c.interface = iface
-                return ICMPProber(c)
-            })
-        }
     }
 
     /// With ICMP probes configured, checks at start-up that an ICMP socket can be opened (ping

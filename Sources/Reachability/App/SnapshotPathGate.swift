@@ -1,10 +1,10 @@
 /// Adapts a path source (the netlink `PathMonitor`, or a fake) to what the scheduler needs.
-public struct SnapshotPathGate: PathGate {
+package struct SnapshotPathGate: PathGate {
     let source: any PathSource
 
-    public init(_ source: any PathSource) { self.source = source }
+    package init(_ source: any PathSource) { self.source = source }
 
-    public func unsatisfiedReason(for family: IPFamily?) -> String? {
+    package func unsatisfiedReason(for family: IPFamily?) -> String? {
         let snapshot = source.current
         guard let family else {
             if snapshot.overallSatisfied { return nil }
@@ -13,7 +13,7 @@ public struct SnapshotPathGate: PathGate {
         return snapshot.status(for: family).reason?.rawValue
     }
 
-    public func unsatisfiedReason(interface: String) -> String? {
+    package func unsatisfiedReason(interface: String) -> String? {
         let snapshot = source.current
         guard let i = snapshot.interfaces.first(where: { $0.name == interface }), i.isUp else {
             return PathUnsatisfiedReason.noInterface.rawValue
@@ -23,9 +23,9 @@ public struct SnapshotPathGate: PathGate {
         return usable ? nil : PathUnsatisfiedReason.noAddress.rawValue
     }
 
-    public func isLocal(address: String) -> Bool { source.current.isLocal(address: address) }
+    package func isLocal(address: String) -> Bool { source.current.isLocal(address: address) }
 
-    public var defaultRouteInterfaces: [String] {
+    package var defaultRouteInterfaces: [String] {
         var seen: [String] = []
         for r in source.current.defaultRoutes where !seen.contains(r.interfaceName) { seen.append(r.interfaceName) }
         return seen
@@ -33,7 +33,7 @@ public struct SnapshotPathGate: PathGate {
 
     /// One element per change of state (the first snapshot, which every stream starts with,
     /// is not a change).
-    public func changes() -> AsyncStream<Void> {
+    package func changes() -> AsyncStream<Void> {
         let updates = source.updates()
         let initial = source.current
         return AsyncStream { continuation in
@@ -52,8 +52,8 @@ public struct SnapshotPathGate: PathGate {
 }
 
 /// `reachability_path_*` and `reachability_interface_*`, read from the path source at scrape time.
-public enum PathMetrics {
-    public static func register(in registry: MetricsRegistry, source: any PathSource) {
+package enum PathMetrics {
+    package static func register(in registry: MetricsRegistry, source: any PathSource) {
         let satisfied = registry.gauge(MetricCatalog.pathSatisfied)
         let reason = registry.gauge(MetricCatalog.pathInfo)
         let up = registry.gauge(MetricCatalog.interfaceUp)

@@ -1,23 +1,23 @@
 /// The exporter's HTTP endpoints: `/metrics`, `/-/healthy`, `/-/ready`, and the landing page.
 /// Other features add routes through `extraRoutes`.
-public struct WebRoutes: Sendable {
-    public typealias Route = @Sendable (HTTPRequest) -> HTTPResponse?
+package struct WebRoutes: Sendable {
+    package typealias Route = @Sendable (HTTPRequest) -> HTTPResponse?
 
     let registry: MetricsRegistry
     let isReady: @Sendable () -> Bool
     var extraRoutes: [Route] = []
     /// The status page; without one, `/` is a plain landing page.
-    public var statusPage: StatusPage?
+    package var statusPage: StatusPage?
 
-    public init(registry: MetricsRegistry, isReady: @escaping @Sendable () -> Bool = { true }) {
+    package init(registry: MetricsRegistry, isReady: @escaping @Sendable () -> Bool = { true }) {
         self.registry = registry
         self.isReady = isReady
     }
 
     /// Adds a route tried before the built-in 404.
-    public mutating func add(_ route: @escaping Route) { extraRoutes.append(route) }
+    package mutating func add(_ route: @escaping Route) { extraRoutes.append(route) }
 
-    public func handle(_ request: HTTPRequest) -> HTTPResponse {
+    package func handle(_ request: HTTPRequest) -> HTTPResponse {
         let path = request.path
         let readOnly = request.method == "GET" || request.method == "HEAD"
         switch path {
@@ -50,7 +50,7 @@ public struct WebRoutes: Sendable {
         }
     }
 
-    public static func methodNotAllowed(_ allow: String) -> HTTPResponse {
+    package static func methodNotAllowed(_ allow: String) -> HTTPResponse {
         HTTPResponse(status: 405, text: "method not allowed\n", headers: [("Allow", allow)])
     }
 

@@ -1,13 +1,13 @@
 /// A command-line error shown to a person: one line naming the flag, then a usage hint; exit 64.
-public struct UsageError: Error, Equatable, CustomStringConvertible {
-    public let message: String
-    public init(_ message: String) { self.message = message }
-    public var description: String { message }
+package struct UsageError: Error, Equatable, CustomStringConvertible {
+    package let message: String
+    package init(_ message: String) { self.message = message }
+    package var description: String { message }
 }
 
 /// One flag a command accepts.
-public struct FlagSpec: Sendable {
-    public enum Kind: Sendable, Equatable {
+package struct FlagSpec: Sendable {
+    package enum Kind: Sendable, Equatable {
         /// Takes a value; the last one given wins.
         case value(default: String?)
         /// Takes a value; may be given many times.
@@ -15,49 +15,49 @@ public struct FlagSpec: Sendable {
         /// `--name` sets it, `--no-name` clears it.
         case bool(default: Bool)
     }
-    public let name: String
-    public let kind: Kind
-    public let placeholder: String
-    public let help: String
+    package let name: String
+    package let kind: Kind
+    package let placeholder: String
+    package let help: String
 
-    public init(_ name: String, _ kind: Kind, placeholder: String = "", help: String) {
+    package init(_ name: String, _ kind: Kind, placeholder: String = "", help: String) {
         self.name = name; self.kind = kind; self.placeholder = placeholder; self.help = help
     }
 }
 
 /// Parsed flags: typed accessors report malformed values as `UsageError`s naming the flag.
-public struct ParsedFlags: Sendable {
+package struct ParsedFlags: Sendable {
     var values: [String: [String]] = [:]
     var bools: [String: Bool] = [:]
     let specs: [String: FlagSpec]
-    public var positional: [String] = []
+    package var positional: [String] = []
 
     /// The flag's value (last one given), or its default.
-    public func string(_ name: String) -> String? {
+    package func string(_ name: String) -> String? {
         if let v = values[name]?.last { return v }
         if case .value(let d)? = specs[name]?.kind { return d }
         return nil
     }
 
-    public func strings(_ name: String) -> [String] { values[name] ?? [] }
+    package func strings(_ name: String) -> [String] { values[name] ?? [] }
 
-    public func bool(_ name: String) -> Bool {
+    package func bool(_ name: String) -> Bool {
         if let b = bools[name] { return b }
         if case .bool(let d)? = specs[name]?.kind { return d }
         return false
     }
 
     /// Whether the flag appeared on the command line at all.
-    public func isSet(_ name: String) -> Bool { values[name] != nil || bools[name] != nil }
+    package func isSet(_ name: String) -> Bool { values[name] != nil || bools[name] != nil }
 
-    public func duration(_ name: String) throws(UsageError) -> Duration? {
+    package func duration(_ name: String) throws(UsageError) -> Duration? {
         guard let text = string(name) else { return nil }
         do { return try DurationParser.parse(text) } catch {
             throw UsageError("invalid value \(text.debugDescription) for flag '--\(name)': \(error.message)")
         }
     }
 
-    public func int(_ name: String, range: ClosedRange<Int>) throws(UsageError) -> Int? {
+    package func int(_ name: String, range: ClosedRange<Int>) throws(UsageError) -> Int? {
         guard let text = string(name) else { return nil }
         guard let v = Int(text), range.contains(v) else {
             throw UsageError("invalid value \(text.debugDescription) for flag '--\(name)': expected a whole number from \(range.lowerBound) to \(range.upperBound)")
@@ -65,7 +65,7 @@ public struct ParsedFlags: Sendable {
         return v
     }
 
-    public func choice<T: RawRepresentable & CaseIterable>(_ name: String, as: T.Type) throws(UsageError) -> T? where T.RawValue == String {
+    package func choice<T: RawRepresentable & CaseIterable>(_ name: String, as: T.Type) throws(UsageError) -> T? where T.RawValue == String {
         guard let text = string(name) else { return nil }
         guard let v = T(rawValue: text) else {
             let allowed = T.allCases.map(\.rawValue).joined(separator: ", ")
@@ -77,16 +77,16 @@ public struct ParsedFlags: Sendable {
 
 /// Parses arguments in the Prometheus exporters' (kingpin) convention: `--name=value`,
 /// `--name value`, `--flag` / `--no-flag`, `-h`. Anything after `--` is positional.
-public struct FlagParser: Sendable {
-    public let specs: [FlagSpec]
-    public let allowsPositional: Bool
+package struct FlagParser: Sendable {
+    package let specs: [FlagSpec]
+    package let allowsPositional: Bool
 
-    public init(_ specs: [FlagSpec], allowsPositional: Bool = false) {
+    package init(_ specs: [FlagSpec], allowsPositional: Bool = false) {
         self.specs = specs
         self.allowsPositional = allowsPositional
     }
 
-    public func parse(_ args: [String]) throws(UsageError) -> ParsedFlags {
+    package func parse(_ args: [String]) throws(UsageError) -> ParsedFlags {
         let byName = Dictionary(specs.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
         var out = ParsedFlags(specs: byName)
         var i = 0
@@ -141,7 +141,7 @@ public struct FlagParser: Sendable {
     }
 
     /// The flags section of `--help`, one flag per entry, aligned.
-    public func helpText() -> String {
+    package func helpText() -> String {
         var lines: [String] = []
         for s in specs {
             var head = "--"
@@ -165,10 +165,10 @@ extension String {
 }
 
 /// Durations as Prometheus writes them: `500ms`, `5s`, `1m30s`, `2h`, `1d`, `1w`, `0`.
-public enum DurationParser {
-    public struct Invalid: Error, Equatable { public let message: String }
+package enum DurationParser {
+    package struct Invalid: Error, Equatable { public let message: String }
 
-    public static func parse(_ text: String) throws(Invalid) -> Duration {
+    package static func parse(_ text: String) throws(Invalid) -> Duration {
         if text == "0" { return .zero }
         let units: [(String, Int64)] = [("ms", 1), ("s", 1000), ("m", 60_000), ("h", 3_600_000), ("d", 86_400_000), ("w", 604_800_000), ("y", 31_536_000_000)]
         var rest = Substring(text)
@@ -198,7 +198,7 @@ public enum DurationParser {
     }
 
     /// The shortest Prometheus spelling: `1m30s`, `500ms`, `0s`.
-    public static func format(_ d: Duration) -> String {
+    package static func format(_ d: Duration) -> String {
         var ms = d.milliseconds
         if ms == 0 { return "0s" }
         var out = ""

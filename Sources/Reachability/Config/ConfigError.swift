@@ -4,19 +4,19 @@
 /// `rx.yml:7:15: probes[0].interval: expected a duration such as 500ms, 5s or 1m30s, found "5 seconds"`
 ///
 /// Exit status 78 at start-up; a failed reload keeps the running configuration.
-public struct ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
-    public var file: String
+package struct ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
+    package var file: String
     /// 0 when the error is about the file as a whole (unreadable, empty).
-    public var line: Int
-    public var column: Int
+    package var line: Int
+    package var column: Int
     /// The key path, `""` for the document itself.
-    public var path: String
-    public var expected: String
-    public var found: String
+    package var path: String
+    package var expected: String
+    package var found: String
     /// A short addition: a suggestion, the place of an earlier duplicate, a rule.
-    public var hint: String?
+    package var hint: String?
 
-    public init(file: String, mark: YAMLMark?, path: String, expected: String, found: String, hint: String? = nil) {
+    package init(file: String, mark: YAMLMark?, path: String, expected: String, found: String, hint: String? = nil) {
         self.file = file
         line = mark?.line ?? 0
         column = mark?.column ?? 0
@@ -26,7 +26,7 @@ public struct ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
         self.hint = hint
     }
 
-    public var description: String {
+    package var description: String {
         var out = line > 0 ? "\(file):\(line):\(column): " : "\(file): "
         if !path.isEmpty { out += "\(path): " }
         out += "expected \(expected), found \(found)"

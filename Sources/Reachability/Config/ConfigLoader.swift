@@ -1,10 +1,10 @@
 /// Reads, parses and checks the configuration file: the one entry point for `--config.file`,
 /// `check-config` and reloads. Every failure is a `ConfigError` for a person.
-public enum ConfigLoader {
+package enum ConfigLoader {
     /// Configuration files are small; anything larger is a mistake (a log file, a binary).
-    public static let maximumSize = 1 << 20
+    package static let maximumSize = 1 << 20
 
-    public static func load(path: String) throws(ConfigError) -> ExporterConfig {
+    package static func load(path: String) throws(ConfigError) -> ExporterConfig {
         let bytes: [UInt8]
         do throws(Errno) { bytes = try FileContents.read(path, limit: maximumSize) } catch {
             let found = FileContents.isTooLarge(error) ? "a file over \(maximumSize) bytes" : error.description
@@ -14,11 +14,11 @@ public enum ConfigLoader {
     }
 
     /// Parses a file's content; `file` only names it in errors.
-    public static func parse(_ bytes: [UInt8], file: String) throws(ConfigError) -> ExporterConfig {
+    package static func parse(_ bytes: [UInt8], file: String) throws(ConfigError) -> ExporterConfig {
         try ConfigSchema.decode(YAMLParser.parse(bytes, file: file), file: file)
     }
 
-    public static func parse(_ text: String, file: String) throws(ConfigError) -> ExporterConfig {
+    package static func parse(_ text: String, file: String) throws(ConfigError) -> ExporterConfig {
         try parse(Array(text.utf8), file: file)
     }
 }

@@ -1,8 +1,8 @@
 /// Turns a probe of the configuration file into the scheduler's `ProbeSpec`, building (and so
 /// validating) the prober's own configuration once: a bad URL, DNS name or CA file is a
 /// `ConfigError` at load time, pointing at the key, never a probe-time failure.
-public enum ConfigProbeBuilder {
-    public static func spec(_ d: ProbeDefinition, file: String) throws(ConfigError) -> ProbeSpec {
+package enum ConfigProbeBuilder {
+    package static func spec(_ d: ProbeDefinition, file: String) throws(ConfigError) -> ProbeSpec {
         let family = d.family.flatMap { IPFamily(rawValue: $0.rawValue) }
         switch d.type {
         case .http, .https:

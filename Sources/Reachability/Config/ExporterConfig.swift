@@ -2,17 +2,17 @@
 /// sets and nothing else. Optional fields are nil when the file does not set them, so the
 /// command line can fill them in (see `ExporterOptions` for the precedence). Built by
 /// `ConfigLoader`; what a field means is in docs/configuration.md.
-public struct ExporterConfig: Sendable, Equatable {
+package struct ExporterConfig: Sendable, Equatable {
     /// The file it came from, as given (for messages).
-    public var file: String
-    public var global: GlobalConfig
+    package var file: String
+    package var global: GlobalConfig
     /// nil when the file does not mention `uplinks`.
-    public var uplinks: UplinkSelection?
+    package var uplinks: UplinkSelection?
     /// nil when the file has no `history` section.
-    public var history: HistorySection?
-    public var probes: [ProbeDefinition]
+    package var history: HistorySection?
+    package var probes: [ProbeDefinition]
 
-    public init(file: String, global: GlobalConfig = GlobalConfig(), uplinks: UplinkSelection? = nil,
+    package init(file: String, global: GlobalConfig = GlobalConfig(), uplinks: UplinkSelection? = nil,
                 history: HistorySection? = nil, probes: [ProbeDefinition] = []) {
         self.file = file
         self.global = global
@@ -23,39 +23,39 @@ public struct ExporterConfig: Sendable, Equatable {
 }
 
 /// `global:` — the scheduler and verdict settings. nil: not set in the file.
-public struct GlobalConfig: Sendable, Equatable {
-    public var interval: Duration?
-    public var timeout: Duration?
+package struct GlobalConfig: Sendable, Equatable {
+    package var interval: Duration?
+    package var timeout: Duration?
     /// `policy` with its `quorum` folded in.
-    public var policy: VerdictPolicy?
-    public var failAfter: Int?
-    public var recoverAfter: Int?
+    package var policy: VerdictPolicy?
+    package var failAfter: Int?
+    package var recoverAfter: Int?
     /// `fast_recheck`: the faster re-check while not `full` (0 disables).
-    public var fastRecheck: Duration?
+    package var fastRecheck: Duration?
     /// `path_monitor`: read at start-up only.
-    public var pathMonitor: Bool?
+    package var pathMonitor: Bool?
     /// `trust_local_targets`: answers from the local network may prove `full` (labs only).
-    public var trustLocalTargets: Bool?
+    package var trustLocalTargets: Bool?
     /// Where each key was (`interval` → 3:13), for errors found once flags are combined in.
-    public var marks: [String: YAMLMark] = [:]
+    package var marks: [String: YAMLMark] = [:]
 
-    public init() {}
+    package init() {}
 }
 
 /// `uplinks:` — `auto` (every interface holding a default route) or a list of interface names.
-public enum UplinkSelection: Sendable, Equatable {
+package enum UplinkSelection: Sendable, Equatable {
     case auto
     case interfaces([String])
 }
 
 /// `history:` — parsed and handed on; the history writer gives the values their meaning.
-public struct HistorySection: Sendable, Equatable {
-    public var dir: String?
+package struct HistorySection: Sendable, Equatable {
+    package var dir: String?
     /// `max_file_size` in bytes.
-    public var maxFileSize: Int64?
-    public var retention: Duration?
+    package var maxFileSize: Int64?
+    package var retention: Duration?
 
-    public init(dir: String? = nil, maxFileSize: Int64? = nil, retention: Duration? = nil) {
+    package init(dir: String? = nil, maxFileSize: Int64? = nil, retention: Duration? = nil) {
         self.dir = dir
         self.maxFileSize = maxFileSize
         self.retention = retention
@@ -63,47 +63,47 @@ public struct HistorySection: Sendable, Equatable {
 }
 
 /// One constant label of a probe, exported on `reachability_probe_labels_info`.
-public struct ProbeLabel: Sendable, Equatable {
-    public var name: String
-    public var value: String
+package struct ProbeLabel: Sendable, Equatable {
+    package var name: String
+    package var value: String
 
-    public init(_ name: String, _ value: String) {
+    package init(_ name: String, _ value: String) {
         self.name = name
         self.value = value
     }
 }
 
 /// One entry of `probes:`.
-public struct ProbeDefinition: Sendable, Equatable {
+package struct ProbeDefinition: Sendable, Equatable {
     /// The `target` label of its series; defaults to `target`.
-    public var name: String
-    public var type: ProbeType
+    package var name: String
+    package var type: ProbeType
     /// URL (http, https), host (icmp), host:port (tcp) or the name to look up (dns).
-    public var target: String
-    public var interval: Duration?
-    public var timeout: Duration?
-    public var family: FamilyPreference?
-    public var labels: [ProbeLabel]
+    package var target: String
+    package var interval: Duration?
+    package var timeout: Duration?
+    package var family: FamilyPreference?
+    package var labels: [ProbeLabel]
     /// Present for http and https probes (defaults filled in), nil otherwise.
-    public var http: HTTPOptions?
+    package var http: HTTPOptions?
     /// Present for dns probes, nil otherwise.
-    public var dns: DNSOptions?
+    package var dns: DNSOptions?
     /// Present for icmp probes, nil otherwise.
-    public var icmp: ICMPOptions?
+    package var icmp: ICMPOptions?
     /// Where the entry starts and its key path (`probes[2]`).
-    public var mark: YAMLMark
-    public var path: String
+    package var mark: YAMLMark
+    package var path: String
     /// Where each key of the entry was, by relative key path (`http.tls.ca_file`).
-    public var marks: [String: YAMLMark]
+    package var marks: [String: YAMLMark]
 
     /// Equal apart from where it is written: a probe that only moved in the file is unchanged.
-    public func sameSettings(as other: ProbeDefinition) -> Bool {
+    package func sameSettings(as other: ProbeDefinition) -> Bool {
         var a = self, b = other
         (a.mark, a.path, a.marks) = (b.mark, b.path, b.marks)
         return a == b
     }
 
-    public init(name: String, type: ProbeType, target: String, interval: Duration? = nil, timeout: Duration? = nil,
+    package init(name: String, type: ProbeType, target: String, interval: Duration? = nil, timeout: Duration? = nil,
                 family: FamilyPreference? = nil, labels: [ProbeLabel] = [], http: HTTPOptions? = nil, dns: DNSOptions? = nil,
                 icmp: ICMPOptions? = nil, mark: YAMLMark = YAMLMark(line: 0, column: 0), path: String = "", marks: [String: YAMLMark] = [:]) {
         self.name = name; self.type = type; self.target = target; self.interval = interval; self.timeout = timeout
@@ -113,53 +113,53 @@ public struct ProbeDefinition: Sendable, Equatable {
 }
 
 /// `http:` of an http or https probe.
-public struct HTTPOptions: Sendable, Equatable {
-    public enum Mode: String, Sendable, CaseIterable { case captive, web }
+package struct HTTPOptions: Sendable, Equatable {
+    package enum Mode: String, Sendable, CaseIterable { case captive, web }
 
-    public var mode: Mode = .captive
+    package var mode: Mode = .captive
     /// nil: GET when the body is checked, HEAD otherwise.
-    public var method: HTTPProbeConfig.Method?
+    package var method: HTTPProbeConfig.Method?
     /// Captive mode; nil: 204, or 200 with `expected_body`.
-    public var expectedStatus: [Int]?
-    public var expectedBody: HTTPExpectation.BodyMatch?
+    package var expectedStatus: [Int]?
+    package var expectedBody: HTTPExpectation.BodyMatch?
     /// Web mode; nil: follow.
-    public var followRedirects: Bool?
-    public var maxRedirects: Int?
-    public var hostHeader: String?
-    public var headers: [HTTPProbeConfig.Header] = []
-    public var tls = TLSOptions()
+    package var followRedirects: Bool?
+    package var maxRedirects: Int?
+    package var hostHeader: String?
+    package var headers: [HTTPProbeConfig.Header] = []
+    package var tls = TLSOptions()
 
-    public init() {}
+    package init() {}
 
     /// The captive-mode expectation these options describe.
-    public var expectation: HTTPExpectation {
+    package var expectation: HTTPExpectation {
         let codes = Set(expectedStatus ?? (expectedBody == nil ? [204] : [200]))
         return HTTPExpectation(statusCodes: codes, body: expectedBody)
     }
 }
 
 /// `http.tls:` of an https probe (or a web probe that may be redirected to https).
-public struct TLSOptions: Sendable, Equatable {
-    public var caFile: String?
-    public var serverName: String?
-    public var insecureSkipVerify = false
+package struct TLSOptions: Sendable, Equatable {
+    package var caFile: String?
+    package var serverName: String?
+    package var insecureSkipVerify = false
 
-    public init() {}
+    package init() {}
 }
 
 /// `dns:` of a dns probe.
-public struct DNSOptions: Sendable, Equatable {
+package struct DNSOptions: Sendable, Equatable {
     /// An IP with an optional port; nil: the system resolver.
-    public var server: String?
-    public var recordType: DNSQueryType = .a
-    public var allowPrivateAnswers = false
+    package var server: String?
+    package var recordType: DNSQueryType = .a
+    package var allowPrivateAnswers = false
 
-    public init() {}
+    package init() {}
 }
 
 /// `icmp:` of an icmp probe.
-public struct ICMPOptions: Sendable, Equatable {
-    public var count = 3
+package struct ICMPOptions: Sendable, Equatable {
+    package var count = 3
 
-    public init() {}
+    package init() {}
 }

@@ -1,41 +1,41 @@
 /// A position in a source file: 1-based line and column (columns count Unicode code points).
-public struct YAMLMark: Sendable, Equatable, CustomStringConvertible {
-    public var line: Int
-    public var column: Int
+package struct YAMLMark: Sendable, Equatable, CustomStringConvertible {
+    package var line: Int
+    package var column: Int
 
-    public init(line: Int, column: Int) {
+    package init(line: Int, column: Int) {
         self.line = line
         self.column = column
     }
 
-    public var description: String { "\(line):\(column)" }
+    package var description: String { "\(line):\(column)" }
 }
 
 /// A scalar as written: its text after unquoting, and how it was quoted. Types (numbers,
 /// durations, booleans) are decided by the schema, not by the parser, so `"5s"` and `5s`
 /// are the same duration and a quoted `"true"` can still be a name.
-public struct YAMLScalar: Sendable, Equatable {
-    public enum Style: Sendable, Equatable { case plain, singleQuoted, doubleQuoted }
+package struct YAMLScalar: Sendable, Equatable {
+    package enum Style: Sendable, Equatable { case plain, singleQuoted, doubleQuoted }
 
-    public var text: String
-    public var style: Style
+    package var text: String
+    package var style: Style
 
-    public init(_ text: String, style: Style = .plain) {
+    package init(_ text: String, style: Style = .plain) {
         self.text = text
         self.style = style
     }
 
     /// An unquoted empty value, `~` or `null`.
-    public var isNull: Bool { style == .plain && (text.isEmpty || text == "~" || text == "null") }
+    package var isNull: Bool { style == .plain && (text.isEmpty || text == "~" || text == "null") }
 }
 
 /// One `key: value` pair of a block map, in file order.
-public struct YAMLMapEntry: Sendable, Equatable {
-    public var key: String
-    public var keyMark: YAMLMark
-    public var value: YAMLNode
+package struct YAMLMapEntry: Sendable, Equatable {
+    package var key: String
+    package var keyMark: YAMLMark
+    package var value: YAMLNode
 
-    public init(key: String, keyMark: YAMLMark, value: YAMLNode) {
+    package init(key: String, keyMark: YAMLMark, value: YAMLNode) {
         self.key = key
         self.keyMark = keyMark
         self.value = value
@@ -45,30 +45,30 @@ public struct YAMLMapEntry: Sendable, Equatable {
 /// A node of the documented YAML subset (see docs/configuration.md): a scalar, a list or a
 /// map, with where it starts. Not a general YAML representation: there are no tags, anchors,
 /// complex keys or multi-line scalars.
-public struct YAMLNode: Sendable, Equatable {
-    public indirect enum Kind: Sendable, Equatable {
+package struct YAMLNode: Sendable, Equatable {
+    package indirect enum Kind: Sendable, Equatable {
         case scalar(YAMLScalar)
         case list([YAMLNode])
         case map([YAMLMapEntry])
     }
 
-    public var kind: Kind
-    public var mark: YAMLMark
+    package var kind: Kind
+    package var mark: YAMLMark
 
-    public init(_ kind: Kind, mark: YAMLMark) {
+    package init(_ kind: Kind, mark: YAMLMark) {
         self.kind = kind
         self.mark = mark
     }
 
-    public var scalar: YAMLScalar? {
+    package var scalar: YAMLScalar? {
         if case .scalar(let s) = kind { return s }
         return nil
     }
 
-    public var isNull: Bool { scalar?.isNull ?? false }
+    package var isNull: Bool { scalar?.isNull ?? false }
 
     /// How the node reads in an error message: `"5 seconds"`, `nothing`, `a list`, `a map`.
-    public var foundDescription: String {
+    package var foundDescription: String {
         switch kind {
         case .scalar(let s): s.isNull ? (s.text.isEmpty ? "nothing" : s.text) : s.text.debugDescription
         case .list: "a list"

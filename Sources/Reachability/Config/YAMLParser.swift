@@ -6,7 +6,7 @@
 /// block scalars, flow maps, multi-line scalars, several documents), as are tabs in
 /// indentation, duplicate keys and inconsistent indentation. Errors carry file:line:column and
 /// the key path. Not for: general YAML; the schema (types, known keys) is `ConfigSchema`'s job.
-public struct YAMLParser {
+package struct YAMLParser {
     struct Line {
         let number: Int
         let text: [Unicode.Scalar]
@@ -27,12 +27,12 @@ public struct YAMLParser {
     static let maxDepth = 64
 
     /// Parses a whole file. Returns nil for a document with no content (only blank lines and comments).
-    public static func parse(_ bytes: [UInt8], file: String) throws(ConfigError) -> YAMLNode? {
+    package static func parse(_ bytes: [UInt8], file: String) throws(ConfigError) -> YAMLNode? {
         var parser = try YAMLParser(bytes: bytes, file: file)
         return try parser.parseDocument()
     }
 
-    public static func parse(_ text: String, file: String) throws(ConfigError) -> YAMLNode? {
+    package static func parse(_ text: String, file: String) throws(ConfigError) -> YAMLNode? {
         try parse(Array(text.utf8), file: file)
     }
 

@@ -1,21 +1,21 @@
 /// A parsed HTTP/1.x request head. The server reads no request bodies beyond skipping them.
-public struct HTTPRequest: Sendable, Equatable {
-    public var method: String
+package struct HTTPRequest: Sendable, Equatable {
+    package var method: String
     /// The request target as sent (`/metrics?x=1`).
-    public var target: String
-    public var version: String
+    package var target: String
+    package var version: String
     /// Header fields in arrival order, names as sent.
-    public var headers: [(name: String, value: String)]
+    package var headers: [(name: String, value: String)]
 
-    public init(method: String, target: String, version: String = "HTTP/1.1", headers: [(name: String, value: String)] = []) {
+    package init(method: String, target: String, version: String = "HTTP/1.1", headers: [(name: String, value: String)] = []) {
         self.method = method; self.target = target; self.version = version; self.headers = headers
     }
 
     /// The path without the query string.
-    public var path: String { String(target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0]) }
+    package var path: String { String(target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0]) }
 
     /// Query parameters, percent-decoded (`+` as space); later duplicates win.
-    public var query: [String: String] {
+    package var query: [String: String] {
         let parts = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
         guard parts.count == 2 else { return [:] }
         var out: [String: String] = [:]
@@ -27,18 +27,18 @@ public struct HTTPRequest: Sendable, Equatable {
     }
 
     /// The first value of a header, compared case-insensitively.
-    public func header(_ name: String) -> String? {
+    package func header(_ name: String) -> String? {
         headers.first { $0.name.lowercased() == name.lowercased() }?.value
     }
 
     /// Whether the connection stays open after the response (HTTP/1.1 default, 1.0 opt-in).
-    public var keepAlive: Bool {
+    package var keepAlive: Bool {
         let connection = header("connection")?.lowercased() ?? ""
         if version == "HTTP/1.0" { return connection.contains("keep-alive") }
         return !connection.contains("close")
     }
 
-    public static func == (a: HTTPRequest, b: HTTPRequest) -> Bool {
+    package static func == (a: HTTPRequest, b: HTTPRequest) -> Bool {
         a.method == b.method && a.target == b.target && a.version == b.version
             && a.headers.map(\.name) == b.headers.map(\.name) && a.headers.map(\.value) == b.headers.map(\.value)
     }
@@ -69,18 +69,18 @@ private func hexValue(_ b: UInt8) -> UInt8? {
 }
 
 /// A response to write: status, headers and a body (HEAD strips the body, keeps the length).
-public struct HTTPResponse: Sendable {
-    public var status: Int
-    public var headers: [(name: String, value: String)]
-    public var body: [UInt8]
+package struct HTTPResponse: Sendable {
+    package var status: Int
+    package var headers: [(name: String, value: String)]
+    package var body: [UInt8]
 
-    public init(status: Int, contentType: String = "text/plain; charset=utf-8", body: [UInt8], headers: [(name: String, value: String)] = []) {
+    package init(status: Int, contentType: String = "text/plain; charset=utf-8", body: [UInt8], headers: [(name: String, value: String)] = []) {
         self.status = status
         self.headers = [("Content-Type", contentType)] + headers
         self.body = body
     }
 
-    public init(status: Int, text: String, headers: [(name: String, value: String)] = []) {
+    package init(status: Int, text: String, headers: [(name: String, value: String)] = []) {
         self.init(status: status, body: Array(text.utf8), headers: headers)
     }
 

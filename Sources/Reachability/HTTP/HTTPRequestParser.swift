@@ -1,15 +1,15 @@
 /// Parses HTTP/1.x request heads from a byte buffer, with hard bounds. Pure: no I/O, so it is
 /// unit-tested and fuzzed directly.
-public struct HTTPRequestParser: Sendable {
-    public struct Limits: Sendable {
-        public var maxRequestLine = 8192
-        public var maxHeaderBytes = 16384
-        public var maxHeaderCount = 100
-        public var maxBodyBytes = 65536
-        public init() {}
+package struct HTTPRequestParser: Sendable {
+    package struct Limits: Sendable {
+        package var maxRequestLine = 8192
+        package var maxHeaderBytes = 16384
+        package var maxHeaderCount = 100
+        package var maxBodyBytes = 65536
+        package init() {}
     }
 
-    public enum Outcome: Equatable, Sendable {
+    package enum Outcome: Equatable, Sendable {
         /// More bytes are needed.
         case incomplete
         /// A whole request; `consumed` bytes (head plus any body) belong to it.
@@ -18,10 +18,10 @@ public struct HTTPRequestParser: Sendable {
         case reject(status: Int, message: String)
     }
 
-    public let limits: Limits
-    public init(limits: Limits = Limits()) { self.limits = limits }
+    package let limits: Limits
+    package init(limits: Limits = Limits()) { self.limits = limits }
 
-    public func parse(_ buffer: ArraySlice<UInt8>) -> Outcome {
+    package func parse(_ buffer: ArraySlice<UInt8>) -> Outcome {
         // Tolerate empty lines before a request (RFC 9112 §2.2).
         var start = buffer.startIndex
         while start + 1 < buffer.endIndex, buffer[start] == 0x0d, buffer[start + 1] == 0x0a { start += 2 }

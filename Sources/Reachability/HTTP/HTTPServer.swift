@@ -10,23 +10,23 @@ import Synchronization
 ///
 /// Not for: serving the public internet or TLS. Handlers are synchronous and must not block for
 /// long; they run on the connection's thread.
-public final class HTTPServer: Sendable {
-    public typealias Handler = @Sendable (HTTPRequest) -> HTTPResponse
+package final class HTTPServer: Sendable {
+    package typealias Handler = @Sendable (HTTPRequest) -> HTTPResponse
 
-    public struct Options: Sendable {
+    package struct Options: Sendable {
         /// Connections served at once; more are answered 503 and closed.
-        public var maxConnections = 64
+        package var maxConnections = 64
         /// Time allowed for a whole request head to arrive once its first byte has.
-        public var requestTimeout: Duration = .seconds(10)
+        package var requestTimeout: Duration = .seconds(10)
         /// How long an idle keep-alive connection is kept.
-        public var idleTimeout: Duration = .seconds(60)
+        package var idleTimeout: Duration = .seconds(60)
         /// Time allowed to write one response.
-        public var writeTimeout: Duration = .seconds(10)
-        public var limits = HTTPRequestParser.Limits()
-        public init() {}
+        package var writeTimeout: Duration = .seconds(10)
+        package var limits = HTTPRequestParser.Limits()
+        package init() {}
     }
 
-    public let boundAddress: SocketAddress
+    package let boundAddress: SocketAddress
     private let listenFD: Int32
     private let stopFD: Int32
     private let options: Options
@@ -41,7 +41,7 @@ public final class HTTPServer: Sendable {
     /// Counters for the server's own metrics, if a registry is given.
     private let rejected: Counter?
 
-    public init(listen: ListenAddress, options: Options = Options(), logger: Logger = Logger(), registry: MetricsRegistry? = nil, handler: @escaping Handler) throws(Errno) {
+    package init(listen: ListenAddress, options: Options = Options(), logger: Logger = Logger(), registry: MetricsRegistry? = nil, handler: @escaping Handler) throws(Errno) {
         self.options = options
         self.handler = handler
         self.logger = logger
@@ -84,13 +84,13 @@ public final class HTTPServer: Sendable {
     }
 
     /// Starts the accept thread. Call once.
-    public func start() {
+    package func start() {
         startThread(name: "http-accept") { [self] in acceptLoop() }
     }
 
     /// Stops accepting, closes idle connections, lets in-flight responses finish for up to
     /// `grace`, then returns. Safe to call more than once.
-    public func shutdown(grace: Duration = .seconds(2)) {
+    package func shutdown(grace: Duration = .seconds(2)) {
         if stopping.exchange(true, ordering: .acquiringAndReleasing) { return }
         var one: UInt64 = 1
         _ = write(stopFD, &one, 8)
@@ -101,7 +101,7 @@ public final class HTTPServer: Sendable {
     }
 
     /// Connections being served now.
-    public var activeConnections: Int { active.load(ordering: .relaxed) }
+    package var activeConnections: Int { active.load(ordering: .relaxed) }
 
     private func acceptLoop() {
         defer {

@@ -1,16 +1,16 @@
 /// A `--web.listen-address` value: `:10361`, `0.0.0.0:10361`, `127.0.0.1:0`, `[::1]:10361`,
 /// `localhost:10361`. An empty host means every address (dual-stack where IPv6 exists).
-public struct ListenAddress: Sendable, Equatable, CustomStringConvertible {
-    public var host: String
-    public var port: UInt16
+package struct ListenAddress: Sendable, Equatable, CustomStringConvertible {
+    package var host: String
+    package var port: UInt16
 
-    public init(host: String, port: UInt16) { self.host = host; self.port = port }
+    package init(host: String, port: UInt16) { self.host = host; self.port = port }
 
-    public struct Invalid: Error, CustomStringConvertible, Equatable {
-        public let description: String
+    package struct Invalid: Error, CustomStringConvertible, Equatable {
+        package let description: String
     }
 
-    public static func parse(_ text: String) throws(Invalid) -> ListenAddress {
+    package static func parse(_ text: String) throws(Invalid) -> ListenAddress {
         guard let colon = text.lastIndex(of: ":") else {
             throw Invalid(description: "listen address \(text.debugDescription) needs a port, as in :10361 or 127.0.0.1:10361")
         }
@@ -32,5 +32,5 @@ public struct ListenAddress: Sendable, Equatable, CustomStringConvertible {
         return ListenAddress(host: host, port: port)
     }
 
-    public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+    package var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
 }

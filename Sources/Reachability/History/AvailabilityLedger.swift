@@ -1,9 +1,9 @@
 /// Up and covered time in sliding windows, answered in O(log n) from prefix sums over merged
 /// segments, so the availability gauges stay current per round (and per scrape) without
 /// re-reading files. Segments older than the longest window are dropped as time passes.
-public struct AvailabilityLedger: Sendable, CoverageLog {
+package struct AvailabilityLedger: Sendable, CoverageLog {
     /// How far back segments are kept (the longest window).
-    public let keep: Double
+    package let keep: Double
     private var timeline = VerdictTimeline()
     private var starts: [Double] = []
     private var ends: [Double] = []
@@ -13,26 +13,26 @@ public struct AvailabilityLedger: Sendable, CoverageLog {
     private var upBefore: [Double] = []
     private var head = 0
 
-    public init(keep: Double) { self.keep = keep }
+    package init(keep: Double) { self.keep = keep }
 
     /// Time in a window: how much the history covers and how much of that was `full`.
-    public struct Window: Sendable, Equatable {
-        public var covered: Double
-        public var up: Double
+    package struct Window: Sendable, Equatable {
+        package var covered: Double
+        package var up: Double
         /// Up over covered; NaN when nothing is covered.
-        public var availability: Double { covered > 0 ? up / covered : .nan }
+        package var availability: Double { covered > 0 ? up / covered : .nan }
     }
 
-    public mutating func add(at: Double, verdict: Verdict, cap: Double) {
+    package mutating func add(at: Double, verdict: Verdict, cap: Double) {
         if let s = timeline.add(at: at, verdict: verdict, cap: cap) { append(s) }
     }
 
-    public mutating func cut(at time: Double) {
+    package mutating func cut(at time: Double) {
         if let s = timeline.cut(at: time) { append(s) }
     }
 
     /// The latest verdict fed in.
-    public var latest: (at: Double, verdict: Verdict)? { timeline.latest }
+    package var latest: (at: Double, verdict: Verdict)? { timeline.latest }
 
     private mutating func append(_ s: Segment) {
         let up = s.verdict.state == .full
@@ -73,7 +73,7 @@ public struct AvailabilityLedger: Sendable, CoverageLog {
     }
 
     /// Covered and up time in [now - length, now], including the latest round's coverage so far.
-    public func window(_ length: Double, now: Double) -> Window {
+    package func window(_ length: Double, now: Double) -> Window {
         let from = now - length
         let a = cumulative(from), b = cumulative(now)
         var w = Window(covered: max(0, b.covered - a.covered), up: max(0, b.up - a.up))

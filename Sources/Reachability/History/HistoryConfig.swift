@@ -1,29 +1,29 @@
 /// Where and how the history is kept (`--history.*` flags).
-public struct HistoryConfig: Sendable, Equatable {
-    public var directory: String
+package struct HistoryConfig: Sendable, Equatable {
+    package var directory: String
     /// A file is rotated before a record would take it past this size.
-    public var maxFileSize: Int = 64 << 20
+    package var maxFileSize: Int = 64 << 20
     /// The oldest rotated files are deleted while all files together exceed this.
-    public var maxTotalSize: Int = 1 << 30
+    package var maxTotalSize: Int = 1 << 30
     /// Rotated files whose newest record is older than this are deleted (on start and rotation).
-    public var retention: Duration = .seconds(30 * 86_400)
+    package var retention: Duration = .seconds(30 * 86_400)
     /// A new file starts when the clock enters a new period of this length (aligned to the Unix
     /// epoch, so daily files begin at 00:00 UTC).
-    public var rotationPeriod: Duration = .seconds(86_400)
+    package var rotationPeriod: Duration = .seconds(86_400)
     /// Rounds are made durable (`fdatasync`) at least this often; transitions, start and stop at once.
-    public var syncInterval: Duration = .seconds(10)
+    package var syncInterval: Duration = .seconds(10)
     /// Records waiting for the writer thread; beyond this they are dropped and counted.
-    public var queueCapacity = 4096
+    package var queueCapacity = 4096
 
-    public init(directory: String) { self.directory = directory }
+    package init(directory: String) { self.directory = directory }
 }
 
 /// Byte sizes as flags take them: `65536`, `512KiB`, `64MiB`, `1GiB`, `2TiB` (powers of 1024)
 /// or `500kB`/`500KB`, `64MB`, `1GB`, `2TB` (powers of 1000), and a bare `B`.
-public enum ByteSizeParser {
-    public struct Invalid: Error, Equatable { public let message: String }
+package enum ByteSizeParser {
+    package struct Invalid: Error, Equatable { public let message: String }
 
-    public static func parse(_ text: String) throws(Invalid) -> Int {
+    package static func parse(_ text: String) throws(Invalid) -> Int {
         let digits = text.prefix(while: { $0.isASCII && $0.isNumber })
         guard !digits.isEmpty, let n = Int(digits) else { throw Invalid(message: "expected a size such as 64MiB, 1GB or 65536") }
         let unit = text.dropFirst(digits.count)
@@ -40,7 +40,7 @@ public enum ByteSizeParser {
     }
 
     /// The shortest exact binary spelling: `64MiB`, `1GiB`, `1000B`.
-    public static func format(_ bytes: Int) -> String {
+    package static func format(_ bytes: Int) -> String {
         for (unit, size) in [("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)] where bytes >= size && bytes % size == 0 {
             return "\(bytes / size)\(unit)"
         }

@@ -1,23 +1,23 @@
 /// A scope's verdict inside a round summary.
-public struct NamedVerdict: Sendable, Equatable {
-    public var name: String
-    public var verdict: Verdict
-    public init(_ name: String, _ verdict: Verdict) { self.name = name; self.verdict = verdict }
+package struct NamedVerdict: Sendable, Equatable {
+    package var name: String
+    package var verdict: Verdict
+    package init(_ name: String, _ verdict: Verdict) { self.name = name; self.verdict = verdict }
 }
 
 /// What the reports need from a round: times and verdicts, not probe results.
-public struct RoundSummary: Sendable, Equatable {
-    public var time: Double
-    public var duration: Double
-    public var interval: Double
-    public var since: Double
-    public var overall: Verdict
+package struct RoundSummary: Sendable, Equatable {
+    package var time: Double
+    package var duration: Double
+    package var interval: Double
+    package var since: Double
+    package var overall: Verdict
     /// Sorted by name.
-    public var families: [NamedVerdict]
+    package var families: [NamedVerdict]
     /// Sorted by name.
-    public var uplinks: [NamedVerdict]
+    package var uplinks: [NamedVerdict]
 
-    public var at: Double { time + duration }
+    package var at: Double { time + duration }
 
     init(_ r: RoundRecord) {
         time = r.time; duration = r.duration; interval = r.interval; since = r.since; overall = r.overall
@@ -64,7 +64,7 @@ enum Word {
 }
 
 /// A decoded line, reduced to what timelines need.
-public enum HistoryEvent: Sendable, Equatable {
+package enum HistoryEvent: Sendable, Equatable {
     case round(RoundSummary)
     case start(time: Double, interval: Double)
     case stop(time: Double)
@@ -77,17 +77,17 @@ public enum HistoryEvent: Sendable, Equatable {
 /// not in the canonical layout (another type, an escaped or unknown key) go to the full decoder.
 /// Keeps a small cache of the strings it has seen (scope names, reasons), so a month of rounds
 /// does not allocate the same names millions of times; use one scanner per reading thread.
-public struct HistoryLineScanner {
+package struct HistoryLineScanner {
     private static let roundPrefix: StaticString = #"{"v":1,"type":"round","#
     /// Interned strings: their bytes back to back, where each ends, and the strings.
     private var internBytes: [UInt8] = []
     private var internEnds: [Int] = []
     private var internStrings: [String] = []
 
-    public init() {}
+    package init() {}
 
     /// Decodes one line (without its newline).
-    public mutating func scan(_ line: UnsafeBufferPointer<UInt8>) throws(HistoryDecodeError) -> HistoryEvent {
+    package mutating func scan(_ line: UnsafeBufferPointer<UInt8>) throws(HistoryDecodeError) -> HistoryEvent {
         guard line.count <= HistoryRecord.maxLineBytes else { throw .corrupt("line too long") }
         let prefix = Self.roundPrefix
         if line.count > prefix.utf8CodeUnitCount, let base = line.baseAddress,
@@ -98,7 +98,7 @@ public struct HistoryLineScanner {
     }
 
     /// One line with a fresh scanner (tests, single lines).
-    public static func scan(_ line: [UInt8]) throws(HistoryDecodeError) -> HistoryEvent {
+    package static func scan(_ line: [UInt8]) throws(HistoryDecodeError) -> HistoryEvent {
         var scanner = HistoryLineScanner()
         return try line.withUnsafeBufferPointer { p throws(HistoryDecodeError) in try scanner.scan(p) }
     }

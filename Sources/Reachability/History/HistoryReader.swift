@@ -5,20 +5,20 @@ import Synchronization
 /// content: corrupt lines (garbage, a torn final line, lines over the size limit) are skipped
 /// and counted; lines of a newer format version or an unknown type are skipped and counted
 /// apart. Files are read in large chunks and lines decoded in place through the fast path.
-public struct HistoryReader {
+package struct HistoryReader {
     /// What a read went through.
-    public struct Stats: Sendable, Equatable {
-        public var files = 0
-        public var bytes = 0
-        public var records = 0
-        public var rounds = 0
-        public var corrupt = 0
+    package struct Stats: Sendable, Equatable {
+        package var files = 0
+        package var bytes = 0
+        package var records = 0
+        package var rounds = 0
+        package var corrupt = 0
         /// Newer versions and unknown types.
-        public var skipped = 0
+        package var skipped = 0
         /// Files that could not be opened or read (with the first error).
-        public var unreadable = 0
-        public var firstError: String?
-        public init() {}
+        package var unreadable = 0
+        package var firstError: String?
+        package init() {}
 
         mutating func add(_ o: Stats) {
             files += o.files; bytes += o.bytes; records += o.records; rounds += o.rounds
@@ -30,12 +30,12 @@ public struct HistoryReader {
     static let chunkSize = 4 << 20
 
     /// Reads every history file of `directory` whose records may reach `from` (all if nil).
-    public static func read(directory: String, from: Double? = nil, _ body: (HistoryEvent) -> Void) throws(HistoryStoreError) -> Stats {
+    package static func read(directory: String, from: Double? = nil, _ body: (HistoryEvent) -> Void) throws(HistoryStoreError) -> Stats {
         read(paths: try paths(directory: directory, from: from), body)
     }
 
     /// The history files of `directory` whose records may reach `from` (all if nil), in order.
-    public static func paths(directory: String, from: Double?) throws(HistoryStoreError) -> [String] {
+    package static func paths(directory: String, from: Double?) throws(HistoryStoreError) -> [String] {
         var files = try HistoryStore.listFiles(in: directory)
         if let from {
             // A file ends where the next begins; keep one file before the window so the first
@@ -52,7 +52,7 @@ public struct HistoryReader {
     /// Reads the given files in order. With several files and cores, files are decoded ahead
     /// on helper threads (at most `lookahead` files in memory); `body` still sees every event
     /// in order, on the calling thread.
-    public static func read(paths: [String], threads: Int = min(2, FileIO.processorCount()), _ body: (HistoryEvent) -> Void) -> Stats {
+    package static func read(paths: [String], threads: Int = min(2, FileIO.processorCount()), _ body: (HistoryEvent) -> Void) -> Stats {
         guard paths.count > 1, threads > 1 else {
             var stats = Stats()
             var buffer = [UInt8](repeating: 0, count: chunkSize)
@@ -101,7 +101,7 @@ public struct HistoryReader {
 
     /// Reads the given files in order with the full decoder, probe results included (slower
     /// than `read(paths:)`: for short spans, such as the status page's last 24 hours of RTT).
-    public static func readRecords(paths: [String], _ body: (HistoryRecord) -> Void) -> Stats {
+    package static func readRecords(paths: [String], _ body: (HistoryRecord) -> Void) -> Stats {
         var stats = Stats()
         var buffer = [UInt8](repeating: 0, count: chunkSize)
         for path in paths {

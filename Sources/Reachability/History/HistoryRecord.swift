@@ -4,27 +4,27 @@
 /// `decode(_:)` is the strict full decoder: any invalid JSON, wrong type, unknown state or
 /// missing required field is an error; unknown keys are ignored (later minor additions), a
 /// newer major version is reported as such.
-public enum HistoryRecord: Sendable, Equatable {
+package enum HistoryRecord: Sendable, Equatable {
     case round(RoundRecord)
     case transition(TransitionRecord)
     case start(StartRecord)
     case stop(StopRecord)
 
     /// The `v` field of every record this build writes; lines with a higher `v` are skipped.
-    public static let formatVersion = 1
+    package static let formatVersion = 1
     /// Lines longer than this are corrupt by definition (a record is typically under 2 KB).
-    public static let maxLineBytes = 1 << 20
+    package static let maxLineBytes = 1 << 20
     /// Probe details are cut to this many bytes (on a character boundary) so lines stay short
     /// whatever a remote server sends.
-    public static let maxDetailBytes = 256
+    package static let maxDetailBytes = 256
     /// Times outside this range (1970 to the year 5138) are corrupt: they would only make
     /// reports walk absurd spans.
-    public static let validTimes: ClosedRange<Double> = 0...1e11
+    package static let validTimes: ClosedRange<Double> = 0...1e11
     /// Durations and intervals above this (about 11.6 days) are corrupt.
-    public static let maxSeconds = 1e6
+    package static let maxSeconds = 1e6
 
     /// When the record was made, Unix seconds.
-    public var time: Double {
+    package var time: Double {
         switch self {
         case .round(let r): r.time
         case .transition(let t): t.time
@@ -34,7 +34,7 @@ public enum HistoryRecord: Sendable, Equatable {
     }
 
     /// The line, with its trailing newline.
-    public func encoded() -> [UInt8] {
+    package func encoded() -> [UInt8] {
         var w = JSONWriter()
         w.beginObject()
         w.field("v", Self.formatVersion)
@@ -52,7 +52,7 @@ public enum HistoryRecord: Sendable, Equatable {
     }
 
     /// Decodes one line (without its newline) strictly.
-    public static func decode(_ line: some Collection<UInt8>) throws(HistoryDecodeError) -> HistoryRecord {
+    package static func decode(_ line: some Collection<UInt8>) throws(HistoryDecodeError) -> HistoryRecord {
         guard line.count <= maxLineBytes else { throw .corrupt("line too long") }
         guard let value = JSONValue.parse(line) else { throw .corrupt("not valid JSON") }
         guard case .object = value else { throw .corrupt("not an object") }
@@ -98,7 +98,7 @@ public enum HistoryRecord: Sendable, Equatable {
 }
 
 /// Why a line was not decoded.
-public enum HistoryDecodeError: Error, Equatable {
+package enum HistoryDecodeError: Error, Equatable {
     /// Not valid JSON, or not a valid record: counted as corrupt and skipped.
     case corrupt(String)
     /// Written by a newer format version: skipped, not counted as corrupt.
@@ -108,14 +108,14 @@ public enum HistoryDecodeError: Error, Equatable {
 }
 
 /// A `start` record: the exporter began writing (after a restart, the time before it is a gap).
-public struct StartRecord: Sendable, Equatable {
-    public var time: Double
+package struct StartRecord: Sendable, Equatable {
+    package var time: Double
     /// The configured probe interval, seconds.
-    public var interval: Double
-    public var version: String
-    public var pid: Int
+    package var interval: Double
+    package var version: String
+    package var pid: Int
 
-    public init(time: Double, interval: Double, version: String = BuildInfo.version, pid: Int = 0) {
+    package init(time: Double, interval: Double, version: String = BuildInfo.version, pid: Int = 0) {
         self.time = time; self.interval = interval; self.version = version; self.pid = pid
     }
 
@@ -129,20 +129,20 @@ public struct StartRecord: Sendable, Equatable {
 }
 
 /// A `stop` record: a graceful shutdown; coverage ends here.
-public struct StopRecord: Sendable, Equatable {
-    public var time: Double
-    public init(time: Double) { self.time = time }
+package struct StopRecord: Sendable, Equatable {
+    package var time: Double
+    package init(time: Double) { self.time = time }
 }
 
 /// A `transition` record: one scope's verdict changed.
-public struct TransitionRecord: Sendable, Equatable {
-    public var time: Double
+package struct TransitionRecord: Sendable, Equatable {
+    package var time: Double
     /// `overall`, `ipv4`, `ipv6` or an uplink interface name.
-    public var scope: String
-    public var from: Verdict
-    public var to: Verdict
+    package var scope: String
+    package var from: Verdict
+    package var to: Verdict
 
-    public init(time: Double, scope: String, from: Verdict, to: Verdict) {
+    package init(time: Double, scope: String, from: Verdict, to: Verdict) {
         self.time = time; self.scope = scope; self.from = from; self.to = to
     }
 

@@ -2,22 +2,22 @@
 /// the records back (restoring the last verdict and seeding the availability gauges), then
 /// writes every round through a `HistoryWriter` and keeps the gauges current through an
 /// `AvailabilityTracker`. Nothing here can stop the exporter: every failure is counted and logged.
-public final class HistoryService: Sendable {
-    public let writer: HistoryWriter
-    public let tracker: AvailabilityTracker
+package final class HistoryService: Sendable {
+    package let writer: HistoryWriter
+    package let tracker: AvailabilityTracker
     /// What the status page draws (issue 10).
-    public let summary: StatusHistory
+    package let summary: StatusHistory
     /// The newest round found in the history at start-up.
-    public let lastRound: RoundSummary?
+    package let lastRound: RoundSummary?
     /// What reading the history at start-up went through.
-    public let loaded: HistoryReader.Stats
+    package let loaded: HistoryReader.Stats
 
     /// The observers to hand to the monitor.
-    public var observers: [any RoundObserver] { [writer, tracker, summary] }
+    package var observers: [any RoundObserver] { [writer, tracker, summary] }
 
     /// Each family's and uplink's verdict in the newest round, with when it began.
-    public let lastFamilies: [IPFamily: ScopedVerdict]
-    public let lastUplinks: [String: ScopedVerdict]
+    package let lastFamilies: [IPFamily: ScopedVerdict]
+    package let lastUplinks: [String: ScopedVerdict]
 
     private init(writer: HistoryWriter, tracker: AvailabilityTracker, summary: StatusHistory, lastRound: RoundSummary?,
                  families: [IPFamily: ScopedVerdict], uplinks: [String: ScopedVerdict], loaded: HistoryReader.Stats) {
@@ -26,7 +26,7 @@ public final class HistoryService: Sendable {
     }
 
     /// Opens the directory, reads it back and starts the writer thread.
-    public static func start(_ config: HistoryConfig, interval: Duration, registry: MetricsRegistry, logger: Logger,
+    package static func start(_ config: HistoryConfig, interval: Duration, registry: MetricsRegistry, logger: Logger,
                              now: @escaping @Sendable () -> Double = { unixNow() }) -> HistoryService {
         let metrics = HistoryMetrics(registry: registry)
         let startTime = now()
@@ -105,12 +105,12 @@ public final class HistoryService: Sendable {
 
     /// Gives the monitor the last verdicts (overall, per family and uplink) and when they began, so a restart neither
     /// resets `reachability_state_since_timestamp_seconds` nor forgets an ongoing outage.
-    public func restore<C: Clock>(into monitor: ReachabilityMonitor<C>, logger: Logger? = nil) {
+    package func restore<C: Clock>(into monitor: ReachabilityMonitor<C>, logger: Logger? = nil) {
         guard let last = lastRound, last.overall.state != .unknown else { return }
         monitor.restore(overall: last.overall, since: last.since, families: lastFamilies, uplinks: lastUplinks)
         logger?.info("restored state from history", ("state", last.overall.description), ("since", UTCTime.rfc3339(last.since)))
     }
 
     /// Writes the `stop` record and closes the file.
-    public func stop() { writer.stop() }
+    package func stop() { writer.stop() }
 }

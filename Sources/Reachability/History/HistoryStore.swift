@@ -1,19 +1,19 @@
 /// One history file: `history-<UTC start, ms>Z.jsonl`.
-public struct HistoryFile: Sendable, Equatable {
-    public var name: String
+package struct HistoryFile: Sendable, Equatable {
+    package var name: String
     /// When the file was started (from its name), Unix seconds.
-    public var startTime: Double
-    public var size: Int
+    package var startTime: Double
+    package var size: Int
     /// When it was last written (mtime when listed; the writer's clock after an append).
-    public var modified: Double = .infinity
+    package var modified: Double = .infinity
 }
 
 /// A failed file operation, with what was being done, for counting and logging per condition.
-public struct HistoryStoreError: Error, Equatable, CustomStringConvertible {
-    public enum Operation: String, Sendable { case list, open, write, sync, rotate, remove, repair }
-    public let operation: Operation
-    public let errno: Errno
-    public var description: String { "\(operation.rawValue): \(errno)" }
+package struct HistoryStoreError: Error, Equatable, CustomStringConvertible {
+    package enum Operation: String, Sendable { case list, open, write, sync, rotate, remove, repair }
+    package let operation: Operation
+    package let errno: Errno
+    package var description: String { "\(operation.rawValue): \(errno)" }
 }
 
 /// The history directory: which files exist, which one is appended to, rotation (by size and by
@@ -22,11 +22,11 @@ public struct HistoryStoreError: Error, Equatable, CustomStringConvertible {
 ///
 /// File names carry their start time and never go backwards: if the wall clock steps back, a
 /// new file is named one millisecond after the newest one, so name order is write order.
-public struct HistoryStore: Sendable {
-    public let directory: String
-    public let config: HistoryConfig
+package struct HistoryStore: Sendable {
+    package let directory: String
+    package let config: HistoryConfig
     /// Every file, oldest first; the last one is the one appended to (when open).
-    public private(set) var files: [HistoryFile] = []
+    package private(set) var files: [HistoryFile] = []
     private var fd: Int32 = -1
     /// The last write left a partial line that could not be truncated away: the next record
     /// starts with a newline so that fragment stays a line of its own (skipped as corrupt).
@@ -34,31 +34,31 @@ public struct HistoryStore: Sendable {
     /// Whether the directory has been listed (by `open`).
     private var listed = false
     /// The latest failure to delete an old file, for the writer to count and log.
-    public private(set) var retentionFailure: HistoryStoreError?
+    package private(set) var retentionFailure: HistoryStoreError?
 
-    public init(config: HistoryConfig) {
+    package init(config: HistoryConfig) {
         directory = config.directory
         self.config = config
     }
 
-    public var totalBytes: Int { files.reduce(0) { $0 + $1.size } }
-    public var isOpen: Bool { fd >= 0 }
+    package var totalBytes: Int { files.reduce(0) { $0 + $1.size } }
+    package var isOpen: Bool { fd >= 0 }
 
     static let prefix = "history-"
     static let suffix = ".jsonl"
 
-    public static func fileName(startingAt time: Double) -> String { prefix + UTCTime.compact(time) + suffix }
+    package static func fileName(startingAt time: Double) -> String { prefix + UTCTime.compact(time) + suffix }
 
     /// The start time in a history file name, or nil if the name is not one.
-    public static func startTime(ofName name: String) -> Double? {
+    package static func startTime(ofName name: String) -> Double? {
         guard name.hasPrefix(prefix), name.hasSuffix(suffix) else { return nil }
         return UTCTime.parseCompact(name.dropFirst(prefix.count).dropLast(suffix.count))
     }
 
-    public func path(_ file: HistoryFile) -> String { directory + "/" + file.name }
+    package func path(_ file: HistoryFile) -> String { directory + "/" + file.name }
 
     /// History files in a directory, oldest first (other names are ignored).
-    public static func listFiles(in directory: String) throws(HistoryStoreError) -> [HistoryFile] {
+    package static func listFiles(in directory: String) throws(HistoryStoreError) -> [HistoryFile] {
         let names: [String]
         do { names = try FileIO.list(directory) } catch { throw HistoryStoreError(operation: .list, errno: error) }
         return names.compactMap { name -> HistoryFile? in
@@ -71,7 +71,7 @@ public struct HistoryStore: Sendable {
     /// Creates the directory, lists it, applies retention and opens the newest file for
     /// appending if it is still current (repairing a torn last line). Returns the bytes of a
     /// torn line cut away (0 if none).
-    public mutating func open(now: Double) throws(HistoryStoreError) -> Int {
+    package mutating func open(now: Double) throws(HistoryStoreError) -> Int {
         do { try FileIO.makeDirectories(directory) } catch { throw HistoryStoreError(operation: .open, errno: error) }
         files = try Self.listFiles(in: directory)
         listed = true
@@ -120,7 +120,7 @@ public struct HistoryStore: Sendable {
 
     /// Appends one record with one `write`, rotating first if it is due. A short write is
     /// truncated back so the file never holds half a record before a whole one.
-    public mutating func append(_ record: [UInt8], now: Double) throws(HistoryStoreError) {
+    package mutating func append(_ record: [UInt8], now: Double) throws(HistoryStoreError) {
         if fd >= 0, let current = files.last,
            isExpired(current, now: now) || (current.size > 0 && current.size + record.count > config.maxFileSize) {
             try rotate(now: now)
@@ -152,7 +152,7 @@ public struct HistoryStore: Sendable {
     /// Makes written records durable. If the file was deleted behind our back (the directory
     /// removed or cleaned), it is dropped so the next record starts a new file rather than
     /// writing into an unlinked one.
-    public mutating func sync() throws(HistoryStoreError) {
+    package mutating func sync() throws(HistoryStoreError) {
         guard fd >= 0 else { return }
         do { try FileIO.syncData(fd) } catch { throw HistoryStoreError(operation: .sync, errno: error) }
         if (try? FileIO.linkCount(fd: fd)) == 0 {
@@ -165,7 +165,7 @@ public struct HistoryStore: Sendable {
     }
 
     /// Closes the current file (after a sync) and starts the next one.
-    public mutating func rotate(now: Double) throws(HistoryStoreError) {
+    package mutating func rotate(now: Double) throws(HistoryStoreError) {
         if fd >= 0 {
             try? FileIO.syncData(fd)
             FileIO.close(fd)
@@ -177,7 +177,7 @@ public struct HistoryStore: Sendable {
     }
 
     /// Takes the latest retention failure (to count and log it once).
-    public mutating func takeRetentionFailure() -> HistoryStoreError? {
+    package mutating func takeRetentionFailure() -> HistoryStoreError? {
         defer { retentionFailure = nil }
         return retentionFailure
     }
@@ -204,7 +204,7 @@ public struct HistoryStore: Sendable {
 
     /// Deletes rotated files whose newest record is older than the retention, then the oldest
     /// ones while the total exceeds `maxTotalSize`. The file being appended to is never deleted.
-    public mutating func enforceRetention(now: Double) {
+    package mutating func enforceRetention(now: Double) {
         var firstError: HistoryStoreError?
         var removed = false
         let keepOpen = fd >= 0 ? 1 : 0
@@ -222,7 +222,7 @@ public struct HistoryStore: Sendable {
         if let firstError { retentionFailure = firstError }
     }
 
-    public mutating func close() {
+    package mutating func close() {
         if fd >= 0 {
             try? FileIO.syncData(fd)
             FileIO.close(fd)

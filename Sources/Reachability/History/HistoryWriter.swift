@@ -12,7 +12,7 @@ import Synchronization
 /// condition (and once more when writes recover), and never stop the exporter.
 ///
 /// Contract: `start()` once, then `roundCompleted` from any thread; `stop()` once at shutdown.
-public final class HistoryWriter: RoundObserver, Sendable {
+package final class HistoryWriter: RoundObserver, Sendable {
     private enum Item {
         case record(HistoryRecord)
         case flush(DispatchSemaphore)
@@ -24,7 +24,7 @@ public final class HistoryWriter: RoundObserver, Sendable {
         var queueFullLogged = false
     }
 
-    public let config: HistoryConfig
+    package let config: HistoryConfig
     private let interval: Duration
     private let metrics: HistoryMetrics
     private let logger: Logger
@@ -38,7 +38,7 @@ public final class HistoryWriter: RoundObserver, Sendable {
     private let started = Atomic<Bool>(false)
 
     /// `store`: an already opened store (see `HistoryFlags.start`), or nil to open one lazily.
-    public init(config: HistoryConfig, interval: Duration, metrics: HistoryMetrics, logger: Logger,
+    package init(config: HistoryConfig, interval: Duration, metrics: HistoryMetrics, logger: Logger,
                 store: HistoryStore? = nil, now: @escaping @Sendable () -> Double = { unixNow() }) {
         self.config = config
         self.interval = interval
@@ -52,13 +52,13 @@ public final class HistoryWriter: RoundObserver, Sendable {
     }
 
     /// Starts the writer thread and queues the `start` record (stamped `time`, default now).
-    public func start(at time: Double? = nil) {
+    package func start(at time: Double? = nil) {
         guard !started.exchange(true, ordering: .acquiringAndReleasing) else { return }
         append(.start(StartRecord(time: time ?? now(), interval: interval.seconds, pid: Int(FileIO.processID()))))
         startThread(name: "history-writer") { [self] in run() }
     }
 
-    public func roundCompleted(_ status: ReachabilityStatus) {
+    package func roundCompleted(_ status: ReachabilityStatus) {
         append(.round(RoundRecord(status, interval: status.interval ?? interval)))
         for (scope, t) in status.transitions {
             append(.transition(TransitionRecord(time: t.at, scope: scope, from: t.from, to: t.to)))
@@ -66,7 +66,7 @@ public final class HistoryWriter: RoundObserver, Sendable {
     }
 
     /// Queues one record; drops (and counts) it if the queue is full. Never blocks.
-    public func append(_ record: HistoryRecord) {
+    package func append(_ record: HistoryRecord) {
         enum Outcome { case queued, dropped, droppedFirst, closed }
         let outcome: Outcome = queue.withLock { q in
             // After stop() (a round finishing during shutdown) there is nothing to write to.
@@ -91,7 +91,7 @@ public final class HistoryWriter: RoundObserver, Sendable {
 
     /// Waits (at most `timeout`) until everything queued so far is written and synced.
     @discardableResult
-    public func flush(timeout: Duration = .seconds(10)) -> Bool {
+    package func flush(timeout: Duration = .seconds(10)) -> Bool {
         guard started.load(ordering: .acquiring) else { return false }
         let done = DispatchSemaphore(value: 0)
         queue.withLock { $0.items.append(.flush(done)) }
@@ -100,7 +100,7 @@ public final class HistoryWriter: RoundObserver, Sendable {
     }
 
     /// Writes a `stop` record, drains the queue, syncs and closes (waits at most `timeout`).
-    public func stop(timeout: Duration = .seconds(5)) {
+    package func stop(timeout: Duration = .seconds(5)) {
         guard started.load(ordering: .acquiring) else { return }
         append(.stop(StopRecord(time: now())))
         let first = queue.withLock { q -> Bool in

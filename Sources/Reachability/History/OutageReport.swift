@@ -1,7 +1,7 @@
 /// A period in which one scope's verdict was not `full`, as the history recorded it.
-public struct Outage: Sendable, Equatable {
+package struct Outage: Sendable, Equatable {
     /// How the period ended.
-    public enum End: String, Sendable {
+    package enum End: String, Sendable {
         /// The verdict returned to `full`.
         case recovered
         /// Another non-full verdict (state or reason) followed at once; it has its own row.
@@ -13,30 +13,30 @@ public struct Outage: Sendable, Equatable {
     }
 
     /// `overall`, `ipv4`, `ipv6` or an uplink interface.
-    public var scope: String
-    public var start: Double
-    public var end: Double
-    public var state: ConnectivityState
-    public var reason: String?
-    public var ended: End
+    package var scope: String
+    package var start: Double
+    package var end: Double
+    package var state: ConnectivityState
+    package var reason: String?
+    package var ended: End
 
-    public var duration: Double { end - start }
+    package var duration: Double { end - start }
 }
 
 /// One UTC day of the overall verdict (clipped to the report window).
-public struct DayAvailability: Sendable, Equatable {
+package struct DayAvailability: Sendable, Equatable {
     /// Days since 1970-01-01.
-    public var day: Int
+    package var day: Int
     /// Seconds of this day inside the window.
-    public var length: Double
-    public var up: Double
-    public var down: Double
+    package var length: Double
+    package var up: Double
+    package var down: Double
 
-    public var covered: Double { up + down }
-    public var gap: Double { max(0, length - covered) }
+    package var covered: Double { up + down }
+    package var gap: Double { max(0, length - covered) }
     /// NaN when nothing of the day is covered.
-    public var availability: Double { covered > 0 ? up / covered : .nan }
-    public var coverage: Double { length > 0 ? covered / length : 0 }
+    package var availability: Double { covered > 0 ? up / covered : .nan }
+    package var coverage: Double { length > 0 ? covered / length : 0 }
 
     /// Calls `body` with each UTC day a segment touches and the seconds it spends in it.
     static func split(_ s: Segment, _ body: (_ day: Int, _ seconds: Double) -> Void) {
@@ -53,19 +53,19 @@ public struct DayAvailability: Sendable, Equatable {
 /// The `history` subcommand's answer: outages per scope, availability per day and over the
 /// window, and the standard sliding windows (the same numbers the gauges would show now).
 /// Built in one pass over the files with the same coverage rule as the live gauges.
-public struct OutageReport: Sendable {
-    public var from: Double
-    public var to: Double
-    public var outages: [Outage]
-    public var days: [DayAvailability]
+package struct OutageReport: Sendable {
+    package var from: Double
+    package var to: Double
+    package var outages: [Outage]
+    package var days: [DayAvailability]
     /// The whole report window.
-    public var total: AvailabilityLedger.Window
+    package var total: AvailabilityLedger.Window
     /// 1h, 1d, 7d, 30d ending at `to`.
-    public var windows: [(label: String, window: AvailabilityLedger.Window)]
-    public var stats: HistoryReader.Stats
+    package var windows: [(label: String, window: AvailabilityLedger.Window)]
+    package var stats: HistoryReader.Stats
 
     /// Reads `directory` and reports the window `[now - since, now]`.
-    public static func build(directory: String, since: Duration, now: Double) throws(HistoryStoreError) -> OutageReport {
+    package static func build(directory: String, since: Duration, now: Double) throws(HistoryStoreError) -> OutageReport {
         var builder = OutageReportBuilder(from: now - since.seconds, to: now)
         let stats = try HistoryReader.read(directory: directory, from: now - since.seconds - 86_400) { builder.feed($0) }
         return builder.finish(stats: stats)

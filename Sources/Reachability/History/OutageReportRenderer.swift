@@ -1,12 +1,12 @@
 /// Output formats of `reachability_exporter history`.
-public enum ReportFormat: String, Sendable, CaseIterable {
+package enum ReportFormat: String, Sendable, CaseIterable {
     case table, json, csv
 }
 
 /// Renders an `OutageReport` as an aligned table, one JSON document, or CSV (the outage table,
 /// a blank line, then the per-day table, each with a header row). Times are UTC RFC 3339.
 extension OutageReport {
-    public func render(_ format: ReportFormat) -> String {
+    package func render(_ format: ReportFormat) -> String {
         switch format {
         case .table: renderTable()
         case .json: renderJSON()

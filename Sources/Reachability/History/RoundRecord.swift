@@ -1,32 +1,32 @@
 /// A `round` record: one probe round's verdicts (overall, per family, per uplink) and the result
 /// of every probe that ran in it.
-public struct RoundRecord: Sendable, Equatable {
+package struct RoundRecord: Sendable, Equatable {
     /// When the round started, Unix seconds; the verdict holds from `time + duration`.
-    public var time: Double
-    public var duration: Double
+    package var time: Double
+    package var duration: Double
     /// The configured probe interval, seconds: it bounds how long this round's verdict covers.
-    public var interval: Double
-    public var round: Int
-    public var overall: Verdict
+    package var interval: Double
+    package var round: Int
+    package var overall: Verdict
     /// When the overall verdict began, Unix seconds.
-    public var since: Double
+    package var since: Double
     /// Keyed by `ipv4` / `ipv6`.
-    public var families: [String: Verdict]
+    package var families: [String: Verdict]
     /// Keyed by interface name.
-    public var uplinks: [String: Verdict]
-    public var probes: [ProbeRecord]
+    package var uplinks: [String: Verdict]
+    package var probes: [ProbeRecord]
 
     /// When the round's verdict was decided (`time + duration`).
-    public var at: Double { time + duration }
+    package var at: Double { time + duration }
 
-    public init(time: Double, duration: Double, interval: Double, round: Int, overall: Verdict, since: Double,
+    package init(time: Double, duration: Double, interval: Double, round: Int, overall: Verdict, since: Double,
                 families: [String: Verdict] = [:], uplinks: [String: Verdict] = [:], probes: [ProbeRecord] = []) {
         self.time = time; self.duration = duration; self.interval = interval; self.round = round
         self.overall = overall; self.since = since; self.families = families; self.uplinks = uplinks; self.probes = probes
     }
 
     /// The record of a finished round; only probes that ran in this round are listed.
-    public init(_ status: ReachabilityStatus, interval: Duration) {
+    package init(_ status: ReachabilityStatus, interval: Duration) {
         self.init(time: status.roundStarted, duration: status.roundDuration.seconds, interval: interval.seconds,
                   round: status.round, overall: status.overall.verdict, since: status.overall.since,
                   families: Dictionary(uniqueKeysWithValues: status.families.map { ($0.key.rawValue, $0.value.verdict) }),
@@ -88,21 +88,21 @@ public struct RoundRecord: Sendable, Equatable {
 }
 
 /// One probe's result inside a round record.
-public struct ProbeRecord: Sendable, Equatable {
-    public var name: String
-    public var type: ProbeType
+package struct ProbeRecord: Sendable, Equatable {
+    package var name: String
+    package var type: ProbeType
     /// Omitted from the line when equal to `name`.
-    public var target: String
-    public var interface: String?
-    public var status: ProbeStatus
-    public var reason: FailureReason?
+    package var target: String
+    package var interface: String?
+    package var status: ProbeStatus
+    package var reason: FailureReason?
     /// Seconds.
-    public var duration: Double
+    package var duration: Double
     /// Cut to `HistoryRecord.maxDetailBytes`; omitted when empty.
-    public var detail: String
-    public var address: String?
+    package var detail: String
+    package var address: String?
 
-    public init(name: String, type: ProbeType, target: String? = nil, interface: String? = nil, status: ProbeStatus,
+    package init(name: String, type: ProbeType, target: String? = nil, interface: String? = nil, status: ProbeStatus,
                 reason: FailureReason? = nil, duration: Double, detail: String = "", address: String? = nil) {
         self.name = name; self.type = type; self.target = target ?? name; self.interface = interface
         self.status = status; self.reason = reason; self.duration = duration

@@ -8,11 +8,11 @@ import Synchronization
 /// round. Memory is bounded (24 h of segments and buckets, 30 days, 100 outages, 32 probes,
 /// 16 families and uplinks).
 /// Thread-safe; `snapshot()` is what a page renders, never the files.
-public final class StatusHistory: RoundObserver, Sendable {
+package final class StatusHistory: RoundObserver, Sendable {
     /// Days of availability shown.
-    public static let dayCount = 30
+    package static let dayCount = 30
     /// Outages listed.
-    public static let outageCount = 20
+    package static let outageCount = 20
 
     let log = Mutex(StatusHistoryLog())  // internal: tests feed RTT samples directly
     private let cap: Double
@@ -20,14 +20,14 @@ public final class StatusHistory: RoundObserver, Sendable {
     private let now: @Sendable () -> Double
 
     /// `interval`: the configured probe interval (a round's verdict covers at most twice that).
-    public init(interval: Duration, now: @escaping @Sendable () -> Double = { unixNow() }) {
+    package init(interval: Duration, now: @escaping @Sendable () -> Double = { unixNow() }) {
         self.interval = interval
         cap = 2 * interval.seconds
         self.now = now
     }
 
     /// Feeds one event read back from the history, in file order.
-    public func replay(_ event: HistoryEvent) {
+    package func replay(_ event: HistoryEvent) {
         log.withLock { l in
             l.replay(event)
             if case .round(let r) = event {
@@ -38,13 +38,13 @@ public final class StatusHistory: RoundObserver, Sendable {
     }
 
     /// Marks this process's start: the previous run's coverage ends here at the latest.
-    public func markStart(at time: Double) { log.withLock { $0.cut(at: time) } }
+    package func markStart(at time: Double) { log.withLock { $0.cut(at: time) } }
 
     /// Reads the probe results of the last day of rounds that started before `until` (this
     /// process's start: later rounds arrive through `roundCompleted`). Blocks; run it off the
     /// request path. Marks the samples loaded even when the files cannot be read.
     @discardableResult
-    public func loadSamples(directory: String, until: Double) -> HistoryReader.Stats {
+    package func loadSamples(directory: String, until: Double) -> HistoryReader.Stats {
         let from = until - StatusHistoryLog.span
         var stats = HistoryReader.Stats()
         if let paths = try? HistoryReader.paths(directory: directory, from: from) {
@@ -64,7 +64,7 @@ public final class StatusHistory: RoundObserver, Sendable {
         return stats
     }
 
-    public func roundCompleted(_ status: ReachabilityStatus) {
+    package func roundCompleted(_ status: ReachabilityStatus) {
         let record = RoundRecord(status, interval: status.interval ?? interval)
         let cap = 2 * record.interval
         log.withLock { l in
@@ -76,12 +76,12 @@ public final class StatusHistory: RoundObserver, Sendable {
     }
 
     /// Changes whenever the history does: a cached rendering is current while this is unchanged.
-    public var generation: Int { log.withLock { $0.generation } }
+    package var generation: Int { log.withLock { $0.generation } }
 
     var retained: (segments: Int, days: Int, buckets: Int, outages: Int) { log.withLock { $0.retained } }
 
     /// The history as of `time` (default: now).
-    public func snapshot(at time: Double? = nil) -> StatusHistorySnapshot {
+    package func snapshot(at time: Double? = nil) -> StatusHistorySnapshot {
         let t = time ?? now()
         return log.withLock { $0.snapshot(now: t) }
     }

@@ -1,18 +1,18 @@
 /// A stretch of the status page's timeline: a verdict, or a gap where the history has none
 /// (the exporter was not running, or not probing).
-public struct TimelineSpan: Sendable, Equatable {
-    public var start: Double
-    public var end: Double
+package struct TimelineSpan: Sendable, Equatable {
+    package var start: Double
+    package var end: Double
     /// Nil for a gap.
-    public var verdict: Verdict?
+    package var verdict: Verdict?
     /// How many spans were folded into this one to keep it at least a pixel wide (1 = none).
-    public var merged = 1
+    package var merged = 1
 
-    public init(_ start: Double, _ end: Double, _ verdict: Verdict?, merged: Int = 1) {
+    package init(_ start: Double, _ end: Double, _ verdict: Verdict?, merged: Int = 1) {
         self.start = start; self.end = end; self.verdict = verdict; self.merged = merged
     }
 
-    public var length: Double { end - start }
+    package var length: Double { end - start }
 
     /// Which of two folded spans shows: the worse state (a gap ranks between full and limited).
     static func severity(_ v: Verdict?) -> Int {
@@ -28,19 +28,19 @@ public struct TimelineSpan: Sendable, Equatable {
 
 /// RTT of one probe in one time bucket: successful results give min/avg/max, the others count
 /// as failures (the bucket's loss).
-public struct RTTBucket: Sendable, Equatable {
-    public var start: Double
-    public var count = 0
-    public var failures = 0
-    public var min = Double.infinity
-    public var max = 0.0
-    public var sum = 0.0
+package struct RTTBucket: Sendable, Equatable {
+    package var start: Double
+    package var count = 0
+    package var failures = 0
+    package var min = Double.infinity
+    package var max = 0.0
+    package var sum = 0.0
 
-    public init(start: Double) { self.start = start }
+    package init(start: Double) { self.start = start }
 
     /// Seconds; nil when no result in the bucket succeeded.
-    public var average: Double? { count > 0 ? sum / Double(count) : nil }
-    public var lossRatio: Double { count + failures > 0 ? Double(failures) / Double(count + failures) : 0 }
+    package var average: Double? { count > 0 ? sum / Double(count) : nil }
+    package var lossRatio: Double { count + failures > 0 ? Double(failures) / Double(count + failures) : 0 }
 
     mutating func add(_ p: ProbeRecord) {
         guard p.status == .success else { failures += 1; return }
@@ -52,40 +52,40 @@ public struct RTTBucket: Sendable, Equatable {
 }
 
 /// One probe's RTT over the last 24 hours, oldest bucket first.
-public struct RTTSeries: Sendable, Equatable {
+package struct RTTSeries: Sendable, Equatable {
     /// The probe's target label (`name` or `name@interface`).
-    public var name: String
-    public var type: ProbeType
-    public var buckets: [RTTBucket]
+    package var name: String
+    package var type: ProbeType
+    package var buckets: [RTTBucket]
 }
 
 /// The status page's history, as of one instant: immutable, rendered without locks.
-public struct StatusHistorySnapshot: Sendable {
-    public var from: Double
-    public var to: Double
+package struct StatusHistorySnapshot: Sendable {
+    package var from: Double
+    package var to: Double
     /// The overall verdict over `[from, to]`, gaps included, in order, without holes.
-    public var timeline: [TimelineSpan]
+    package var timeline: [TimelineSpan]
     /// Each IP family's and uplink's verdict over `[from, to]` like `timeline` (labels `IPv4`,
     /// `IPv6`, `uplink NAME`, sorted), for scopes with a verdict somewhere in the window.
-    public var scopes: [(label: String, timeline: [TimelineSpan])]
+    package var scopes: [(label: String, timeline: [TimelineSpan])]
     /// Sorted by name.
-    public var rtt: [RTTSeries]
+    package var rtt: [RTTSeries]
     /// The last `StatusHistory.dayCount` UTC days, oldest first; the last one is today so far.
-    public var days: [DayAvailability]
+    package var days: [DayAvailability]
     /// The most recent overall outages, newest first (an ongoing one included).
-    public var outages: [Outage]
+    package var outages: [Outage]
     /// False while the probe results of the last day are still being read from the files.
-    public var samplesLoaded: Bool
+    package var samplesLoaded: Bool
     /// Changes whenever the history changes (a round, a restart, the RTT load).
-    public var generation: Int
+    package var generation: Int
 
     /// The timeline with runs of spans shorter than `minLength` folded together until they reach
     /// it (the worst state shows), so a flapping day draws a bounded number of rectangles (at
     /// most about two per `minLength`). A short span beside a long one stays on its own.
-    public func timeline(minLength: Double) -> [TimelineSpan] { Self.fold(timeline, minLength: minLength) }
+    package func timeline(minLength: Double) -> [TimelineSpan] { Self.fold(timeline, minLength: minLength) }
 
     /// `spans` folded as `timeline(minLength:)` describes.
-    public static func fold(_ spans: [TimelineSpan], minLength: Double) -> [TimelineSpan] {
+    package static func fold(_ spans: [TimelineSpan], minLength: Double) -> [TimelineSpan] {
         var out: [TimelineSpan] = []
         for s in spans {
             if var last = out.last, last.length < minLength, s.length < minLength {

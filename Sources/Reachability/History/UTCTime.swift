@@ -1,8 +1,8 @@
 /// UTC calendar arithmetic for file names and reports, in pure Swift (H. Hinnant's
 /// days-from-civil algorithms): no time zone, no locale, no allocation beyond the result.
-public enum UTCTime {
+package enum UTCTime {
     /// Days since 1970-01-01 for a proleptic Gregorian date.
-    public static func days(year: Int, month: Int, day: Int) -> Int {
+    package static func days(year: Int, month: Int, day: Int) -> Int {
         let y = month <= 2 ? year - 1 : year
         let era = (y >= 0 ? y : y - 399) / 400
         let yoe = y - era * 400
@@ -12,7 +12,7 @@ public enum UTCTime {
     }
 
     /// The date of a day number.
-    public static func civil(days z0: Int) -> (year: Int, month: Int, day: Int) {
+    package static func civil(days z0: Int) -> (year: Int, month: Int, day: Int) {
         let z = z0 + 719_468
         let era = (z >= 0 ? z : z - 146_096) / 146_097
         let doe = z - era * 146_097
@@ -25,16 +25,16 @@ public enum UTCTime {
     }
 
     /// The UTC day number of a Unix time.
-    public static func day(of time: Double) -> Int { Int((time / 86_400).rounded(.down)) }
+    package static func day(of time: Double) -> Int { Int((time / 86_400).rounded(.down)) }
 
     /// `2026-01-31`.
-    public static func date(day: Int) -> String {
+    package static func date(day: Int) -> String {
         let c = civil(days: day)
         return "\(pad(c.year, 4))-\(pad(c.month, 2))-\(pad(c.day, 2))"
     }
 
     /// `2026-01-31T14:05:09Z` (whole seconds, rounded down).
-    public static func rfc3339(_ time: Double) -> String {
+    package static func rfc3339(_ time: Double) -> String {
         let whole = Int(time.rounded(.down))
         let day = Int((Double(whole) / 86_400).rounded(.down))
         let s = whole - day * 86_400
@@ -42,7 +42,7 @@ public enum UTCTime {
     }
 
     /// `20260131T140509.123Z`, the compact form in file names (milliseconds, rounded down).
-    public static func compact(_ time: Double) -> String {
+    package static func compact(_ time: Double) -> String {
         let ms = Int((time * 1000).rounded(.down))
         let whole = Int((Double(ms) / 1000).rounded(.down))
         let day = Int((Double(whole) / 86_400).rounded(.down))
@@ -52,7 +52,7 @@ public enum UTCTime {
     }
 
     /// Parses the compact form exactly (nil for anything else).
-    public static func parseCompact(_ text: Substring) -> Double? {
+    package static func parseCompact(_ text: Substring) -> Double? {
         let b = Array(text.utf8)
         guard b.count == 20, b[8] == UInt8(ascii: "T"), b[15] == UInt8(ascii: "."), b[19] == UInt8(ascii: "Z") else { return nil }
         func number(_ r: Range<Int>) -> Int? {

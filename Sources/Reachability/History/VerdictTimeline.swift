@@ -1,14 +1,14 @@
 /// A stretch of time during which one verdict held, as far as the history knows.
-public struct Segment: Sendable, Equatable {
-    public var start: Double
-    public var end: Double
-    public var verdict: Verdict
+package struct Segment: Sendable, Equatable {
+    package var start: Double
+    package var end: Double
+    package var verdict: Verdict
 
-    public init(_ start: Double, _ end: Double, _ verdict: Verdict) {
+    package init(_ start: Double, _ end: Double, _ verdict: Verdict) {
         self.start = start; self.end = end; self.verdict = verdict
     }
 
-    public var length: Double { end - start }
+    package var length: Double { end - start }
 }
 
 /// The coverage rule, shared by the live availability gauges and the `history` report so both
@@ -23,36 +23,36 @@ public struct Segment: Sendable, Equatable {
 /// - `unknown` covers nothing: it is a gap too.
 ///
 /// Segments come out in increasing, non-overlapping order. Pure; feed it in file order.
-public struct VerdictTimeline: Sendable {
+package struct VerdictTimeline: Sendable {
     /// Time is covered up to here, never again before it.
-    public private(set) var horizon = -Double.infinity
+    package private(set) var horizon = -Double.infinity
     private var last: (at: Double, verdict: Verdict, cap: Double)?
 
-    public init() {}
+    package init() {}
 
     /// A verdict decided at `at` that may hold for `cap` seconds; returns the previous
     /// round's finished segment, if it covered anything.
-    public mutating func add(at: Double, verdict: Verdict, cap: Double) -> Segment? {
+    package mutating func add(at: Double, verdict: Verdict, cap: Double) -> Segment? {
         let done = close(until: at)
         last = (at, verdict, max(0, cap))
         return done
     }
 
     /// Ends coverage at `time` (the exporter started or stopped).
-    public mutating func cut(at time: Double) -> Segment? {
+    package mutating func cut(at time: Double) -> Segment? {
         let done = close(until: time)
         last = nil
         return done
     }
 
     /// The latest round's coverage so far, as of `now` (still growing, not final).
-    public func pending(now: Double) -> Segment? {
+    package func pending(now: Double) -> Segment? {
         guard let last else { return nil }
         return Self.segment(last, horizon: horizon, until: now)
     }
 
     /// The latest verdict and when it was decided.
-    public var latest: (at: Double, verdict: Verdict)? { last.map { ($0.at, $0.verdict) } }
+    package var latest: (at: Double, verdict: Verdict)? { last.map { ($0.at, $0.verdict) } }
 
     private mutating func close(until t: Double) -> Segment? {
         guard let last else { return nil }

@@ -1,29 +1,29 @@
 import Glibc
 
 /// Log severity, ordered; `--log.level` picks the lowest one written.
-public enum LogLevel: String, Sendable, CaseIterable, Comparable {
+package enum LogLevel: String, Sendable, CaseIterable, Comparable {
     case debug, info, warn, error
 
-    public static func < (a: LogLevel, b: LogLevel) -> Bool {
+    package static func < (a: LogLevel, b: LogLevel) -> Bool {
         allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
     }
 }
 
 /// `--log.format`: logfmt (the Prometheus exporters' default) or JSON lines.
-public enum LogFormat: String, Sendable, CaseIterable {
+package enum LogFormat: String, Sendable, CaseIterable {
     case logfmt, json
 }
 
 /// A structured logger writing one line per record to stderr (or another descriptor) with a
 /// single `write`, so lines from threads never interleave. Cheap to copy; thread-safe.
-public struct Logger: Sendable {
-    public var level: LogLevel
-    public var format: LogFormat
+package struct Logger: Sendable {
+    package var level: LogLevel
+    package var format: LogFormat
     /// Constant fields added to every record (for example `component=http`).
-    public var context: [(String, String)]
+    package var context: [(String, String)]
     private let fd: Int32
 
-    public init(level: LogLevel = .info, format: LogFormat = .logfmt, fd: Int32 = 2) {
+    package init(level: LogLevel = .info, format: LogFormat = .logfmt, fd: Int32 = 2) {
         self.level = level
         self.format = format
         self.context = []
@@ -31,18 +31,18 @@ public struct Logger: Sendable {
     }
 
     /// A logger that adds a field to every record.
-    public func with(_ key: String, _ value: String) -> Logger {
+    package func with(_ key: String, _ value: String) -> Logger {
         var copy = self
         copy.context.append((key, value))
         return copy
     }
 
-    public func debug(_ message: String, _ fields: (String, String)...) { log(.debug, message, fields) }
-    public func info(_ message: String, _ fields: (String, String)...) { log(.info, message, fields) }
-    public func warn(_ message: String, _ fields: (String, String)...) { log(.warn, message, fields) }
-    public func error(_ message: String, _ fields: (String, String)...) { log(.error, message, fields) }
+    package func debug(_ message: String, _ fields: (String, String)...) { log(.debug, message, fields) }
+    package func info(_ message: String, _ fields: (String, String)...) { log(.info, message, fields) }
+    package func warn(_ message: String, _ fields: (String, String)...) { log(.warn, message, fields) }
+    package func error(_ message: String, _ fields: (String, String)...) { log(.error, message, fields) }
 
-    public func log(_ lvl: LogLevel, _ message: String, _ fields: [(String, String)]) {
+    package func log(_ lvl: LogLevel, _ message: String, _ fields: [(String, String)]) {
         guard lvl >= level else { return }
         let line = Self.format(format, time: Self.timestamp(), level: lvl, message: message, fields: context + fields)
         line.utf8CString.withUnsafeBufferPointer { p in
@@ -67,7 +67,7 @@ public struct Logger: Sendable {
     }
 
     /// A JSON string literal (also valid as a quoted logfmt value).
-    public static func jsonString(_ v: String) -> String {
+    package static func jsonString(_ v: String) -> String {
         var out = "\""
         for c in v.unicodeScalars {
             switch c {

@@ -3,12 +3,12 @@
 /// (which dominated a profile of the `[UInt8]`-based renderer).
 ///
 /// Contract: single owner; call `finish()` exactly once to get the bytes and free the memory.
-public struct ExpositionBuffer: ~Copyable {
+package struct ExpositionBuffer: ~Copyable {
     private var base: UnsafeMutablePointer<UInt8>
     private var capacity: Int
-    public private(set) var count = 0
+    package private(set) var count = 0
 
-    public init(capacity: Int) {
+    package init(capacity: Int) {
         self.capacity = max(capacity, 256)
         base = .allocate(capacity: self.capacity)
     }
@@ -28,23 +28,23 @@ public struct ExpositionBuffer: ~Copyable {
     }
 
     @inline(__always)
-    public mutating func write(_ bytes: UnsafeRawBufferPointer) {
+    package mutating func write(_ bytes: UnsafeRawBufferPointer) {
         reserve(bytes.count)
         if let src = bytes.baseAddress { (base + count).update(from: src.assumingMemoryBound(to: UInt8.self), count: bytes.count) }
         count += bytes.count
     }
 
-    public mutating func write(_ bytes: [UInt8]) { bytes.withUnsafeBytes { write($0) } }
+    package mutating func write(_ bytes: [UInt8]) { bytes.withUnsafeBytes { write($0) } }
 
     @inline(__always)
-    public mutating func write(byte: UInt8) {
+    package mutating func write(byte: UInt8) {
         reserve(1)
         base[count] = byte
         count += 1
     }
 
     /// Writes a non-negative or negative integer in decimal.
-    public mutating func writeInteger(_ value: Int64) {
+    package mutating func writeInteger(_ value: Int64) {
         reserve(21)
         if value == 0 { base[count] = 0x30; count += 1; return }
         var v = value.magnitude
@@ -63,7 +63,7 @@ public struct ExpositionBuffer: ~Copyable {
 
     /// Writes a sample value: `+Inf`, `-Inf`, `NaN`, integers without a fraction, else the
     /// shortest round-tripping decimal.
-    public mutating func writeValue(_ v: Double) {
+    package mutating func writeValue(_ v: Double) {
         if v.isNaN { write(staticBytes: "NaN"); return }
         if v.isInfinite { write(staticBytes: v > 0 ? "+Inf" : "-Inf"); return }
         if v == v.rounded(.towardZero), abs(v) < 9.007199254740992e15 {
@@ -79,7 +79,7 @@ public struct ExpositionBuffer: ~Copyable {
     }
 
     /// The rendered bytes; ends the buffer's life.
-    public consuming func finish() -> [UInt8] {
+    package consuming func finish() -> [UInt8] {
         let n = count
         let p = base
         return [UInt8](unsafeUninitializedCapacity: n) { out, initialized in

@@ -2,9 +2,9 @@ import Glibc
 
 /// The standard `process_*` metrics, read from /proc at scrape time (as client_golang's process
 /// collector does), plus `reachability_exporter_build_info`.
-public enum ProcessMetrics {
+package enum ProcessMetrics {
     /// Registers the families and a collect hook that refreshes them on every scrape.
-    public static func register(in registry: MetricsRegistry) {
+    package static func register(in registry: MetricsRegistry) {
         let cpuSeconds = registry.counter(MetricCatalog.processCpuSecondsTotal).labels()
         let resident = registry.gauge(MetricCatalog.processResidentMemoryBytes).labels()
         let virtual = registry.gauge(MetricCatalog.processVirtualMemoryBytes).labels()
@@ -26,18 +26,18 @@ public enum ProcessMetrics {
         }
     }
 
-    public struct Sample: Sendable {
-        public var cpuSeconds: Double
-        public var residentBytes: Double
-        public var virtualBytes: Double
-        public var startTime: Double
-        public var threads: Double
-        public var openFDs: Int
-        public var maxFDs: Double
+    package struct Sample: Sendable {
+        package var cpuSeconds: Double
+        package var residentBytes: Double
+        package var virtualBytes: Double
+        package var startTime: Double
+        package var threads: Double
+        package var openFDs: Int
+        package var maxFDs: Double
     }
 
     /// Reads the current process's figures; nil if /proc is not mounted.
-    public static func read() -> Sample? {
+    package static func read() -> Sample? {
         guard let stat = readSmallFile("/proc/self/stat"), let fields = parseStat(stat) else { return nil }
         let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
         let page = Double(sysconf(Int32(_SC_PAGESIZE)))

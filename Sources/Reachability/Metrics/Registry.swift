@@ -1,18 +1,18 @@
 import Synchronization
 
 /// The type of a metric family, as written on its `# TYPE` line.
-public enum MetricType: String, Sendable {
+package enum MetricType: String, Sendable {
     case counter, gauge, histogram
 }
 
 /// The two text formats the exporter serves.
-public enum ExpositionFormat: Sendable {
+package enum ExpositionFormat: Sendable {
     /// Prometheus text format 0.0.4.
     case prometheus
     /// OpenMetrics 1.0.0 text.
     case openMetrics
 
-    public var contentType: String {
+    package var contentType: String {
         switch self {
         case .prometheus: "text/plain; version=0.0.4; charset=utf-8"
         case .openMetrics: "application/openmetrics-text; version=1.0.0; charset=utf-8"
@@ -20,7 +20,7 @@ public enum ExpositionFormat: Sendable {
     }
 
     /// Picks the format from an `Accept` header: OpenMetrics when it is asked for, else 0.0.4.
-    public static func negotiate(accept: String?) -> ExpositionFormat {
+    package static func negotiate(accept: String?) -> ExpositionFormat {
         guard let accept else { return .prometheus }
         for part in accept.split(separator: ",") {
             let fields = part.split(separator: ";").map { $0.trimmingSpaces }
@@ -52,7 +52,7 @@ extension Substring {
 ///
 /// Registering a name twice returns the same family when type, help, labels (and buckets) agree;
 /// any disagreement is a programmer error and traps.
-public final class MetricsRegistry: Sendable {
+package final class MetricsRegistry: Sendable {
     private struct State {
         var families: [String: any AnyMetricFamily] = [:]
         var sortedNames: [String]? = []
@@ -60,22 +60,22 @@ public final class MetricsRegistry: Sendable {
     private let state = Mutex(State())
     private let hooks = Mutex<[@Sendable () -> Void]>([])
 
-    public init() {}
+    package init() {}
 
-    public func counter(_ name: String, help: String, labels: [String] = []) -> MetricFamily<Counter> {
+    package func counter(_ name: String, help: String, labels: [String] = []) -> MetricFamily<Counter> {
         precondition(name.hasSuffix("_total"), "counter \(name) must end in _total")
         return register(name: name, help: help, type: .counter, labels: labels, buckets: nil) { prefix, values in
             Counter(prefix: prefix, labelValues: values)
         }
     }
 
-    public func gauge(_ name: String, help: String, labels: [String] = []) -> MetricFamily<Gauge> {
+    package func gauge(_ name: String, help: String, labels: [String] = []) -> MetricFamily<Gauge> {
         register(name: name, help: help, type: .gauge, labels: labels, buckets: nil) { prefix, values in
             Gauge(prefix: prefix, labelValues: values)
         }
     }
 
-    public func histogram(_ name: String, help: String, labels: [String] = [], buckets: [Double]) -> MetricFamily<Histogram> {
+    package func histogram(_ name: String, help: String, labels: [String] = [], buckets: [Double]) -> MetricFamily<Histogram> {
         precondition(!buckets.isEmpty && zip(buckets, buckets.dropFirst()).allSatisfy { $0 < $1 } && buckets.allSatisfy(\.isFinite),
                      "histogram \(name): buckets must be finite and strictly increasing")
         precondition(!labels.contains("le"), "histogram \(name): `le` is reserved")
@@ -102,7 +102,7 @@ public final class MetricsRegistry: Sendable {
 
     /// Runs `hook` at the start of every render, to refresh values read at scrape time
     /// (process metrics, history-derived gauges).
-    public func onCollect(_ hook: @escaping @Sendable () -> Void) {
+    package func onCollect(_ hook: @escaping @Sendable () -> Void) {
         hooks.withLock { $0.append(hook) }
     }
 
@@ -129,7 +129,7 @@ public final class MetricsRegistry: Sendable {
     }
 
     /// Removes a whole family (for tests and reconfiguration).
-    public func unregister(_ name: String) {
+    package func unregister(_ name: String) {
         state.withLock { s in
             if s.families.removeValue(forKey: name) != nil { s.sortedNames = nil }
         }
@@ -138,7 +138,7 @@ public final class MetricsRegistry: Sendable {
     /// Renders every family in the chosen format. Concurrent callers share renders (see
     /// `RenderCoalescer`): whatever the number of scrapers, at most one render per format runs
     /// at a time, and each caller gets one that started after it asked.
-    public func render(_ format: ExpositionFormat) -> [UInt8] {
+    package func render(_ format: ExpositionFormat) -> [UInt8] {
         (format == .openMetrics ? coalescers.openMetrics : coalescers.prometheus).value { renderNow(format) }
     }
 
@@ -162,7 +162,7 @@ public final class MetricsRegistry: Sendable {
         return out.finish()
     }
 
-    public func renderString(_ format: ExpositionFormat = .prometheus) -> String {
+    package func renderString(_ format: ExpositionFormat = .prometheus) -> String {
         String(decoding: render(format), as: UTF8.self)
     }
 
@@ -170,7 +170,7 @@ public final class MetricsRegistry: Sendable {
 }
 
 /// One series type of a family: counters, gauges or histograms.
-public protocol MetricSeries: AnyObject, Sendable {
+package protocol MetricSeries: AnyObject, Sendable {
     var labelValues: [String] { get }
     /// Appends this series' sample lines (internal to the renderer).
     func render(into out: inout ExpositionBuffer)
@@ -185,11 +185,11 @@ protocol AnyMetricFamily: Sendable {
 
 /// All series of one metric name. `labels(...)` creates a series on first use and returns the
 /// same object afterwards; callers on hot paths keep the returned series.
-public final class MetricFamily<S: MetricSeries>: AnyMetricFamily, Sendable {
-    public let name: String
-    public let help: String
-    public let type: MetricType
-    public let labelNames: [String]
+package final class MetricFamily<S: MetricSeries>: AnyMetricFamily, Sendable {
+    package let name: String
+    package let help: String
+    package let type: MetricType
+    package let labelNames: [String]
     let buckets: [Double]?
     private let make: @Sendable ([UInt8], [String]) -> S
     private let headers: (prometheus: [UInt8], openMetrics: [UInt8])
@@ -215,9 +215,9 @@ public final class MetricFamily<S: MetricSeries>: AnyMetricFamily, Sendable {
     }
 
     /// The series for these label values (one per label name, in order).
-    public func labels(_ values: String...) -> S { labels(values) }
+    package func labels(_ values: String...) -> S { labels(values) }
 
-    public func labels(_ values: [String]) -> S {
+    package func labels(_ values: [String]) -> S {
         precondition(values.count == labelNames.count, "metric \(name) takes \(labelNames.count) label values, got \(values.count)")
         return table.withLock { t in
             if let s = t.series[values] { return s }
@@ -229,14 +229,14 @@ public final class MetricFamily<S: MetricSeries>: AnyMetricFamily, Sendable {
     }
 
     /// Removes one series; it disappears from the next scrape.
-    public func remove(_ values: String...) {
+    package func remove(_ values: String...) {
         table.withLock { t in
             if t.series.removeValue(forKey: values) != nil { t.sorted = nil }
         }
     }
 
     /// Removes every series whose label values match the predicate.
-    public func removeAll(where predicate: ([String]) -> Bool) {
+    package func removeAll(where predicate: ([String]) -> Bool) {
         table.withLock { t in
             let doomed = t.series.keys.filter(predicate)
             for k in doomed { t.series.removeValue(forKey: k) }
@@ -245,7 +245,7 @@ public final class MetricFamily<S: MetricSeries>: AnyMetricFamily, Sendable {
     }
 
     /// The label values of every current series.
-    public var allLabelValues: [[String]] { table.withLock { Array($0.series.keys) } }
+    package var allLabelValues: [[String]] { table.withLock { Array($0.series.keys) } }
 
     func render(into out: inout ExpositionBuffer, format: ExpositionFormat) {
         let series: [S] = table.withLock { t in

@@ -1,8 +1,8 @@
 import Synchronization
 
 /// A monotonically increasing value. Recording is lock-free.
-public final class Counter: Sendable {
-    public let labelValues: [String]
+package final class Counter: Sendable {
+    package let labelValues: [String]
     private let prefix: PrefixBytes
     private let bits = Atomic<UInt64>(0.0.bitPattern)
 
@@ -12,14 +12,14 @@ public final class Counter: Sendable {
     }
 
     /// Adds `amount`, which must not be negative (a negative increment is a programmer error).
-    public func inc(_ amount: Double = 1) {
+    package func inc(_ amount: Double = 1) {
         precondition(amount >= 0, "counter increments must not be negative (got \(amount))")
         atomicAdd(bits, amount)
     }
 
-    public var value: Double { Double(bitPattern: bits.load(ordering: .relaxed)) }
+    package var value: Double { Double(bitPattern: bits.load(ordering: .relaxed)) }
 
-    public func render(into out: inout ExpositionBuffer) {
+    package func render(into out: inout ExpositionBuffer) {
         out.write(prefix.bytes)
         out.writeValue(value)
         out.write(byte: 0x0a)
@@ -27,8 +27,8 @@ public final class Counter: Sendable {
 }
 
 /// A value that goes up and down. Recording is lock-free.
-public final class Gauge: Sendable {
-    public let labelValues: [String]
+package final class Gauge: Sendable {
+    package let labelValues: [String]
     private let prefix: PrefixBytes
     private let bits = Atomic<UInt64>(0.0.bitPattern)
 
@@ -37,13 +37,13 @@ public final class Gauge: Sendable {
         self.labelValues = labelValues
     }
 
-    public func set(_ value: Double) { bits.store(value.bitPattern, ordering: .relaxed) }
-    public func set(_ value: Bool) { set(value ? 1 : 0) }
-    public func inc(_ amount: Double = 1) { atomicAdd(bits, amount) }
-    public func dec(_ amount: Double = 1) { atomicAdd(bits, -amount) }
-    public var value: Double { Double(bitPattern: bits.load(ordering: .relaxed)) }
+    package func set(_ value: Double) { bits.store(value.bitPattern, ordering: .relaxed) }
+    package func set(_ value: Bool) { set(value ? 1 : 0) }
+    package func inc(_ amount: Double = 1) { atomicAdd(bits, amount) }
+    package func dec(_ amount: Double = 1) { atomicAdd(bits, -amount) }
+    package var value: Double { Double(bitPattern: bits.load(ordering: .relaxed)) }
 
-    public func render(into out: inout ExpositionBuffer) {
+    package func render(into out: inout ExpositionBuffer) {
         out.write(prefix.bytes)
         out.writeValue(value)
         out.write(byte: 0x0a)
@@ -52,8 +52,8 @@ public final class Gauge: Sendable {
 
 /// A distribution of observations in fixed buckets. One lock per series keeps `_count` equal to
 /// the `+Inf` bucket in every scrape.
-public final class Histogram: Sendable {
-    public let labelValues: [String]
+package final class Histogram: Sendable {
+    package let labelValues: [String]
     private let upperBounds: [Double]
     /// Pre-rendered `name_bucket{…,le="x"} ` per bound then `+Inf`, then `_sum{…} ` and
     /// `_count{…} `, back to back; `ends[i]` is where line prefix i stops.
@@ -84,7 +84,7 @@ public final class Histogram: Sendable {
         state = Mutex(State(counts: Array(repeating: 0, count: upperBounds.count + 1)))
     }
 
-    public func observe(_ value: Double) {
+    package func observe(_ value: Double) {
         // Buckets are `le` (less than or equal); NaN lands in +Inf only.
         var index = upperBounds.count
         var lo = 0, hi = upperBounds.count
@@ -99,16 +99,16 @@ public final class Histogram: Sendable {
         }
     }
 
-    public func observe(_ duration: Duration) { observe(duration.seconds) }
+    package func observe(_ duration: Duration) { observe(duration.seconds) }
 
     /// Cumulative counts per bound (the last is `+Inf`) and the sum.
-    public var snapshot: (cumulative: [UInt64], sum: Double) {
+    package var snapshot: (cumulative: [UInt64], sum: Double) {
         let (counts, sum) = state.withLock { ($0.counts, $0.sum) }
         var running: UInt64 = 0
         return (counts.map { running += $0; return running }, sum)
     }
 
-    public func render(into out: inout ExpositionBuffer) {
+    package func render(into out: inout ExpositionBuffer) {
         let bytes = prefixes.bytes
         ends.withUnsafeBufferPointer { ends in
             // Formatting under the lock keeps `+Inf` == `_count` and costs observers ~1 µs at most.
@@ -145,9 +145,9 @@ private func atomicAdd(_ bits: borrowing Atomic<UInt64>, _ amount: Double) {
 }
 
 /// Bucket layouts.
-public enum Buckets {
+package enum Buckets {
     /// `count` bounds starting at `start`, each `factor` times the previous.
-    public static func exponential(start: Double, factor: Double, count: Int) -> [Double] {
+    package static func exponential(start: Double, factor: Double, count: Int) -> [Double] {
         precondition(start > 0 && factor > 1 && count > 0, "invalid exponential buckets")
         var out: [Double] = []
         var v = start

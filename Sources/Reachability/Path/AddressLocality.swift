@@ -5,9 +5,9 @@
 /// IPv4-mapped IPv6), one of the host's own addresses, inside the prefix of one of them (an
 /// on-link host), or a default route's gateway. Everything else is beyond the gateway. Text that
 /// is not an IP address is not local.
-public enum AddressLocality {
+package enum AddressLocality {
     /// The rules that need no path: loopback, unspecified and link-local addresses.
-    public static func isIntrinsicallyLocal(_ address: String) -> Bool {
+    package static func isIntrinsicallyLocal(_ address: String) -> Bool {
         guard let bytes = SocketAddress(ip: address)?.addressBytes else { return false }
         return isIntrinsicallyLocal(bytes)
     }
@@ -36,7 +36,7 @@ public enum AddressLocality {
 
 extension PathSnapshot {
     /// Whether `address` is on the local network of this snapshot (see `AddressLocality`).
-    public func isLocal(address: String) -> Bool {
+    package func isLocal(address: String) -> Bool {
         guard let bytes = SocketAddress(ip: address)?.addressBytes else { return false }
         if AddressLocality.isIntrinsicallyLocal(bytes) { return true }
         for own in addresses {

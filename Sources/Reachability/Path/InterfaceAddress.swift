@@ -1,5 +1,5 @@
 /// The scope of an address (`ifa_scope`); raw values are stable labels.
-public enum AddressScope: String, Sendable, CaseIterable, Codable {
+package enum AddressScope: String, Sendable, CaseIterable, Codable {
     case global, site, link, host, nowhere, other
 
     init(kernel value: UInt8) {
@@ -15,22 +15,22 @@ public enum AddressScope: String, Sendable, CaseIterable, Codable {
 }
 
 /// One IP address assigned to an interface.
-public struct InterfaceAddress: Sendable, Equatable, Hashable, Codable {
-    public var family: IPFamily
+package struct InterfaceAddress: Sendable, Equatable, Hashable, Codable {
+    package var family: IPFamily
     /// Numeric text: `192.0.2.2`, `2001:db8::2`.
-    public var address: String
-    public var prefixLength: Int
-    public var interfaceIndex: Int
-    public var interfaceName: String
-    public var scope: AddressScope
+    package var address: String
+    package var prefixLength: Int
+    package var interfaceIndex: Int
+    package var interfaceName: String
+    package var scope: AddressScope
     /// Duplicate address detection has not finished (`IFA_F_TENTATIVE`): not usable yet.
-    public var isTentative: Bool
+    package var isTentative: Bool
     /// Duplicate address detection failed (`IFA_F_DADFAILED`): never usable.
-    public var isDuplicate: Bool
+    package var isDuplicate: Bool
     /// Preferred lifetime over (`IFA_F_DEPRECATED`): still usable, not for new flows by choice.
-    public var isDeprecated: Bool
+    package var isDeprecated: Bool
 
-    public init(family: IPFamily, address: String, prefixLength: Int, interfaceIndex: Int,
+    package init(family: IPFamily, address: String, prefixLength: Int, interfaceIndex: Int,
                 interfaceName: String, scope: AddressScope = .global, isTentative: Bool = false,
                 isDuplicate: Bool = false, isDeprecated: Bool = false) {
         self.family = family
@@ -47,7 +47,7 @@ public struct InterfaceAddress: Sendable, Equatable, Hashable, Codable {
     /// Whether this address lets the host reach beyond the link in its family: IPv6 needs
     /// global scope (link-local alone does not count); IPv4 anything but host scope (127.x on
     /// `lo`). Tentative and duplicate addresses never count.
-    public var isUsableForInternet: Bool {
+    package var isUsableForInternet: Bool {
         guard !isTentative, !isDuplicate else { return false }
         switch family {
         case .ipv4: return scope != .host && scope != .nowhere

@@ -21,17 +21,17 @@
 ///
 /// Inside a network namespace entered with `setns(2)`, sysfs still describes the original
 /// namespace, so the monitor passes nil sysfs facts there and the kind/ARPHRD rules decide.
-public enum InterfaceClassifier {
+package enum InterfaceClassifier {
     /// Facts from `/sys/class/net/<name>/`; any may be missing.
-    public struct SysfsFacts: Sendable, Equatable {
+    package struct SysfsFacts: Sendable, Equatable {
         /// `wireless/` or `phy80211` exists.
-        public var isWireless: Bool
+        package var isWireless: Bool
         /// `DEVTYPE=` from `uevent` (`wlan`, `wwan`, `bridge`, `vlan`…).
-        public var deviceType: String?
+        package var deviceType: String?
         /// The device lives under `/sys/devices/virtual/`.
-        public var isVirtual: Bool
+        package var isVirtual: Bool
 
-        public init(isWireless: Bool = false, deviceType: String? = nil, isVirtual: Bool = false) {
+        package init(isWireless: Bool = false, deviceType: String? = nil, isVirtual: Bool = false) {
             self.isWireless = isWireless
             self.deviceType = deviceType
             self.isVirtual = isVirtual
@@ -49,7 +49,7 @@ public enum InterfaceClassifier {
         RTNL.arphrdIEEE80211, RTNL.arphrdIEEE80211Prism, RTNL.arphrdIEEE80211Radiotap,
     ]
 
-    public static func classify(name: String, kind: String?, hardwareType: UInt16,
+    package static func classify(name: String, kind: String?, hardwareType: UInt16,
                                 sysfs: SysfsFacts?) -> InterfaceType {
         let kind = kind.flatMap { $0.isEmpty ? nil : $0.lowercased() }
         let deviceType = sysfs?.deviceType?.lowercased()

@@ -1,15 +1,15 @@
 /// What kind of medium an interface is; the `type` label of the interface metrics.
 /// Raw values are stable label values. See `InterfaceClassifier` for how a link is mapped.
-public enum InterfaceType: String, Sendable, CaseIterable, Codable {
+package enum InterfaceType: String, Sendable, CaseIterable, Codable {
     case wifi, ethernet, cellular, vpn, loopback, bridge, virtual, other
 
     /// Metered media (cellular). Probers may want to probe less over them.
-    public var isExpensive: Bool { self == .cellular }
+    package var isExpensive: Bool { self == .cellular }
 }
 
 /// RFC 2863 operational state as the kernel reports it (`IFLA_OPERSTATE`); raw values are the
 /// names `ip link` prints, in lower case.
-public enum OperState: String, Sendable, CaseIterable, Codable {
+package enum OperState: String, Sendable, CaseIterable, Codable {
     case unknown, notPresent = "notpresent", down, lowerLayerDown = "lowerlayerdown", testing,
          dormant, up
 
@@ -27,23 +27,23 @@ public enum OperState: String, Sendable, CaseIterable, Codable {
 }
 
 /// One network interface of the watched namespace, as of one snapshot.
-public struct NetworkInterface: Sendable, Equatable, Hashable, Codable {
+package struct NetworkInterface: Sendable, Equatable, Hashable, Codable {
     /// Kernel interface index; unique within the namespace while the link exists.
-    public var index: Int
-    public var name: String
-    public var type: InterfaceType
+    package var index: Int
+    package var name: String
+    package var type: InterfaceType
     /// The rtnetlink link kind (`veth`, `tun`, `wireguard`, `bridge`…); nil for hardware.
-    public var kind: String?
+    package var kind: String?
     /// `ARPHRD_*` hardware type (1 ethernet, 772 loopback, 65534 none/tun…).
-    public var hardwareType: Int
+    package var hardwareType: Int
     /// Administratively up (`IFF_UP`).
-    public var isUp: Bool
+    package var isUp: Bool
     /// The lower layer reports a carrier (`IFF_LOWER_UP`).
-    public var hasCarrier: Bool
-    public var operState: OperState
-    public var mtu: Int
+    package var hasCarrier: Bool
+    package var operState: OperState
+    package var mtu: Int
 
-    public init(index: Int, name: String, type: InterfaceType, kind: String? = nil,
+    package init(index: Int, name: String, type: InterfaceType, kind: String? = nil,
                 hardwareType: Int = 1, isUp: Bool, hasCarrier: Bool,
                 operState: OperState = .unknown, mtu: Int = 1500) {
         self.index = index
@@ -58,7 +58,24 @@ public struct NetworkInterface: Sendable, Equatable, Hashable, Codable {
     }
 
     /// Metered (cellular) interface.
-    public var isExpensive: Bool { type.isExpensive }
+    package var isExpensive: Bool { type.isExpensive }
     /// Up and with carrier: it can move packets.
-    public var isRunning: Bool { isUp && hasCarrier }
+    package var isRunning: Bool { isUp && hasCarrier }
+}
+
+/// The seed library's connection type: what kind of link carries the default route.
+public enum ConnectionType: String, Sendable, CaseIterable, Codable {
+    case wifi, wired, cellular, other
+    /// No usable path, or path monitoring is off.
+    case unknown
+
+    init(_ type: InterfaceType?) {
+        switch type {
+        case .wifi?: self = .wifi
+        case .ethernet?: self = .wired
+        case .cellular?: self = .cellular
+        case nil: self = .unknown
+        default: self = .other
+        }
+    }
 }

@@ -4,7 +4,7 @@ import Glibc
 import Synchronization
 
 /// Why `PathMonitor.start()` failed.
-public enum PathMonitorError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum PathMonitorError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The netlink socket could not be opened or bound (no `AF_NETLINK` in this sandbox?).
     case netlinkUnavailable(Errno)
     /// The configured network namespace could not be opened or entered (needs CAP_SYS_ADMIN).
@@ -16,7 +16,7 @@ public enum PathMonitorError: Error, Sendable, Equatable, CustomStringConvertibl
     /// The process is out of descriptors (the wake-up `eventfd` could not be created).
     case outOfDescriptors(Errno)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .netlinkUnavailable(let e): "path monitor: cannot open a NETLINK_ROUTE socket: \(e)"
         case .namespaceUnavailable(let path, let e): "path monitor: cannot enter network namespace \(path): \(e)"
@@ -48,19 +48,19 @@ public enum PathMonitorError: Error, Sendable, Equatable, CustomStringConvertibl
 /// Streams also end if the socket fails persistently (64 read errors in a row; never seen).
 /// `current` and `updates()` are thread-safe. Not for: probing; a satisfied path only means
 /// the host could send packets toward the internet.
-public final class PathMonitor: PathSource {
+package final class PathMonitor: PathSource {
     /// How to run the monitor.
-    public struct Configuration: Sendable {
+    package struct Configuration: Sendable {
         /// Requested socket receive buffer in bytes; bigger survives larger bursts.
-        public var receiveBufferSize: Int = 1 << 20
+        package var receiveBufferSize: Int = 1 << 20
         /// A network namespace file to watch instead of the caller's (e.g. `/run/netns/x`).
-        public var networkNamespacePath: String?
+        package var networkNamespacePath: String?
         /// Read `/sys/class/net` to classify interfaces (ignored inside another namespace).
-        public var readsSysfs: Bool = true
+        package var readsSysfs: Bool = true
         /// How long `start()` waits for the initial dump.
-        public var startTimeout: Duration = .seconds(5)
+        package var startTimeout: Duration = .seconds(5)
 
-        public init(receiveBufferSize: Int = 1 << 20, networkNamespacePath: String? = nil,
+        package init(receiveBufferSize: Int = 1 << 20, networkNamespacePath: String? = nil,
                     readsSysfs: Bool = true, startTimeout: Duration = .seconds(5)) {
             self.receiveBufferSize = receiveBufferSize
             self.networkNamespacePath = networkNamespacePath
@@ -70,33 +70,33 @@ public final class PathMonitor: PathSource {
     }
 
     /// Counters about the monitor itself (for logs or self-metrics).
-    public struct Statistics: Sendable, Equatable {
+    package struct Statistics: Sendable, Equatable {
         /// Netlink messages decoded (dumps and events).
-        public var messages: Int
+        package var messages: Int
         /// Dumps completed (four for the initial state).
-        public var dumps: Int
+        package var dumps: Int
         /// Times the kernel reported lost events and a full re-dump was queued.
-        public var lostEvents: Int
+        package var lostEvents: Int
     }
 
-    public let configuration: Configuration
+    package let configuration: Configuration
     let shared: PathMonitorShared
 
-    public init(configuration: Configuration = Configuration()) {
+    package init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
         shared = PathMonitorShared()
     }
 
     deinit { shared.requestStop() }
 
-    public var current: PathSnapshot { shared.broadcaster.current }
-    public func updates() -> AsyncStream<PathSnapshot> { shared.broadcaster.updates() }
-    public var statistics: Statistics { shared.statistics }
+    package var current: PathSnapshot { shared.broadcaster.current }
+    package func updates() -> AsyncStream<PathSnapshot> { shared.broadcaster.updates() }
+    package var statistics: Statistics { shared.statistics }
 
     /// Opens the socket (inside the configured namespace), dumps the current state and starts
     /// following changes. Blocks the caller for the initial dump (about a millisecond).
     /// Calling it twice is a programmer error.
-    public func start() throws(PathMonitorError) {
+    package func start() throws(PathMonitorError) {
         let wakeFD = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
         guard wakeFD >= 0 else { throw .outOfDescriptors(.current) }
         precondition(shared.begin(wakeFD: wakeFD), "PathMonitor.start() called twice")
@@ -117,7 +117,7 @@ public final class PathMonitor: PathSource {
     }
 
     /// Stops the thread, closes the socket and finishes every update stream.
-    public func stop() { shared.requestStop() }
+    package func stop() { shared.requestStop() }
 
     /// Test seam: while paused the thread does not read the socket, so events pile up in the
     /// kernel (used to provoke `ENOBUFS`).

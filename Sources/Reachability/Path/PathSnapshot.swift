@@ -5,16 +5,16 @@
 /// (`status(for:)`, `primaryInterface(for:)`), so a snapshot built by hand in a test behaves
 /// exactly like one from the kernel. Lists are kept sorted (interfaces by index, addresses by
 /// interface then family then text, routes by family then metric) so equal states compare equal.
-public struct PathSnapshot: Sendable, Equatable, Codable {
-    public var interfaces: [NetworkInterface]
-    public var addresses: [InterfaceAddress]
+package struct PathSnapshot: Sendable, Equatable, Codable {
+    package var interfaces: [NetworkInterface]
+    package var addresses: [InterfaceAddress]
     /// Main-table unicast default routes of both families.
-    public var defaultRoutes: [DefaultRoute]
+    package var defaultRoutes: [DefaultRoute]
     /// How many changed snapshots were published before this one by its source (0 for the first).
     /// Feeds `reachability_path_changes_total`.
-    public var changeCount: Int
+    package var changeCount: Int
 
-    public init(interfaces: [NetworkInterface], addresses: [InterfaceAddress] = [],
+    package init(interfaces: [NetworkInterface], addresses: [InterfaceAddress] = [],
                 defaultRoutes: [DefaultRoute] = [], changeCount: Int = 0) {
         self.interfaces = interfaces.sorted { $0.index < $1.index }
         self.addresses = addresses.sorted {
@@ -29,40 +29,40 @@ public struct PathSnapshot: Sendable, Equatable, Codable {
     }
 
     /// No interfaces at all (before the first dump).
-    public static let empty = PathSnapshot(interfaces: [])
+    package static let empty = PathSnapshot(interfaces: [])
 
     /// Whether `family` has a usable path; see `PathUnsatisfiedReason` for the precedence.
-    public func status(for family: IPFamily) -> PathStatus {
+    package func status(for family: IPFamily) -> PathStatus {
         PathStatus.evaluate(family, interfaces: interfaces, addresses: addresses,
                             defaultRoutes: defaultRoutes).status
     }
 
     /// The interface carrying the best (lowest-metric) usable default route of `family`;
     /// nil when the family is unsatisfied.
-    public func primaryInterface(for family: IPFamily) -> NetworkInterface? {
+    package func primaryInterface(for family: IPFamily) -> NetworkInterface? {
         guard let route = primaryRoute(for: family) else { return nil }
         return interface(index: route.interfaceIndex)
     }
 
     /// The default route `status(for:)` chose; nil when the family is unsatisfied.
-    public func primaryRoute(for family: IPFamily) -> DefaultRoute? {
+    package func primaryRoute(for family: IPFamily) -> DefaultRoute? {
         PathStatus.evaluate(family, interfaces: interfaces, addresses: addresses,
                             defaultRoutes: defaultRoutes).route
     }
 
     /// True when at least one family is satisfied.
-    public var overallSatisfied: Bool { IPFamily.allCases.contains { status(for: $0).isSatisfied } }
+    package var overallSatisfied: Bool { IPFamily.allCases.contains { status(for: $0).isSatisfied } }
 
-    public func interface(index: Int) -> NetworkInterface? { interfaces.first { $0.index == index } }
-    public func interface(named name: String) -> NetworkInterface? { interfaces.first { $0.name == name } }
+    package func interface(index: Int) -> NetworkInterface? { interfaces.first { $0.index == index } }
+    package func interface(named name: String) -> NetworkInterface? { interfaces.first { $0.name == name } }
 
     /// The addresses of one interface.
-    public func addresses(of interfaceIndex: Int) -> [InterfaceAddress] {
+    package func addresses(of interfaceIndex: Int) -> [InterfaceAddress] {
         addresses.filter { $0.interfaceIndex == interfaceIndex }
     }
 
     /// Equal apart from `changeCount`: what decides whether a new snapshot is a change.
-    public func hasSameState(as other: PathSnapshot) -> Bool {
+    package func hasSameState(as other: PathSnapshot) -> Bool {
         interfaces == other.interfaces && addresses == other.addresses
             && defaultRoutes == other.defaultRoutes
     }

@@ -8,7 +8,7 @@ import Synchronization
 /// yields the current snapshot and then each published change, keeping only the newest unread
 /// element for a slow consumer; streams finish when the source stops. `PathBroadcaster`
 /// implements all of that.
-public protocol PathSource: Sendable {
+package protocol PathSource: Sendable {
     /// The latest published snapshot.
     var current: PathSnapshot { get }
     /// A new stream of snapshots for one subscriber.
@@ -18,7 +18,7 @@ public protocol PathSource: Sendable {
 /// Fans snapshots out to any number of `AsyncStream` subscribers and holds the current one.
 /// Thread-safe; publishing never waits for a consumer (each stream buffers only the newest
 /// snapshot). Not for deciding what is a change: publishers do that and set `changeCount`.
-public final class PathBroadcaster: Sendable {
+package final class PathBroadcaster: Sendable {
     private struct State {
         var current: PathSnapshot
         var subscribers: [UInt64: AsyncStream<PathSnapshot>.Continuation] = [:]
@@ -28,18 +28,18 @@ public final class PathBroadcaster: Sendable {
 
     private let state: Mutex<State>
 
-    public init(initial: PathSnapshot = .empty) {
+    package init(initial: PathSnapshot = .empty) {
         state = Mutex(State(current: initial))
     }
 
-    public var current: PathSnapshot { state.withLock { $0.current } }
+    package var current: PathSnapshot { state.withLock { $0.current } }
 
     /// Live subscriptions (streams neither finished nor dropped).
-    public var subscriberCount: Int { state.withLock { $0.subscribers.count } }
+    package var subscriberCount: Int { state.withLock { $0.subscribers.count } }
 
     /// Makes `snapshot` current and hands it to every subscriber. Yields happen under the lock
     /// so that concurrent publishers cannot reorder snapshots in any stream.
-    public func publish(_ snapshot: PathSnapshot) {
+    package func publish(_ snapshot: PathSnapshot) {
         state.withLock { s in
             guard !s.finished else { return }
             s.current = snapshot
@@ -49,7 +49,7 @@ public final class PathBroadcaster: Sendable {
 
     /// A new stream starting with the current snapshot. After `finish()`, the stream yields
     /// the last snapshot and ends.
-    public func updates() -> AsyncStream<PathSnapshot> {
+    package func updates() -> AsyncStream<PathSnapshot> {
         let (stream, continuation) = AsyncStream.makeStream(
             of: PathSnapshot.self, bufferingPolicy: .bufferingNewest(1))
         let finished: Bool = state.withLock { s in
@@ -68,7 +68,7 @@ public final class PathBroadcaster: Sendable {
     }
 
     /// Ends every stream; later publishes are ignored.
-    public func finish() {
+    package func finish() {
         let continuations = state.withLock { s in
             s.finished = true
             defer { s.subscribers = [:] }

@@ -7,7 +7,7 @@
 /// Each reason is the first requirement that *no* interface meets, so it names the furthest
 /// any interface got: a host with a dead `eth0` holding the default route and a live `wlan0`
 /// without one reports `no_default_route`, not `no_carrier`.
-public enum PathUnsatisfiedReason: String, Sendable, CaseIterable, Codable {
+package enum PathUnsatisfiedReason: String, Sendable, CaseIterable, Codable {
     case noInterface = "no_interface"
     case noCarrier = "no_carrier"
     case noAddress = "no_address"
@@ -17,24 +17,24 @@ public enum PathUnsatisfiedReason: String, Sendable, CaseIterable, Codable {
 /// Whether one IP family has a usable path out of the host, judged from local state only
 /// (interfaces, addresses, routes). It says nothing about whether the internet answers; that
 /// is what the probes are for.
-public enum PathStatus: Sendable, Equatable, Hashable, Codable {
+package enum PathStatus: Sendable, Equatable, Hashable, Codable {
     /// A default route exists via `interface`, which is up, has carrier and a usable address.
     case satisfied(interface: String)
     case unsatisfied(reason: PathUnsatisfiedReason)
 
-    public var isSatisfied: Bool {
+    package var isSatisfied: Bool {
         if case .satisfied = self { return true }
         return false
     }
 
     /// The interface name when satisfied.
-    public var interfaceName: String? {
+    package var interfaceName: String? {
         if case .satisfied(let name) = self { return name }
         return nil
     }
 
     /// The reason when unsatisfied.
-    public var reason: PathUnsatisfiedReason? {
+    package var reason: PathUnsatisfiedReason? {
         if case .unsatisfied(let reason) = self { return reason }
         return nil
     }

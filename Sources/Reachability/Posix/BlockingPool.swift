@@ -3,14 +3,14 @@ import Synchronization
 
 /// A fixed set of threads for calls that block and cannot be made non-blocking (`getaddrinfo`),
 /// so they never park the cooperative pool. Jobs run in submission order.
-public final class BlockingPool: Sendable {
+package final class BlockingPool: Sendable {
     /// Shared pool for name resolution.
-    public static let resolver = BlockingPool(name: "resolver", threads: 4)
+    package static let resolver = BlockingPool(name: "resolver", threads: 4)
 
     private let jobs = Mutex<[@Sendable () -> Void]>([])
     private let available = DispatchSemaphore(value: 0)
 
-    public init(name: String, threads: Int) {
+    package init(name: String, threads: Int) {
         for i in 0..<threads {
             startThread(name: "\(name)-\(i)") { [self] in
                 while true {
@@ -24,7 +24,7 @@ public final class BlockingPool: Sendable {
 
     /// Runs `body` on a pool thread. If the deadline passes first, returns nil at once; the
     /// body still finishes on its thread and its result is dropped.
-    public func run<T: Sendable>(deadline: ContinuousClock.Instant, _ body: @escaping @Sendable () -> T) async -> T? {
+    package func run<T: Sendable>(deadline: ContinuousClock.Instant, _ body: @escaping @Sendable () -> T) async -> T? {
         let once = OnceResult<T?>()
         return await withCheckedContinuation { (continuation: CheckedContinuation<T?, Never>) in
             once.arm(continuation)

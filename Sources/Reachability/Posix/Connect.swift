@@ -3,9 +3,9 @@ import Glibc
 
 /// Why a socket could not be set up or connected: a coarse kind that probes map to a failure
 /// reason, plus the errno and the step for people.
-public struct ConnectError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct ConnectError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The coarse class of failure, from the errno.
-    public enum Kind: String, Sendable, Equatable {
+    package enum Kind: String, Sendable, Equatable {
         /// The peer answered with a reset (ECONNREFUSED), or ICMP port unreachable for UDP.
         case refused
         /// The deadline passed first (or the kernel gave up: ETIMEDOUT).
@@ -24,17 +24,17 @@ public struct ConnectError: Error, Sendable, Equatable, CustomStringConvertible 
         case other
     }
 
-    public let kind: Kind
-    public let errno: Errno?
+    package let kind: Kind
+    package let errno: Errno?
     /// The call that failed: `socket`, `SO_BINDTODEVICE`, `connect`, `send`, `recv`.
-    public let step: String
+    package let step: String
 
-    public init(kind: Kind, step: String, errno: Errno? = nil) {
+    package init(kind: Kind, step: String, errno: Errno? = nil) {
         self.kind = kind; self.step = step; self.errno = errno
     }
 
     /// Classifies an errno from a socket call.
-    public init(errno: Errno, step: String) {
+    package init(errno: Errno, step: String) {
         let kind: Kind
         switch errno.code {
         case ECONNREFUSED: kind = .refused
@@ -48,7 +48,7 @@ public struct ConnectError: Error, Sendable, Equatable, CustomStringConvertible 
         self.init(kind: kind, step: step, errno: errno)
     }
 
-    public var description: String {
+    package var description: String {
         switch kind {
         case .timedOut where errno == nil: "\(step): timed out"
         case .cancelled: "\(step): cancelled"
@@ -65,7 +65,7 @@ public struct ConnectError: Error, Sendable, Equatable, CustomStringConvertible 
 ///   needs CAP_NET_RAW), so the connection leaves through it whatever the routing table says.
 /// - Returns: the connected descriptor (non-blocking, close-on-exec), owned by the caller, who
 ///   must close it (`closeDescriptor`). On failure nothing stays open.
-public func connect(to address: SocketAddress, interface: String? = nil, deadline: ContinuousClock.Instant) async -> Result<Int32, ConnectError> {
+package func connectSocket(to address: SocketAddress, interface: String? = nil, deadline: ContinuousClock.Instant) async -> Result<Int32, ConnectError> {
     if ContinuousClock.now >= deadline { return .failure(ConnectError(kind: .timedOut, step: "connect")) }
     let flags = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
     let fd = socket(address.family, flags, 0)
@@ -101,8 +101,8 @@ public func connect(to address: SocketAddress, interface: String? = nil, deadlin
     }
 }
 
-/// Closes a descriptor handed out by `connect(to:interface:deadline:)`.
-public func closeDescriptor(_ fd: Int32) {
+/// Closes a descriptor handed out by `connectSocket(to:interface:deadline:)`.
+package func closeDescriptor(_ fd: Int32) {
     Glibc.close(fd)
 }
 

@@ -1,14 +1,14 @@
 import Glibc
 
 /// An `errno` value captured right after a failed system call, with its text.
-public struct Errno: Error, Sendable, Equatable, CustomStringConvertible {
-    public let code: Int32
-    public init(_ code: Int32) { self.code = code }
+package struct Errno: Error, Sendable, Equatable, CustomStringConvertible {
+    package let code: Int32
+    package init(_ code: Int32) { self.code = code }
 
     /// The current thread's `errno`; read it before any other call can change it.
-    public static var current: Errno { Errno(errno) }
+    package static var current: Errno { Errno(errno) }
 
-    public var description: String {
+    package var description: String {
         guard let text = strerror(code) else { return "errno \(code)" }
         return "\(String(cString: text)) (errno \(code))"
     }

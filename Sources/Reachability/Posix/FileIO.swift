@@ -2,9 +2,9 @@ import Glibc
 
 /// Thin wrappers over the file system calls the history needs: errno captured at once, `EINTR`
 /// retried, descriptors close-on-exec. Nothing here buffers; one `write` is one record.
-public enum FileIO {
+package enum FileIO {
     /// Creates the directory and its parents (mode 0755); an existing directory is fine.
-    public static func makeDirectories(_ path: String) throws(Errno) {
+    package static func makeDirectories(_ path: String) throws(Errno) {
         var current = path.hasPrefix("/") ? "" : "."
         for part in path.split(separator: "/") {
             current += "/" + part
@@ -19,7 +19,7 @@ public enum FileIO {
     }
 
     /// Names in a directory (no `.`/`..`), unsorted.
-    public static func list(_ directory: String) throws(Errno) -> [String] {
+    package static func list(_ directory: String) throws(Errno) -> [String] {
         guard let dir = opendir(directory) else { throw Errno.current }
         defer { closedir(dir) }
         var names: [String] = []
@@ -33,26 +33,26 @@ public enum FileIO {
     }
 
     /// A file's size and modification time (Unix seconds), or nil if it cannot be read.
-    public static func status(_ path: String) -> (size: Int, modified: Double)? {
+    package static func status(_ path: String) -> (size: Int, modified: Double)? {
         var st = stat()
         guard stat(path, &st) == 0 else { return nil }
         return (Int(st.st_size), Double(st.st_mtim.tv_sec) + Double(st.st_mtim.tv_nsec) / 1e9)
     }
 
     /// Sets a file's modification time (tests of retention on start).
-    public static func setModified(_ path: String, to time: Double) throws(Errno) {
+    package static func setModified(_ path: String, to time: Double) throws(Errno) {
         var times = [timespec(tv_sec: Int(time.rounded(.down)), tv_nsec: 0), timespec(tv_sec: Int(time.rounded(.down)), tv_nsec: 0)]
         guard utimensat(AT_FDCWD, path, &times, 0) == 0 else { throw Errno.current }
     }
 
     /// How many directory entries name the open file (0 once it is deleted).
-    public static func linkCount(fd: Int32) throws(Errno) -> Int {
+    package static func linkCount(fd: Int32) throws(Errno) -> Int {
         var st = stat()
         guard fstat(fd, &st) == 0 else { throw Errno.current }
         return Int(st.st_nlink)
     }
 
-    public static func size(fd: Int32) throws(Errno) -> Int {
+    package static func size(fd: Int32) throws(Errno) -> Int {
         var st = stat()
         guard fstat(fd, &st) == 0 else { throw Errno.current }
         return Int(st.st_size)
@@ -60,61 +60,61 @@ public enum FileIO {
 
     /// Opens for appending (and reading back, for the torn-tail repair); `create` makes a new
     /// file and fails if it exists.
-    public static func openAppend(_ path: String, create: Bool) throws(Errno) -> Int32 {
+    package static func openAppend(_ path: String, create: Bool) throws(Errno) -> Int32 {
         let flags = O_RDWR | O_APPEND | O_CLOEXEC | (create ? O_CREAT | O_EXCL : 0)
         return try retryingOnInterrupt { open(path, flags, 0o644) }
     }
 
-    public static func openRead(_ path: String) throws(Errno) -> Int32 {
+    package static func openRead(_ path: String) throws(Errno) -> Int32 {
         try retryingOnInterrupt { open(path, O_RDONLY | O_CLOEXEC) }
     }
 
     /// One `write` call (retried only on `EINTR`); returns the bytes written, which may be short.
-    public static func writeOnce(_ fd: Int32, _ bytes: [UInt8]) throws(Errno) -> Int {
+    package static func writeOnce(_ fd: Int32, _ bytes: [UInt8]) throws(Errno) -> Int {
         try retryingOnInterrupt { bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) } }
     }
 
     /// Reads up to `count` bytes into `buffer` at `offset`; 0 at end of file.
-    public static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int {
+    package static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int {
         try retryingOnInterrupt { Glibc.read(fd, buffer.baseAddress, buffer.count) }
     }
 
-    public static func pread(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int) throws(Errno) -> Int {
+    package static func pread(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int) throws(Errno) -> Int {
         try retryingOnInterrupt { Glibc.pread(fd, buffer.baseAddress, buffer.count, off_t(offset)) }
     }
 
-    public static func truncate(_ fd: Int32, to size: Int) throws(Errno) {
+    package static func truncate(_ fd: Int32, to size: Int) throws(Errno) {
         try retryingOnInterrupt { ftruncate(fd, off_t(size)) }
     }
 
     /// `fdatasync`: the data (and the size) reach the disk.
-    public static func syncData(_ fd: Int32) throws(Errno) {
+    package static func syncData(_ fd: Int32) throws(Errno) {
         try retryingOnInterrupt { fdatasync(fd) }
     }
 
     /// Makes a directory's entries (new or removed files) durable.
-    public static func syncDirectory(_ path: String) throws(Errno) {
+    package static func syncDirectory(_ path: String) throws(Errno) {
         let fd = try retryingOnInterrupt { open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
         defer { Glibc.close(fd) }
         try retryingOnInterrupt { fsync(fd) }
     }
 
-    public static func remove(_ path: String) throws(Errno) {
+    package static func remove(_ path: String) throws(Errno) {
         guard unlink(path) == 0 else { throw Errno.current }
     }
 
     /// The first newline in `count` bytes at `p` (libc `memchr`, vectorised).
-    @inline(__always) public static func findNewline(_ p: UnsafePointer<UInt8>, count: Int) -> UnsafePointer<UInt8>? {
+    @inline(__always) package static func findNewline(_ p: UnsafePointer<UInt8>, count: Int) -> UnsafePointer<UInt8>? {
         memchr(p, 0x0A, count).map { UnsafePointer($0.assumingMemoryBound(to: UInt8.self)) }
     }
 
     /// Online processors (at least 1).
-    public static func processorCount() -> Int { max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN))) }
+    package static func processorCount() -> Int { max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN))) }
 
     /// This process's id (for the `start` record).
-    public static func processID() -> Int32 { getpid() }
+    package static func processID() -> Int32 { getpid() }
 
-    public static func close(_ fd: Int32) {
+    package static func close(_ fd: Int32) {
         _ = Glibc.close(fd)
     }
 }

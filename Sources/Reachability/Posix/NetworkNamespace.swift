@@ -10,14 +10,14 @@ import Synchronization
 ///
 /// Not for long-running work (the caller blocks until the body returns) and not for reading
 /// /sys or /proc of the namespace (those follow mounts, not `setns`).
-public enum NetworkNamespace {
+package enum NetworkNamespace {
     /// The path of a namespace made by `ip netns add NAME`.
-    public static func path(named name: String) -> String { "/run/netns/\(name)" }
+    package static func path(named name: String) -> String { "/run/netns/\(name)" }
 
     /// Runs `body` on a new thread that has joined the network namespace at `path` (for
     /// example `/run/netns/NAME` or `/proc/PID/ns/net`), after `prepare` ran on that thread.
     /// Throws the errno of `open` or `setns` (EPERM without CAP_SYS_ADMIN).
-    public static func run<T: Sendable>(
+    package static func run<T: Sendable>(
         inNamespaceAt path: String?, _ body: @escaping @Sendable () -> T
     ) throws(Errno) -> T {
         try onDedicatedThread(namespace: path, prepare: {}, body)

@@ -3,7 +3,7 @@ import Glibc
 import Synchronization
 
 /// What a wait on a descriptor came back with.
-public enum Readiness: Sendable, Equatable {
+package enum Readiness: Sendable, Equatable {
     /// The descriptor is ready; `events` are the raw epoll bits (EPOLLIN, EPOLLOUT, EPOLLERR, EPOLLHUP…).
     case ready(events: UInt32)
     case timedOut
@@ -16,9 +16,9 @@ public enum Readiness: Sendable, Equatable {
 /// Contract: at most one wait per descriptor at a time; a descriptor must not be closed while a
 /// wait on it is pending (close it after the wait returns). Waits are one-shot.
 /// Not for: the HTTP server (it has its own threads) or blocking calls such as `getaddrinfo`.
-public final class Reactor: Sendable {
+package final class Reactor: Sendable {
     /// The process-wide reactor, started on first use.
-    public static let shared = Reactor()
+    package static let shared = Reactor()
 
     private struct Waiter {
         let fd: Int32
@@ -36,7 +36,7 @@ public final class Reactor: Sendable {
     private let wakeFD: Int32
     private let state = Mutex(State())
 
-    public init() {
+    package init() {
         epollFD = epoll_create1(Int32(EPOLL_CLOEXEC))
         precondition(epollFD >= 0, "epoll_create1 failed: \(Errno.current)")
         wakeFD = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
@@ -50,17 +50,17 @@ public final class Reactor: Sendable {
     }
 
     /// Waits until `fd` is readable (or has an error/hang-up), the deadline passes, or the task is cancelled.
-    public func waitReadable(_ fd: Int32, deadline: ContinuousClock.Instant) async -> Readiness {
+    package func waitReadable(_ fd: Int32, deadline: ContinuousClock.Instant) async -> Readiness {
         await wait(fd, events: EPOLLIN.rawValue | EPOLLRDHUP.rawValue, deadline: deadline)
     }
 
     /// Waits until `fd` is writable (a non-blocking connect finished), the deadline passes, or the task is cancelled.
-    public func waitWritable(_ fd: Int32, deadline: ContinuousClock.Instant) async -> Readiness {
+    package func waitWritable(_ fd: Int32, deadline: ContinuousClock.Instant) async -> Readiness {
         await wait(fd, events: EPOLLOUT.rawValue, deadline: deadline)
     }
 
     /// Sleeps until the deadline on the reactor's timer (cheaper than a task sleep for many short waits).
-    public func sleep(until deadline: ContinuousClock.Instant) async {
+    package func sleep(until deadline: ContinuousClock.Instant) async {
         _ = await wait(-1, events: 0, deadline: deadline)
     }
 
@@ -191,13 +191,13 @@ struct DeadlineHeap {
 
 extension Duration {
     /// Whole milliseconds, rounded down (negative durations give negative values).
-    public var milliseconds: Int64 {
+    package var milliseconds: Int64 {
         let (s, atto) = components
         return s * 1000 + atto / 1_000_000_000_000_000
     }
 
     /// The duration in seconds as a Double.
-    public var seconds: Double {
+    package var seconds: Double {
         let (s, atto) = components
         return Double(s) + Double(atto) / 1e18
     }

@@ -3,16 +3,16 @@ import Glibc
 
 /// Name resolution through the system resolver (`getaddrinfo`, so /etc/hosts and nsswitch apply),
 /// run on `BlockingPool.resolver` with a hard deadline. Numeric addresses skip the pool.
-public enum Resolver {
-    public struct Failure: Error, Sendable, Equatable, CustomStringConvertible {
+package enum Resolver {
+    package struct Failure: Error, Sendable, Equatable, CustomStringConvertible {
         /// True when the deadline passed before the resolver answered.
-        public let timedOut: Bool
-        public let message: String
-        public var description: String { message }
+        package let timedOut: Bool
+        package let message: String
+        package var description: String { message }
     }
 
     /// Resolves `host` to stream/datagram addresses of the wanted family, in resolver order.
-    public static func resolve(
+    package static func resolve(
         _ host: String, port: UInt16 = 0, family: FamilyPreference = .any,
         deadline: ContinuousClock.Instant
     ) async throws(Failure) -> [SocketAddress] {

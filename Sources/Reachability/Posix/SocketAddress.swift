@@ -2,12 +2,12 @@ import CShim
 import Glibc
 
 /// An IPv4 or IPv6 socket address (a `sockaddr_storage` held by value, so it is `Sendable`).
-public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
+package struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
     private var storage: sockaddr_storage
-    public let length: socklen_t
+    package let length: socklen_t
 
     /// Copies an address the kernel or `getaddrinfo` handed out.
-    public init(_ pointer: UnsafePointer<sockaddr>, length: socklen_t) {
+    package init(_ pointer: UnsafePointer<sockaddr>, length: socklen_t) {
         var s = sockaddr_storage()
         withUnsafeMutableBytes(of: &s) { dst in
             dst.copyMemory(from: UnsafeRawBufferPointer(start: pointer, count: min(Int(length), dst.count)))
@@ -17,7 +17,7 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Parses a numeric address (`127.0.0.1`, `::1`, optionally bracketed); nil if not numeric.
-    public init?(ip: String, port: UInt16 = 0) {
+    package init?(ip: String, port: UInt16 = 0) {
         var text = ip
         if text.hasPrefix("["), text.hasSuffix("]") { text = String(text.dropFirst().dropLast()) }
         var v4 = sockaddr_in()
@@ -45,10 +45,10 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
         return nil
     }
 
-    public var family: Int32 { Int32(storage.ss_family) }
-    public var ipFamily: IPFamily { family == AF_INET6 ? .ipv6 : .ipv4 }
+    package var family: Int32 { Int32(storage.ss_family) }
+    package var ipFamily: IPFamily { family == AF_INET6 ? .ipv6 : .ipv4 }
 
-    public var port: UInt16 {
+    package var port: UInt16 {
         get {
             withUnsafeBytes(of: storage) { raw in
                 // sin_port and sin6_port sit at the same offset (2).
@@ -63,7 +63,7 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The address alone, without the port: `127.0.0.1`, `::1`.
-    public var ip: String {
+    package var ip: String {
         var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
         var copy = storage
         let ok: Bool = withUnsafePointer(to: &copy) { p in
@@ -77,28 +77,28 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The raw address bytes (4 for IPv4, 16 for IPv6).
-    public var addressBytes: [UInt8] {
+    package var addressBytes: [UInt8] {
         withUnsafeBytes(of: storage) { raw in
             family == AF_INET6 ? Array(raw[8..<24]) : Array(raw[4..<8])
         }
     }
 
-    public var description: String { family == AF_INET6 ? "[\(ip)]:\(port)" : "\(ip):\(port)" }
+    package var description: String { family == AF_INET6 ? "[\(ip)]:\(port)" : "\(ip):\(port)" }
 
-    public func withSockAddr<R>(_ body: (UnsafePointer<sockaddr>, socklen_t) throws -> R) rethrows -> R {
+    package func withSockAddr<R>(_ body: (UnsafePointer<sockaddr>, socklen_t) throws -> R) rethrows -> R {
         var copy = storage
         return try withUnsafePointer(to: &copy) { p in
             try p.withMemoryRebound(to: sockaddr.self, capacity: 1) { try body($0, length) }
         }
     }
 
-    public static func == (a: SocketAddress, b: SocketAddress) -> Bool {
+    package static func == (a: SocketAddress, b: SocketAddress) -> Bool {
         a.length == b.length && withUnsafeBytes(of: a.storage) { ra in
             withUnsafeBytes(of: b.storage) { rb in ra.prefix(Int(a.length)).elementsEqual(rb.prefix(Int(b.length))) }
         }
     }
 
-    public func hash(into hasher: inout Hasher) {
+    package func hash(into hasher: inout Hasher) {
         withUnsafeBytes(of: storage) { hasher.combine(bytes: UnsafeRawBufferPointer(rebasing: $0.prefix(Int(length)))) }
     }
 }

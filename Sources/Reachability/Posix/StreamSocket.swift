@@ -2,7 +2,7 @@ import CShim
 import Glibc
 
 /// Why a stream operation (connect, TLS handshake, read, write) stopped.
-public enum StreamError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum StreamError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The deadline passed first.
     case timedOut
     /// The task was cancelled.
@@ -15,7 +15,7 @@ public enum StreamError: Error, Sendable, Equatable, CustomStringConvertible {
     /// a certified server answered in place of the target.
     case certificateNameMismatch(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .timedOut: "timed out"
         case .cancelled: "cancelled"
@@ -28,11 +28,11 @@ public enum StreamError: Error, Sendable, Equatable, CustomStringConvertible {
 
 extension StreamError {
     /// A coarse class of the failure, so callers above `Posix/` need no errno values.
-    public enum Kind: Sendable, Equatable {
+    package enum Kind: Sendable, Equatable {
         case timedOut, cancelled, refused, reset, unreachable, permission, tls, other
     }
 
-    public var kind: Kind {
+    package var kind: Kind {
         switch self {
         case .timedOut: return .timedOut
         case .cancelled: return .cancelled
@@ -52,7 +52,7 @@ extension StreamError {
 
 /// A byte stream the HTTP client talks through: plain TCP (`StreamSocket`) or TLS over it
 /// (`TLSConnection`). One task owns a stream at a time; every call takes the round's deadline.
-public protocol ByteStream: AnyObject {
+package protocol ByteStream: AnyObject {
     /// Writes all of `bytes` or throws.
     func write(_ bytes: [UInt8], deadline: ContinuousClock.Instant) async throws(StreamError)
     /// Reads at most `buffer.count` bytes into the front of `buffer`; returns 0 at end of stream.
@@ -62,9 +62,9 @@ public protocol ByteStream: AnyObject {
 /// A connected non-blocking TCP socket, waited on through `Reactor.shared`. Closed on deinit.
 ///
 /// Not for: listening sockets, or sharing between tasks (it is deliberately not `Sendable`).
-public final class StreamSocket: ByteStream {
-    public let fd: Int32
-    public let peer: SocketAddress
+package final class StreamSocket: ByteStream {
+    package let fd: Int32
+    package let peer: SocketAddress
 
     private init(fd: Int32, peer: SocketAddress) {
         self.fd = fd
@@ -75,11 +75,11 @@ public final class StreamSocket: ByteStream {
 
     /// Connects to `address`, optionally bound to `interface` (`SO_BINDTODEVICE`, needs
     /// CAP_NET_RAW), finishing by `deadline`. The connect result comes from `SO_ERROR`.
-    public static func connect(
+    package static func connect(
         to address: SocketAddress, interface: String? = nil, deadline: ContinuousClock.Instant
     ) async throws(StreamError) -> StreamSocket {
         // The one non-blocking connect of the package (Posix/Connect.swift); only the error type differs.
-        switch await Reachability.connect(to: address, interface: interface, deadline: deadline) {
+        switch await connectSocket(to: address, interface: interface, deadline: deadline) {
         case .success(let fd):
             return StreamSocket(fd: fd, peer: address)
         case .failure(let error):
@@ -91,7 +91,7 @@ public final class StreamSocket: ByteStream {
         }
     }
 
-    public func write(_ bytes: [UInt8], deadline: ContinuousClock.Instant) async throws(StreamError) {
+    package func write(_ bytes: [UInt8], deadline: ContinuousClock.Instant) async throws(StreamError) {
         var offset = 0
         while offset < bytes.count {
             let n = bytes.withUnsafeBytes { raw in
@@ -108,7 +108,7 @@ public final class StreamSocket: ByteStream {
         }
     }
 
-    public func read(into buffer: inout [UInt8], deadline: ContinuousClock.Instant) async throws(StreamError) -> Int {
+    package func read(into buffer: inout [UInt8], deadline: ContinuousClock.Instant) async throws(StreamError) -> Int {
         while true {
             let n = buffer.withUnsafeMutableBytes { raw in Glibc.recv(fd, raw.baseAddress, raw.count, 0) }
             if n >= 0 { return n }

@@ -6,14 +6,14 @@ import Glibc
 /// round's deadline. Owns the socket; frees the `SSL` and closes the socket on deinit.
 ///
 /// Not for: servers, session reuse or renegotiation. Not `Sendable`: one task owns it.
-public final class TLSConnection: ByteStream {
+package final class TLSConnection: ByteStream {
     /// What the handshake settled on, for `HTTPDetail`.
-    public struct Summary: Sendable, Equatable {
+    package struct Summary: Sendable, Equatable {
         /// `TLSv1.3`, `TLSv1.2`.
-        public var version: String
-        public var cipher: String
+        package var version: String
+        package var cipher: String
         /// The leaf certificate's notAfter in seconds since the Unix epoch, when a certificate came.
-        public var certificateNotAfter: Double?
+        package var certificateNotAfter: Double?
     }
 
     private let ssl: OpaquePointer
@@ -21,11 +21,11 @@ public final class TLSConnection: ByteStream {
     /// False under insecure-skip-verify, where a recorded verify result must not be blamed.
     private let verifies: Bool
     /// Filled by `handshake(deadline:)`.
-    public private(set) var summary = Summary(version: "", cipher: "", certificateNotAfter: nil)
+    package private(set) var summary = Summary(version: "", cipher: "", certificateNotAfter: nil)
 
     /// Prepares TLS over `socket` (which it takes over). `serverName` is sent as SNI (unless it is
     /// an IP literal) and is the name or IP the certificate must match when the context verifies.
-    public init(over socket: StreamSocket, context: TLSContext, serverName: String) throws(StreamError) {
+    package init(over socket: StreamSocket, context: TLSContext, serverName: String) throws(StreamError) {
         guard let ssl = SSL_new(context.pointer) else {
             throw .tls("SSL_new failed: \(TLSContext.drainErrors())")
         }
@@ -46,7 +46,7 @@ public final class TLSConnection: ByteStream {
     /// Runs the client handshake by `deadline`. Verification failures throw `.tls` with OpenSSL's
     /// verify error text. Afterwards — also after a failure — `summary` holds what is known: on a
     /// refused certificate, its notAfter (so an expired certificate still reports its expiry).
-    public func handshake(deadline: ContinuousClock.Instant) async throws(StreamError) {
+    package func handshake(deadline: ContinuousClock.Instant) async throws(StreamError) {
         defer { summary = readSummary() }
         while true {
             ERR_clear_error()
@@ -57,7 +57,7 @@ public final class TLSConnection: ByteStream {
         }
     }
 
-    public func write(_ bytes: [UInt8], deadline: ContinuousClock.Instant) async throws(StreamError) {
+    package func write(_ bytes: [UInt8], deadline: ContinuousClock.Instant) async throws(StreamError) {
         guard !bytes.isEmpty else { return }
         while true {
             ERR_clear_error()
@@ -69,7 +69,7 @@ public final class TLSConnection: ByteStream {
         }
     }
 
-    public func read(into buffer: inout [UInt8], deadline: ContinuousClock.Instant) async throws(StreamError) -> Int {
+    package func read(into buffer: inout [UInt8], deadline: ContinuousClock.Instant) async throws(StreamError) -> Int {
         while true {
             ERR_clear_error()
             let rc = buffer.withUnsafeMutableBytes { SSL_read(ssl, $0.baseAddress, Int32(clamping: $0.count)) }

@@ -7,33 +7,33 @@ import Synchronization
 /// Thread safety: the context is fully configured in `init` and only read afterwards;
 /// `SSL_new` from many threads on a configured context is safe in OpenSSL 3, so the class is
 /// `@unchecked Sendable` with no lock of its own.
-public final class TLSContext: @unchecked Sendable {
+package final class TLSContext: @unchecked Sendable {
     /// What decides the trust setting, and so the cache key.
-    public struct Options: Hashable, Sendable {
+    package struct Options: Hashable, Sendable {
         /// PEM file of trusted CAs; nil means the system store (`SSL_CTX_set_default_verify_paths`).
-        public var caFile: String?
+        package var caFile: String?
         /// Accept any certificate (no chain, expiry or host-name check). Details are still recorded.
-        public var insecureSkipVerify: Bool
+        package var insecureSkipVerify: Bool
 
-        public init(caFile: String? = nil, insecureSkipVerify: Bool = false) {
+        package init(caFile: String? = nil, insecureSkipVerify: Bool = false) {
             self.caFile = caFile
             self.insecureSkipVerify = insecureSkipVerify
         }
     }
 
     /// A context could not be built: an unreadable or empty CA file, or an OpenSSL failure.
-    public struct Failure: Error, Sendable, Equatable, CustomStringConvertible {
-        public let message: String
-        public var description: String { message }
+    package struct Failure: Error, Sendable, Equatable, CustomStringConvertible {
+        package let message: String
+        package var description: String { message }
     }
 
     let pointer: OpaquePointer
-    public let options: Options
+    package let options: Options
 
     private static let cache = Mutex<[Options: TLSContext]>([:])
 
     /// The cached context for `options`, building it on first use.
-    public static func shared(_ options: Options) throws(Failure) -> TLSContext {
+    package static func shared(_ options: Options) throws(Failure) -> TLSContext {
         if let hit = cache.withLock({ $0[options] }) { return hit }
         let made = try TLSContext(options)
         // Two racing first users may both build one; keep the first stored and drop the other.

@@ -12,7 +12,7 @@ private final class ThreadBody: @unchecked Sendable {
 /// Used for loops that block in the kernel (epoll, netlink, accept) and so must stay off the
 /// cooperative pool.
 @discardableResult
-public func startThread(name: String, _ body: @escaping @Sendable () -> Void) -> pthread_t {
+package func startThread(name: String, _ body: @escaping @Sendable () -> Void) -> pthread_t {
     let box = Unmanaged.passRetained(ThreadBody(name: name, body: body))
     var thread = pthread_t()
     var attr = pthread_attr_t()

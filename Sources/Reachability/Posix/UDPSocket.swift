@@ -7,9 +7,9 @@ import Glibc
 ///
 /// Contract: one task uses it at a time (one pending wait, per the reactor's rule); the
 /// descriptor is closed when the object goes away.
-public final class UDPSocket: Sendable {
+package final class UDPSocket: Sendable {
     /// What one non-blocking receive found.
-    public enum Received: Sendable, Equatable {
+    package enum Received: Sendable, Equatable {
         case datagram([UInt8])
         /// Nothing queued right now.
         case wouldBlock
@@ -17,12 +17,12 @@ public final class UDPSocket: Sendable {
     }
 
     /// Largest datagram read; anything bigger is cut (DNS over UDP without EDNS is ≤ 512).
-    public static let maxDatagram = 65_535
+    package static let maxDatagram = 65_535
 
     private let fd: Int32
 
     /// Opens a socket of the peer's family, binds it to `interface` when given, and connects it.
-    public init(connectedTo peer: SocketAddress, interface: String? = nil) throws(ConnectError) {
+    package init(connectedTo peer: SocketAddress, interface: String? = nil) throws(ConnectError) {
         let flags = Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
         let fd = socket(peer.family, flags, 0)
         guard fd >= 0 else { throw ConnectError(errno: .current, step: "socket") }
@@ -42,7 +42,7 @@ public final class UDPSocket: Sendable {
     deinit { Glibc.close(fd) }
 
     /// Sends one datagram; nil when the kernel took it whole.
-    public func send(_ bytes: [UInt8]) -> ConnectError? {
+    package func send(_ bytes: [UInt8]) -> ConnectError? {
         while true {
             let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             if n == bytes.count { return nil }
@@ -53,7 +53,7 @@ public final class UDPSocket: Sendable {
     }
 
     /// Takes one queued datagram, if any, without blocking.
-    public func receive() -> Received {
+    package func receive() -> Received {
         var buffer = [UInt8](repeating: 0, count: Self.maxDatagram)
         while true {
             let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
@@ -66,7 +66,7 @@ public final class UDPSocket: Sendable {
     }
 
     /// Waits until a datagram (or an error) is queued, the deadline passes, or the task is cancelled.
-    public func waitReadable(deadline: ContinuousClock.Instant) async -> Readiness {
+    package func waitReadable(deadline: ContinuousClock.Instant) async -> Readiness {
         await Reactor.shared.waitReadable(fd, deadline: deadline)
     }
 }

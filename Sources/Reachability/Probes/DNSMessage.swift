@@ -1,17 +1,18 @@
 /// The record types a DNS probe asks for.
+/// The record type a DNS probe asks for.
 public enum DNSQueryType: String, Sendable, CaseIterable, Codable {
     case a = "A"
     case aaaa = "AAAA"
 
     /// The QTYPE code on the wire.
-    public var code: UInt16 { self == .a ? 1 : 28 }
+    package var code: UInt16 { self == .a ? 1 : 28 }
     /// The IP family whose addresses this type returns.
-    public var family: IPFamily { self == .a ? .ipv4 : .ipv6 }
+    package var family: IPFamily { self == .a ? .ipv4 : .ipv6 }
 }
 
 /// Why a DNS message could not be built or read. Decoding never traps: every malformed,
 /// truncated or hostile input ends up as one of these.
-public enum DNSMessageError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum DNSMessageError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The name to encode breaks a rule (empty, label > 63, name > 253, bad character).
     case invalidName(String)
     /// The message ended before a field that should be there (offset of the read).
@@ -27,7 +28,7 @@ public enum DNSMessageError: Error, Sendable, Equatable, CustomStringConvertible
     /// The header is not a standard query response (QR clear or opcode not 0).
     case notAResponse
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .invalidName(let why): "invalid name: \(why)"
         case .truncated(let at): "message truncated at byte \(at)"
@@ -43,12 +44,12 @@ public enum DNSMessageError: Error, Sendable, Equatable, CustomStringConvertible
 /// The DNS wire format as far as a reachability probe needs it (RFC 1035): build one query,
 /// read one response. Pure: no sockets, no clock. Not a general DNS library (no EDNS, no
 /// authority/additional parsing, no encoding of responses).
-public enum DNSMessage {
-    public static let classIN: UInt16 = 1
-    public static let typeCNAME: UInt16 = 5
+package enum DNSMessage {
+    package static let classIN: UInt16 = 1
+    package static let typeCNAME: UInt16 = 5
 
     /// Builds a standard query (RD set, one question, class IN) for `name`.
-    public static func encodeQuery(name: String, type: DNSQueryType, id: UInt16) throws(DNSMessageError) -> [UInt8] {
+    package static func encodeQuery(name: String, type: DNSQueryType, id: UInt16) throws(DNSMessageError) -> [UInt8] {
         let labels = try validatedLabels(name)
         var out: [UInt8] = []
         out.reserveCapacity(18 + name.utf8.count)
@@ -71,7 +72,7 @@ public enum DNSMessage {
     /// Checks a host name for use in a query and returns its labels. Rules: 1–253 characters
     /// (a trailing dot is allowed and dropped), labels 1–63 of letters, digits, `-` and `_`,
     /// no label starting or ending with `-`.
-    public static func validatedLabels(_ name: String) throws(DNSMessageError) -> [[UInt8]] {
+    package static func validatedLabels(_ name: String) throws(DNSMessageError) -> [[UInt8]] {
         var bytes = Array(name.utf8)
         if bytes.last == UInt8(ascii: ".") { bytes.removeLast() }
         guard !bytes.isEmpty else { throw .invalidName("empty name") }
@@ -95,7 +96,7 @@ public enum DNSMessage {
     /// Reads a response. Any malformed input gives an error; reading is bounded by the input
     /// size (every count is checked against the bytes that remain) and compression pointers
     /// must point strictly backwards, so no input can loop.
-    public static func decodeResponse(_ bytes: [UInt8]) throws(DNSMessageError) -> DNSResponse {
+    package static func decodeResponse(_ bytes: [UInt8]) throws(DNSMessageError) -> DNSResponse {
         var reader = DNSReader(bytes)
         let header = try readHeader(&reader)
         guard header.isResponse, header.opcode == 0 else { throw .notAResponse }
@@ -117,13 +118,13 @@ public enum DNSMessage {
     }
 
     /// Reads just the header (used to match an id before a full decode).
-    public static func decodeHeader(_ bytes: [UInt8]) throws(DNSMessageError) -> DNSHeader {
+    package static func decodeHeader(_ bytes: [UInt8]) throws(DNSMessageError) -> DNSHeader {
         var reader = DNSReader(bytes)
         return try readHeader(&reader)
     }
 
     /// The form names are compared in: lower-case ASCII, no trailing dot.
-    public static func canonical(_ name: String) -> String {
+    package static func canonical(_ name: String) -> String {
         var n = name.lowercased()
         if n.count > 1, n.hasSuffix(".") { n.removeLast() }
         return n

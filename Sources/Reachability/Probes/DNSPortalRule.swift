@@ -15,15 +15,15 @@
 /// name under one of `localSuffixes` (`.local`, `.lan`, `.internal`, `.home.arpa`, …) — or the
 /// probe was configured with `allowPrivateAnswers` (split-horizon DNS, lab networks).
 /// Not a judgement on the address's reachability; only on who wrote the answer.
-public enum DNSPortalRule {
+package enum DNSPortalRule {
     /// Suffixes of names that live on private networks by design (RFC 6762, RFC 8375,
     /// RFC 6761 and common home/enterprise practice).
-    public static let localSuffixes = [
+    package static let localSuffixes = [
         "localhost", "local", "lan", "internal", "home.arpa", "intranet", "corp", "home", "private", "localdomain",
     ]
 
     /// Whether `name` is expected to resolve to private addresses.
-    public static func isLocalName(_ name: String) -> Bool {
+    package static func isLocalName(_ name: String) -> Bool {
         let n = DNSMessage.canonical(name)
         if !n.contains(".") { return true }
         return localSuffixes.contains { n == $0 || n.hasSuffix("." + $0) }
@@ -31,7 +31,7 @@ public enum DNSPortalRule {
 
     /// Whether `address` (IPv4 or IPv6 text) is in one of the non-public ranges above.
     /// Text that is not an IP address is not private.
-    public static func isPrivate(address: String) -> Bool {
+    package static func isPrivate(address: String) -> Bool {
         guard let parsed = SocketAddress(ip: address) else { return false }
         let b = parsed.addressBytes
         if b.count == 4 { return isPrivateV4(b) }
@@ -44,7 +44,7 @@ public enum DNSPortalRule {
     }
 
     /// The answer addresses that make this a portal signal; empty when there is none.
-    public static func offendingAddresses(_ addresses: [String], name: String, allowPrivateAnswers: Bool) -> [String] {
+    package static func offendingAddresses(_ addresses: [String], name: String, allowPrivateAnswers: Bool) -> [String] {
         if allowPrivateAnswers || isLocalName(name) { return [] }
         return addresses.filter(isPrivate(address:))
     }

@@ -1,29 +1,29 @@
 /// What a DNS probe asks, and whom: a name and record type, sent either through the system
 /// resolver or straight to one server over UDP. Built only through the throwing initialiser,
 /// so a value that exists is valid.
-public struct DNSProbeConfig: Sendable, Equatable {
+package struct DNSProbeConfig: Sendable, Equatable {
     /// The name to resolve: a valid DNS name (no IP literal), without a trailing dot.
-    public let name: String
-    public let queryType: DNSQueryType
+    package let name: String
+    package let queryType: DNSQueryType
     /// The server to query directly over UDP; nil means the system resolver (getaddrinfo, so
     /// /etc/hosts, nsswitch and resolv.conf apply, and only `dns`/`timeout` failures are known).
-    public let server: SocketAddress?
+    package let server: SocketAddress?
     /// Device to bind the query socket to (SO_BINDTODEVICE); direct mode only.
-    public let interface: String?
+    package let interface: String?
     /// Accept private, loopback and link-local answers for public names (split-horizon DNS)
     /// instead of reporting a portal; see `DNSPortalRule`.
-    public let allowPrivateAnswers: Bool
+    package let allowPrivateAnswers: Bool
     /// Direct mode: time before the same query is sent again, up to `maxTransmissions` sends.
-    public let retransmitInterval: Duration
+    package let retransmitInterval: Duration
 
     /// Sends per round in direct mode (the first plus retransmissions).
-    public static let maxTransmissions = 3
+    package static let maxTransmissions = 3
 
     /// - Parameters:
     ///   - server: an IP literal, optionally with a port: `192.0.2.53`, `192.0.2.53:5353`,
     ///     `2001:db8::53`, `[2001:db8::53]:5353`. Port 53 when absent. Names are refused (a probe
     ///     of DNS must not depend on DNS to find its server).
-    public init(
+    package init(
         name: String, queryType: DNSQueryType = .a, server: String? = nil, interface: String? = nil,
         allowPrivateAnswers: Bool = false, retransmitInterval: Duration = .seconds(1)
     ) throws(ProbeConfigError) {

@@ -6,13 +6,13 @@
 /// unreachable), `dns` (other rcodes; any system-resolver error), `timeout`, `no_answer`
 /// (NOERROR without a matching address), `protocol` (a malformed reply), `unreachable`,
 /// `permission`, `error`. Not for: resolving targets of other probes (that is `Resolver`).
-public struct DNSProber: Prober {
-    public let config: DNSProbeConfig
-    public var type: ProbeType { .dns }
+package struct DNSProber: Prober {
+    package let config: DNSProbeConfig
+    package var type: ProbeType { .dns }
 
-    public init(config: DNSProbeConfig) { self.config = config }
+    package init(config: DNSProbeConfig) { self.config = config }
 
-    public func probe(deadline: ContinuousClock.Instant) async -> ProbeResult {
+    package func probe(deadline: ContinuousClock.Instant) async -> ProbeResult {
         let start = ContinuousClock.now
         if let server = config.server {
             return await queryServer(server, start: start, deadline: deadline)

@@ -1,33 +1,33 @@
 /// The fixed 12-byte header of a DNS message.
-public struct DNSHeader: Sendable, Equatable {
-    public var id: UInt16
-    public var flags: UInt16
-    public var questionCount: Int
-    public var answerCount: Int
-    public var authorityCount: Int
-    public var additionalCount: Int
+package struct DNSHeader: Sendable, Equatable {
+    package var id: UInt16
+    package var flags: UInt16
+    package var questionCount: Int
+    package var answerCount: Int
+    package var authorityCount: Int
+    package var additionalCount: Int
 
-    public var isResponse: Bool { flags & 0x8000 != 0 }
-    public var opcode: Int { Int(flags >> 11) & 0xF }
+    package var isResponse: Bool { flags & 0x8000 != 0 }
+    package var opcode: Int { Int(flags >> 11) & 0xF }
     /// TC: the answer did not fit in the datagram.
-    public var isTruncated: Bool { flags & 0x0200 != 0 }
-    public var recursionAvailable: Bool { flags & 0x0080 != 0 }
+    package var isTruncated: Bool { flags & 0x0200 != 0 }
+    package var recursionAvailable: Bool { flags & 0x0080 != 0 }
     /// RCODE: 0 NOERROR, 1 FORMERR, 2 SERVFAIL, 3 NXDOMAIN, 4 NOTIMP, 5 REFUSED.
-    public var rcode: Int { Int(flags & 0xF) }
+    package var rcode: Int { Int(flags & 0xF) }
 }
 
 /// One entry of the question section.
-public struct DNSQuestion: Sendable, Equatable {
+package struct DNSQuestion: Sendable, Equatable {
     /// Lower-cased presentation form, without the trailing dot ("." for the root).
-    public var name: String
-    public var type: UInt16
-    public var klass: UInt16
+    package var name: String
+    package var type: UInt16
+    package var klass: UInt16
 }
 
 /// One answer record; only the data this prober needs is decoded.
-public struct DNSRecord: Sendable, Equatable {
+package struct DNSRecord: Sendable, Equatable {
     /// The decoded record data.
-    public enum Data: Sendable, Equatable {
+    package enum Data: Sendable, Equatable {
         /// An IPv4 address in dotted-quad form.
         case a(String)
         /// An IPv6 address in RFC 5952 form.
@@ -39,23 +39,23 @@ public struct DNSRecord: Sendable, Equatable {
     }
 
     /// Lower-cased owner name.
-    public var name: String
-    public var type: UInt16
-    public var klass: UInt16
-    public var ttl: UInt32
-    public var data: Data
+    package var name: String
+    package var type: UInt16
+    package var klass: UInt16
+    package var ttl: UInt32
+    package var data: Data
 }
 
 /// A decoded response: header, questions and the answer section. Authority and additional
 /// sections are not read (the probe has no use for them, and less parsing is less risk).
-public struct DNSResponse: Sendable, Equatable {
-    public var header: DNSHeader
-    public var questions: [DNSQuestion]
-    public var answers: [DNSRecord]
+package struct DNSResponse: Sendable, Equatable {
+    package var header: DNSHeader
+    package var questions: [DNSQuestion]
+    package var answers: [DNSRecord]
 
     /// Addresses of `type` that answer `name`, following CNAME records in the answer section
     /// (owner names compared case-insensitively). Records for unrelated owners are ignored.
-    public func addresses(for name: String, type: DNSQueryType) -> [String] {
+    package func addresses(for name: String, type: DNSQueryType) -> [String] {
         // Walk the alias graph from the question name; linear in the number of records, so a
         // hostile answer section full of CNAMEs costs no more than reading it did.
         var aliases: [String: [String]] = [:]

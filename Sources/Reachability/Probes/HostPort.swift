@@ -1,17 +1,17 @@
 /// A host and port as written in configuration. Accepted forms: `host:port`, `1.2.3.4:port`,
 /// `[v6]:port`, and, when a default port exists, `host`, `1.2.3.4`, `[v6]` and a bare `v6`
 /// literal. The host is an IP literal or a valid DNS name (see `DNSMessage.validatedLabels`).
-public struct HostPort: Sendable, Equatable, Hashable, CustomStringConvertible {
+package struct HostPort: Sendable, Equatable, Hashable, CustomStringConvertible {
     /// The host without brackets.
-    public var host: String
-    public var port: UInt16
+    package var host: String
+    package var port: UInt16
 
-    public init(host: String, port: UInt16) {
+    package init(host: String, port: UInt16) {
         self.host = host; self.port = port
     }
 
     /// Parses `text`; `defaultPort` nil means the port is required.
-    public init(parsing text: String, defaultPort: UInt16? = nil) throws(ProbeConfigError) {
+    package init(parsing text: String, defaultPort: UInt16? = nil) throws(ProbeConfigError) {
         let quoted = text.debugDescription
         guard !text.isEmpty else { throw ProbeConfigError("empty address, expected host:port") }
         var host: Substring
@@ -65,7 +65,7 @@ public struct HostPort: Sendable, Equatable, Hashable, CustomStringConvertible {
     }
 
     /// The numeric address when the host is an IP literal.
-    public var numericAddress: SocketAddress? { SocketAddress(ip: host, port: port) }
+    package var numericAddress: SocketAddress? { SocketAddress(ip: host, port: port) }
 
-    public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+    package var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
 }

@@ -12,9 +12,9 @@ import Synchronization
 /// replaced on the next echo.
 ///
 /// Not for: choosing addresses or families (the prober does that), or metrics.
-public final class ICMPEngine: Sendable {
+package final class ICMPEngine: Sendable {
     /// The process-wide engine used by probers that are not given one.
-    public static let shared = ICMPEngine()
+    package static let shared = ICMPEngine()
 
     /// Opens a socket: (domain, type, protocol) -> descriptor or errno. Tests substitute one that
     /// runs inside a network namespace or with capabilities dropped.
@@ -32,7 +32,7 @@ public final class ICMPEngine: Sendable {
     /// An engine whose sockets live in the current network namespace or, when `networkNamespace`
     /// is a path such as `/run/netns/NAME`, in that namespace (needs CAP_SYS_ADMIN; the process
     /// itself stays where it is).
-    public convenience init(networkNamespace: String? = nil) {
+    package convenience init(networkNamespace: String? = nil) {
         if let networkNamespace {
             self.init { domain, type, proto in
                 do throws(Errno) {
@@ -59,7 +59,7 @@ public final class ICMPEngine: Sendable {
 
     /// Sends one echo request to `destination` and waits for the outcome, at most until `deadline`.
     /// Never throws: a socket that cannot be opened gives `.failed` with a reason and a fix hint.
-    public func echo(
+    package func echo(
         to destination: SocketAddress, mode: ICMPSocketMode = .auto, interface: String? = nil,
         payloadSize: Int = 56, deadline: ContinuousClock.Instant
     ) async -> ICMPEchoOutcome {
@@ -74,12 +74,12 @@ public final class ICMPEngine: Sendable {
 
     /// The kind of socket that serves this family, mode and interface, opening it if needed.
     /// Throws when no socket can be opened (the error says how to fix it).
-    public func socketKind(family: IPFamily, mode: ICMPSocketMode = .auto, interface: String? = nil) throws(ICMPSocketError) -> ICMPSocketKind {
+    package func socketKind(family: IPFamily, mode: ICMPSocketMode = .auto, interface: String? = nil) throws(ICMPSocketError) -> ICMPSocketKind {
         try socket(family: family, mode: mode, interface: interface).kind
     }
 
     /// Closes every socket; echoes in flight fail with `error`. Later echoes open new sockets.
-    public func close() {
+    package func close() {
         let all = sockets.withLock { s in
             let all = Array(s.values)
             s.removeAll()
@@ -134,7 +134,7 @@ public final class ICMPEngine: Sendable {
 }
 
 /// The outcome of one echo request.
-public enum ICMPEchoOutcome: Sendable, Equatable {
+package enum ICMPEchoOutcome: Sendable, Equatable {
     /// The reply came back. `ttl` is the reply's TTL (IPv4) or hop limit (IPv6) when known.
     case reply(rtt: Duration, ttl: Int?)
     /// Sent, and neither a reply nor an error came back before the deadline.
@@ -147,7 +147,7 @@ public enum ICMPEchoOutcome: Sendable, Equatable {
     case abandoned(String)
 
     /// Whether the request left this host (everything except `.notSent`).
-    public var wasSent: Bool {
+    package var wasSent: Bool {
         if case .notSent = self { return false }
         return true
     }

@@ -5,9 +5,9 @@
 /// Payload convention: the first 8 bytes of an echo payload carry a nonce (big-endian) chosen by
 /// the sender, so a late reply to a reused sequence number, or a stranger's echo with the same
 /// identifier, can be told apart. Payloads shorter than 8 bytes carry a truncated nonce.
-public enum ICMPPacket {
+package enum ICMPPacket {
     /// How the bytes returned by `recvmsg` are laid out.
-    public enum Layout: Sendable, Equatable {
+    package enum Layout: Sendable, Equatable {
         /// IPv4 raw socket: the IP header comes first (its length from IHL), then ICMP.
         case ipv4Raw
         /// IPv4 datagram ("ping") socket: ICMP only; the TTL arrives as an `IP_TTL` control message.
@@ -22,13 +22,13 @@ public enum ICMPPacket {
     static let echoRequestV6: UInt8 = 128, echoReplyV6: UInt8 = 129
 
     /// Size of an echo header (type, code, checksum, identifier, sequence).
-    public static let headerSize = 8
+    package static let headerSize = 8
     /// Size of the nonce at the start of every payload we send.
-    public static let nonceSize = 8
+    package static let nonceSize = 8
 
     /// Builds an echo request. For IPv4 the checksum is filled in (RFC 1071); for ICMPv6 it is left
     /// zero because the kernel computes it (the pseudo-header needs the source address).
-    public static func echoRequest(
+    package static func echoRequest(
         family: IPFamily, identifier: UInt16, sequence: UInt16, nonce: UInt64, payloadSize: Int
     ) -> [UInt8] {
         let size = headerSize + max(0, payloadSize)
@@ -58,7 +58,7 @@ public enum ICMPPacket {
     /// The Internet checksum (RFC 1071): the ones' complement of the ones' complement sum of
     /// 16-bit big-endian words, an odd last byte padded with zero. A buffer that already holds a
     /// correct checksum sums to 0.
-    public static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt16 {
+    package static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt16 {
         var sum: UInt64 = 0
         var i = 0
         let n = bytes.count
@@ -72,18 +72,18 @@ public enum ICMPPacket {
     }
 
     /// `checksum(_:)` over an array.
-    public static func checksum(_ bytes: [UInt8]) -> UInt16 {
+    package static func checksum(_ bytes: [UInt8]) -> UInt16 {
         bytes.withUnsafeBytes { checksum($0) }
     }
 
     /// Decodes one received datagram. Returns nil for anything that is not well formed enough to
     /// classify (too short, wrong IP version or protocol, bad IPv4 checksum).
-    public static func decode(_ bytes: [UInt8], layout: Layout) -> ICMPMessage? {
+    package static func decode(_ bytes: [UInt8], layout: Layout) -> ICMPMessage? {
         bytes.withUnsafeBytes { decode($0, layout: layout) }
     }
 
     /// Decodes one received datagram from a receive buffer (no copy). See `decode(_:layout:)`.
-    public static func decode(_ bytes: UnsafeRawBufferPointer, layout: Layout) -> ICMPMessage? {
+    package static func decode(_ bytes: UnsafeRawBufferPointer, layout: Layout) -> ICMPMessage? {
         var icmp = bytes
         var ttl: Int?
         if layout == .ipv4Raw {
@@ -182,13 +182,13 @@ public enum ICMPPacket {
 }
 
 /// The fields of an echo request or reply that matter for matching.
-public struct ICMPEcho: Sendable, Equatable {
-    public var identifier: UInt16
-    public var sequence: UInt16
+package struct ICMPEcho: Sendable, Equatable {
+    package var identifier: UInt16
+    package var sequence: UInt16
     /// The first 8 payload bytes, when the echo (or the quote of it) is long enough.
-    public var nonce: UInt64?
+    package var nonce: UInt64?
 
-    public init(identifier: UInt16, sequence: UInt16, nonce: UInt64?) {
+    package init(identifier: UInt16, sequence: UInt16, nonce: UInt64?) {
         self.identifier = identifier; self.sequence = sequence; self.nonce = nonce
     }
 
@@ -201,7 +201,7 @@ public struct ICMPEcho: Sendable, Equatable {
 }
 
 /// What kind of ICMP error came back for an echo request.
-public enum ICMPErrorKind: String, Sendable, Equatable {
+package enum ICMPErrorKind: String, Sendable, Equatable {
     case unreachable = "destination unreachable"
     case timeExceeded = "time exceeded"
     case packetTooBig = "packet too big"
@@ -209,23 +209,23 @@ public enum ICMPErrorKind: String, Sendable, Equatable {
 }
 
 /// An ICMP error that quotes one of our echo requests.
-public struct ICMPErrorReport: Sendable, Equatable {
-    public var kind: ICMPErrorKind
-    public var type: UInt8
-    public var code: UInt8
+package struct ICMPErrorReport: Sendable, Equatable {
+    package var kind: ICMPErrorKind
+    package var type: UInt8
+    package var code: UInt8
     /// Our echo request as quoted by the reporting node.
-    public var echo: ICMPEcho
+    package var echo: ICMPEcho
     /// The destination address of the quoted request (4 or 16 bytes), when the quote includes it.
-    public var destination: [UInt8]?
-    public var isIPv6: Bool
+    package var destination: [UInt8]?
+    package var isIPv6: Bool
 
-    public init(kind: ICMPErrorKind, type: UInt8, code: UInt8, echo: ICMPEcho, destination: [UInt8]?, isIPv6: Bool) {
+    package init(kind: ICMPErrorKind, type: UInt8, code: UInt8, echo: ICMPEcho, destination: [UInt8]?, isIPv6: Bool) {
         self.kind = kind; self.type = type; self.code = code; self.echo = echo
         self.destination = destination; self.isIPv6 = isIPv6
     }
 
     /// A short human text: "destination unreachable (host unreachable)".
-    public var text: String {
+    package var text: String {
         let name: String? = isIPv6 ? Self.v6Names[kind == .unreachable ? Int(code) : -1] : Self.v4Names[kind == .unreachable ? Int(code) : -1]
         if let name { return "\(kind.rawValue) (\(name))" }
         return "\(kind.rawValue) (type \(type) code \(code))"
@@ -243,7 +243,7 @@ public struct ICMPErrorReport: Sendable, Equatable {
 }
 
 /// A decoded ICMP message, as far as an echo prober cares.
-public enum ICMPMessage: Sendable, Equatable {
+package enum ICMPMessage: Sendable, Equatable {
     /// An echo reply; `ttl` is set when the layout carried the IP header (raw IPv4).
     case echoReply(ICMPEcho, ttl: Int?)
     /// An echo request: on loopback a raw socket sees its own requests; always ignored.

@@ -13,27 +13,27 @@
 /// Family: the first resolved address that the preference admits. With `.any`, if every echo to
 /// that address fails as unreachable (say, an AAAA record on a host without IPv6 routes), the
 /// first address of the other family is tried with the time left.
-public struct ICMPProber: Prober {
+package struct ICMPProber: Prober {
     /// What to ping and how.
-    public struct Configuration: Sendable, Equatable {
+    package struct Configuration: Sendable, Equatable {
         /// A host name (re-resolved every round) or an IP literal.
-        public var host: String
-        public var family: FamilyPreference
+        package var host: String
+        package var family: FamilyPreference
         /// Echo requests per round.
-        public var count: Int
+        package var count: Int
         /// Time between the echo requests of one round (0 sends them back to back).
-        public var spacing: Duration
+        package var spacing: Duration
         /// Payload bytes after the 8-byte ICMP header (the first 8 carry a matching nonce).
-        public var payloadSize: Int
+        package var payloadSize: Int
         /// Interface to bind to (SO_BINDTODEVICE), to probe through one uplink.
-        public var interface: String?
-        public var mode: ICMPSocketMode
+        package var interface: String?
+        package var mode: ICMPSocketMode
 
-        public static let maxCount = 1000
+        package static let maxCount = 1000
         /// The largest payload that fits an IPv4 datagram.
-        public static let maxPayloadSize = 65_507
+        package static let maxPayloadSize = 65_507
 
-        public init(
+        package init(
             host: String, family: FamilyPreference = .any, count: Int = 3, spacing: Duration = .milliseconds(100),
             payloadSize: Int = 56, interface: String? = nil, mode: ICMPSocketMode = .auto
         ) {
@@ -43,7 +43,7 @@ public struct ICMPProber: Prober {
 
         /// What is wrong with this configuration, or nil if it is usable. Config loading can
         /// report it up front; a prober given a bad configuration fails each round with `error`.
-        public var problem: String? {
+        package var problem: String? {
             if host.isEmpty { return "host is empty" }
             if !(1...Self.maxCount).contains(count) { return "count \(count) is outside 1…\(Self.maxCount)" }
             if spacing < .zero { return "spacing \(spacing) is negative" }
@@ -53,17 +53,17 @@ public struct ICMPProber: Prober {
         }
     }
 
-    public let configuration: Configuration
+    package let configuration: Configuration
     let engine: ICMPEngine
 
-    public init(_ configuration: Configuration, engine: ICMPEngine = .shared) {
+    package init(_ configuration: Configuration, engine: ICMPEngine = .shared) {
         self.configuration = configuration
         self.engine = engine
     }
 
-    public var type: ProbeType { .icmp }
+    package var type: ProbeType { .icmp }
 
-    public func probe(deadline: ContinuousClock.Instant) async -> ProbeResult {
+    package func probe(deadline: ContinuousClock.Instant) async -> ProbeResult {
         let clock = ContinuousClock()
         let start = clock.now
         let c = configuration

@@ -2,7 +2,7 @@ import CShim
 import Glibc
 
 /// How ICMP echo sockets are opened.
-public enum ICMPSocketMode: String, Sendable, CaseIterable, Codable {
+package enum ICMPSocketMode: String, Sendable, CaseIterable, Codable {
     /// Datagram ("ping") sockets when `net.ipv4.ping_group_range` admits our group, else raw.
     case auto
     /// Only `SOCK_DGRAM` + `IPPROTO_ICMP[V6]`: unprivileged, the kernel owns identifier and checksum.
@@ -12,15 +12,15 @@ public enum ICMPSocketMode: String, Sendable, CaseIterable, Codable {
 }
 
 /// The kind of socket actually in use (what `auto` resolved to).
-public enum ICMPSocketKind: String, Sendable, Equatable {
+package enum ICMPSocketKind: String, Sendable, Equatable {
     case datagram, raw
 }
 
 /// Why no ICMP socket could be opened. The description says how to fix it, for a person.
 /// Probers turn it into a failed round (`permission`, `unreachable` or `error`); it never ends the process.
-public struct ICMPSocketError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct ICMPSocketError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Broad cause, for choosing a failure reason.
-    public enum Kind: String, Sendable, Equatable {
+    package enum Kind: String, Sendable, Equatable {
         /// Neither ping sockets nor raw sockets are allowed for this process.
         case noPermission
         /// The kernel does not support this family or socket type (IPv6 disabled, no ping sockets).
@@ -31,19 +31,19 @@ public struct ICMPSocketError: Error, Sendable, Equatable, CustomStringConvertib
         case system
     }
 
-    public let kind: Kind
-    public let family: IPFamily
-    public let mode: ICMPSocketMode
+    package let kind: Kind
+    package let family: IPFamily
+    package let mode: ICMPSocketMode
     /// The errno of the call that failed, if one did.
-    public let code: Int32?
-    public let description: String
+    package let code: Int32?
+    package let description: String
 
-    public init(kind: Kind, family: IPFamily, mode: ICMPSocketMode, code: Int32?, description: String) {
+    package init(kind: Kind, family: IPFamily, mode: ICMPSocketMode, code: Int32?, description: String) {
         self.kind = kind; self.family = family; self.mode = mode; self.code = code; self.description = description
     }
 
     /// The failure reason a probe reports for this error.
-    public var reason: FailureReason {
+    package var reason: FailureReason {
         switch kind {
         case .noPermission: .permission
         case .badInterface: .unreachable

@@ -2,9 +2,9 @@
 /// dotted quad for IPv4, RFC 5952 for IPv6 (lower-case hex, the longest run of two or more
 /// zero groups shortened to `::`, IPv4-mapped addresses as `::ffff:a.b.c.d`, IPv4-compatible ones as `::a.b.c.d`), the same text
 /// `inet_ntop` gives.
-public enum IPAddressText {
+package enum IPAddressText {
     /// Formats 4 or 16 bytes; any other length gives a hex dump in angle brackets.
-    public static func format<C: Collection<UInt8>>(_ bytes: C) -> String {
+    package static func format<C: Collection<UInt8>>(_ bytes: C) -> String {
         let b = Array(bytes)
         switch b.count {
         case 4: return b.map(String.init).joined(separator: ".")

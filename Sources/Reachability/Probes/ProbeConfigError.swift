@@ -1,12 +1,12 @@
 /// A probe configuration value that cannot work, with a message for a person
 /// (`tcp target "example.com:99999": port must be 1–65535`). Thrown by the throwing
 /// initialisers of the probe config structs; the config loader adds file and line.
-public struct ProbeConfigError: Error, Sendable, Equatable, CustomStringConvertible {
-    public let message: String
+package struct ProbeConfigError: Error, Sendable, Equatable, CustomStringConvertible {
+    package let message: String
 
-    public init(_ message: String) { self.message = message }
+    package init(_ message: String) { self.message = message }
 
-    public var description: String { message }
+    package var description: String { message }
 }
 
 extension ProbeConfigError {

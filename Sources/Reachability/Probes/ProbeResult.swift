@@ -160,7 +160,7 @@ public struct ProbeResult: Sendable, Equatable {
 ///
 /// Contract: `probe(deadline:)` may be called concurrently for different rounds but the scheduler
 /// never overlaps one prober with itself; it must return by `deadline` (plus scheduling slack).
-public protocol Prober: Sendable {
+package protocol Prober: Sendable {
     var type: ProbeType { get }
     func probe(deadline: ContinuousClock.Instant) async -> ProbeResult
 }

@@ -1,17 +1,17 @@
 /// Where a TCP probe connects: a host (name or IP literal) and port, which address families it
 /// may use, and optionally the device to leave through. Built only through the throwing
 /// initialisers, so a value that exists is valid.
-public struct TCPProbeConfig: Sendable, Equatable {
-    public let target: HostPort
+package struct TCPProbeConfig: Sendable, Equatable {
+    package let target: HostPort
     /// Families the resolved addresses may have; an IP literal of another family is refused here.
-    public let family: FamilyPreference
+    package let family: FamilyPreference
     /// Device to bind the socket to (SO_BINDTODEVICE; needs CAP_NET_RAW).
-    public let interface: String?
+    package let interface: String?
     /// Most resolved addresses tried in one round (in resolver order).
-    public let maxAddresses: Int
+    package let maxAddresses: Int
 
     /// - Parameter target: `host:port`, `192.0.2.1:443` or `[2001:db8::1]:443`; the port is required.
-    public init(target: String, family: FamilyPreference = .any, interface: String? = nil, maxAddresses: Int = 4) throws(ProbeConfigError) {
+    package init(target: String, family: FamilyPreference = .any, interface: String? = nil, maxAddresses: Int = 4) throws(ProbeConfigError) {
         let parsed: HostPort
         do {
             parsed = try HostPort(parsing: target)
@@ -21,7 +21,7 @@ public struct TCPProbeConfig: Sendable, Equatable {
         try self.init(target: parsed, family: family, interface: interface, maxAddresses: maxAddresses)
     }
 
-    public init(target: HostPort, family: FamilyPreference = .any, interface: String? = nil, maxAddresses: Int = 4) throws(ProbeConfigError) {
+    package init(target: HostPort, family: FamilyPreference = .any, interface: String? = nil, maxAddresses: Int = 4) throws(ProbeConfigError) {
         // Re-parsing the text form applies every host and port rule to values built in code.
         guard (try? HostPort(parsing: target.description)) == target else {
             throw ProbeConfigError("tcp target \(target.description.debugDescription): not a valid host:port")

@@ -9,13 +9,13 @@
 /// Time budget: with several addresses, each attempt may use an equal share of the time left,
 /// and the last one all of it, so one black-holed address cannot starve the others; a refused
 /// or unreachable attempt returns at once and leaves its share to the next.
-public struct TCPProber: Prober {
-    public let config: TCPProbeConfig
-    public var type: ProbeType { .tcp }
+package struct TCPProber: Prober {
+    package let config: TCPProbeConfig
+    package var type: ProbeType { .tcp }
 
-    public init(config: TCPProbeConfig) { self.config = config }
+    package init(config: TCPProbeConfig) { self.config = config }
 
-    public func probe(deadline: ContinuousClock.Instant) async -> ProbeResult {
+    package func probe(deadline: ContinuousClock.Instant) async -> ProbeResult {
         let clock = ContinuousClock()
         let start = clock.now
         let target = config.target
@@ -44,7 +44,7 @@ public struct TCPProber: Prober {
             if attemptStart >= deadline { break }
             let left = candidates.count - index
             let attemptDeadline = left == 1 ? deadline : attemptStart + (deadline - attemptStart) / left
-            let outcome = await connect(to: address, interface: config.interface, deadline: attemptDeadline)
+            let outcome = await connectSocket(to: address, interface: config.interface, deadline: attemptDeadline)
             phases[.connect] = clock.now - attemptStart
             switch outcome {
             case .success(let fd):
@@ -71,7 +71,7 @@ public struct TCPProber: Prober {
 
 extension ConnectError {
     /// The probe failure reason for this error (for any connection-based probe).
-    public var failureReason: FailureReason {
+    package var failureReason: FailureReason {
         switch kind {
         case .refused: .refused
         case .timedOut: .timeout

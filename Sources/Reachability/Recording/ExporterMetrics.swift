@@ -1,7 +1,7 @@
 import Synchronization
 
 /// The verdict's and the probes' metric families, registered from `MetricCatalog`.
-public struct ExporterMetrics: Sendable {
+package struct ExporterMetrics: Sendable {
     let reachable: Gauge
     let familyReachable: MetricFamily<Gauge>
     let uplinkReachable: MetricFamily<Gauge>
@@ -33,7 +33,7 @@ public struct ExporterMetrics: Sendable {
     let probeInfo: MetricFamily<Gauge>
     let schedulerLateness: Histogram
 
-    public init(registry r: MetricsRegistry) {
+    package init(registry r: MetricsRegistry) {
         reachable = r.gauge(MetricCatalog.internetReachable).labels()
         familyReachable = r.gauge(MetricCatalog.familyInternetReachable)
         uplinkReachable = r.gauge(MetricCatalog.uplinkInternetReachable)
@@ -69,7 +69,7 @@ public struct ExporterMetrics: Sendable {
 
 /// Turns finished rounds into metrics. Series of every configured probe exist from the start
 /// (and from the reload that adds it); all five states are always present per scope.
-public final class MetricsRecorder: RoundObserver {
+package final class MetricsRecorder: RoundObserver {
     let m: ExporterMetrics
     /// The configured probes (name → type and destination) and uplinks, for reloads.
     private struct Known {
@@ -79,7 +79,7 @@ public final class MetricsRecorder: RoundObserver {
     private let known = Mutex(Known())
 
     /// `probes` are (type, target label, destination, interface) of every configured probe.
-    public init(registry: MetricsRegistry, probes: [ProbeSpec], uplinks: [String]) {
+    package init(registry: MetricsRegistry, probes: [ProbeSpec], uplinks: [String]) {
         m = ExporterMetrics(registry: registry)
         // Every from→to pair exists from the first scrape, so increase() sees the first change.
         for from in ConnectivityState.allCases {
@@ -93,7 +93,7 @@ public final class MetricsRecorder: RoundObserver {
     /// After a reload: drops every series of removed probes (and of probes whose type or
     /// destination changed) and of removed uplinks, and pre-creates the series of new ones.
     /// Series of unchanged probes keep their values.
-    public func probesChanged(_ probes: [ProbeSpec], settings: MonitorSettings) {
+    package func probesChanged(_ probes: [ProbeSpec], settings: MonitorSettings) {
         probesChanged(probes, uplinks: settings.uplinks)
     }
 
@@ -144,7 +144,7 @@ public final class MetricsRecorder: RoundObserver {
 
     /// Removes every series of a probe that is no longer configured (after a reload), on the
     /// routing table and on every uplink.
-    public func forget(probeNames: Set<String>) {
+    package func forget(probeNames: Set<String>) {
         let uplinks = known.withLock { $0.uplinks }
         forget(targets: Set(probeNames.flatMap { name in ([nil] + uplinks).map { Self.targetLabel(name, $0) } }))
     }
@@ -167,7 +167,7 @@ public final class MetricsRecorder: RoundObserver {
         m.icmpReceived.removeAll(where: byTarget)
     }
 
-    public func roundCompleted(_ status: ReachabilityStatus) {
+    package func roundCompleted(_ status: ReachabilityStatus) {
         m.rounds.inc()
         m.roundDuration.observe(status.roundDuration)
         apply(status.overall, scope: "overall")
@@ -245,8 +245,8 @@ public final class MetricsRecorder: RoundObserver {
 
 /// The configuration file's metrics (`--config.file` only): reload outcome, as Prometheus and
 /// Alertmanager name theirs, and the probes' constant labels as an info metric to join on.
-public final class ConfigMetrics: Sendable {
-    public static let labelsInfoName = MetricCatalog.probeLabelsInfo.name
+package final class ConfigMetrics: Sendable {
+    package static let labelsInfoName = MetricCatalog.probeLabelsInfo.name
 
     let lastReloadSuccessful: Gauge
     let lastReloadSuccessTimestamp: Gauge
@@ -254,7 +254,7 @@ public final class ConfigMetrics: Sendable {
     /// The label names the info family is registered with (nil: not registered).
     private let labelNames = Mutex<[String]?>(nil)
 
-    public init(registry: MetricsRegistry) {
+    package init(registry: MetricsRegistry) {
         self.registry = registry
         lastReloadSuccessful = registry.gauge(MetricCatalog.exporterConfigLastReloadSuccessful).labels()
         lastReloadSuccessTimestamp = registry.gauge(MetricCatalog.exporterConfigLastReloadSuccessTimestampSeconds).labels()
@@ -264,7 +264,7 @@ public final class ConfigMetrics: Sendable {
     /// `name@uplink` per uplink), with every label name any probe uses (empty where a probe has
     /// none), so a join never drops a probe. No probe with labels: no family at all. The family
     /// is re-registered when the set of label names changes; one scrape in between may miss it.
-    public func setProbeLabels(_ rows: [(target: String, labels: [ProbeLabel])]) {
+    package func setProbeLabels(_ rows: [(target: String, labels: [ProbeLabel])]) {
         let names = Array(Set(rows.flatMap { $0.labels.map(\.name) })).sorted()
         labelNames.withLock { current in
             if current != nil && (names.isEmpty || current! != ["target"] + names) {

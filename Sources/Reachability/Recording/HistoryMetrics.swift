@@ -1,8 +1,8 @@
 /// The history's metric families, registered from `MetricCatalog`. Every series exists from the
 /// first scrape once `--history.dir` is set.
-public struct HistoryMetrics: Sendable {
+package struct HistoryMetrics: Sendable {
     /// The availability windows, label value and length in seconds.
-    public static let windows: [(label: String, seconds: Double)] = [("1h", 3600), ("1d", 86_400), ("7d", 7 * 86_400), ("30d", 30 * 86_400)]
+    package static let windows: [(label: String, seconds: Double)] = [("1h", 3600), ("1d", 86_400), ("7d", 7 * 86_400), ("30d", 30 * 86_400)]
 
     let writeErrors: Counter
     let dropped: Counter
@@ -13,7 +13,7 @@ public struct HistoryMetrics: Sendable {
     let availability: [Gauge]
     let coverage: [Gauge]
 
-    public init(registry r: MetricsRegistry) {
+    package init(registry r: MetricsRegistry) {
         writeErrors = r.counter(MetricCatalog.historyWriteErrorsTotal).labels()
         dropped = r.counter(MetricCatalog.historyDroppedRecordsTotal).labels()
         corrupt = r.counter(MetricCatalog.historyCorruptRecordsTotal).labels()

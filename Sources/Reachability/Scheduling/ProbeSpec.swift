@@ -1,28 +1,28 @@
 /// A configured probe: its name (the `target` label), type, target text, and how to build its
 /// prober, optionally bound to an interface (for uplinks).
-public struct ProbeSpec: Sendable {
-    public var name: String
-    public var type: ProbeType
+package struct ProbeSpec: Sendable {
+    package var name: String
+    package var type: ProbeType
     /// The best evidence a success of this probe can give (see `Evidence`): `local` for DNS,
     /// plain-HTTP web checks and TCP to intercepted ports, whatever the target.
-    public var evidence: Evidence
+    package var evidence: Evidence
     /// What the probe talks to, as configured (URL, host, `name@server`, `host:port`).
-    public var target: String
+    package var target: String
     /// Whether the probe can be bound to an interface and so runs on every uplink too. False for
     /// the system resolver (getaddrinfo cannot be bound): such a probe runs on the routing table
     /// only, never unbound while reported as an uplink's.
-    public var bindsToUplinks: Bool
+    package var bindsToUplinks: Bool
     /// The family the probe is pinned to, if any; otherwise the result's address decides.
-    public var family: IPFamily?
+    package var family: IPFamily?
     /// Per-probe overrides of the global interval and timeout.
-    public var interval: Duration?
-    public var timeout: Duration?
+    package var interval: Duration?
+    package var timeout: Duration?
     /// Builds the prober; the argument is an interface to bind to (nil: follow the routing table).
     /// A binding that cannot be applied throws: the probe must never run unbound while it is
     /// reported as that uplink.
-    public var make: @Sendable (_ interface: String?) throws(ProbeConfigError) -> any Prober
+    package var make: @Sendable (_ interface: String?) throws(ProbeConfigError) -> any Prober
 
-    public init(name: String, type: ProbeType, target: String, family: IPFamily? = nil,
+    package init(name: String, type: ProbeType, target: String, family: IPFamily? = nil,
                 interval: Duration? = nil, timeout: Duration? = nil, evidence: Evidence? = nil, bindsToUplinks: Bool = true,
                 make: @escaping @Sendable (String?) throws(ProbeConfigError) -> any Prober) {
         self.name = name; self.type = type; self.target = target; self.family = family
@@ -34,7 +34,7 @@ public struct ProbeSpec: Sendable {
 
 /// What gates probing: the path monitor's view of the host's network, reduced to what the
 /// scheduler needs. `nil` reason means a usable path.
-public protocol PathGate: Sendable {
+package protocol PathGate: Sendable {
     /// Why there is no usable path for the family (nil family: for any family), or nil.
     func unsatisfiedReason(for family: IPFamily?) -> String?
     /// Why the interface cannot carry traffic (down, no carrier, no address), or nil.
@@ -47,39 +47,42 @@ public protocol PathGate: Sendable {
     /// link-local, on-link, the gateway): see `AddressLocality`. Such an answer is no evidence
     /// of the internet. The default knows only the rules that need no path.
     func isLocal(address: String) -> Bool
+    /// The kind of the interface carrying the preferred default route (IPv4, else IPv6).
+    var connectionType: ConnectionType { get }
 }
 
 extension PathGate {
-    public func isLocal(address: String) -> Bool { AddressLocality.isIntrinsicallyLocal(address) }
+    package func isLocal(address: String) -> Bool { AddressLocality.isIntrinsicallyLocal(address) }
+    package var connectionType: ConnectionType { .unknown }
 }
 
 /// A gate that is always open: used when path monitoring is off (for example in a namespace
 /// without netlink access) — probes alone decide.
-public struct OpenPathGate: PathGate {
-    public init() {}
-    public func unsatisfiedReason(for family: IPFamily?) -> String? { nil }
-    public func unsatisfiedReason(interface: String) -> String? { nil }
-    public var defaultRouteInterfaces: [String] { [] }
-    public func changes() -> AsyncStream<Void> { AsyncStream { _ in } }
+package struct OpenPathGate: PathGate {
+    package init() {}
+    package func unsatisfiedReason(for family: IPFamily?) -> String? { nil }
+    package func unsatisfiedReason(interface: String) -> String? { nil }
+    package var defaultRouteInterfaces: [String] { [] }
+    package func changes() -> AsyncStream<Void> { AsyncStream { _ in } }
 }
 
 /// Scheduler settings (`--probe.interval`, `--probe.timeout`, hysteresis, re-check backoff).
-public struct MonitorSettings: Sendable, Equatable {
-    public var interval: Duration = .seconds(5)
-    public var timeout: Duration = .seconds(3)
-    public var verdict = VerdictSettings()
+package struct MonitorSettings: Sendable, Equatable {
+    package var interval: Duration = .seconds(5)
+    package var timeout: Duration = .seconds(3)
+    package var verdict = VerdictSettings()
     /// While not `full`, re-check after this, doubling up to `interval` (0 disables).
-    public var fastRecheck: Duration = .seconds(1)
+    package var fastRecheck: Duration = .seconds(1)
     /// How long path events are coalesced before the immediate re-probe.
-    public var pathDebounce: Duration = .milliseconds(100)
+    package var pathDebounce: Duration = .milliseconds(100)
     /// Probes running at once, across all probes and uplinks.
-    public var maxConcurrentProbes = 64
+    package var maxConcurrentProbes = 64
     /// Spread probe starts across the interval (periodic rounds only).
-    public var stagger = true
+    package var stagger = true
     /// Interfaces whose probes are bound to them and get their own verdict.
-    public var uplinks: [String] = []
+    package var uplinks: [String] = []
 
-    public init() {}
+    package init() {}
 }
 
 /// Stands in for a prober that could not be built (its uplink binding failed): every round
@@ -96,7 +99,7 @@ struct UnusableProber: Prober {
 
 extension ProbeSpec {
     /// Where the probe runs: the routing table (nil), and each of `uplinks` when it can be bound.
-    public func interfaces(_ uplinks: [String]) -> [String?] { [nil] + (bindsToUplinks ? uplinks : []) }
+    package func interfaces(_ uplinks: [String]) -> [String?] { [nil] + (bindsToUplinks ? uplinks : []) }
 
     /// The prober bound to `interface`, or an `UnusableProber` saying why it cannot be.
     func prober(bound interface: String?) -> any Prober {
@@ -110,7 +113,7 @@ extension ProbeSpec {
     /// The warning for a probe set in which no probe that counts under `policy` can prove the
     /// internet (a DNS-only configuration, say): its verdict is never `full`, at best
     /// `limited (unproven)`. Nil when some probe can.
-    public static func evidenceWarning(_ specs: [ProbeSpec], policy: VerdictPolicy) -> String? {
+    package static func evidenceWarning(_ specs: [ProbeSpec], policy: VerdictPolicy) -> String? {
         let counting = specs.filter { policy.counts($0.type) }
         guard !counting.isEmpty, !counting.contains(where: { $0.evidence == .internet }) else { return nil }
         return "no probe can prove that the internet is reachable (answers of DNS probes, plain-HTTP web checks and "

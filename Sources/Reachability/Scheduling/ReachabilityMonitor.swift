@@ -12,7 +12,7 @@ import Synchronization
 ///
 /// `reconfigure(probes:settings:)` swaps probes and settings between rounds (configuration
 /// reload); `maxConcurrentProbes` and `pathDebounce` are fixed at creation.
-public final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == Duration {
+package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == Duration {
     /// What the rounds run: replaced as a whole by `reconfigure`, read once per round.
     private struct Plan: Sendable {
         var specs: [ProbeSpec]
@@ -46,7 +46,7 @@ public final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == D
     }
     private let state: Mutex<State>
 
-    public init(probes: [ProbeSpec], settings: MonitorSettings = MonitorSettings(), path: any PathGate = OpenPathGate(),
+    package init(probes: [ProbeSpec], settings: MonitorSettings = MonitorSettings(), path: any PathGate = OpenPathGate(),
                 observers: [any RoundObserver] = [], clock: C, wallClock: @escaping @Sendable () -> Double = { unixNow() }) {
         plan = Mutex(Plan(specs: probes, settings: settings, probers: Self.makeProbers(probes, uplinks: settings.uplinks)))
         self.path = path
@@ -72,10 +72,10 @@ public final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == D
     static func key(_ name: String, _ interface: String?) -> String { interface.map { "\(name)@\($0)" } ?? name }
 
     /// The latest status, or nil before the first round.
-    public var current: ReachabilityStatus? { state.withLock { $0.status } }
+    package var current: ReachabilityStatus? { state.withLock { $0.status } }
 
     /// A stream of statuses, one per round, for as long as the caller iterates it.
-    public func updates() -> AsyncStream<ReachabilityStatus> {
+    package func updates() -> AsyncStream<ReachabilityStatus> {
         let (stream, continuation) = AsyncStream<ReachabilityStatus>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let id: UInt64 = state.withLock { s in
             let id = s.nextSubscriber
@@ -89,12 +89,12 @@ public final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == D
     }
 
     /// Runs one round now (every probe at once, no stagger) and returns the resulting status.
-    public func check() async -> ReachabilityStatus {
+    package func check() async -> ReachabilityStatus {
         await runRound(periodic: false)
     }
 
     /// Runs rounds until the task is cancelled.
-    public func run() async {
+    package func run() async {
         let debounce = plan.withLock { $0.settings.pathDebounce }
         let inFlight = InFlightRound()
         let pathTask = Task { [path, trigger, clock] in
@@ -215,7 +215,7 @@ public final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == D
                 families: s.families.mapValues { ScopedVerdict(verdict: $0.current, since: $0.since) },
                 uplinks: s.uplinks.mapValues { ScopedVerdict(verdict: $0.current, since: $0.since) },
                 probes: all, roundStarted: started, roundDuration: roundDuration,
-                transitions: transitions, round: s.round, interval: settings.interval)
+                transitions: transitions, round: s.round, interval: settings.interval, connectionType: path.connectionType)
             s.status = status
             return status
         }
@@ -259,7 +259,7 @@ public final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == D
     }
 
     /// Restores verdicts read back from history at start-up.
-    public func restore(overall: Verdict, since: Double, families: [IPFamily: ScopedVerdict] = [:], uplinks: [String: ScopedVerdict] = [:]) {
+    package func restore(overall: Verdict, since: Double, families: [IPFamily: ScopedVerdict] = [:], uplinks: [String: ScopedVerdict] = [:]) {
         state.withLock { s in
             s.overall.restore(overall, since: since)
             // Uplinks this configuration no longer has are not revived. Families always exist: one
@@ -283,7 +283,7 @@ public final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == D
     /// - Remembered results of removed probes, and of probes whose type, target or family changed,
     ///   are dropped, so no round mixes in an answer from the old configuration.
     /// - `maxConcurrentProbes` and `pathDebounce` keep their values from creation.
-    public func reconfigure(probes: [ProbeSpec], settings: MonitorSettings) async {
+    package func reconfigure(probes: [ProbeSpec], settings: MonitorSettings) async {
         // Probes in flight finish; staggered starts still waiting begin now.
         stagger.withLock { s in
             s.pendingReconfigures += 1
@@ -331,13 +331,13 @@ public final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == D
 }
 
 extension ReachabilityMonitor where C == ContinuousClock {
-    public convenience init(probes: [ProbeSpec], settings: MonitorSettings = MonitorSettings(), path: any PathGate = OpenPathGate(), observers: [any RoundObserver] = []) {
+    package convenience init(probes: [ProbeSpec], settings: MonitorSettings = MonitorSettings(), path: any PathGate = OpenPathGate(), observers: [any RoundObserver] = []) {
         self.init(probes: probes, settings: settings, path: path, observers: observers, clock: ContinuousClock())
     }
 }
 
 /// Wall-clock Unix seconds (CLOCK_REALTIME), for timestamps people and Prometheus read.
-public func unixNow() -> Double {
+package func unixNow() -> Double {
     var ts = timespec()
     clock_gettime(CLOCK_REALTIME, &ts)
     return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9

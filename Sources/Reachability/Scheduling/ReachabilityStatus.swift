@@ -1,4 +1,4 @@
-/// One probe's latest outcome in a round.
+/// One probe's latest outcome in a round: its result and recent record.
 public struct ProbeOutcome: Sendable, Equatable {
     public var name: String
     public var type: ProbeType
@@ -44,15 +44,16 @@ struct ProbeRecent: Sendable {
     }
 }
 
-/// A scope's verdict with the time it has held since.
+/// A scope's verdict (overall, an IP family, an uplink) with the time it has held since.
 public struct ScopedVerdict: Sendable, Equatable {
     public var verdict: Verdict
     /// Unix seconds of the last transition.
     public var since: Double
 }
 
-/// The monitor's answer after a round: overall, per family, per uplink, with every probe's
-/// latest result. What `check()` returns and what `updates()` streams.
+/// The answer after a round: the overall verdict (`state`, `reason`, `isReachable`), the
+/// connection type, the verdict per IP family and uplink, and every probe's latest result.
+/// What `Reachability.check()` returns and `Reachability.statusStream` yields.
 public struct ReachabilityStatus: Sendable, Equatable {
     public var overall: ScopedVerdict
     public var families: [IPFamily: ScopedVerdict]
@@ -67,8 +68,15 @@ public struct ReachabilityStatus: Sendable, Equatable {
     /// The probe interval this round ran under (a reload may change it); nil when unknown
     /// (statuses built by hand), and observers then use the interval they were created with.
     public var interval: Duration? = nil
+    /// The kind of the interface carrying the default route (the seed's connection type).
+    public var connectionType: ConnectionType = .unknown
 
+    /// The overall five-state verdict.
     public var state: ConnectivityState { overall.verdict.state }
+    /// Why the overall verdict is not `full` (nil when it is, or before the first round).
+    public var reason: String? { overall.verdict.reason }
+    /// The internet is reachable: the overall verdict is `full`.
+    public var isReachable: Bool { state == .full }
 
     public static func == (a: ReachabilityStatus, b: ReachabilityStatus) -> Bool {
         a.overall == b.overall && a.families == b.families && a.uplinks == b.uplinks && a.probes == b.probes
@@ -79,7 +87,7 @@ public struct ReachabilityStatus: Sendable, Equatable {
 
 /// Receives every finished round, synchronously, in order (the metrics recorder, the history
 /// writer). Must not block.
-public protocol RoundObserver: Sendable {
+package protocol RoundObserver: Sendable {
     func roundCompleted(_ status: ReachabilityStatus)
     /// Called by `ReachabilityMonitor.reconfigure` between rounds, before the first round with
     /// the new probes and settings (the metrics recorder drops and pre-creates series here).
@@ -87,5 +95,5 @@ public protocol RoundObserver: Sendable {
 }
 
 extension RoundObserver {
-    public func probesChanged(_ probes: [ProbeSpec], settings: MonitorSettings) {}
+    package func probesChanged(_ probes: [ProbeSpec], settings: MonitorSettings) {}
 }

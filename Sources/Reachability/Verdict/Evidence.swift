@@ -18,7 +18,7 @@
 /// What can prove: a captive-style HTTP(S) check that gets its exact expected answer (a portal
 /// answers with a redirect, a 511 or its own page instead), an HTTPS check whose certificate
 /// verifies, an ICMP echo reply, or a TCP connection to another port, from beyond the gateway.
-public enum Evidence: String, Sendable, Codable, CaseIterable {
+package enum Evidence: String, Sendable, Codable, CaseIterable {
     /// The answer came from beyond the gateway: it can make a round `full`.
     case internet
     /// The answer may have come from the local network: it can degrade a round, never make it `full`.
@@ -26,23 +26,23 @@ public enum Evidence: String, Sendable, Codable, CaseIterable {
 
     /// The best evidence a success of `type` can give when nothing else is known: DNS answers
     /// are local, the other probe types can reach the internet.
-    public static func typical(of type: ProbeType) -> Evidence { type == .dns ? .local : .internet }
+    package static func typical(of type: ProbeType) -> Evidence { type == .dns ? .local : .internet }
 }
 
 extension TCPProbeConfig {
     /// Ports that intercepting gateways and captive portals redirect to themselves (DNS, HTTP,
     /// HTTPS): a connection there may be completed by the gateway.
-    public static let interceptablePorts: Set<UInt16> = [53, 80, 443]
+    package static let interceptablePorts: Set<UInt16> = [53, 80, 443]
 
     /// A TCP connect proves the internet unless its port is one gateways intercept.
-    public var evidence: Evidence { Self.interceptablePorts.contains(target.port) ? .local : .internet }
+    package var evidence: Evidence { Self.interceptablePorts.contains(target.port) ? .local : .internet }
 }
 
 extension HTTPProbeConfig {
     /// A captive check proves by its exact expected answer; a web check only over HTTPS with a
     /// verified certificate (over plain HTTP, or without verification, a portal's page also
     /// answers 200–399).
-    public var evidence: Evidence {
+    package var evidence: Evidence {
         switch mode {
         case .captive: .internet
         case .web: url.scheme == .https && !insecureSkipVerify ? .internet : .local

@@ -1,13 +1,13 @@
 /// One probe's result in a round, with what the classifier needs to know about the probe.
-public struct RoundEntry: Sendable, Equatable {
-    public var name: String
-    public var type: ProbeType
-    public var result: ProbeResult
+package struct RoundEntry: Sendable, Equatable {
+    package var name: String
+    package var type: ProbeType
+    package var result: ProbeResult
     /// What a success of this probe shows (see `Evidence`): decided by the scheduler from the
     /// probe's kind and configuration and from where the answer came from.
-    public var evidence: Evidence
+    package var evidence: Evidence
 
-    public init(name: String, type: ProbeType, result: ProbeResult, evidence: Evidence? = nil) {
+    package init(name: String, type: ProbeType, result: ProbeResult, evidence: Evidence? = nil) {
         self.name = name
         self.type = type
         self.result = result
@@ -41,11 +41,11 @@ public struct RoundEntry: Sendable, Equatable {
 /// counting probes; when none failed, `quorum` (fewer probes than the quorum needs) or
 /// `unproven` (every success could have come from the local network: a DNS-only configuration,
 /// or every target on the local network).
-public enum RoundClassifier {
+package enum RoundClassifier {
     /// Why a round is not full when no probe could prove the internet.
-    public static let unprovenReason = "unproven"
+    package static let unprovenReason = "unproven"
 
-    public static func classify(
+    package static func classify(
         pathUnsatisfiedReason: String?, entries: [RoundEntry], policy: VerdictPolicy, familyScope: Bool = false
     ) -> Verdict {
         if let reason = pathUnsatisfiedReason { return Verdict(.none, reason: reason) }

@@ -1,5 +1,5 @@
 /// How probe results combine into a verdict (`--probe.mode`, `policy:` in the config file).
-public enum VerdictPolicy: Sendable, Equatable, CustomStringConvertible {
+package enum VerdictPolicy: Sendable, Equatable, CustomStringConvertible {
     /// The seed design's default: any success means full.
     case parallel
     /// Only HTTP and HTTPS probes count.
@@ -9,7 +9,7 @@ public enum VerdictPolicy: Sendable, Equatable, CustomStringConvertible {
     /// At least `minimum` probes must succeed (or a `fraction` of those that ran, rounded up).
     case quorum(minimum: Int?, fraction: Double?)
 
-    public var name: String {
+    package var name: String {
         switch self {
         case .parallel: "parallel"
         case .http: "http"
@@ -18,7 +18,7 @@ public enum VerdictPolicy: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .quorum(let m, let f): "quorum(\(m.map(String.init) ?? "-"), \(f.map { String($0) } ?? "-"))"
         default: name
@@ -26,7 +26,7 @@ public enum VerdictPolicy: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Whether results of this probe type take part in the decision.
-    public func counts(_ type: ProbeType) -> Bool {
+    package func counts(_ type: ProbeType) -> Bool {
         switch self {
         case .parallel, .quorum: true
         case .http: type == .http || type == .https
@@ -35,7 +35,7 @@ public enum VerdictPolicy: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Parses `parallel`, `http`, `icmp`, `quorum` (a majority), `quorum:2`, `quorum:50%`.
-    public static func parse(_ text: String) -> VerdictPolicy? {
+    package static func parse(_ text: String) -> VerdictPolicy? {
         switch text {
         case "parallel": return .parallel
         case "http": return .http
@@ -52,19 +52,19 @@ public enum VerdictPolicy: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// Hysteresis and re-check settings.
-public struct VerdictSettings: Sendable, Equatable {
-    public var policy: VerdictPolicy = .parallel
+package struct VerdictSettings: Sendable, Equatable {
+    package var policy: VerdictPolicy = .parallel
     /// Consecutive failed rounds before leaving `full`.
-    public var failAfter = 3
+    package var failAfter = 3
     /// Consecutive good rounds before returning to `full`.
-    public var recoverAfter = 2
+    package var recoverAfter = 2
     /// Let answers from targets on the local network (loopback, on-link, the gateway) be
     /// internet evidence (`--probe.trust-local-targets`). Only for labs and tests whose
     /// "internet" is on this host or its own link; the probe-kind rules of `Evidence` (system
     /// resolver, plain DNS, intercepted ports, plain-HTTP web checks) still apply.
-    public var trustLocalTargets = false
+    package var trustLocalTargets = false
 
-    public init(policy: VerdictPolicy = .parallel, failAfter: Int = 3, recoverAfter: Int = 2, trustLocalTargets: Bool = false) {
+    package init(policy: VerdictPolicy = .parallel, failAfter: Int = 3, recoverAfter: Int = 2, trustLocalTargets: Bool = false) {
         self.policy = policy
         self.failAfter = max(1, failAfter)
         self.recoverAfter = max(1, recoverAfter)

@@ -15,21 +15,21 @@ public struct Transition: Sendable, Equatable {
 ///   latest round's verdict.
 /// - Returning to `full` takes `recoverAfter` consecutive full rounds.
 /// - Between non-full states (`limited` ↔ `portal`, a new reason) the change is immediate.
-public struct VerdictTracker: Sendable {
-    public private(set) var current = Verdict.unknown
+package struct VerdictTracker: Sendable {
+    package private(set) var current = Verdict.unknown
     /// Unix seconds of the last transition (or of creation).
-    public private(set) var since: Double
-    public let settings: VerdictSettings
+    package private(set) var since: Double
+    package let settings: VerdictSettings
     private var badStreak = 0
     private var goodStreak = 0
 
-    public init(settings: VerdictSettings, now: Double) {
+    package init(settings: VerdictSettings, now: Double) {
         self.settings = settings
         since = now
     }
 
     /// Restores a state read back from history (keeps its original transition time).
-    public mutating func restore(_ verdict: Verdict, since: Double) {
+    package mutating func restore(_ verdict: Verdict, since: Double) {
         current = verdict
         self.since = since
     }
@@ -37,7 +37,7 @@ public struct VerdictTracker: Sendable {
     /// Leaves `full` at once for `verdict` (not full), with no hysteresis: the overall scope when
     /// every family it is made of has already left `full` under its own hysteresis. Nil when
     /// the state is not `full`.
-    public mutating func cap(at verdict: Verdict, now: Double) -> Transition? {
+    package mutating func cap(at verdict: Verdict, now: Double) -> Transition? {
         guard current.state == .full, verdict.state != .full else { return nil }
         badStreak = 0; goodStreak = 0
         let t = Transition(from: current, to: verdict, at: now)
@@ -47,7 +47,7 @@ public struct VerdictTracker: Sendable {
     }
 
     /// Feeds one round's verdict; returns the transition if the state (or its reason) changed.
-    public mutating func update(_ round: Verdict, now: Double) -> Transition? {
+    package mutating func update(_ round: Verdict, now: Double) -> Transition? {
         let next: Verdict?
         switch (current.state, round.state) {
         case (_, .none):

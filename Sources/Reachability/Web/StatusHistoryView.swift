@@ -5,7 +5,7 @@ import Synchronization
 /// (or the start-up RTT load) changed the history, or after `maxAge` seconds so the 24-hour
 /// window keeps sliding when no round arrives. Without history it says how to turn it on.
 /// Thread-safe: concurrent requests share one cached rendering.
-public final class StatusHistoryView: Sendable {
+package final class StatusHistoryView: Sendable {
     private let history: StatusHistory?
     private let now: @Sendable () -> Double
     private let maxAge: Double
@@ -14,13 +14,13 @@ public final class StatusHistoryView: Sendable {
     let renders = Atomic<Int>(0)
 
     /// `history`: nil when the exporter runs without `--history.dir`.
-    public init(history: StatusHistory?, maxAge: Double = 30, now: @escaping @Sendable () -> Double = { unixNow() }) {
+    package init(history: StatusHistory?, maxAge: Double = 30, now: @escaping @Sendable () -> Double = { unixNow() }) {
         self.history = history
         self.maxAge = maxAge
         self.now = now
     }
 
-    public func render() -> String {
+    package func render() -> String {
         guard let history else { return Self.off }
         let t = now()
         let generation = history.generation

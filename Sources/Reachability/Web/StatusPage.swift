@@ -2,23 +2,23 @@
 /// held, per family and uplink, a table of probes, and links. No JavaScript, no external assets;
 /// it refreshes itself. It renders from the monitor's latest status in memory (and, when history
 /// is on, from its cached summary), never from the history files per request.
-public struct StatusPage: Sendable {
+package struct StatusPage: Sendable {
     /// Extra sections (history pictures) rendered below the probe table.
-    public typealias Section = @Sendable () -> String
+    package typealias Section = @Sendable () -> String
 
     let status: @Sendable () -> ReachabilityStatus?
     let now: @Sendable () -> Double
     var sections: [Section] = []
     var refreshSeconds = 10
 
-    public init(status: @escaping @Sendable () -> ReachabilityStatus?, now: @escaping @Sendable () -> Double = { unixNow() }) {
+    package init(status: @escaping @Sendable () -> ReachabilityStatus?, now: @escaping @Sendable () -> Double = { unixNow() }) {
         self.status = status
         self.now = now
     }
 
-    public mutating func addSection(_ section: @escaping Section) { sections.append(section) }
+    package mutating func addSection(_ section: @escaping Section) { sections.append(section) }
 
-    public func render() -> String {
+    package func render() -> String {
         let s = status()
         let t = now()
         var body = "<h1>reachability_exporter</h1>\n"
@@ -119,7 +119,7 @@ public struct StatusPage: Sendable {
 
     /// `/debug/probe?name=…`: the last round of one probe in detail, like blackbox_exporter's
     /// `debug=true`.
-    public func renderDebug(name: String) -> String? {
+    package func renderDebug(name: String) -> String? {
         guard let s = status(), let p = s.probes.first(where: { MetricsRecorder.targetLabel($0.name, $0.interface) == name }) else { return nil }
         let r = p.result
         var lines = [

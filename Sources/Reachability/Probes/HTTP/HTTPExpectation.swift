@@ -5,10 +5,10 @@
 /// - `body`: an optional body check (needs GET).
 ///
 /// The default is Android's `generate_204` rule: status exactly 204, no body check.
-public struct HTTPExpectation: Sendable, Equatable {
+package struct HTTPExpectation: Sendable, Equatable {
     /// How the body must look. Matching is on the body read (at most the body limit), decoded
     /// as UTF-8 with invalid bytes replaced.
-    public enum BodyMatch: Sendable, Equatable {
+    package enum BodyMatch: Sendable, Equatable {
         /// Equal after trimming leading and trailing whitespace on both sides.
         case exact(String)
         /// Starts with the text, after trimming leading whitespace (NetworkManager's rule).
@@ -16,7 +16,7 @@ public struct HTTPExpectation: Sendable, Equatable {
         /// Contains the text anywhere (`captive.apple.com` wraps "Success" in HTML).
         case contains(String)
 
-        public func matches(_ body: String) -> Bool {
+        package func matches(_ body: String) -> Bool {
             switch self {
             case .exact(let text): body.trimmingWhitespace() == text.trimmingWhitespace()
             case .prefix(let text): body.drop(while: \.isWhitespace).hasPrefix(text)
@@ -25,34 +25,34 @@ public struct HTTPExpectation: Sendable, Equatable {
         }
     }
 
-    public var statusCodes: Set<Int>
-    public var body: BodyMatch?
+    package var statusCodes: Set<Int>
+    package var body: BodyMatch?
 
-    public init(statusCodes: Set<Int>, body: BodyMatch? = nil) {
+    package init(statusCodes: Set<Int>, body: BodyMatch? = nil) {
         self.statusCodes = statusCodes
         self.body = body
     }
 
     /// Status exactly 204 (`generate_204` endpoints). The default.
-    public static let noContent = HTTPExpectation(statusCodes: [204])
+    package static let noContent = HTTPExpectation(statusCodes: [204])
 
     /// Status 200 and a body containing `text` (e.g. "Success" for captive.apple.com).
-    public static func bodyContains(_ text: String) -> HTTPExpectation {
+    package static func bodyContains(_ text: String) -> HTTPExpectation {
         HTTPExpectation(statusCodes: [200], body: .contains(text))
     }
 
     /// Status 200 and a body equal to `text` after trimming whitespace.
-    public static func bodyEquals(_ text: String) -> HTTPExpectation {
+    package static func bodyEquals(_ text: String) -> HTTPExpectation {
         HTTPExpectation(statusCodes: [200], body: .exact(text))
     }
 
     /// Status 200 and a body starting with `text` (e.g. "NetworkManager is online").
-    public static func bodyPrefix(_ text: String) -> HTTPExpectation {
+    package static func bodyPrefix(_ text: String) -> HTTPExpectation {
         HTTPExpectation(statusCodes: [200], body: .prefix(text))
     }
 
     /// True if `status` is acceptable under `statusCodes`.
-    public func admits(status: Int) -> Bool {
+    package func admits(status: Int) -> Bool {
         statusCodes.isEmpty ? (200...299).contains(status) : statusCodes.contains(status)
     }
 }

@@ -1,17 +1,17 @@
 /// A configuration value was refused; `field` names the option, `message` says why.
-public struct HTTPProbeConfigError: Error, Sendable, Equatable, CustomStringConvertible {
-    public let field: String
-    public let message: String
-    public var description: String { "\(field): \(message)" }
+package struct HTTPProbeConfigError: Error, Sendable, Equatable, CustomStringConvertible {
+    package let field: String
+    package let message: String
+    package var description: String { "\(field): \(message)" }
 }
 
 /// Everything one HTTP(S) prober needs, validated in the throwing initialiser so that a bad URL,
 /// header or CA file is a configuration error at load time, never a probe-time failure.
-public struct HTTPProbeConfig: Sendable, Equatable {
-    public enum Method: String, Sendable, Equatable { case head = "HEAD", get = "GET" }
+package struct HTTPProbeConfig: Sendable, Equatable {
+    package enum Method: String, Sendable, Equatable { case head = "HEAD", get = "GET" }
 
     /// How an answer is judged.
-    public enum Mode: Sendable, Equatable {
+    package enum Mode: Sendable, Equatable {
         /// Captive-portal detection: redirects are never followed. Every 3xx (307 and 308
         /// too) is a portal signal (`redirect`), so is 511 (`network_authentication_required`,
         /// RFC 6585), an unexpected 2xx (`http_status`) and a wrong body (`body_mismatch`); any
@@ -23,51 +23,51 @@ public struct HTTPProbeConfig: Sendable, Equatable {
     }
 
     /// An extra request header.
-    public struct Header: Sendable, Equatable {
-        public var name: String
-        public var value: String
-        public init(_ name: String, _ value: String) { self.name = name; self.value = value }
+    package struct Header: Sendable, Equatable {
+        package var name: String
+        package var value: String
+        package init(_ name: String, _ value: String) { self.name = name; self.value = value }
     }
 
     /// A query parameter that makes every request URL unique, so no cache answers for the network.
-    public struct CacheBust: Sendable, Equatable {
-        public enum Value: Sendable, Equatable {
+    package struct CacheBust: Sendable, Equatable {
+        package enum Value: Sendable, Equatable {
             /// 64 random bits in hex.
             case random
             /// Wall-clock nanoseconds at first use, then +1 per request: increasing, and unique across restarts.
             case monotonic
         }
-        public var parameter: String
-        public var value: Value
-        public init(parameter: String = "_rx", value: Value = .random) { self.parameter = parameter; self.value = value }
+        package var parameter: String
+        package var value: Value
+        package init(parameter: String = "_rx", value: Value = .random) { self.parameter = parameter; self.value = value }
     }
 
     /// `reachability_exporter/<version>`; the lead may point this at a project-wide version constant.
-    public static let defaultUserAgent = "reachability_exporter/0.1.0"
+    package static let defaultUserAgent = "reachability_exporter/0.1.0"
 
-    public let url: ProbeURL
-    public let method: Method
-    public let mode: Mode
+    package let url: ProbeURL
+    package let method: Method
+    package let mode: Mode
     /// Web mode only; captive mode never follows.
-    public let followRedirects: Bool
-    public let maxRedirects: Int
+    package let followRedirects: Bool
+    package let maxRedirects: Int
     /// Host header for the first request instead of the URL's authority (not for redirected hosts).
-    public let hostHeader: String?
+    package let hostHeader: String?
     /// TLS SNI and certificate name instead of the URL host (first host only).
-    public let serverName: String?
-    public let caFile: String?
-    public let insecureSkipVerify: Bool
-    public let family: FamilyPreference
+    package let serverName: String?
+    package let caFile: String?
+    package let insecureSkipVerify: Bool
+    package let family: FamilyPreference
     /// Network interface to bind to (`SO_BINDTODEVICE`), for probing one uplink.
-    public let interface: String?
+    package let interface: String?
     /// Body bytes read at most; the rest is not read and a body match judges what was read.
-    public let bodyLimit: Int
-    public let cacheBust: CacheBust?
-    public let headers: [Header]
-    public let userAgent: String
+    package let bodyLimit: Int
+    package let cacheBust: CacheBust?
+    package let headers: [Header]
+    package let userAgent: String
 
     /// The probe type, from the URL scheme.
-    public var probeType: ProbeType { url.scheme == .https ? .https : .http }
+    package var probeType: ProbeType { url.scheme == .https ? .https : .http }
     var tlsOptions: TLSContext.Options { TLSContext.Options(caFile: caFile, insecureSkipVerify: insecureSkipVerify) }
 
     /// - Parameters:
@@ -75,7 +75,7 @@ public struct HTTPProbeConfig: Sendable, Equatable {
     ///     (openNDS answers every non-GET request with 511); HEAD only when asked.
     ///   - mode: defaults to a captive check expecting status 204.
     ///   - followRedirects: nil means "follow" in web mode; must not be true in captive mode.
-    public init(
+    package init(
         url: String, method: Method? = nil, mode: Mode = .captive(.noContent), followRedirects: Bool? = nil,
         maxRedirects: Int = 10, hostHeader: String? = nil, serverName: String? = nil, caFile: String? = nil,
         insecureSkipVerify: Bool = false, family: FamilyPreference = .any, interface: String? = nil,

@@ -6,15 +6,15 @@ import Synchronization
 /// TLS, processing (to the first response byte) and transfer of every hop.
 ///
 /// Not for: keep-alive, HTTP/2, request bodies, or metrics (the recorder turns results into metrics).
-public struct HTTPProber: Prober {
-    public let config: HTTPProbeConfig
-    public var type: ProbeType { config.probeType }
+package struct HTTPProber: Prober {
+    package let config: HTTPProbeConfig
+    package var type: ProbeType { config.probeType }
 
-    public init(_ config: HTTPProbeConfig) {
+    package init(_ config: HTTPProbeConfig) {
         self.config = config
     }
 
-    public func probe(deadline: ContinuousClock.Instant) async -> ProbeResult {
+    package func probe(deadline: ContinuousClock.Instant) async -> ProbeResult {
         var trace = HTTPRoundTrace()
         var url = config.url
         if let bust = config.cacheBust {

@@ -9,14 +9,14 @@
 ///
 /// Framing: `Transfer-Encoding: chunked`, `Content-Length`, or read-to-close; no body for HEAD,
 /// 1xx, 204 and 304. Interim 1xx responses (except 101) are skipped.
-public struct HTTPResponseParser: Sendable {
+package struct HTTPResponseParser: Sendable {
     /// Size limits; the defaults suit a connectivity probe.
-    public struct Limits: Sendable, Equatable {
-        public var headBytes: Int
-        public var fieldCount: Int
-        public var bodyBytes: Int
+    package struct Limits: Sendable, Equatable {
+        package var headBytes: Int
+        package var fieldCount: Int
+        package var bodyBytes: Int
 
-        public init(headBytes: Int = 16_384, fieldCount: Int = 100, bodyBytes: Int = 65_536) {
+        package init(headBytes: Int = 16_384, fieldCount: Int = 100, bodyBytes: Int = 65_536) {
             self.headBytes = headBytes
             self.fieldCount = fieldCount
             self.bodyBytes = bodyBytes
@@ -24,14 +24,14 @@ public struct HTTPResponseParser: Sendable {
     }
 
     /// Why the bytes are not an acceptable response.
-    public enum Failure: Error, Sendable, Equatable, CustomStringConvertible {
+    package enum Failure: Error, Sendable, Equatable, CustomStringConvertible {
         case headTooLarge(limit: Int)
         case tooManyFields(limit: Int)
         case malformed(String)
         /// The stream ended before the response did.
         case truncated(String)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .headTooLarge(let limit): "response head exceeds \(limit) bytes"
             case .tooManyFields(let limit): "response has more than \(limit) header fields"
@@ -41,13 +41,13 @@ public struct HTTPResponseParser: Sendable {
         }
     }
 
-    public enum Progress: Sendable, Equatable { case needMore, complete }
+    package enum Progress: Sendable, Equatable { case needMore, complete }
 
     private enum Framing: Sendable { case length(remaining: Int), chunked, untilClose }
     private enum Chunk: Sendable { case size, data(remaining: Int), dataEnd, trailer }
     private enum Stage: Sendable { case head, body(Framing), done }
 
-    public let limits: Limits
+    package let limits: Limits
     private let isHeadRequest: Bool
     private var stage = Stage.head
     private var chunk = Chunk.size
@@ -57,21 +57,21 @@ public struct HTTPResponseParser: Sendable {
     private var fields: [HTTPResponseHead.Field] = []
 
     /// The final response head, once it is complete.
-    public private(set) var head: HTTPResponseHead?
+    package private(set) var head: HTTPResponseHead?
     /// The body bytes kept (at most `limits.bodyBytes`).
-    public private(set) var body: [UInt8] = []
+    package private(set) var body: [UInt8] = []
     /// True when the body went on past `limits.bodyBytes` and the rest was not read.
-    public private(set) var bodyTruncated = false
-    public var isComplete: Bool { if case .done = stage { true } else { false } }
+    package private(set) var bodyTruncated = false
+    package var isComplete: Bool { if case .done = stage { true } else { false } }
 
     /// `isHeadRequest`: the request was HEAD, so no body follows whatever the headers say.
-    public init(limits: Limits = Limits(), isHeadRequest: Bool) {
+    package init(limits: Limits = Limits(), isHeadRequest: Bool) {
         self.limits = limits
         self.isHeadRequest = isHeadRequest
     }
 
     /// Consumes the next bytes of the stream. Bytes after a complete response are ignored.
-    public mutating func consume(_ bytes: ArraySlice<UInt8>) throws(Failure) -> Progress {
+    package mutating func consume(_ bytes: ArraySlice<UInt8>) throws(Failure) -> Progress {
         var i = bytes.startIndex
         while i < bytes.endIndex {
             switch stage {
@@ -88,7 +88,7 @@ public struct HTTPResponseParser: Sendable {
     }
 
     /// The stream ended: completes a read-to-close body, or reports what was cut short.
-    public mutating func finish() throws(Failure) {
+    package mutating func finish() throws(Failure) {
         switch stage {
         case .done:
             return

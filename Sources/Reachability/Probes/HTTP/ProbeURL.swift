@@ -3,29 +3,29 @@
 /// `Location` references against itself (RFC 3986 §5.2).
 ///
 /// Not for: user info, non-HTTP schemes, internationalised host names (use the ASCII form).
-public struct ProbeURL: Sendable, Hashable, CustomStringConvertible {
-    public enum Scheme: String, Sendable, Hashable {
+package struct ProbeURL: Sendable, Hashable, CustomStringConvertible {
+    package enum Scheme: String, Sendable, Hashable {
         case http, https
 
-        public var defaultPort: UInt16 { self == .http ? 80 : 443 }
+        package var defaultPort: UInt16 { self == .http ? 80 : 443 }
     }
 
     /// Why a URL (or a redirect reference) was refused.
-    public struct ParseError: Error, Sendable, Equatable, CustomStringConvertible {
-        public let input: String
-        public let message: String
-        public var description: String { "invalid URL \(input.debugDescription): \(message)" }
+    package struct ParseError: Error, Sendable, Equatable, CustomStringConvertible {
+        package let input: String
+        package let message: String
+        package var description: String { "invalid URL \(input.debugDescription): \(message)" }
     }
 
-    public let scheme: Scheme
+    package let scheme: Scheme
     /// Lower-cased host name or IP literal; an IPv6 literal is held without brackets.
-    public let host: String
-    public let port: UInt16
+    package let host: String
+    package let port: UInt16
     /// The request target: path plus optional `?query`, always starting with `/`; no fragment.
-    public let target: String
+    package let target: String
 
     /// Parses an absolute URL such as `http://captive.example/generate_204` or `https://[::1]:8443/x?y`.
-    public init(_ text: String) throws(ParseError) {
+    package init(_ text: String) throws(ParseError) {
         let input = Self.trimmed(text)
         func fail(_ message: String) -> ParseError { ParseError(input: text, message: message) }
         guard let sep = input.firstRange(of: "://") else { throw fail("expected scheme://host") }
@@ -47,24 +47,24 @@ public struct ProbeURL: Sendable, Hashable, CustomStringConvertible {
         self.scheme = scheme; self.host = host; self.port = port; self.target = target
     }
 
-    public var isIPv6Literal: Bool { host.contains(":") }
+    package var isIPv6Literal: Bool { host.contains(":") }
     /// True for numeric IPv4 or IPv6 hosts (no SNI is sent for these).
-    public var isIPLiteral: Bool { SocketAddress(ip: host) != nil }
+    package var isIPLiteral: Bool { SocketAddress(ip: host) != nil }
     /// The host as written in a URL or Host header: IPv6 literals in brackets.
-    public var bracketedHost: String { isIPv6Literal ? "[\(host)]" : host }
+    package var bracketedHost: String { isIPv6Literal ? "[\(host)]" : host }
     /// `host[:port]`, the port only when it is not the scheme's default (the Host header value).
-    public var authority: String { port == scheme.defaultPort ? bracketedHost : "\(bracketedHost):\(port)" }
-    public var path: Substring { target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0] }
-    public var description: String { "\(scheme.rawValue)://\(authority)\(target)" }
+    package var authority: String { port == scheme.defaultPort ? bracketedHost : "\(bracketedHost):\(port)" }
+    package var path: Substring { target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0] }
+    package var description: String { "\(scheme.rawValue)://\(authority)\(target)" }
 
     /// This URL with `name=value` appended to the query.
-    public func appendingQueryItem(name: String, value: String) -> ProbeURL {
+    package func appendingQueryItem(name: String, value: String) -> ProbeURL {
         let joiner = target.contains("?") ? "&" : "?"
         return ProbeURL(scheme: scheme, host: host, port: port, target: target + joiner + name + "=" + value)
     }
 
     /// Resolves a `Location` value (absolute, scheme-relative, absolute-path or relative) against this URL.
-    public func resolving(_ reference: String) throws(ParseError) -> ProbeURL {
+    package func resolving(_ reference: String) throws(ParseError) -> ProbeURL {
         var ref = Self.trimmed(reference)
         if let hash = ref.firstIndex(of: "#") { ref = ref[..<hash] }
         if Self.hasScheme(ref) { return try ProbeURL(String(ref)) }

@@ -1,0 +1,115 @@
+/// One probe to run, built by a static factory: `.http(_:)`, `.icmp(_:)`, `.dns(_:server:)`,
+/// `.tcp(_:port:)`. The factories never throw: a value that cannot work (a bad URL, say) is
+/// reported by `problem`, and such a probe fails every round with that reason instead of
+/// running with something else. The command line's probe flags are built by the same factories.
+public struct Probe: Sendable {
+    let spec: ProbeSpec
+    /// Why this probe cannot run as given, or nil when it can.
+    public let problem: String?
+
+    /// The name the probe is reported under (its `target` label): the URL, host or `name@server`.
+    public var name: String { spec.name }
+
+    /// The same probe reported under another name.
+    public func named(_ name: String) -> Probe {
+        var spec = self.spec
+        spec.name = name
+        return Probe(spec: spec, problem: problem)
+    }
+
+    init(spec: ProbeSpec, problem: String? = nil) {
+        self.spec = spec
+        self.problem = problem
+    }
+
+    /// A probe that cannot be built: every round fails at once with `problem`.
+    private static func unusable(_ name: String, _ type: ProbeType, _ problem: String) -> Probe {
+        Probe(spec: ProbeSpec(name: name, type: type, target: name) { _ in UnusableProber(type: type, problem: problem) }, problem: problem)
+    }
+
+    /// A captive-portal check of an http or https URL, as Android and Apple do: `GET`, no
+    /// redirect followed, success only for the expected answer (status 204 by default); a
+    /// redirect, a 511, another 2xx or a wrong body is a portal signal.
+    public static func http(_ url: String, expecting statusCodes: Set<Int> = [204], bodyContaining body: String? = nil) -> Probe {
+        let expectation = HTTPExpectation(statusCodes: statusCodes, body: body.map { .contains($0) })
+        return http(url, expectation: expectation)
+    }
+
+    static func http(_ url: String, expectation: HTTPExpectation) -> Probe {
+        let config: HTTPProbeConfig
+        do throws(HTTPProbeConfigError) { config = try HTTPProbeConfig(url: url, mode: .captive(expectation)) } catch {
+            return unusable(url, url.lowercased().hasPrefix("https:") ? .https : .http, error.description)
+        }
+        let spec = ProbeSpec(name: url, type: config.probeType, target: url, evidence: config.evidence) { iface throws(ProbeConfigError) in
+            guard let iface else { return HTTPProber(config) }
+            do throws(HTTPProbeConfigError) {
+                return HTTPProber(try HTTPProbeConfig(url: url, mode: .captive(expectation), interface: iface))
+            } catch {
+                throw ProbeConfigError(error.description)
+            }
+        }
+        return Probe(spec: spec)
+    }
+
+    /// ICMP echo requests to a host (a name is re-resolved every round), `count` per round.
+    public static func icmp(_ host: String, count: Int = 3) -> Probe {
+        let config = ICMPProber.Configuration(host: host, count: count)
+        if let problem = config.problem { return unusable(host, .icmp, problem) }
+        let spec = ProbeSpec(name: host, type: .icmp, target: host, family: SocketAddress(ip: host)?.ipFamily) { iface in
+            var c = config
+            c.interface = iface
+            return ICMPProber(c)
+        }
+        return Probe(spec: spec)
+    }
+
+    /// A DNS lookup of `name` (an A record by default): through the system resolver, or as a
+    /// direct UDP query to `server` (an IP address, optionally with a port). DNS answers can come
+    /// from the local network, so they degrade a verdict but never prove `full` alone.
+    public static func dns(_ name: String, server: String? = nil, recordType: DNSQueryType = .a) -> Probe {
+        let target = server.map { "\(name)@\($0)" } ?? name
+        let config: DNSProbeConfig
+        do throws(ProbeConfigError) { config = try DNSProbeConfig(name: name, queryType: recordType, server: server) } catch {
+            return unusable(target, .dns, error.message)
+        }
+        // The system resolver cannot be bound to an interface: such a probe runs on the routing table only.
+        let spec = ProbeSpec(name: target, type: .dns, target: target, bindsToUplinks: server != nil) { iface throws(ProbeConfigError) in
+            guard let iface else { return DNSProber(config: config) }
+            return DNSProber(config: try DNSProbeConfig(name: name, queryType: recordType, server: server, interface: iface))
+        }
+        return Probe(spec: spec)
+    }
+
+    /// A TCP connection to `host` (a name or an IP address) on `port`.
+    public static func tcp(_ host: String, port: UInt16) -> Probe {
+        tcp(HostPort(host: host, port: port).description)
+    }
+
+    /// A TCP connection to `host:port` (`[v6]:port` for IPv6 literals).
+    static func tcp(_ target: String) -> Probe {
+        let config: TCPProbeConfig
+        do throws(ProbeConfigError) { config = try TCPProbeConfig(target: target) } catch {
+            return unusable(target, .tcp, error.message)
+        }
+        let spec = ProbeSpec(name: target, type: .tcp, target: target, evidence: config.evidence) { iface throws(ProbeConfigError) in
+            guard let iface else { return TCPProber(config: config) }
+            return TCPProber(config: try TCPProbeConfig(target: target, interface: iface))
+        }
+        return Probe(spec: spec)
+    }
+
+    /// The seed's HTTP check URL and ICMP host, the defaults of `Reachability.Configuration`.
+    public static let defaultHTTPURL = "http://connectivitycheck.gstatic.com/generate_204"
+    public static let defaultICMPHost = "1.1.1.1"
+
+    /// The built-in set for real hosts, the exporter's default and `Reachability.shared`'s:
+    /// captive-style HTTP and HTTPS checks against well-known connectivity endpoints (HTTPS, so a
+    /// TLS interceptor shows as `partial`), ICMP to public anycast resolvers over IPv4 and IPv6,
+    /// and a system-resolver lookup. Every target is public: tests never use it.
+    public static var defaultSet: [Probe] {
+        [
+            .http(defaultHTTPURL), .http("https://www.google.com/generate_204"), .dns("example.com"),
+            .icmp(defaultICMPHost), .icmp("8.8.8.8"), .icmp("2606:4700:4700::1111"), .icmp("2001:4860:4860::8888"),
+        ]
+    }
+}

@@ -1,0 +1,161 @@
+import Synchronization
+
+/// Tells whether this host really reaches the internet, in the seed library's shape
+/// (RealReachability2): a path monitor gates everything (no usable path: `none` at once, no
+/// traffic), real round trips decide, and the answer is one of five states with a reason.
+///
+/// ```swift
+/// let reachability = Reachability(configuration: .init(probeMode: .parallel, timeout: .seconds(5)))
+/// let status = await reachability.check()          // one round now, no hysteresis
+/// for await status in reachability.statusStream {  // continuous rounds, any number of subscribers
+///     print(status.state, status.reason ?? "", status.connectionType, status.isReachable)
+/// }
+/// ```
+///
+/// `check()` runs one round at once. `statusStream` starts monitoring when the first subscriber
+/// starts iterating (rounds every `interval`, faster while not `full`, at once after a path
+/// change, with hysteresis) and stops it when the last one goes. Not for: probing from inside
+/// another network namespace than the caller's.
+public final class Reachability: Sendable {
+    /// What to probe and how the results combine.
+    public struct Configuration: Sendable {
+        public var probes: [Probe]
+        public var probeMode: ProbeMode
+        /// The deadline of each probe.
+        public var timeout: Duration
+        /// Time between rounds while monitoring.
+        public var interval: Duration
+        /// Interfaces every probe also runs bound to, each with its own verdict (`status.uplinks`).
+        public var uplinks: [String]
+        /// Watch links, addresses and routes over netlink; off: the probes alone decide.
+        public var pathMonitoring: Bool
+        /// Let answers from loopback, on-link addresses and the gateway prove `full` (labs and
+        /// tests whose "internet" is on this host; see the README's evidence model). Off.
+        public var trustsLocalTargets = false
+
+        /// The seed's configuration: a captive-portal check of `httpProbeURL` and an ICMP echo to
+        /// `icmpHost`, in parallel.
+        public init(probeMode: ProbeMode = .parallel, timeout: Duration = .seconds(5), httpProbeURL: String = Probe.defaultHTTPURL,
+                    icmpHost: String = Probe.defaultICMPHost, interval: Duration = .seconds(5), pathMonitoring: Bool = true) {
+            self.init(probes: [.http(httpProbeURL), .icmp(icmpHost)], probeMode: probeMode, timeout: timeout, interval: interval,
+                      pathMonitoring: pathMonitoring)
+        }
+
+        /// Any probes (HTTP with expectations, ICMP, DNS, TCP) and uplinks.
+        public init(probes: [Probe], probeMode: ProbeMode = .parallel, timeout: Duration = .seconds(5), interval: Duration = .seconds(5),
+                    uplinks: [String] = [], pathMonitoring: Bool = true) {
+            self.probes = probes
+            self.probeMode = probeMode
+            self.timeout = timeout
+            self.interval = interval
+            self.uplinks = uplinks
+            self.pathMonitoring = pathMonitoring
+        }
+
+        /// The exporter's built-in probe set (`Probe.defaultSet`): public endpoints.
+        public static var `default`: Configuration { Configuration(probes: Probe.defaultSet) }
+
+        /// What cannot run as configured (each such probe fails every round with the reason; an
+        /// uplink with an invalid name is left out); empty when everything can.
+        public var problems: [String] {
+            probes.compactMap { p in p.problem.map { "\(p.name): \($0)" } }
+                + uplinks.compactMap { u in InterfaceName.problem(u).map { "uplink \(u.debugDescription): an interface name \($0)" } }
+        }
+    }
+
+    public let configuration: Configuration
+    /// One instance with `Configuration.default`, created on first use.
+    public static let shared = Reachability(configuration: .default)
+
+    private let oneShot: ReachabilityMonitor<ContinuousClock>
+    private let continuous: ReachabilityMonitor<ContinuousClock>
+    private let pathMonitor: PathMonitor?
+    private let streaming = Mutex<(subscribers: Int, run: Task<Void, Never>?)>((0, nil))
+
+    public init(configuration: Configuration) {
+        self.configuration = configuration
+        var gate: any PathGate = OpenPathGate()
+        var started: PathMonitor?
+        if configuration.pathMonitoring {
+            let monitor = PathMonitor()
+            // Without netlink (a sandbox), the probes alone decide.
+            if (try? monitor.start()) != nil {
+                gate = SnapshotPathGate(monitor)
+                started = monitor
+            }
+        }
+        pathMonitor = started
+        var settings = MonitorSettings()
+        settings.interval = configuration.interval
+        settings.timeout = configuration.timeout
+        settings.uplinks = configuration.uplinks.filter { InterfaceName.problem($0) == nil }
+        settings.verdict = VerdictSettings(policy: configuration.probeMode.policy, trustLocalTargets: configuration.trustsLocalTargets)
+        let specs = configuration.probes.map(\.spec)
+        continuous = ReachabilityMonitor(probes: specs, settings: settings, path: gate)
+        var once = settings
+        once.verdict = VerdictSettings(policy: settings.verdict.policy, failAfter: 1, recoverAfter: 1,
+                                       trustLocalTargets: configuration.trustsLocalTargets)
+        oneShot = ReachabilityMonitor(probes: specs, settings: once, path: gate)
+    }
+
+    deinit {
+        streaming.withLock { $0.run?.cancel() }
+        pathMonitor?.stop()
+    }
+
+    /// Runs one round now (every probe at once) and returns its verdict, without hysteresis.
+    public func check() async -> ReachabilityStatus { await oneShot.check() }
+
+    /// The latest status of the monitoring rounds, or nil before the first.
+    public var current: ReachabilityStatus? { continuous.current }
+
+    /// A status per round for as long as the caller iterates it (a slow subscriber sees the
+    /// latest). The first subscriber starts monitoring; it stops when the last one goes.
+    public var statusStream: AsyncStream<ReachabilityStatus> {
+        let (stream, continuation) = AsyncStream<ReachabilityStatus>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let updates = continuous.updates()
+        let forward = Task {
+            for await status in updates { continuation.yield(status) }
+            continuation.finish()
+        }
+        streaming.withLock { s in
+            s.subscribers += 1
+            if s.run == nil { s.run = Task { [continuous] in await continuous.run() } }
+        }
+        continuation.onTermination = { [weak self] _ in
+            forward.cancel()
+            self?.streaming.withLock { s in
+                s.subscribers -= 1
+                if s.subscribers == 0 {
+                    s.run?.cancel()
+                    s.run = nil
+                }
+            }
+        }
+        return stream
+    }
+
+    /// Whether monitoring rounds are running (some subscriber iterates `statusStream`).
+    var isMonitoring: Bool { streaming.withLock { $0.run != nil } }
+}
+
+/// How probe results combine into the verdict (the seed's modes, plus a quorum).
+public enum ProbeMode: Sendable, Equatable {
+    /// Any success from beyond the local network means `full` (the seed's default).
+    case parallel
+    /// Only HTTP(S) probes count.
+    case httpOnly
+    /// Only ICMP probes count.
+    case icmpOnly
+    /// At least this many probes must succeed.
+    case quorum(Int)
+
+    var policy: VerdictPolicy {
+        switch self {
+        case .parallel: .parallel
+        case .httpOnly: .http
+        case .icmpOnly: .icmp
+        case .quorum(let n): .quorum(minimum: max(1, n), fraction: nil)
+        }
+    }
+}
