@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# The fault lab (issue 9): the built exporter in a network namespace of its own, behind one or
+# The fault lab: the built exporter in a network namespace of its own, behind one or
 # two upstream namespaces that play the internet (reachability-lab serves HTTP, HTTPS with a
 # lab CA, and DNS there), with real faults injected: links and carrier down, routes deleted,
 # nft drop and random-loss rules, DNS dead, captive portals, a wrong TLS certificate, IPv6
 # broken, the primary uplink dead, a flapping link. Every scenario is asserted through the
-# exporter's metrics (and its history when the build has --history.dir); the run ends with a
-# table of expected and observed verdicts with detection and recovery times.
+# exporter's metrics and its history (--history.dir); the run ends with a table of expected and
+# observed verdicts with detection and recovery times. A scenario that cannot run (ICMP not
+# permitted, a flag refused) fails the run; only --loss-seconds=0 skips one, on request.
 #
 #   scripts/fault-lab.sh [--loss-seconds=90] [--only=single,loss,icmp,uplinks,router] ...  (see fault_lab.py --help)
 #   RXLAB_BIN_DIR=/path/to/bin scripts/fault-lab.sh ...   (prebuilt binaries; no swift build)

@@ -1,4 +1,4 @@
-"""The home router of the fault lab's `router` phase (issue 14): real software between the
+"""The home router of the fault lab's `router` phase: real software between the
 exporter and the lab internet, the way a home network or a hotspot has it.
 
     home (the exporter)  --lan0/rlan-->  router  --rwan/iwan-->  inet (reachability-lab)

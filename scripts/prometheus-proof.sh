@@ -3,18 +3,26 @@
 # exporter and a real Prometheus. Run by scripts/test (and so by .ci/run); runs alone too:
 #
 #   scripts/prometheus-proof.sh            (expects a built exporter; builds it if missing)
+#   RX_BIN_DIR=/path/to/bin scripts/prometheus-proof.sh   (a prebuilt exporter; no swift build)
 #
 # 1. Static: promtool check config/rules, promtool test rules, mutation of every alert (its unit
 #    tests must catch it), yamllint, kubernetes-validate (offline, in an empty network
 #    namespace), the PrometheusRule and ConfigMap equal to their sources, compose, Containerfile
-#    and systemd structure, systemd-analyze verify/security, amtool check-config.
-# 2. Live (loopback only): a 204 server, two exporters (A: http mode with an uplink bound to lo;
-#    B: the netlink path monitor on) and Prometheus scraping them every second with the shipped
-#    rules. Every dashboard query (panels, variables, annotations) and every rule expression is
-#    evaluated through the HTTP API: no errors; empty only where scripts/prometheus-proof.py
-#    allows it. Then the 204 server stops: ReachabilityInternetUnreachable must go pending (the
-#    shipped 5m `for`) and fire (a variant with `for: 2s`, labelled proof="short_for"). Then
-#    exporter B stops: ReachabilityExporterDown must go pending.
+#    and systemd structure, systemd-analyze verify/security, amtool check-config. Metric names:
+#    a Prometheus with no scrapes parses every dashboard and rule query and hands each selector
+#    to a remote-read endpoint (scripts/proof/remote_read.py); every name selected must be in the
+#    exporter's catalog (`reachability_exporter metrics --output=json`), a recording rule or
+#    Prometheus' own.
+# 2. Live (loopback only): a 204 server, two exporters (A: http mode with an uplink bound to lo
+#    and ICMP to 127.0.0.1; B: the netlink path monitor on and a configuration file; both keep a
+#    history) and Prometheus scraping them every second with the shipped rules. What they serve
+#    matches the catalog (names, label names, type, help). Every dashboard query (panels,
+#    variables, annotations) and every rule expression is evaluated through the HTTP API: no
+#    errors; empty only where scripts/proof/live.py allows it. Then the 204 server stops:
+#    ReachabilityInternetUnreachable must go pending (the shipped 5m `for`) and fire (a variant
+#    with `for: 2s`, labelled proof="short_for"); B's file breaks: its reload must fail and
+#    ReachabilityConfigReloadFailed go pending. Then exporter B stops: ReachabilityExporterDown
+#    must go pending.
 #
 # Every process is started here and stopped by its PID; everything lives in one temp dir; the
 # whole run is bounded (PROOF_TIMEOUT, default 300 s).
@@ -29,6 +37,12 @@ if [ -z "${RX_PROOF_INNER:-}" ]; then
 fi
 started=$(date +%s)
 step() { printf '\n== %s (t=%ss)\n' "$*" "$(( $(date +%s) - started ))"; }
+wait_for() {  # wait_for <seconds> <command...>
+  local limit=$(( $1 * 10 )); shift
+  for _ in $(seq "$limit"); do "$@" && return 0; sleep 0.1; done
+  return 1
+}
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
 # ---- tools ------------------------------------------------------------------------------------
 need_apt=()
@@ -45,13 +59,18 @@ python3 -c 'import yaml' 2>/dev/null || py_missing+=(PyYAML)
 command -v yamllint >/dev/null || py_missing+=(yamllint)
 command -v kubernetes-validate >/dev/null || py_missing+=(kubernetes-validate)
 python3 -c 'import jsonschema' 2>/dev/null || py_missing+=(jsonschema)
+python3 -c 'import cramjam' 2>/dev/null || py_missing+=(cramjam)
 if ((${#py_missing[@]})); then
   echo "pip installing: ${py_missing[*]}"
   python3 -m pip install -q "${py_missing[@]}" >/dev/null 2>&1
 fi
 
-bin="$(swift build --show-bin-path)/reachability_exporter"
-[ -x "$bin" ] || swift build --product reachability_exporter 2>&1 | grep -Ev '^\[[0-9]+/[0-9]+\]' || true
+if [ -n "${RX_BIN_DIR:-}" ]; then  # RX_BIN_DIR=DIR: a reachability_exporter built elsewhere (no swift build)
+  bin="$RX_BIN_DIR/reachability_exporter"
+else
+  bin="$(swift build --show-bin-path)/reachability_exporter"
+  [ -x "$bin" ] || swift build --product reachability_exporter 2>&1 | grep -Ev '^\[[0-9]+/[0-9]+\]' || true
+fi
 [ -x "$bin" ] || { echo "no exporter binary at $bin"; exit 1; }
 
 tmp=$(mktemp -d /tmp/rx-proof.XXXXXX)
@@ -105,22 +124,28 @@ fi
 step "dashboards, rules coverage, kubernetes, compose, Containerfile, systemd, flags"
 proof static --binary "$bin"
 
+step "metric names: what the dashboards and rules select, as Prometheus parses it, against the catalog"
+python3 "$root/scripts/proof/remote_read.py" --port-file "$tmp/remote-read.port" 2>"$tmp/remote-read.log" &
+rr_pid=$!; pids+=("$rr_pid")
+wait_for 5 test -s "$tmp/remote-read.port" || { echo "remote-read endpoint did not start"; exit 1; }
+remote_read="http://127.0.0.1:$(cat "$tmp/remote-read.port")"
+# No scrapes and no rules: every selector of every query goes to the remote-read endpoint.
+printf 'remote_read:\n  - url: %s/read\n    read_recent: true\n' "$remote_read" > "$tmp/parser.yml"
+parser_port=$(free_port)
+prometheus --config.file="$tmp/parser.yml" --storage.tsdb.path="$tmp/parser-tsdb" \
+  --web.listen-address="127.0.0.1:$parser_port" --log.level=warn 2>"$tmp/prometheus-parser.log" &
+parser_pid=$!; pids+=("$parser_pid")
+parser="http://127.0.0.1:$parser_port"
+wait_for 30 curl -fs -o /dev/null "$parser/-/ready" || { echo "parser Prometheus not ready"; exit 1; }
+proof names --binary "$bin" --prometheus "$parser" --remote-read "$remote_read" --out "$tmp/names.json"
+stop "$parser_pid"; stop "$rr_pid"
+
 step "the example configuration file (ConfigMap, compose)"
 # check-config reads the file exactly as the exporter would and sends no traffic.
-if "$bin" check-config --help >/dev/null 2>&1; then
-  "$bin" check-config deploy/reachability_exporter.yml
-else
-  echo "note: this build has no check-config (the configuration file is landing); deploy/reachability_exporter.yml parsed as YAML only"
-  python3 -c 'import yaml,sys; assert yaml.safe_load(open(sys.argv[1]))["probes"]' deploy/reachability_exporter.yml
-fi
+"$bin" check-config deploy/reachability_exporter.yml
 
 # ---- 2. live ----------------------------------------------------------------------------------
 step "live: 204 server, two exporters, Prometheus (loopback only)"
-wait_for() {  # wait_for <seconds> <command...>
-  local limit=$(( $1 * 10 )); shift
-  for _ in $(seq "$limit"); do "$@" && return 0; sleep 0.1; done
-  return 1
-}
 cat > "$tmp/server204.py" <<'EOF'
 import http.server, sys
 class H(http.server.BaseHTTPRequestHandler):
@@ -137,13 +162,6 @@ srv=$!; pids+=("$srv")
 wait_for 5 test -s "$tmp/204.port" || { echo "204 server did not start"; exit 1; }
 url="http://127.0.0.1:$(cat "$tmp/204.port")/generate_204"
 
-# ICMP to 127.0.0.1 when this build has the ICMP prober (it refuses the flag with exit 64 until then).
-icmp=0; icmp_flags=()
-timeout 10 "$bin" check --probe.icmp=127.0.0.1 --probe.timeout=1s >/dev/null 2>"$tmp/icmp-check.log" || true
-grep -q 'not available in this build' "$tmp/icmp-check.log" || icmp=1
-if [ "$icmp" = 1 ]; then icmp_flags=(--probe.icmp=127.0.0.1); echo "ICMP prober present: exporter A also pings 127.0.0.1"
-else echo "ICMP prober not in this build ($(head -c 120 "$tmp/icmp-check.log")): ICMP panels may be empty"; fi
-
 start_exporter() {  # start_exporter <name> <flags...>; sets addr_<name>
   local name=$1; shift
   "$bin" --web.listen-address=127.0.0.1:0 "$@" 2>"$tmp/exporter-$name.log" &
@@ -153,15 +171,19 @@ start_exporter() {  # start_exporter <name> <flags...>; sets addr_<name>
 }
 # A: the verdict follows the HTTP probe alone (--probe.mode=http), so stopping the 204 server makes
 # it unreachable; the TCP probe to port 9 fails throughout (failure reasons); every probe also runs
-# bound to lo (an uplink), DNS resolves localhost.
+# bound to lo (an uplink), DNS resolves localhost, ICMP pings 127.0.0.1.
 start_exporter a --no-path.monitor --probe.trust-local-targets --probe.mode=http --probe.http="$url" --probe.tcp=127.0.0.1:9 \
-  --probe.dns=localhost --probe.uplink=lo "${icmp_flags[@]}" --probe.interval=1s --probe.timeout=500ms
-# B: the path monitor on (path and interface metrics), a second instance for the fleet view.
-start_exporter b --probe.trust-local-targets --probe.tcp=127.0.0.1:9 --probe.dns=localhost --probe.interval=1s --probe.timeout=500ms
+  --probe.dns=localhost --probe.uplink=lo --probe.icmp=127.0.0.1 --probe.interval=1s --probe.timeout=500ms \
+  --history.dir="$tmp/history-a"
+# B: the path monitor on (path and interface metrics), a second instance for the fleet view, with
+# a configuration file (the reload metrics; broken later) beside its probe flags.
+printf 'global:\n  interval: 1s\n  timeout: 500ms\n' > "$tmp/exporter-b.yml"
+start_exporter b --probe.trust-local-targets --probe.tcp=127.0.0.1:9 --probe.dns=localhost --probe.interval=1s --probe.timeout=500ms \
+  --history.dir="$tmp/history-b" --config.file="$tmp/exporter-b.yml"
 echo "exporter A $addr_a (pid $pid_a), exporter B $addr_b (pid $pid_b), 204 server $url (pid $srv)"
 
 proof variant --alert ReachabilityInternetUnreachable --for 2s --out "$tmp/short-for.rules.yml"
-prom_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+prom_port=$(free_port)
 cat > "$tmp/prometheus.yml" <<EOF
 global:
   scrape_interval: 1s
@@ -188,19 +210,19 @@ proof wait --prometheus "$prom" --timeout 40 --what "both exporters scraped 10 t
 proof wait --prometheus "$prom" --timeout 20 --what "verdict of A is full" \
   --expr "reachability_internet_reachable{instance=\"$addr_a\"} == 1"
 
-step "live, healthy phase: every dashboard query and rule expression through the HTTP API"
-live() { proof live --prometheus "$prom" --instances "$addr_a,$addr_b" --icmp "$icmp" --state "$tmp/live-state.json" "$@"; }
+step "live, healthy phase: what the exporters serve against the catalog; every dashboard query and rule expression"
+served() { proof served --binary "$bin" --prometheus "$prom" --instances "$addr_a,$addr_b" "$@"; }
+live() { proof live --prometheus "$prom" --instances "$addr_a,$addr_b" --names "$tmp/names.json" --state "$tmp/live-state.json" "$@"; }
+served --phase healthy
 live --phase healthy
 # The panels say what the exporter says: the state encoding shows 4 (full) for A.
 state_now=$(proof panel --dashboard reachability-host.json --title "State now" --instance "$addr_a")
 proof wait --prometheus "$prom" --timeout 5 --what '"State now" panel shows 4 (full) for A' --expr "($state_now) == 4"
-# Silent when they should be: nothing about A's reachability, nor B's scrape, is pending or firing.
-silent() {  # silent <expr> <what>
-  local r; r=$(curl -fsS "$prom/api/v1/query" --data-urlencode "query=$1")
-  python3 -c 'import json,sys; r=json.loads(sys.argv[1])["data"]["result"]; assert not r, r; print("  ok   silent:", sys.argv[2])' "$r" "$2"
-}
+# Silent when they should be: nothing about A's reachability, B's scrape or B's file is pending or firing.
+silent() { proof silent --prometheus "$prom" --expr "$1" --what "$2"; }
 silent "ALERTS{alertname=\"ReachabilityInternetUnreachable\",instance=\"$addr_a\"}" "ReachabilityInternetUnreachable for A while its 204 target answers"
 silent "ALERTS{alertname=\"ReachabilityExporterDown\"}" "ReachabilityExporterDown while both exporters run"
+silent "ALERTS{alertname=\"ReachabilityConfigReloadFailed\"}" "ReachabilityConfigReloadFailed while B's file is valid"
 
 step "live: stop the 204 server; the unreachable alert must go pending, and fire with for: 2s"
 stop "$srv"
@@ -222,7 +244,18 @@ sites_offline=$(proof panel --dashboard reachability-fleet.json --title "Sites o
 # At least A (B's verdict depends on this machine's routes: the path monitor is on there).
 proof wait --prometheus "$prom" --timeout 10 --what 'fleet "Sites offline" panel counts A' --expr "($sites_offline) >= 1"
 
-step "live, outage phase: every query again (the outage panels now have data); each must have returned series in some phase"
+step "live: break B's configuration file; its reload must fail and ReachabilityConfigReloadFailed go pending"
+printf 'global:\n  interval: 1s\n  timeout: 500ms\n  no_such_key: 1\n' > "$tmp/exporter-b.yml"
+code=$(curl -sS -o "$tmp/reload-b.txt" -w '%{http_code}' -X POST "http://$addr_b/-/reload")
+[ "$code" = 500 ] || { echo "  FAIL POST /-/reload of a broken file answered $code, not 500: $(cat "$tmp/reload-b.txt")"; exit 1; }
+echo "  ok   POST /-/reload answered 500: $(head -c 160 "$tmp/reload-b.txt")"
+proof wait --prometheus "$prom" --timeout 10 --what "B's reachability_exporter_config_last_reload_successful is 0" \
+  --expr "reachability_exporter_config_last_reload_successful{instance=\"$addr_b\"} == 0"
+proof wait --prometheus "$prom" --timeout 10 --what "ReachabilityConfigReloadFailed pending for B" \
+  --expr "ALERTS{alertname=\"ReachabilityConfigReloadFailed\",instance=\"$addr_b\",alertstate=\"pending\"}"
+
+step "live, outage phase: served metrics and every query again (the outage panels now have data); each must have returned series in some phase"
+served --phase outage
 live --phase outage --enforce
 
 step "live: stop exporter B; ReachabilityExporterDown must go pending"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Proof that the status page (issue 10) shows a month of history and loads nothing from outside.
+# Proof that the status page shows a month of history and loads nothing from outside.
 # Run by scripts/test; runs alone too (expects built binaries, builds them if missing):
 #
 #   scripts/status-page-proof.sh

@@ -5,7 +5,7 @@
 package final class HistoryService: Sendable {
     package let writer: HistoryWriter
     package let tracker: AvailabilityTracker
-    /// What the status page draws (issue 10).
+    /// What the status page draws.
     package let summary: StatusHistory
     /// The newest round found in the history at start-up.
     package let lastRound: RoundSummary?

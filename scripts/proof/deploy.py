@@ -1,0 +1,254 @@
+"""The deploy files as files: the Kubernetes manifests (against the subset of the CRD schemas we
+use, and equal to what generate.py makes), compose, the Containerfile and its build context,
+the systemd unit, and every flag they pass known to the binary."""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+import yaml
+
+from .common import DASHBOARDS, ROOT, fail, ok
+
+
+# ---- Kubernetes -------------------------------------------------------------------------------
+
+SERVICEMONITOR_SCHEMA = {
+    "type": "object", "additionalProperties": False,
+    "required": ["apiVersion", "kind", "metadata", "spec"],
+    "properties": {
+        "apiVersion": {"const": "monitoring.coreos.com/v1"}, "kind": {"const": "ServiceMonitor"},
+        "metadata": {"type": "object", "required": ["name", "namespace"]},
+        "spec": {"type": "object", "additionalProperties": False, "required": ["selector", "endpoints"], "properties": {
+            "jobLabel": {"type": "string"},
+            "selector": {"type": "object", "properties": {"matchLabels": {"type": "object"}}, "additionalProperties": False},
+            "namespaceSelector": {"type": "object", "additionalProperties": False, "properties": {
+                "matchNames": {"type": "array", "items": {"type": "string"}}, "any": {"type": "boolean"}}},
+            "endpoints": {"type": "array", "minItems": 1, "items": {"type": "object", "additionalProperties": False, "properties": {
+                "port": {"type": "string"}, "path": {"type": "string"}, "scheme": {"enum": ["http", "https"]},
+                "interval": {"type": "string", "pattern": "^[0-9]+(ms|s|m|h)$"},
+                "scrapeTimeout": {"type": "string", "pattern": "^[0-9]+(ms|s|m|h)$"},
+                "honorLabels": {"type": "boolean"},
+                "relabelings": {"$ref": "#/$defs/relabelings"}, "metricRelabelings": {"$ref": "#/$defs/relabelings"}}}}}}},
+    "$defs": {"relabelings": {"type": "array", "items": {"type": "object", "additionalProperties": False, "properties": {
+        "action": {"enum": ["replace", "keep", "drop", "labelmap", "labeldrop", "labelkeep", "hashmod", "lowercase", "uppercase"]},
+        "sourceLabels": {"type": "array", "items": {"type": "string", "pattern": "^[a-zA-Z_][a-zA-Z0-9_]*$"}},
+        "separator": {"type": "string"}, "targetLabel": {"type": "string"}, "regex": {"type": "string"},
+        "modulus": {"type": "integer"}, "replacement": {"type": "string"}}}}},
+}
+PROMETHEUSRULE_SCHEMA = {
+    "type": "object", "additionalProperties": False, "required": ["apiVersion", "kind", "metadata", "spec"],
+    "properties": {
+        "apiVersion": {"const": "monitoring.coreos.com/v1"}, "kind": {"const": "PrometheusRule"},
+        "metadata": {"type": "object", "required": ["name", "namespace"]},
+        "spec": {"type": "object", "additionalProperties": False, "required": ["groups"], "properties": {
+            "groups": {"type": "array", "items": {"type": "object", "additionalProperties": False, "required": ["name", "rules"], "properties": {
+                "name": {"type": "string"}, "interval": {"type": "string"}, "limit": {"type": "integer"},
+                "rules": {"type": "array", "items": {"type": "object", "additionalProperties": False, "required": ["expr"], "properties": {
+                    "record": {"type": "string"}, "alert": {"type": "string"}, "expr": {"type": "string"},
+                    "for": {"type": "string"}, "labels": {"type": "object"}, "annotations": {"type": "object"}}}}}}}}}},
+}
+
+
+def check_kubernetes(rules):
+    import jsonschema
+    k8s = os.path.join(ROOT, "deploy/kubernetes")
+    with tempfile.TemporaryDirectory() as tmp:
+        subprocess.run([sys.executable, os.path.join(k8s, "generate.py"), tmp], check=True)
+        for f in ("configmap.yaml", "prometheusrule.yaml"):
+            with open(os.path.join(tmp, f)) as a, open(os.path.join(k8s, f)) as b:
+                if a.read() != b.read():
+                    fail(f"kubernetes: {f} is not what generate.py makes from its source; run deploy/kubernetes/generate.py")
+    docs = {}
+    for f in sorted(os.listdir(k8s)):
+        if f.endswith(".yaml") and f != "kustomization.yaml":
+            with open(os.path.join(k8s, f)) as fh:
+                d = yaml.safe_load(fh)
+            docs[d["kind"]] = d
+    pr = docs["PrometheusRule"]
+    if pr["spec"] != rules:
+        fail("kubernetes: PrometheusRule spec differs from deploy/prometheus/reachability.rules.yml")
+    else:
+        ok("kubernetes: PrometheusRule spec == reachability.rules.yml (parsed), text identical to generate.py's")
+    with open(os.path.join(ROOT, "deploy/reachability_exporter.yml")) as fh:
+        if yaml.safe_load(docs["ConfigMap"]["data"]["config.yml"]) != yaml.safe_load(fh):
+            fail("kubernetes: ConfigMap config.yml differs from deploy/reachability_exporter.yml")
+    for kind, schema in (("ServiceMonitor", SERVICEMONITOR_SCHEMA), ("PrometheusRule", PROMETHEUSRULE_SCHEMA)):
+        try:
+            jsonschema.validate(docs[kind], schema)
+            ok(f"kubernetes: {kind} matches the subset of its CRD schema we use (additional properties refused)")
+        except jsonschema.ValidationError as e:
+            fail(f"kubernetes: {kind}: {e.message} at {list(e.absolute_path)}")
+    ds, svc, sm = docs["DaemonSet"], docs["Service"], docs["ServiceMonitor"]
+    pod = ds["spec"]["template"]["spec"]
+    c = pod["containers"][0]
+    sc = c.get("securityContext", {})
+    expect = [
+        (pod.get("hostNetwork") is True, "DaemonSet uses hostNetwork"),
+        (sc.get("capabilities", {}).get("add") == ["NET_RAW"], "DaemonSet adds NET_RAW only"),
+        (sc.get("capabilities", {}).get("drop") == ["ALL"], "DaemonSet drops ALL capabilities"),
+        (sc.get("allowPrivilegeEscalation") is False, "DaemonSet forbids privilege escalation"),
+        (sc.get("readOnlyRootFilesystem") is True, "DaemonSet has a read-only root file system"),
+        (ds["spec"]["selector"]["matchLabels"].items() <= ds["spec"]["template"]["metadata"]["labels"].items(), "DaemonSet selector matches its pods"),
+        (svc["spec"]["selector"].items() <= ds["spec"]["template"]["metadata"]["labels"].items(), "Service selects the DaemonSet's pods"),
+        (sm["spec"]["selector"]["matchLabels"].items() <= svc["metadata"]["labels"].items(), "ServiceMonitor selects the Service"),
+        (all(e["port"] in {p["name"] for p in svc["spec"]["ports"]} for e in sm["spec"]["endpoints"]), "ServiceMonitor port names exist on the Service"),
+        (any(r.get("targetLabel") == "job" and r.get("replacement") == "reachability" for e in sm["spec"]["endpoints"] for r in e.get("relabelings", [])),
+         'ServiceMonitor sets job="reachability", as the rules expect'),
+        ({p["containerPort"] for p in c["ports"]} == {10361}, "container port is the exporter's 10361"),
+        (any(m["name"] == "config" for m in c["volumeMounts"]) and any(v.get("configMap", {}).get("name") == docs["ConfigMap"]["metadata"]["name"] for v in pod["volumes"]),
+         "DaemonSet mounts the ConfigMap"),
+        (len({d["metadata"].get("namespace", d["metadata"]["name"]) for d in docs.values()}) == 1, "every object in one namespace"),
+    ]
+    for good, what in expect:
+        (ok if good else fail)(f"kubernetes: {what}")
+    with open(os.path.join(k8s, "kustomization.yaml")) as fh:
+        kz = yaml.safe_load(fh)
+    listed = set(kz["resources"])
+    present = {f for f in os.listdir(k8s) if f.endswith(".yaml") and f != "kustomization.yaml"}
+    (ok if listed == present else fail)(f"kubernetes: kustomization lists every manifest ({sorted(listed ^ present) or 'all'})")
+    return c["args"]
+
+
+# ---- compose ----------------------------------------------------------------------------------
+
+def check_compose():
+    cdir = os.path.join(ROOT, "deploy/compose")
+    with open(os.path.join(cdir, "compose.yaml")) as f:
+        c = yaml.safe_load(f)
+    services = c.get("services", {})
+    for s in ("exporter", "prometheus", "alertmanager", "grafana"):
+        if s not in services:
+            fail(f"compose: service {s} missing")
+    named = set(c.get("volumes", {}))
+    mounts = {}
+    for name, s in services.items():
+        if not ("image" in s or "build" in s):
+            fail(f"compose: {name} has neither image nor build")
+        for v in s.get("volumes", []):
+            src, dst = v.split(":")[:2]
+            mounts.setdefault(name, {})[dst] = src
+            if src.startswith(".") or src.startswith("/"):
+                if not os.path.exists(os.path.normpath(os.path.join(cdir, src))):
+                    fail(f"compose: {name} mounts {src}, which does not exist")
+            elif src not in named:
+                fail(f"compose: {name} uses volume {src}, not declared under volumes:")
+        for dep in s.get("depends_on", []):
+            if dep not in services:
+                fail(f"compose: {name} depends on unknown service {dep}")
+        for p in s.get("ports", []):
+            if not str(p).startswith("127.0.0.1:"):
+                fail(f"compose: {name} publishes {p} beyond loopback")
+    b = services["exporter"].get("build", {})
+    if not os.path.exists(os.path.join(cdir, b.get("context", "."), b.get("dockerfile", "Dockerfile"))):
+        fail("compose: exporter build points at a missing Containerfile")
+    exp = services["exporter"]
+    (ok if exp.get("cap_add") == ["NET_RAW"] and exp.get("cap_drop") == ["ALL"] else fail)("compose: exporter holds NET_RAW only")
+    prom = mounts.get("prometheus", {})
+    if prom.get("/etc/prometheus/reachability.rules.yml") != "../prometheus/reachability.rules.yml":
+        fail("compose: Prometheus does not mount the shipped rules file")
+    graf = mounts.get("grafana", {})
+    with open(os.path.join(cdir, "grafana/provisioning/dashboards/reachability.yml")) as f:
+        prov = yaml.safe_load(f)
+    path = prov["providers"][0]["options"]["path"]
+    if graf.get(path) != "../../dashboards":
+        fail(f"compose: Grafana's dashboard provider reads {path}, which is not the mounted dashboards/")
+    with open(os.path.join(cdir, "grafana/provisioning/datasources/prometheus.yml")) as f:
+        dsp = yaml.safe_load(f)
+    if not any(d.get("type") == "prometheus" and d.get("isDefault") and "prometheus:9090" in d.get("url", "") for d in dsp["datasources"]):
+        fail("compose: no default Prometheus datasource pointing at the prometheus service")
+    home = services["grafana"].get("environment", {}).get("GF_DASHBOARDS_DEFAULT_HOME_DASHBOARD_PATH", "")
+    if home and not os.path.exists(os.path.join(DASHBOARDS, os.path.basename(home))):
+        fail(f"compose: Grafana home dashboard {home} does not exist")
+    ok(f"compose: {len(services)} services, mounts resolve, rules and dashboards provisioned, ports on 127.0.0.1 only")
+    return exp.get("command", [])
+
+
+# ---- Containerfile and systemd ----------------------------------------------------------------
+
+def check_containerfile():
+    path = os.path.join(ROOT, "deploy/container/Containerfile")
+    with open(path) as f:
+        text = f.read()
+    lines = re.sub(r"\\\n", " ", text).splitlines()
+    instr = [(l.split(None, 1)[0].upper(), l.split(None, 1)[1] if len(l.split(None, 1)) > 1 else "")
+             for l in (x.strip() for x in lines) if l and not l.startswith("#")]
+    known = {"ARG", "FROM", "RUN", "WORKDIR", "COPY", "USER", "EXPOSE", "ENTRYPOINT", "CMD", "ENV", "LABEL", "VOLUME"}
+    for k, _ in instr:
+        if k not in known:
+            fail(f"Containerfile: unknown instruction {k}")
+    froms = [a for k, a in instr if k == "FROM"]
+    stages = {m.group(1) for a in froms for m in [re.search(r"\bAS\s+(\S+)", a, re.I)] if m}
+    copies = [a for k, a in instr if k == "COPY" and "--from=" in a]
+    checks = [
+        (len(froms) >= 2, "multi-stage (build and runtime stages)"),
+        (all(re.search(r"--from=(\S+)", a).group(1) in stages for a in copies) and copies, "COPY --from names a defined stage"),
+        (any("--static-swift-stdlib" in a and "-c release" in a for k, a in instr if k == "RUN"), "release build with --static-swift-stdlib"),
+        (re.search(r"apt-get install[^&]*\blibssl3\b[^&]*\bca-certificates\b", text.split(froms[-1])[-1]) is not None, "runtime stage installs libssl3 and ca-certificates"),
+        ([a for k, a in instr if k == "USER"][-1:] != ["root"] and [a for k, a in instr if k == "USER"][-1:] != ["0"], "runtime user is not root"),
+        (all(json.loads(a) for k, a in instr if k in ("ENTRYPOINT", "CMD")), "ENTRYPOINT and CMD in exec (JSON) form"),
+    ]
+    for good, what in checks:
+        (ok if good else fail)(f"Containerfile: {what}")
+    # The build context Containerfile.dockerignore lets through must hold a loadable package.
+    with open(os.path.join(ROOT, "deploy/container/Containerfile.dockerignore")) as f:
+        keep = [l[1:].rstrip("/") for l in f.read().split() if l.startswith("!")]
+    with open(os.path.join(ROOT, "Package.swift")) as f:
+        manifest = f.read()
+    paths = set(re.findall(r'path:\s*"([^"]+)"', manifest))
+    targets = re.findall(r'\.(target|executableTarget|testTarget|systemLibrary)\(name:\s*"([^"]+)"([^)]*)', manifest)
+    for kind, name, rest in targets:
+        m = re.search(r'path:\s*"([^"]+)"', rest)
+        p = m.group(1) if m else ("Tests/" if kind == "testTarget" else "Sources/") + name
+        if not any(p == k or p.startswith(k + "/") for k in keep):
+            fail(f"Containerfile.dockerignore: keeps {keep}, but target {name} lives in {p}")
+    ok(f"Containerfile.dockerignore: context {keep} holds all {len(targets)} targets of Package.swift")
+    cmd = [a for k, a in instr if k == "CMD"]
+    return json.loads(cmd[-1]) if cmd else []
+
+
+def check_systemd():
+    path = os.path.join(ROOT, "deploy/systemd/reachability_exporter.service")
+    settings = {}
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if "=" in line and not line.startswith(("#", ";", "[")):
+                k, v = line.split("=", 1)
+                settings.setdefault(k, []).append(v)
+    want = {"DynamicUser": "yes", "AmbientCapabilities": "CAP_NET_RAW", "CapabilityBoundingSet": "CAP_NET_RAW",
+            "NoNewPrivileges": "yes", "ProtectSystem": "strict", "StateDirectory": "reachability_exporter",
+            "ProtectHome": "yes", "PrivateTmp": "yes"}
+    for k, v in want.items():
+        (ok if settings.get(k) == [v] else fail)(f"systemd: {k}={v}")
+    if "PrivateUsers" in settings or "PrivateNetwork" in settings:
+        fail("systemd: PrivateUsers/PrivateNetwork would hide the host network from the probes")
+    with open(os.path.join(ROOT, "deploy/systemd/reachability_exporter.default")) as f:
+        m = re.search(r'^ARGS="([^"]*)"', f.read(), re.M)
+    return m.group(1).split() if m else []
+
+
+def check_flags(binary, arg_sets):
+    """Every flag the deploy files pass exists in the binary's --help."""
+    help_text = subprocess.run([binary, "--help"], capture_output=True, text=True, timeout=10).stdout
+    known = set(re.findall(r"--(?:\[no-\])?([a-z][a-z0-9.-]+)", help_text))
+    for where, args in arg_sets:
+        for a in args:
+            name = a[2:].split("=", 1)[0] if a.startswith("--") else None
+            if name and name not in known:
+                fail(f"{where}: flag --{name} does not exist (reachability_exporter --help)")
+    ok(f"flags: every flag in {', '.join(w for w, _ in arg_sets)} is known to the binary")
+
+
+def check_deploy(binary, rules):
+    print("kubernetes:")
+    k8s_args = check_kubernetes(rules)
+    print("compose:")
+    compose_args = check_compose()
+    print("container and systemd:")
+    cmd_args = check_containerfile()
+    unit_args = check_systemd()
+    check_flags(binary, [("DaemonSet", k8s_args), ("compose", compose_args), ("Containerfile CMD", cmd_args),
+                         ("systemd default ARGS", unit_args)])
