@@ -131,11 +131,11 @@ import Testing
 
     @Test func processMetricsParse() throws {
         let stat = "1234 (we ird) name) S 1 1 1 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 7 0 9000 104857600 2560 18446744073709551615"
-        let f = try #require(ProcessMetrics.parseStat(stat))
+        let f = try #require(ProcessSample.parseStat(stat))
         #expect(f.utime == 250 && f.stime == 50 && f.threads == 7 && f.startTicks == 9000)
         #expect(f.vsize == 104857600 && f.rssPages == 2560)
-        #expect(ProcessMetrics.parseStat("garbage") == nil)
-        let live = try #require(ProcessMetrics.read())
+        #expect(ProcessSample.parseStat("garbage") == nil)
+        let live = try #require(ProcessSample.read())
         #expect(live.openFDs > 2 && live.residentBytes > 1_000_000 && live.startTime > 1.6e9)
     }
 }

@@ -1,5 +1,3 @@
-import Glibc
-
 /// The `reachability_exporter` command line: parses flags, builds the services, runs them until
 /// SIGTERM/SIGINT, and maps errors to exit codes (64 usage, 78 configuration, 1 runtime).
 package enum ExporterCommand {
@@ -60,19 +58,5 @@ package enum ExporterCommand {
 
     static var versionText: String {
         "reachability_exporter, version \(BuildInfo.version) (revision: \(BuildInfo.revision))\n  swift version: \(BuildInfo.swiftVersion)\n  platform: linux/x86_64\n"
-    }
-}
-
-/// Writes to stdout with one `write` (Swift 6 cannot touch the `stdout` global).
-func writeOut(_ s: String) { writeFD(1, s) }
-/// Writes to stderr with one `write`.
-func writeErr(_ s: String) { writeFD(2, s) }
-
-private func writeFD(_ fd: Int32, _ s: String) {
-    var bytes = Array(s.utf8)[...]
-    while !bytes.isEmpty {
-        let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-        if n <= 0 { if n < 0 && errno == EINTR { continue }; return }
-        bytes = bytes.dropFirst(n)
     }
 }

@@ -1,5 +1,3 @@
-import Glibc
-
 /// The probe and scheduler flags shared by the exporter and `check`, and how they become
 /// `ProbeSpec`s and `MonitorSettings`.
 package enum ProbeFlags {
@@ -115,16 +113,4 @@ package enum ProbeFlags {
             return error.description
         }
     }
-}
-
-/// The process environment as a dictionary.
-func processEnvironment() -> [String: String] {
-    var out: [String: String] = [:]
-    var p = environ
-    while let entry = p.pointee {
-        let s = String(cString: entry)
-        if let eq = s.firstIndex(of: "=") { out[String(s[..<eq])] = String(s[s.index(after: eq)...]) }
-        p += 1
-    }
-    return out
 }

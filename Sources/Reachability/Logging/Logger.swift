@@ -1,5 +1,3 @@
-import Glibc
-
 /// Log severity, ordered; `--log.level` picks the lowest one written.
 package enum LogLevel: String, Sendable, CaseIterable, Comparable {
     case debug, info, warn, error
@@ -45,9 +43,7 @@ package struct Logger: Sendable {
     package func log(_ lvl: LogLevel, _ message: String, _ fields: [(String, String)]) {
         guard lvl >= level else { return }
         let line = Self.format(format, time: Self.timestamp(), level: lvl, message: message, fields: context + fields)
-        line.utf8CString.withUnsafeBufferPointer { p in
-            _ = Glibc.write(fd, p.baseAddress, p.count - 1)
-        }
+        writeAll(fd, line)
     }
 
     static func format(_ format: LogFormat, time: String, level: LogLevel, message: String, fields: [(String, String)]) -> String {
@@ -87,19 +83,13 @@ package struct Logger: Sendable {
 
     /// RFC 3339 UTC with milliseconds: `2026-11-29T14:48:24.123Z`.
     static func timestamp() -> String {
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
-        return rfc3339(seconds: Int(ts.tv_sec), millis: Int(ts.tv_nsec / 1_000_000))
+        let ns = WallClock.nanosecondsSinceEpoch()
+        return rfc3339(seconds: Int(ns / 1_000_000_000), millis: Int(ns % 1_000_000_000 / 1_000_000))
     }
 
     static func rfc3339(seconds: Int, millis: Int) -> String {
-        var t = time_t(seconds)
-        var tm = tm()
-        gmtime_r(&t, &tm)
-        func pad(_ v: Int32, _ n: Int) -> String {
-            let s = String(v)
-            return String(repeating: "0", count: max(0, n - s.count)) + s
-        }
-        return "\(pad(tm.tm_year + 1900, 4))-\(pad(tm.tm_mon + 1, 2))-\(pad(tm.tm_mday, 2))T\(pad(tm.tm_hour, 2)):\(pad(tm.tm_min, 2)):\(pad(tm.tm_sec, 2)).\(pad(Int32(millis), 3))Z"
+        let whole = UTCTime.rfc3339(Double(seconds))  // `…:09Z`: insert the milliseconds
+        let ms = String(millis)
+        return whole.dropLast() + "." + String(repeating: "0", count: max(0, 3 - ms.count)) + ms + "Z"
     }
 }

@@ -1,6 +1,4 @@
-import CShim
 import Dispatch
-import Glibc
 import Synchronization
 
 /// Why `PathMonitor.start()` failed.
@@ -97,8 +95,8 @@ package final class PathMonitor: PathSource {
     /// following changes. Blocks the caller for the initial dump (about a millisecond).
     /// Calling it twice is a programmer error.
     package func start() throws(PathMonitorError) {
-        let wakeFD = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
-        guard wakeFD >= 0 else { throw .outOfDescriptors(.current) }
+        let wakeFD: Int32
+        do throws(Errno) { wakeFD = try EventFD.make() } catch { throw .outOfDescriptors(error) }
         precondition(shared.begin(wakeFD: wakeFD), "PathMonitor.start() called twice")
         let configuration = self.configuration
         let shared = self.shared
@@ -183,7 +181,7 @@ final class PathMonitorShared: Sendable {
     /// `requestStop` can write to a closed (or reused) descriptor, then ends the streams.
     func finish() {
         control.withLock { c in
-            if c.wakeFD >= 0 { Glibc.close(c.wakeFD) }
+            if c.wakeFD >= 0 { EventFD.close(c.wakeFD) }
             c.wakeFD = -1
         }
         broadcaster.finish()
@@ -191,7 +189,6 @@ final class PathMonitorShared: Sendable {
 
     private func wake(_ fd: Int32) {
         guard fd >= 0 else { return }
-        var one: UInt64 = 1
-        _ = write(fd, &one, 8)
+        EventFD.signal(fd)
     }
 }

@@ -1,4 +1,3 @@
-import Glibc
 import Synchronization
 
 /// The scheduler and the verdict keeper: runs the probes in rounds on an interval (staggered,
@@ -334,13 +333,6 @@ extension ReachabilityMonitor where C == ContinuousClock {
     package convenience init(probes: [ProbeSpec], settings: MonitorSettings = MonitorSettings(), path: any PathGate = OpenPathGate(), observers: [any RoundObserver] = []) {
         self.init(probes: probes, settings: settings, path: path, observers: observers, clock: ContinuousClock())
     }
-}
-
-/// Wall-clock Unix seconds (CLOCK_REALTIME), for timestamps people and Prometheus read.
-package func unixNow() -> Double {
-    var ts = timespec()
-    clock_gettime(CLOCK_REALTIME, &ts)
-    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
 }
 
 /// A FIFO async mutex: rounds never overlap (a `check()` waits for a running round).
