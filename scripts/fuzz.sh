@@ -22,8 +22,7 @@ out=.build/fuzz
 mkdir -p "$out/cshim" "$out/artifacts"
 
 flags=()
-[ -f Sources/Reachability/Config/YAMLParser.swift ] && flags+=(-DRX_FUZZ_CONFIG)
-[ -f Sources/Reachability/History/HistoryRecord.swift ] && flags+=(-DRX_FUZZ_HISTORY)
+flags+=(-DRX_FUZZ_CONFIG -DRX_FUZZ_HISTORY)
 
 # CShim's module map (SwiftPM writes its own under .build; this one points at the same header).
 printf 'module CShim {\n  umbrella header "%s/Sources/CShim/include/CShim.h"\n  export *\n}\n' "$PWD" >"$out/cshim/module.modulemap"

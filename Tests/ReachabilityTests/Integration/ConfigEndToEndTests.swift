@@ -9,7 +9,7 @@ import Testing
 /// and live reloads (SIGHUP, POST /-/reload) with probes added and removed while scrapes run.
 /// Every probe targets a TCP listener on 127.0.0.1; the example files are only ever checked.
 @Suite(.serialized) struct ConfigEndToEndTests {
-    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let packageRoot = RepositoryRoot.url
 
     /// A scratch directory for configuration files, removed by `cleanup()`.
     final class Scratch {

@@ -6,7 +6,7 @@ import Testing
 /// The README's metric reference must name every metric the exporter can register.
 @Suite struct ReadmeTests {
     static var readme: String {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = RepositoryRoot.url
         return (try? String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)) ?? ""
     }
 

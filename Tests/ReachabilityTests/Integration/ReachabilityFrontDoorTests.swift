@@ -90,7 +90,7 @@ import Testing
 
     /// The README's library section is the example program, character for character.
     @Test func theReadmeShowsTheExampleAsBuilt() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = RepositoryRoot.url
         let example = try String(contentsOf: root.appendingPathComponent("Examples/EmbedReachability/main.swift"), encoding: .utf8)
         #expect(ReadmeTests.readme.contains("```swift\n" + example + "```"))
         #expect(example.split(separator: "\n", omittingEmptySubsequences: false).count <= 30)

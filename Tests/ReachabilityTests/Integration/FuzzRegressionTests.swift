@@ -7,7 +7,7 @@ import Testing
 /// fuzz/FuzzTargets.swift (keep the two in step). A crash fails the whole run; a broken
 /// promise fails the input's test.
 @Suite struct FuzzRegressionTests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let root = RepositoryRoot.url
         .appendingPathComponent("fuzz")
 
     /// (target, file name, bytes) of every stored input.
