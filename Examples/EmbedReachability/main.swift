@@ -3,11 +3,12 @@
 import Reachability
 
 let args = Array(CommandLine.arguments.dropFirst())
-let reachability = Reachability(configuration: .init(
-    probeMode: .parallel,  // .parallel, .httpOnly, .icmpOnly, .quorum(n)
-    timeout: .seconds(5),
-    httpProbeURL: args.first ?? Probe.defaultHTTPURL,
-    icmpHost: args.dropFirst().first ?? Probe.defaultICMPHost))  // pathMonitoring: true (netlink)
+let reachability = Reachability(
+    configuration: .init(
+        probeMode: .parallel,  // .parallel, .httpOnly, .icmpOnly, .quorum(n)
+        timeout: .seconds(5),
+        httpProbeURL: args.first ?? Probe.defaultHTTPURL,
+        icmpHost: args.dropFirst().first ?? Probe.defaultICMPHost))  // pathMonitoring: true (netlink)
 
 let status = await reachability.check()  // one round now, no hysteresis
 print(status.state, status.reason ?? "", status.connectionType, status.isReachable)

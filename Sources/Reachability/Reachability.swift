@@ -35,15 +35,23 @@ public final class Reachability: Sendable {
 
         /// The seed's configuration: a captive-portal check of `httpProbeURL` and an ICMP echo to
         /// `icmpHost`, in parallel.
-        public init(probeMode: ProbeMode = .parallel, timeout: Duration = .seconds(5), httpProbeURL: String = Probe.defaultHTTPURL,
-                    icmpHost: String = Probe.defaultICMPHost, interval: Duration = .seconds(5), pathMonitoring: Bool = true) {
-            self.init(probes: [.http(httpProbeURL), .icmp(icmpHost)], probeMode: probeMode, timeout: timeout, interval: interval,
-                      pathMonitoring: pathMonitoring)
+        public init(
+            probeMode: ProbeMode = .parallel, timeout: Duration = .seconds(5),
+            httpProbeURL: String = Probe.defaultHTTPURL,
+            icmpHost: String = Probe.defaultICMPHost, interval: Duration = .seconds(5), pathMonitoring: Bool = true
+        ) {
+            self.init(
+                probes: [.http(httpProbeURL), .icmp(icmpHost)], probeMode: probeMode, timeout: timeout,
+                interval: interval,
+                pathMonitoring: pathMonitoring)
         }
 
         /// Any probes (HTTP with expectations, ICMP, DNS, TCP) and uplinks.
-        public init(probes: [Probe], probeMode: ProbeMode = .parallel, timeout: Duration = .seconds(5), interval: Duration = .seconds(5),
-                    uplinks: [String] = [], pathMonitoring: Bool = true) {
+        public init(
+            probes: [Probe], probeMode: ProbeMode = .parallel, timeout: Duration = .seconds(5),
+            interval: Duration = .seconds(5),
+            uplinks: [String] = [], pathMonitoring: Bool = true
+        ) {
             self.probes = probes
             self.probeMode = probeMode
             self.timeout = timeout
@@ -59,7 +67,9 @@ public final class Reachability: Sendable {
         /// uplink with an invalid name is left out); empty when everything can.
         public var problems: [String] {
             probes.compactMap { p in p.problem.map { "\(p.name): \($0)" } }
-                + uplinks.compactMap { u in InterfaceName.problem(u).map { "uplink \(u.debugDescription): an interface name \($0)" } }
+                + uplinks.compactMap { u in
+                    InterfaceName.problem(u).map { "uplink \(u.debugDescription): an interface name \($0)" }
+                }
         }
     }
 
@@ -89,12 +99,14 @@ public final class Reachability: Sendable {
         settings.interval = configuration.interval
         settings.timeout = configuration.timeout
         settings.uplinks = configuration.uplinks.filter { InterfaceName.problem($0) == nil }
-        settings.verdict = VerdictSettings(policy: configuration.probeMode.policy, trustLocalTargets: configuration.trustsLocalTargets)
+        settings.verdict = VerdictSettings(
+            policy: configuration.probeMode.policy, trustLocalTargets: configuration.trustsLocalTargets)
         let specs = configuration.probes.map(\.spec)
         continuous = ReachabilityMonitor(probes: specs, settings: settings, path: gate)
         var once = settings
-        once.verdict = VerdictSettings(policy: settings.verdict.policy, failAfter: 1, recoverAfter: 1,
-                                       trustLocalTargets: configuration.trustsLocalTargets)
+        once.verdict = VerdictSettings(
+            policy: settings.verdict.policy, failAfter: 1, recoverAfter: 1,
+            trustLocalTargets: configuration.trustsLocalTargets)
         oneShot = ReachabilityMonitor(probes: specs, settings: once, path: gate)
     }
 

@@ -22,7 +22,9 @@ enum DNSTestReplies {
         case .silence:
             return []
         case .answer(let addresses):
-            return [message(id: id, rcode: 0, question: question, answers: addresses.map { address(owner: toQuestion, $0) })]
+            return [
+                message(id: id, rcode: 0, question: question, answers: addresses.map { address(owner: toQuestion, $0) })
+            ]
         case .rcode(let rcode):
             return [message(id: id, rcode: rcode, question: question, answers: [])]
         case .noAnswer:
@@ -31,12 +33,17 @@ enum DNSTestReplies {
             return [message(id: id, rcode: 0, question: question, answers: [], extraFlags: 0x0200)]
         case .wrongIDFirst(let decoy, let addresses):
             return [
-                message(id: id ^ 0x5A5A, rcode: 0, question: question, answers: decoy.map { address(owner: toQuestion, $0) }),
-                message(id: id, rcode: 0, question: question, answers: addresses.map { address(owner: toQuestion, $0) }),
+                message(
+                    id: id ^ 0x5A5A, rcode: 0, question: question, answers: decoy.map { address(owner: toQuestion, $0) }
+                ),
+                message(
+                    id: id, rcode: 0, question: question, answers: addresses.map { address(owner: toQuestion, $0) }),
             ]
         case .garbageWithID:
             // Claims 1 question and 3 answers, then 8 bytes: cannot hold them.
-            return [[UInt8(id >> 8), UInt8(id & 0xFF), 0x81, 0x80, 0, 1, 0, 3, 0, 0, 0, 0, 0xC0, 0xFF, 0x3F, 1, 2, 3, 4, 5]]
+            return [
+                [UInt8(id >> 8), UInt8(id & 0xFF), 0x81, 0x80, 0, 1, 0, 3, 0, 0, 0, 0, 0xC0, 0xFF, 0x3F, 1, 2, 3, 4, 5]
+            ]
         case .raw(let bytes):
             return [bytes]
         case .compressedCNAME(let alias, let addresses):
@@ -50,7 +57,9 @@ enum DNSTestReplies {
         }
     }
 
-    private static func message(id: UInt16, rcode: Int, question: [UInt8], answers: [[UInt8]], extraFlags: UInt16 = 0) -> [UInt8] {
+    private static func message(id: UInt16, rcode: Int, question: [UInt8], answers: [[UInt8]], extraFlags: UInt16 = 0)
+        -> [UInt8]
+    {
         let flags: UInt16 = 0x8180 | extraFlags | UInt16(rcode & 0xF)  // QR, RD, RA
         var out = be16(id) + be16(flags) + be16(1) + be16(UInt16(answers.count)) + be16(0) + be16(0)
         out += question

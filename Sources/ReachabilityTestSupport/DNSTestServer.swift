@@ -1,5 +1,5 @@
-import Dispatch
 import CShim
+import Dispatch
 import Glibc
 import Reachability
 import Synchronization
@@ -48,7 +48,9 @@ package final class DNSTestServer: Sendable {
     /// Binds a UDP socket on `host` (an IP literal) and `port` (0: the kernel picks; the fault
     /// lab binds 53 inside its namespaces) and starts answering.
     package init(host: String = "127.0.0.1", port: UInt16 = 0, behaviour: Behaviour) throws {
-        guard let bindAddress = SocketAddress(ip: host, port: port) else { throw TestSupportError("not an IP: \(host)") }
+        guard let bindAddress = SocketAddress(ip: host, port: port) else {
+            throw TestSupportError("not an IP: \(host)")
+        }
         let fd = socket(bindAddress.family, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw TestSupportError("socket: \(Errno.current)") }
         address = try boundAddress(fd, bindAddress)
@@ -81,7 +83,9 @@ package final class DNSTestServer: Sendable {
             var peerLength = socklen_t(MemoryLayout<sockaddr_storage>.size)
             let n = buffer.withUnsafeMutableBytes { raw in
                 withUnsafeMutablePointer(to: &peer) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { recvfrom(fd, raw.baseAddress, raw.count, 0, $0, &peerLength) }
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        recvfrom(fd, raw.baseAddress, raw.count, 0, $0, &peerLength)
+                    }
                 }
             }
             guard n > 0 else { continue }
@@ -91,7 +95,9 @@ package final class DNSTestServer: Sendable {
             for reply in DNSTestReplies.replies(to: query, behaviour: behaviour.withLock { $0 }) {
                 _ = reply.withUnsafeBytes { raw in
                     withUnsafePointer(to: &peer) {
-                        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(fd, raw.baseAddress, raw.count, 0, $0, peerLength) }
+                        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                            sendto(fd, raw.baseAddress, raw.count, 0, $0, peerLength)
+                        }
                     }
                 }
             }

@@ -13,10 +13,13 @@ package final class ExporterProcess {
 
     /// The binary beside the test bundle in the build directory.
     package static var binaryPath: String {
-        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let exe =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         var dir = URL(fileURLWithPath: exe).deletingLastPathComponent()
         // Inside an .xctest bundle the executable sits one or more levels down.
-        while dir.path != "/" && !FileManager.default.fileExists(atPath: dir.appendingPathComponent("reachability_exporter").path) {
+        while dir.path != "/"
+            && !FileManager.default.fileExists(atPath: dir.appendingPathComponent("reachability_exporter").path)
+        {
             dir = dir.deletingLastPathComponent()
         }
         return dir.appendingPathComponent("reachability_exporter").path
@@ -37,8 +40,10 @@ package final class ExporterProcess {
     }
 
     /// Runs the binary to completion (bounded by `timeout`) and returns exit status, stdout and stderr.
-    package static func run(_ args: [String], timeout: Double = 30, environment: [String: String] = [:],
-                           executable: String? = nil, prefix: [String] = []) throws -> (status: Int32, stdout: String, stderr: String) {
+    package static func run(
+        _ args: [String], timeout: Double = 30, environment: [String: String] = [:],
+        executable: String? = nil, prefix: [String] = []
+    ) throws -> (status: Int32, stdout: String, stderr: String) {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: executable ?? binaryPath)
         p.arguments = prefix + args
@@ -46,13 +51,18 @@ package final class ExporterProcess {
         env["REACHABILITY_EXPORTER_REFUSE_DEFAULT_TARGETS"] = "1"
         for (k, v) in environment { env[k] = v }
         p.environment = env
-        let out = Pipe(), err = Pipe()
+        let out = Pipe()
+        let err = Pipe()
         p.standardOutput = out
         p.standardError = err
         try p.run()
         let deadline = Date().addingTimeInterval(timeout)
         while p.isRunning && Date() < deadline { usleep(10_000) }
-        if p.isRunning { kill(p.processIdentifier, SIGKILL); p.waitUntilExit(); throw TestFailure("\(args) did not finish in \(timeout) s") }
+        if p.isRunning {
+            kill(p.processIdentifier, SIGKILL)
+            p.waitUntilExit()
+            throw TestFailure("\(args) did not finish in \(timeout) s")
+        }
         let o = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         let e = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         return (p.terminationStatus, o, e)
@@ -66,10 +76,12 @@ package final class ExporterProcess {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             // Both log formats: `msg=listening address=H:P` and `"msg":"listening","address":"H:P"`.
-            for line in stderr.split(separator: "\n") where line.contains("msg=listening") || line.contains("\"msg\":\"listening\"") {
+            for line in stderr.split(separator: "\n")
+            where line.contains("msg=listening") || line.contains("\"msg\":\"listening\"") {
                 let fields = line.split(whereSeparator: { $0 == " " || $0 == "," })
                 if let field = fields.first(where: { $0.hasPrefix("address=") || $0.hasPrefix("\"address\":") }),
-                   let p = field.split(separator: ":").last.flatMap({ UInt16($0.filter { $0 != "\"" }) }) {
+                    let p = field.split(separator: ":").last.flatMap({ UInt16($0.filter { $0 != "\"" }) })
+                {
                     port = p
                     return p
                 }
@@ -105,20 +117,27 @@ package final class ExporterProcess {
     }
 
     /// GETs a path from the running exporter with a bounded wait.
-    package func get(_ path: String, headers: [String: String] = [:]) throws -> (status: Int, headers: String, body: String) {
+    package func get(_ path: String, headers: [String: String] = [:]) throws -> (
+        status: Int, headers: String, body: String
+    ) {
         let client = try RawTCPClient(port: port)
         var req = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
         for (k, v) in headers { req += "\(k): \(v)\r\n" }
         client.send(req + "\r\n")
         let text = client.read().text
-        guard let split = text.range(ofBytes: "\r\n\r\n") else { throw TestFailure("no HTTP response: \(text.debugDescription)") }
+        guard let split = text.range(ofBytes: "\r\n\r\n") else {
+            throw TestFailure("no HTTP response: \(text.debugDescription)")
+        }
         let head = String(text[..<split.lowerBound])
         let status = Int(head.split(separator: " ").dropFirst().first ?? "") ?? 0
         return (status, head, String(text[split.upperBound...]))
     }
 
     deinit {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
         try? FileManager.default.removeItem(atPath: stderrPath)
     }
 }

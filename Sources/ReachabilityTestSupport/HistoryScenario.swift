@@ -47,7 +47,8 @@ package struct HistoryScenario: Sendable {
 
     private func verdict(at t: Double) -> Verdict {
         let phase = (t - start).truncatingRemainder(dividingBy: outagePeriod)
-        return phase >= outageOffset && phase < outageOffset + outageLength ? Verdict(.limited, reason: "timeout") : Verdict(.full)
+        return phase >= outageOffset && phase < outageOffset + outageLength
+            ? Verdict(.limited, reason: "timeout") : Verdict(.full)
     }
 
     private func inGap(_ t: Double) -> Bool {
@@ -75,11 +76,16 @@ package struct HistoryScenario: Sendable {
         var store = HistoryStore(config: config)
         _ = try store.open(now: start)
         let probeRecords = (0..<probes).map { i in
-            ProbeRecord(name: "https://probe-\(i).example.net/generate_204", type: .https, status: .success, duration: 0.023456, address: "192.0.2.\(i + 1)")
+            ProbeRecord(
+                name: "https://probe-\(i).example.net/generate_204", type: .https, status: .success, duration: 0.023456,
+                address: "192.0.2.\(i + 1)")
         }
         let failing = probeRecords.map { p -> ProbeRecord in
             var f = p
-            f.status = .failure; f.reason = .timeout; f.duration = 3; f.detail = "no answer within 3s"
+            f.status = .failure
+            f.reason = .timeout
+            f.duration = 3
+            f.detail = "no answer within 3s"
             return f
         }
         func put(_ r: HistoryRecord, _ now: Double) throws { try store.append(r.encoded(), now: now) }
@@ -106,9 +112,10 @@ package struct HistoryScenario: Sendable {
                 previous = v
             }
             rounds += 1
-            let record = RoundRecord(time: t, duration: roundDuration, interval: interval, round: rounds, overall: v, since: since,
-                                     families: ["ipv4": v, "ipv6": Verdict(.none, reason: "no_default_route")],
-                                     probes: v.state == .full ? wave(probeRecords, at: t) : failing)
+            let record = RoundRecord(
+                time: t, duration: roundDuration, interval: interval, round: rounds, overall: v, since: since,
+                families: ["ipv4": v, "ipv6": Verdict(.none, reason: "no_default_route")],
+                probes: v.state == .full ? wave(probeRecords, at: t) : failing)
             try put(.round(record), at)
         }
         store.close()

@@ -101,12 +101,18 @@ package final class LoopbackConnection {
         setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
     }
 
-    private enum ReadOutcome { case data(Int), end, timedOut, failed }
+    private enum ReadOutcome {
+        case data(Int)
+        case end, timedOut, failed
+    }
 
     /// Reads what is available, waiting up to `timeoutMS`; `.failed` also when the server stops.
     private func read(into buffer: inout [UInt8], timeoutMS: Int32 = 10_000) -> ReadOutcome {
         if ssl == nil || SSL_pending(ssl) == 0 {
-            var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: server.stopFD, events: Int16(POLLIN), revents: 0)]
+            var fds = [
+                pollfd(fd: fd, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: server.stopFD, events: Int16(POLLIN), revents: 0),
+            ]
             let ready = poll(&fds, 2, timeoutMS)
             if ready == 0 { return .timedOut }
             if ready < 0 || fds[1].revents != 0 { return .failed }

@@ -14,7 +14,9 @@ package struct LoopbackHTTPBehavior: Sendable {
     }
 
     /// A complete response with `Content-Length` (omitted from the body for HEAD requests).
-    package static func status(_ code: Int, _ reason: String = "", headers: [(String, String)] = [], body: String = "") -> LoopbackHTTPBehavior {
+    package static func status(_ code: Int, _ reason: String = "", headers: [(String, String)] = [], body: String = "")
+        -> LoopbackHTTPBehavior
+    {
         LoopbackHTTPBehavior { c in
             guard let request = c.readRequest() else { return }
             c.write(response(code, reason, headers: headers, body: body, isHead: request.hasPrefix("HEAD ")))
@@ -28,19 +30,26 @@ package struct LoopbackHTTPBehavior: Sendable {
             let target = request.split(separator: " ", maxSplits: 2).dropFirst().first.map(String.init) ?? "/"
             let path = String(target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0])
             let answer = table[path] ?? Answer(404, "Not Found")
-            c.write(response(answer.code, answer.reason, headers: answer.headers, body: answer.body, isHead: request.hasPrefix("HEAD ")))
+            c.write(
+                response(
+                    answer.code, answer.reason, headers: answer.headers, body: answer.body,
+                    isHead: request.hasPrefix("HEAD ")))
         }
     }
 
     /// A captive portal as openNDS 9.10 answers an unauthenticated client: `GET` gets a `307` to
     /// its splash page, any other method `511 Network Authentication Required`.
-    package static func openNDSPortal(splash: String = "http://192.0.2.1:2050/opennds_preauth/") -> LoopbackHTTPBehavior {
+    package static func openNDSPortal(splash: String = "http://192.0.2.1:2050/opennds_preauth/") -> LoopbackHTTPBehavior
+    {
         LoopbackHTTPBehavior { c in
             guard let request = c.readRequest() else { return }
             if request.hasPrefix("GET ") {
                 c.write(response(307, "Temporary Redirect", headers: [("Location", splash)], body: ""))
             } else {
-                c.write(response(511, "Network Authentication Required", headers: [], body: "", isHead: request.hasPrefix("HEAD ")))
+                c.write(
+                    response(
+                        511, "Network Authentication Required", headers: [], body: "",
+                        isHead: request.hasPrefix("HEAD ")))
             }
         }
     }
@@ -52,7 +61,10 @@ package struct LoopbackHTTPBehavior: Sendable {
         package var headers: [(String, String)]
         package var body: String
         package init(_ code: Int, _ reason: String = "", headers: [(String, String)] = [], body: String = "") {
-            self.code = code; self.reason = reason; self.headers = headers; self.body = body
+            self.code = code
+            self.reason = reason
+            self.headers = headers
+            self.body = body
         }
     }
 
@@ -110,10 +122,14 @@ package struct LoopbackHTTPBehavior: Sendable {
     }
 
     /// Builds an HTTP/1.1 response with `Content-Length` and `Connection: close`.
-    package static func response(_ code: Int, _ reason: String, headers: [(String, String)], body: String, isHead: Bool = false) -> String {
+    package static func response(
+        _ code: Int, _ reason: String, headers: [(String, String)], body: String, isHead: Bool = false
+    ) -> String {
         var text = "HTTP/1.1 \(code) \(reason)\r\n"
         for (name, value) in headers { text += "\(name): \(value)\r\n" }
-        if !headers.contains(where: { $0.0.lowercased() == "content-length" || $0.0.lowercased() == "transfer-encoding" }) {
+        if !headers.contains(where: {
+            $0.0.lowercased() == "content-length" || $0.0.lowercased() == "transfer-encoding"
+        }) {
             text += "Content-Length: \(body.utf8.count)\r\n"
         }
         text += "Connection: close\r\n\r\n"

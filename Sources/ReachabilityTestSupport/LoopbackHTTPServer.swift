@@ -29,7 +29,9 @@ package final class LoopbackHTTPServer: Sendable {
 
     /// Listens on `host` (numeric) and `port` (0: the kernel picks; the fault lab binds 80/443
     /// inside its namespaces) and starts accepting.
-    package init(host: String = "127.0.0.1", port: UInt16 = 0, tls: LoopbackTLSIdentity? = nil, behavior: LoopbackHTTPBehavior) throws(Errno) {
+    package init(
+        host: String = "127.0.0.1", port: UInt16 = 0, tls: LoopbackTLSIdentity? = nil, behavior: LoopbackHTTPBehavior
+    ) throws(Errno) {
         guard let address = SocketAddress(ip: host, port: port) else { throw Errno(EINVAL) }
         let fd = socket(address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         if fd < 0 { throw Errno.current }

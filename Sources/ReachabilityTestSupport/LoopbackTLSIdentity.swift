@@ -18,7 +18,8 @@ package final class LoopbackTLSIdentity: @unchecked Sendable {
         guard SSL_CTX_use_certificate_chain_file(ctx, certificateFile) == 1 else {
             throw Failure(description: "cannot load certificate \(certificateFile)")
         }
-        guard SSL_CTX_use_PrivateKey_file(ctx, keyFile, SSL_FILETYPE_PEM) == 1, SSL_CTX_check_private_key(ctx) == 1 else {
+        guard SSL_CTX_use_PrivateKey_file(ctx, keyFile, SSL_FILETYPE_PEM) == 1, SSL_CTX_check_private_key(ctx) == 1
+        else {
             throw Failure(description: "cannot load key \(keyFile)")
         }
     }

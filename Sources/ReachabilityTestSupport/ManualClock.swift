@@ -10,8 +10,15 @@ package final class ManualClock: Clock, Sendable {
         package static func < (a: Instant, b: Instant) -> Bool { a.offset < b.offset }
     }
 
-    private struct Sleeper { let deadline: Instant; let continuation: CheckedContinuation<Void, Never> }
-    private struct State { var now = Instant(offset: .zero); var sleepers: [UInt64: Sleeper] = [:]; var next: UInt64 = 0 }
+    private struct Sleeper {
+        let deadline: Instant
+        let continuation: CheckedContinuation<Void, Never>
+    }
+    private struct State {
+        var now = Instant(offset: .zero)
+        var sleepers: [UInt64: Sleeper] = [:]
+        var next: UInt64 = 0
+    }
     private let state = Mutex(State())
 
     package init() {}
@@ -36,7 +43,9 @@ package final class ManualClock: Clock, Sendable {
                 if ready { c.resume() }
             }
         } onCancel: {
-            let sleeper: Sleeper? = state.withLock { s in id.withLock { $0 }.flatMap { s.sleepers.removeValue(forKey: $0) } }
+            let sleeper: Sleeper? = state.withLock { s in
+                id.withLock { $0 }.flatMap { s.sleepers.removeValue(forKey: $0) }
+            }
             sleeper?.continuation.resume()
         }
         try Task.checkCancellation()
@@ -67,7 +76,8 @@ package final class ManualClock: Clock, Sendable {
 package final class ScriptedProber<C: Clock>: Prober, Sendable {
     package let type: ProbeType
     private let clock: C
-    private let state = Mutex<(calls: [C.Instant], active: Int, maxActive: Int, next: ProbeResult)>(([], 0, 0, ProbeResult(status: .success, duration: .milliseconds(1))))
+    private let state = Mutex<(calls: [C.Instant], active: Int, maxActive: Int, next: ProbeResult)>(
+        ([], 0, 0, ProbeResult(status: .success, duration: .milliseconds(1))))
     private let hold: Duration
 
     /// `hold`: how long each call sleeps on the clock before answering.

@@ -60,7 +60,8 @@ package final class NetnsExecutor: TaskExecutor {
         guard cshim_setns_net(fd) == 0 else { return "setns \(path): \(Errno.current)" }
         var target = stat()
         var mine = stat()
-        guard stat(path, &target) == 0, stat("/proc/thread-self/ns/net", &mine) == 0, target.st_ino == mine.st_ino else {
+        guard stat(path, &target) == 0, stat("/proc/thread-self/ns/net", &mine) == 0, target.st_ino == mine.st_ino
+        else {
             return "thread is not in \(path) after setns"
         }
         return nil

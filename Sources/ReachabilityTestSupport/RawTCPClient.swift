@@ -19,15 +19,27 @@ package final class RawTCPClient {
             a.sin6_family = sa_family_t(AF_INET6)
             a.sin6_port = port.bigEndian
             inet_pton(AF_INET6, host, &a.sin6_addr)
-            rc = withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) } }
+            rc = withUnsafePointer(to: &a) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
+                }
+            }
         } else {
             var a = sockaddr_in()
             a.sin_family = sa_family_t(AF_INET)
             a.sin_port = port.bigEndian
             inet_pton(AF_INET, host, &a.sin_addr)
-            rc = withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+            rc = withUnsafePointer(to: &a) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
         }
-        guard rc == 0 else { let e = errno; Glibc.close(fd); throw TestFailure("connect to \(host):\(port): errno \(e)") }
+        guard rc == 0 else {
+            let e = errno
+            Glibc.close(fd)
+            throw TestFailure("connect to \(host):\(port): errno \(e)")
+        }
     }
 
     deinit { Glibc.close(fd) }
@@ -53,7 +65,10 @@ package final class RawTCPClient {
         while true {
             let n = recv(fd, &buf, buf.count, 0)
             if n == 0 { return (String(decoding: out, as: UTF8.self), true) }
-            if n < 0 { if errno == EINTR { continue }; return (String(decoding: out, as: UTF8.self), errno == ECONNRESET) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                return (String(decoding: out, as: UTF8.self), errno == ECONNRESET)
+            }
             out.append(contentsOf: buf[0..<n])
             let text = String(decoding: out, as: UTF8.self)
             if done(text) { return (text, false) }
@@ -66,7 +81,8 @@ package final class RawTCPClient {
             guard let headEnd = text.range(ofBytes: "\r\n\r\n") else { return false }
             let head = text[..<headEnd.lowerBound].lowercased()
             guard let clLine = head.split(separator: "\r\n").first(where: { $0.hasPrefix("content-length:") }),
-                  let length = Int(String(clLine.dropFirst("content-length:".count)).trimmedSpaces) else { return true }
+                let length = Int(String(clLine.dropFirst("content-length:".count)).trimmedSpaces)
+            else { return true }
             if head.hasPrefix("http/1.1 200") && text.hasPrefix("HEAD") { return true }
             return text.utf8.count - text[..<headEnd.upperBound].utf8.count >= length
         }.text
@@ -81,7 +97,8 @@ package struct TestFailure: Error, CustomStringConvertible {
 extension String {
     /// Byte-wise search (String's own `range(of:)` needs Foundation and treats CR LF as one Character).
     package func range(ofBytes needle: String) -> Range<String.Index>? {
-        let hay = Array(utf8), n = Array(needle.utf8)
+        let hay = Array(utf8)
+        let n = Array(needle.utf8)
         guard n.count <= hay.count else { return nil }
         for i in 0...(hay.count - n.count) where hay[i..<(i + n.count)].elementsEqual(n) {
             let lower = utf8.index(startIndex, offsetBy: i)
@@ -94,11 +111,18 @@ extension String {
 
     /// Counts non-overlapping byte-wise occurrences.
     package func occurrences(ofBytes needle: String) -> Int {
-        let hay = Array(utf8), n = Array(needle.utf8)
+        let hay = Array(utf8)
+        let n = Array(needle.utf8)
         guard !n.isEmpty, n.count <= hay.count else { return 0 }
-        var i = 0, count = 0
+        var i = 0
+        var count = 0
         while i <= hay.count - n.count {
-            if hay[i..<(i + n.count)].elementsEqual(n) { count += 1; i += n.count } else { i += 1 }
+            if hay[i..<(i + n.count)].elementsEqual(n) {
+                count += 1
+                i += n.count
+            } else {
+                i += 1
+            }
         }
         return count
     }

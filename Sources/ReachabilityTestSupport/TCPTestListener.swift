@@ -1,5 +1,5 @@
-import Dispatch
 import CShim
+import Dispatch
 import Glibc
 import Reachability
 import Synchronization

@@ -61,7 +61,9 @@ package struct TestCertificates: Sendable {
         guard process.terminationStatus == 0 else {
             throw Failure(description: "openssl failed: \(String(decoding: stderr, as: UTF8.self))")
         }
-        func pair(_ name: String) -> Pair { Pair(certificate: "\(directory)/\(name).pem", key: "\(directory)/\(name).key") }
+        func pair(_ name: String) -> Pair {
+            Pair(certificate: "\(directory)/\(name).pem", key: "\(directory)/\(name).key")
+        }
         return TestCertificates(
             directory: directory, caFile: "\(directory)/ca.pem", valid: pair("valid"),
             wrongHost: pair("wronghost"), expired: pair("expired"), selfSigned: pair("self"))

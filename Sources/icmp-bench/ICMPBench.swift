@@ -23,11 +23,21 @@ struct ICMPBench {
         while i < args.count {
             let value = i + 1 < args.count ? args[i + 1] : ""
             switch args[i] {
-            case "--targets": guard let v = Int(value), (1...65_000).contains(v) else { return nil }; o.targets = v
-            case "--seconds": guard let v = Double(value), v > 0, v <= 600 else { return nil }; o.seconds = v
-            case "--warmup": guard let v = Double(value), v >= 0, v <= 60 else { return nil }; o.warmup = v
-            case "--mode": guard let v = ICMPSocketMode(rawValue: value) else { return nil }; o.mode = v
-            case "--payload": guard let v = Int(value), (0...1400).contains(v) else { return nil }; o.payload = v
+            case "--targets":
+                guard let v = Int(value), (1...65_000).contains(v) else { return nil }
+                o.targets = v
+            case "--seconds":
+                guard let v = Double(value), v > 0, v <= 600 else { return nil }
+                o.seconds = v
+            case "--warmup":
+                guard let v = Double(value), v >= 0, v <= 60 else { return nil }
+                o.warmup = v
+            case "--mode":
+                guard let v = ICMPSocketMode(rawValue: value) else { return nil }
+                o.mode = v
+            case "--payload":
+                guard let v = Int(value), (0...1400).contains(v) else { return nil }
+                o.payload = v
             default: return nil
             }
             i += 2
@@ -41,16 +51,21 @@ struct ICMPBench {
     static func cpuSeconds() -> Double {
         var usage = rusage()
         getrusage(RUSAGE_SELF.rawValue, &usage)
-        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(
+            usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
     }
 
     static func main() async {
         guard let o = parse(Array(CommandLine.arguments.dropFirst())) else {
-            print("usage: icmp-bench [--targets N] [--seconds S] [--warmup S] [--mode auto|datagram|raw] [--payload BYTES]")
+            print(
+                "usage: icmp-bench [--targets N] [--seconds S] [--warmup S] [--mode auto|datagram|raw] [--payload BYTES]"
+            )
             exit(64)
         }
         let engine = ICMPEngine.shared
-        if let error = (Result { () throws(ICMPSocketError) in try engine.socketKind(family: .ipv4, mode: o.mode) }).failure {
+        if let error = (Result { () throws(ICMPSocketError) in try engine.socketKind(family: .ipv4, mode: o.mode) })
+            .failure
+        {
             print("icmp-bench: \(error)")
             exit(1)
         }
@@ -70,7 +85,9 @@ struct ICMPBench {
             }
             for i in 1...o.targets {
                 let offset = Duration.seconds(1) * Double(i - 1) / Double(o.targets)
-                let prober = ICMPProber(.init(host: address(i), family: .ipv4, count: 1, payloadSize: o.payload, mode: o.mode), engine: engine)
+                let prober = ICMPProber(
+                    .init(host: address(i), family: .ipv4, count: 1, payloadSize: o.payload, mode: o.mode),
+                    engine: engine)
                 group.addTask {
                     var slot = start + offset
                     while slot < measureEnd {
@@ -78,7 +95,9 @@ struct ICMPBench {
                         let r = await prober.probe(deadline: slot + .milliseconds(900))
                         if slot >= measureStart {
                             tally.probes.add(1, ordering: .relaxed)
-                            if r.succeeded { tally.replies.add(1, ordering: .relaxed) } else {
+                            if r.succeeded {
+                                tally.replies.add(1, ordering: .relaxed)
+                            } else {
                                 tally.failures.withLock { $0[r.reason?.rawValue ?? "?", default: 0] += 1 }
                             }
                         }
@@ -88,14 +107,19 @@ struct ICMPBench {
             }
         }
         let (c0, c1) = tally.cpu.withLock { $0 }
-        let n = tally.probes.load(ordering: .relaxed), ok = tally.replies.load(ordering: .relaxed)
+        let n = tally.probes.load(ordering: .relaxed)
+        let ok = tally.replies.load(ordering: .relaxed)
         let cpuUsed = c1 - c0
         let loss = n == 0 ? 0 : Double(n - ok) / Double(n) * 100
         let kind = (try? engine.socketKind(family: .ipv4, mode: o.mode))?.rawValue ?? "?"
-        let failureText = tally.failures.withLock { $0.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",") }
-        print("tool=reachability mode=\(kind) targets=\(o.targets) probes=\(n) replies=\(ok) loss_pct=\(fixed(loss, 3)) "
-            + "cpu_s=\(fixed(cpuUsed, 3)) cpu_pct=\(fixed(cpuUsed / o.seconds * 100, 2)) "
-            + "us_per_probe=\(fixed(n == 0 ? 0 : cpuUsed / Double(n) * 1e6, 1)) failures=\(failureText.isEmpty ? "none" : failureText)")
+        let failureText = tally.failures.withLock {
+            $0.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",")
+        }
+        print(
+            "tool=reachability mode=\(kind) targets=\(o.targets) probes=\(n) replies=\(ok) loss_pct=\(fixed(loss, 3)) "
+                + "cpu_s=\(fixed(cpuUsed, 3)) cpu_pct=\(fixed(cpuUsed / o.seconds * 100, 2)) "
+                + "us_per_probe=\(fixed(n == 0 ? 0 : cpuUsed / Double(n) * 1e6, 1)) failures=\(failureText.isEmpty ? "none" : failureText)"
+        )
     }
 
     static func fixed(_ v: Double, _ digits: Int) -> String {

@@ -11,11 +11,11 @@ import Reachability
 // at that rate would. It sends no probe traffic at all.
 
 func fail(_ message: String) -> Never {
-    _ = message.withCString { fputs_stderr($0) }
+    _ = message.withCString { writeStderr($0) }
     exit(64)
 }
 
-func fputs_stderr(_ s: UnsafePointer<CChar>) -> Int { write(2, s, strlen(s)) }
+func writeStderr(_ s: UnsafePointer<CChar>) -> Int { write(2, s, strlen(s)) }
 
 var args = Array(CommandLine.arguments.dropFirst())
 guard let mode = args.first, mode == "serve-synthetic" || mode == "render-loop" else {
@@ -38,19 +38,33 @@ while !args.isEmpty {
 let registry = MetricsRegistry()
 ProcessMetrics.register(in: registry)
 let buckets = Buckets.exponential(start: 0.00005, factor: 2, count: 20)
-let duration = registry.histogram("reachability_probe_duration_seconds", help: "Round trip of successful probes.", labels: ["probe", "target"], buckets: buckets)
+let duration = registry.histogram(
+    "reachability_probe_duration_seconds", help: "Round trip of successful probes.", labels: ["probe", "target"],
+    buckets: buckets)
 let total = registry.counter("reachability_probes_total", help: "Probe rounds run.", labels: ["probe", "target"])
-let success = registry.gauge("reachability_probe_success", help: "Whether the last round succeeded.", labels: ["probe", "target"])
-let loss = registry.gauge("reachability_icmp_loss_ratio", help: "Share of echoes lost in the last round.", labels: ["probe", "target"])
-struct Series: Sendable { let h: Histogram; let c: Counter; let s: Gauge; let l: Gauge }
+let success = registry.gauge(
+    "reachability_probe_success", help: "Whether the last round succeeded.", labels: ["probe", "target"])
+let loss = registry.gauge(
+    "reachability_icmp_loss_ratio", help: "Share of echoes lost in the last round.", labels: ["probe", "target"])
+struct Series: Sendable {
+    let h: Histogram
+    let c: Counter
+    let s: Gauge
+    let l: Gauge
+}
 let series: [Series] = (0..<targets).map { i in
     let t = "127.0.\(i / 250).\(i % 250 + 1)"
-    return Series(h: duration.labels("icmp", t), c: total.labels("icmp", t), s: success.labels("icmp", t), l: loss.labels("icmp", t))
+    return Series(
+        h: duration.labels("icmp", t), c: total.labels("icmp", t), s: success.labels("icmp", t),
+        l: loss.labels("icmp", t))
 }
 
 if mode == "render-loop" {
     // In-process render cost alone, without HTTP: 200 renders of the 0.0.4 text.
-    for s in series { s.h.observe(0.001); s.c.inc() }
+    for s in series {
+        s.h.observe(0.001)
+        s.c.inc()
+    }
     let clock = ContinuousClock()
     var bytes = 0
     let elapsed = clock.measure { for _ in 0..<200 { bytes = registry.render(.prometheus).count } }

@@ -10,7 +10,10 @@ enum LabControl {
     static func serve(path: String, services: LabServices) throws(Errno) {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         if fd < 0 { throw Errno.current }
-        defer { Glibc.close(fd); unlink(path) }
+        defer {
+            Glibc.close(fd)
+            unlink(path)
+        }
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         let bytes = Array(path.utf8)
@@ -20,7 +23,9 @@ enum LabControl {
         }
         unlink(path)
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
         }
         if bound != 0 || listen(fd, 4) != 0 { throw Errno.current }
         while true {

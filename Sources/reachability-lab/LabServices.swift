@@ -106,7 +106,8 @@ final class LabServices: Sendable {
                 guard let mode = DNSMode(rawValue: words[1]) else { return "error unknown dns mode \(words[1])" }
                 try setDNS(mode)
             default:
-                return "error expected: status | http normal|portal302|portal200|down | tls normal|wrong|down | dns normal|dead|private|down"
+                return
+                    "error expected: status | http normal|portal302|portal200|down | tls normal|wrong|down | dns normal|dead|private|down"
             }
         } catch {
             return "error \(error)"
@@ -118,7 +119,7 @@ final class LabServices: Sendable {
         httpMode.withLock { $0 = mode }
         try state.withLock { s in
             if mode == .down {
-                s.httpServers.forEach { $0.stop() }
+                for server in s.httpServers { server.stop() }
                 s.httpServers = []
             } else if s.httpServers.isEmpty {
                 s.httpServers = try startHTTP(tls: nil)
@@ -131,7 +132,7 @@ final class LabServices: Sendable {
         try state.withLock { s in
             guard mode != s.tls else { return }
             // The identity is fixed per server: switching certificates means new listeners.
-            s.tlsServers.forEach { $0.stop() }
+            for server in s.tlsServers { server.stop() }
             s.tlsServers = []
             switch mode {
             case .normal: s.tlsServers = try startHTTP(tls: identity)
@@ -145,12 +146,12 @@ final class LabServices: Sendable {
     private func setDNS(_ mode: DNSMode) throws {
         try state.withLock { s in
             if mode == .down {
-                s.dnsServers.forEach { $0.stop() }
+                for server in s.dnsServers { server.stop() }
                 s.dnsServers = []
             } else if s.dnsServers.isEmpty {
                 s.dnsServers = try startDNS(mode)
             } else {
-                s.dnsServers.forEach { $0.setBehaviour(behaviour(mode)) }
+                for server in s.dnsServers { server.setBehaviour(behaviour(mode)) }
             }
             s.dns = mode
         }
@@ -178,7 +179,9 @@ final class LabServices: Sendable {
 
     /// A listener that was just stopped may hold its port for a moment (its accept thread
     /// closes it): retry EADDRINUSE for up to a second.
-    private static func listen(_ host: String, port: UInt16, tls: LoopbackTLSIdentity?, behavior: LoopbackHTTPBehavior) throws -> LoopbackHTTPServer {
+    private static func listen(_ host: String, port: UInt16, tls: LoopbackTLSIdentity?, behavior: LoopbackHTTPBehavior)
+        throws -> LoopbackHTTPServer
+    {
         var attempt = 0
         while true {
             do {
@@ -203,14 +206,22 @@ final class LabServices: Sendable {
             let answer: String
             switch httpMode.withLock({ $0 }) {
             case .portal302 where path != "/login":
-                answer = LoopbackHTTPBehavior.response(302, "Found", headers: [("Location", login)], body: "", isHead: isHead)
+                answer = LoopbackHTTPBehavior.response(
+                    302, "Found", headers: [("Location", login)], body: "", isHead: isHead)
             case .portal200, .portal302:
-                answer = LoopbackHTTPBehavior.response(200, "OK", headers: [("Content-Type", "text/html")], body: loginPage, isHead: isHead)
+                answer = LoopbackHTTPBehavior.response(
+                    200, "OK", headers: [("Content-Type", "text/html")], body: loginPage, isHead: isHead)
             case .normal, .down:
                 switch path {
-                case "/generate_204": answer = LoopbackHTTPBehavior.response(204, "No Content", headers: [], body: "", isHead: isHead)
-                case "/success.html": answer = LoopbackHTTPBehavior.response(200, "OK", headers: [("Content-Type", "text/html")], body: "<HTML><HEAD><TITLE>Success</TITLE></HEAD><BODY>Success</BODY></HTML>", isHead: isHead)
-                case "/login": answer = LoopbackHTTPBehavior.response(200, "OK", headers: [("Content-Type", "text/html")], body: loginPage, isHead: isHead)
+                case "/generate_204":
+                    answer = LoopbackHTTPBehavior.response(204, "No Content", headers: [], body: "", isHead: isHead)
+                case "/success.html":
+                    answer = LoopbackHTTPBehavior.response(
+                        200, "OK", headers: [("Content-Type", "text/html")],
+                        body: "<HTML><HEAD><TITLE>Success</TITLE></HEAD><BODY>Success</BODY></HTML>", isHead: isHead)
+                case "/login":
+                    answer = LoopbackHTTPBehavior.response(
+                        200, "OK", headers: [("Content-Type", "text/html")], body: loginPage, isHead: isHead)
                 default: answer = LoopbackHTTPBehavior.response(404, "Not Found", headers: [], body: "", isHead: isHead)
                 }
             }

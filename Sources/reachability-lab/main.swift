@@ -37,7 +37,9 @@ for argument in CommandLine.arguments.dropFirst() {
     }
 }
 guard let control else { die("--control=PATH is required") }
-guard !settings.addresses.isEmpty || !settings.dnsAddresses.isEmpty else { die("nothing to serve: give --address or --dns-address") }
+guard !settings.addresses.isEmpty || !settings.dnsAddresses.isEmpty else {
+    die("nothing to serve: give --address or --dns-address")
+}
 signal(SIGPIPE, SIG_IGN)
 
 let services: LabServices

@@ -12,11 +12,12 @@ package enum CheckCommand {
         }
     }
 
-    static let flags: [FlagSpec] = ProbeFlags.specs + [
-        ConfigWiring.flag,
-        FlagSpec("output", .value(default: "text"), placeholder: "FORMAT", help: "text or json."),
-        FlagSpec("help", .bool(default: false), help: "Show this help and exit."),
-    ]
+    static let flags: [FlagSpec] =
+        ProbeFlags.specs + [
+            ConfigWiring.flag,
+            FlagSpec("output", .value(default: "text"), placeholder: "FORMAT", help: "text or json."),
+            FlagSpec("help", .bool(default: false), help: "Show this help and exit."),
+        ]
 
     package static func main(_ args: [String]) async -> Int32 {
         let parsed: ParsedFlags
@@ -24,11 +25,15 @@ package enum CheckCommand {
         do throws(UsageError) {
             parsed = try FlagParser(flags).parse(args)
             if parsed.bool("help") {
-                writeOut("usage: reachability_exporter check [<flags>]\n\nRuns one probe round and prints the verdict.\nExit status: 0 full, 2 limited, 3 portal, 4 none.\n\nFlags:\n\(FlagParser(flags).helpText())\n")
+                writeOut(
+                    "usage: reachability_exporter check [<flags>]\n\nRuns one probe round and prints the verdict.\nExit status: 0 full, 2 limited, 3 portal, 4 none.\n\nFlags:\n\(FlagParser(flags).helpText())\n"
+                )
                 return 0
             }
             let output = parsed.string("output") ?? "text"
-            guard output == "text" || output == "json" else { throw UsageError("invalid value \(output.debugDescription) for flag '--output': expected text or json") }
+            guard output == "text" || output == "json" else {
+                throw UsageError("invalid value \(output.debugDescription) for flag '--output': expected text or json")
+            }
             json = output == "json"
         } catch {
             writeErr("reachability_exporter: error: \(error.message), try --help\n")
@@ -40,7 +45,8 @@ package enum CheckCommand {
         case .failure(let exit): return exit.code
         }
         let logger = Logger(level: .error)
-        let (pathGate, pathMonitor) = ProbeFlags.startPathGate(ConfigWiring.pathFlags(parsed, file: file), logger: logger, registry: nil)
+        let (pathGate, pathMonitor) = ProbeFlags.startPathGate(
+            ConfigWiring.pathFlags(parsed, file: file), logger: logger, registry: nil)
         defer { pathMonitor?.stop() }
         // The probes and settings, resolved as for the daemon (flags over the file).
         let specs: [ProbeSpec]
@@ -57,8 +63,9 @@ package enum CheckCommand {
             writeErr("reachability_exporter: warning: \(warning)\n")
         }
         // One round decides: no hysteresis for a one-shot answer.
-        settings.verdict = VerdictSettings(policy: settings.verdict.policy, failAfter: 1, recoverAfter: 1,
-                                           trustLocalTargets: settings.verdict.trustLocalTargets)
+        settings.verdict = VerdictSettings(
+            policy: settings.verdict.policy, failAfter: 1, recoverAfter: 1,
+            trustLocalTargets: settings.verdict.trustLocalTargets)
         let monitor = ReachabilityMonitor(probes: specs, settings: settings, path: pathGate)
         let status = await monitor.check()
         writeOut(json ? renderJSON(status) : renderText(status))
@@ -75,7 +82,8 @@ package enum CheckCommand {
         for (uplink, v) in s.uplinks.sorted(by: { $0.key < $1.key }) { out += "  uplink \(uplink): \(v.verdict)\n" }
         for p in s.probes {
             let ms = (p.result.duration.seconds * 1000 * 10).rounded() / 10
-            var line = "  \(p.type.rawValue) \(MetricsRecorder.targetLabel(p.name, p.interface)): \(p.result.status.rawValue)"
+            var line =
+                "  \(p.type.rawValue) \(MetricsRecorder.targetLabel(p.name, p.interface)): \(p.result.status.rawValue)"
             if let r = p.result.reason { line += " (\(r.rawValue))" }
             line += " in \(ms) ms"
             if !p.result.detail.isEmpty && p.result.status != .success { line += " — \(p.result.detail)" }
@@ -88,19 +96,25 @@ package enum CheckCommand {
         func verdict(_ v: Verdict) -> String {
             "{\"state\":\(Logger.jsonString(v.state.rawValue)),\"reason\":\(v.reason.map(Logger.jsonString) ?? "null")}"
         }
-        let families = IPFamily.allCases.compactMap { f in s.families[f].map { "\(Logger.jsonString(f.rawValue)):\(verdict($0.verdict))" } }
-        let uplinks = s.uplinks.sorted { $0.key < $1.key }.map { "\(Logger.jsonString($0.key)):\(verdict($0.value.verdict))" }
+        let families = IPFamily.allCases.compactMap { f in
+            s.families[f].map { "\(Logger.jsonString(f.rawValue)):\(verdict($0.verdict))" }
+        }
+        let uplinks = s.uplinks.sorted { $0.key < $1.key }.map {
+            "\(Logger.jsonString($0.key)):\(verdict($0.value.verdict))"
+        }
         let probes = s.probes.map { p -> String in
             var fields = [
                 "\"name\":\(Logger.jsonString(p.name))", "\"type\":\(Logger.jsonString(p.type.rawValue))",
-                "\"target\":\(Logger.jsonString(p.target))", "\"status\":\(Logger.jsonString(p.result.status.rawValue))",
+                "\"target\":\(Logger.jsonString(p.target))",
+                "\"status\":\(Logger.jsonString(p.result.status.rawValue))",
                 "\"reason\":\(p.result.reason.map { Logger.jsonString($0.rawValue) } ?? "null")",
                 "\"duration_seconds\":\(p.result.duration.seconds)", "\"detail\":\(Logger.jsonString(p.result.detail))",
             ]
             if let i = p.interface { fields.append("\"interface\":\(Logger.jsonString(i))") }
             return "{" + fields.joined(separator: ",") + "}"
         }
-        return "{\"state\":\(Logger.jsonString(s.state.rawValue)),\"reason\":\(s.overall.verdict.reason.map(Logger.jsonString) ?? "null"),"
+        return
+            "{\"state\":\(Logger.jsonString(s.state.rawValue)),\"reason\":\(s.overall.verdict.reason.map(Logger.jsonString) ?? "null"),"
             + "\"families\":{\(families.joined(separator: ","))},\"uplinks\":{\(uplinks.joined(separator: ","))},"
             + "\"probes\":[\(probes.joined(separator: ","))]}\n"
     }
@@ -114,7 +128,8 @@ struct RoundLogger: RoundObserver {
         for (scope, t) in status.transitions {
             logger.info("state changed", ("scope", scope), ("from", t.from.description), ("to", t.to.description))
         }
-        logger.debug("round", ("n", String(status.round)), ("state", status.overall.verdict.description),
-                     ("duration_ms", String(status.roundDuration.milliseconds)))
+        logger.debug(
+            "round", ("n", String(status.round)), ("state", status.overall.verdict.description),
+            ("duration_ms", String(status.roundDuration.milliseconds)))
     }
 }

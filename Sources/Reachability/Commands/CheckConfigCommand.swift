@@ -3,7 +3,7 @@
 /// prints a summary, and exits 0, or prints the error and exits 78. It sends no traffic.
 package enum CheckConfigCommand {
     static let flags: [FlagSpec] = [
-        FlagSpec("help", .bool(default: false), help: "Show this help and exit."),
+        FlagSpec("help", .bool(default: false), help: "Show this help and exit.")
     ]
 
     static let usage = """
@@ -20,9 +20,14 @@ package enum CheckConfigCommand {
             writeErr("reachability_exporter check-config: error: \(error.message), try --help\n")
             return 64
         }
-        if parsed.bool("help") { writeOut(usage); return 0 }
+        if parsed.bool("help") {
+            writeOut(usage)
+            return 0
+        }
         guard parsed.positional.count == 1, let path = parsed.positional.first else {
-            writeErr("reachability_exporter check-config: error: expected exactly one FILE, found \(parsed.positional.count), try --help\n")
+            writeErr(
+                "reachability_exporter check-config: error: expected exactly one FILE, found \(parsed.positional.count), try --help\n"
+            )
             return 64
         }
         let config: ExporterConfig
@@ -41,10 +46,14 @@ package enum CheckConfigCommand {
     /// Everything the exporter checks at start-up, with no flags given: builds the probes and
     /// applies the interval and timeout rules of `ExporterOptions`.
     static func check(_ config: ExporterConfig) throws(ConfigError) -> [ProbeSpec] {
-        let noFlags = ParsedFlags(specs: Dictionary(ProbeFlags.specs.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a }))
+        let noFlags = ParsedFlags(
+            specs: Dictionary(ProbeFlags.specs.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a }))
         do throws(ExporterOptions.Failure) {
             // The defaults are refused so that a file without probes builds nothing (and sends nothing).
-            return try ExporterOptions.resolve(flags: noFlags, file: config, environment: [ProbeFlags.refuseDefaultsVariable: "1"], defaultRouteInterfaces: []).specs
+            return try ExporterOptions.resolve(
+                flags: noFlags, file: config, environment: [ProbeFlags.refuseDefaultsVariable: "1"],
+                defaultRouteInterfaces: []
+            ).specs
         } catch {
             switch error {
             case .config(let e): throw e
@@ -65,9 +74,12 @@ package enum CheckConfigCommand {
         let g = c.global
         let defaults = MonitorSettings()
         var out = "\(c.file): valid\n"
-        out += "global: interval \(fmt(g.interval ?? defaults.interval)), timeout \(fmt(g.timeout ?? defaults.timeout)), "
-        out += "policy \(policyText(g.policy ?? defaults.verdict.policy)), fail_after \(g.failAfter ?? defaults.verdict.failAfter), "
-        out += "recover_after \(g.recoverAfter ?? defaults.verdict.recoverAfter), fast_recheck \(fmt(g.fastRecheck ?? defaults.fastRecheck)), "
+        out +=
+            "global: interval \(fmt(g.interval ?? defaults.interval)), timeout \(fmt(g.timeout ?? defaults.timeout)), "
+        out +=
+            "policy \(policyText(g.policy ?? defaults.verdict.policy)), fail_after \(g.failAfter ?? defaults.verdict.failAfter), "
+        out +=
+            "recover_after \(g.recoverAfter ?? defaults.verdict.recoverAfter), fast_recheck \(fmt(g.fastRecheck ?? defaults.fastRecheck)), "
         out += "path_monitor \(g.pathMonitor ?? true)\n"
         switch c.uplinks {
         case nil: out += "uplinks: none\n"
@@ -75,7 +87,8 @@ package enum CheckConfigCommand {
         case .interfaces(let names)?: out += "uplinks: \(names.isEmpty ? "none" : names.joined(separator: ", "))\n"
         }
         if let h = c.history {
-            out += "history: dir \(h.dir ?? "(default)"), max_file_size \(h.maxFileSize.map { "\($0) bytes" } ?? "(default)"), "
+            out +=
+                "history: dir \(h.dir ?? "(default)"), max_file_size \(h.maxFileSize.map { "\($0) bytes" } ?? "(default)"), "
             out += "retention \(h.retention.map(fmt) ?? "(default)")\n"
         }
         if c.probes.isEmpty {
@@ -91,16 +104,24 @@ package enum CheckConfigCommand {
             if let t = d.timeout { extras.append("timeout \(fmt(t))") }
             if let f = d.family { extras.append("family \(f.rawValue)") }
             if let h = d.http {
-                extras.append(h.mode == .web ? "web" : "captive, expects " + h.expectation.statusCodes.sorted().map(String.init).joined(separator: "/"))
+                extras.append(
+                    h.mode == .web
+                        ? "web"
+                        : "captive, expects "
+                            + h.expectation.statusCodes.sorted().map(String.init).joined(separator: "/"))
             }
             if let icmp = d.icmp { extras.append("count \(icmp.count)") }
             if let dns = d.dns { extras.append("record \(dns.recordType.rawValue)") }
             if spec.evidence == .local { extras.append("local evidence only") }
-            if !d.labels.isEmpty { extras.append("labels " + d.labels.map { "\($0.name)=\($0.value)" }.joined(separator: ",")) }
+            if !d.labels.isEmpty {
+                extras.append("labels " + d.labels.map { "\($0.name)=\($0.value)" }.joined(separator: ","))
+            }
             if !extras.isEmpty { line += " (\(extras.joined(separator: ", ")))" }
             out += line + "\n"
         }
-        if let warning = ProbeSpec.evidenceWarning(specs, policy: g.policy ?? defaults.verdict.policy) { out += "warning: \(warning)\n" }
+        if let warning = ProbeSpec.evidenceWarning(specs, policy: g.policy ?? defaults.verdict.policy) {
+            out += "warning: \(warning)\n"
+        }
         return out
     }
 }

@@ -48,8 +48,11 @@ final class ConfigReloader: Service {
     private let requests = AsyncStream<Request>.makeStream()
     let name = "config-reloader"
 
-    init(path: String, flags: ParsedFlags, environment: [String: String], gate: any PathGate, initial: ExporterOptions,
-         registry: MetricsRegistry, logger: Logger, wallClock: @escaping @Sendable () -> Double = { unixNow() }, apply: @escaping Apply) {
+    init(
+        path: String, flags: ParsedFlags, environment: [String: String], gate: any PathGate, initial: ExporterOptions,
+        registry: MetricsRegistry, logger: Logger, wallClock: @escaping @Sendable () -> Double = { unixNow() },
+        apply: @escaping Apply
+    ) {
         self.path = path
         self.flags = flags
         self.environment = environment
@@ -97,34 +100,45 @@ final class ConfigReloader: Service {
             next = try load()
         } catch {
             metrics.lastReloadSuccessful.set(0)
-            logger.error("configuration reload failed; keeping the running configuration", ("trigger", trigger), ("err", error.description))
+            logger.error(
+                "configuration reload failed; keeping the running configuration", ("trigger", trigger),
+                ("err", error.description))
             return .failure(error)
         }
-        if ExporterOptions.pathMonitorEnabled(flags, file: next.file) != ExporterOptions.pathMonitorEnabled(flags, file: old.file) {
+        if ExporterOptions.pathMonitorEnabled(flags, file: next.file)
+            != ExporterOptions.pathMonitorEnabled(flags, file: old.file)
+        {
             logger.warn("global.path_monitor changed; it takes effect at the next start", ("file", path))
         }
         for note in next.notes { logger.warn(note, ("file", path)) }
-        if let warning = ProbeSpec.evidenceWarning(next.specs, policy: next.settings.verdict.policy) { logger.warn(warning, ("file", path)) }
+        if let warning = ProbeSpec.evidenceWarning(next.specs, policy: next.settings.verdict.policy) {
+            logger.warn(warning, ("file", path))
+        }
         await apply(next.specs, next.settings)
         current.withLock { $0 = next }
         publishLabels(next)
         metrics.lastReloadSuccessful.set(1)
         metrics.lastReloadSuccessTimestamp.set(wallClock())
         let summary = Self.summary(old: old, new: next)
-        logger.info("configuration reloaded", ("trigger", trigger), ("file", path), ("probes", String(summary.probes)),
-                    ("added", summary.added.joined(separator: ",")), ("removed", summary.removed.joined(separator: ",")),
-                    ("changed", summary.changed.joined(separator: ",")), ("uplinks", summary.uplinks.joined(separator: ",")))
+        logger.info(
+            "configuration reloaded", ("trigger", trigger), ("file", path), ("probes", String(summary.probes)),
+            ("added", summary.added.joined(separator: ",")), ("removed", summary.removed.joined(separator: ",")),
+            ("changed", summary.changed.joined(separator: ",")), ("uplinks", summary.uplinks.joined(separator: ",")))
         return .success(summary)
     }
 
     private func load() throws(ConfigError) -> ExporterOptions {
         let file = try ConfigLoader.load(path: path)
         do throws(ExporterOptions.Failure) {
-            return try ExporterOptions.resolve(flags: flags, file: file, environment: environment, defaultRouteInterfaces: gate.defaultRouteInterfaces)
+            return try ExporterOptions.resolve(
+                flags: flags, file: file, environment: environment, defaultRouteInterfaces: gate.defaultRouteInterfaces)
         } catch {
             switch error {
             case .config(let e): throw e
-            case .usage(let e): throw ConfigError(file: path, mark: nil, path: "", expected: "a configuration the command line accepts", found: e.message)
+            case .usage(let e):
+                throw ConfigError(
+                    file: path, mark: nil, path: "", expected: "a configuration the command line accepts",
+                    found: e.message)
             }
         }
     }
@@ -136,17 +150,20 @@ final class ConfigReloader: Service {
         // Handlers run on the connection's own thread (not the cooperative pool), so waiting here is safe.
         let outcome = ResultBox()
         let done = DispatchSemaphore(value: 0)
-        let queued = requestReload(Request(trigger: "http") { result in
-            outcome.set(result)
-            done.signal()
-        })
+        let queued = requestReload(
+            Request(trigger: "http") { result in
+                outcome.set(result)
+                done.signal()
+            })
         guard queued else { return HTTPResponse(status: 503, text: "shutting down: no reload\n") }
         guard done.wait(timeout: .now() + .seconds(60)) == .success, let result = outcome.get() else {
             return HTTPResponse(status: 503, text: "configuration reload still running after 60 s\n")
         }
         switch result {
         case .success(let summary): return HTTPResponse(status: 200, text: "configuration reloaded: \(summary)\n")
-        case .failure(let error): return HTTPResponse(status: 500, text: "configuration reload failed; keeping the running configuration: \(error)\n")
+        case .failure(let error):
+            return HTTPResponse(
+                status: 500, text: "configuration reload failed; keeping the running configuration: \(error)\n")
         }
     }
 
@@ -163,8 +180,9 @@ final class ConfigReloader: Service {
                 await apply(next.specs, next.settings)
                 current.withLock { $0 = next }
                 publishLabels(next)
-                logger.info("uplinks added (uplinks: auto)", ("added", fresh.joined(separator: ",")),
-                            ("uplinks", next.settings.uplinks.joined(separator: ",")))
+                logger.info(
+                    "uplinks added (uplinks: auto)", ("added", fresh.joined(separator: ",")),
+                    ("uplinks", next.settings.uplinks.joined(separator: ",")))
             }
             lock.unlock()
         }
@@ -172,19 +190,24 @@ final class ConfigReloader: Service {
 
     private func publishLabels(_ setup: ExporterOptions) {
         let rows = setup.specs.flatMap { spec in
-            spec.interfaces(setup.settings.uplinks).map { (target: MetricsRecorder.targetLabel(spec.name, $0), labels: setup.labels[spec.name] ?? []) }
+            spec.interfaces(setup.settings.uplinks).map {
+                (target: MetricsRecorder.targetLabel(spec.name, $0), labels: setup.labels[spec.name] ?? [])
+            }
         }
         metrics.setProbeLabels(rows)
     }
 
     static func summary(old: ExporterOptions, new: ExporterOptions) -> Summary {
-        let oldNames = old.specs.map(\.name), newNames = new.specs.map(\.name)
-        let changed = new.file?.probes.filter { d in
-            guard let before = old.file?.probes.first(where: { $0.name == d.name }) else { return false }
-            return !before.sameSettings(as: d)
-        }.map(\.name) ?? []
-        return Summary(probes: new.specs.count, added: newNames.filter { !oldNames.contains($0) },
-                       removed: oldNames.filter { !newNames.contains($0) }, changed: changed, uplinks: new.settings.uplinks)
+        let oldNames = old.specs.map(\.name)
+        let newNames = new.specs.map(\.name)
+        let changed =
+            new.file?.probes.filter { d in
+                guard let before = old.file?.probes.first(where: { $0.name == d.name }) else { return false }
+                return !before.sameSettings(as: d)
+            }.map(\.name) ?? []
+        return Summary(
+            probes: new.specs.count, added: newNames.filter { !oldNames.contains($0) },
+            removed: oldNames.filter { !newNames.contains($0) }, changed: changed, uplinks: new.settings.uplinks)
     }
 }
 

@@ -2,8 +2,11 @@
 /// changes stay a handful of lines: the `--config.file` flag, reading the file at start-up
 /// (exit 78 on error), combining it with the flags (`ExporterOptions`), and the reload route.
 enum ConfigWiring {
-    static let flag = FlagSpec("config.file", .value(default: nil), placeholder: "PATH",
-                               help: "YAML configuration file (see docs/configuration.md); flags given on the command line override its global settings. Reloaded on SIGHUP and POST /-/reload.")
+    static let flag = FlagSpec(
+        "config.file", .value(default: nil), placeholder: "PATH",
+        help:
+            "YAML configuration file (see docs/configuration.md); flags given on the command line override its global settings. Reloaded on SIGHUP and POST /-/reload."
+    )
 
     /// The file named by `--config.file` (nil without the flag), or the exit status after
     /// printing the error.
@@ -25,13 +28,18 @@ enum ConfigWiring {
 
     /// Flags and file (if any) combined, or the exit status (64 for a flag, 78 for the file)
     /// after printing why.
-    static func setup(_ flags: ParsedFlags, file: ExporterConfig?, gate: any PathGate, logger: Logger) -> Result<ExporterOptions, ExitStatus> {
+    static func setup(_ flags: ParsedFlags, file: ExporterConfig?, gate: any PathGate, logger: Logger) -> Result<
+        ExporterOptions, ExitStatus
+    > {
         do throws(ExporterOptions.Failure) {
-            let setup = try ExporterOptions.resolve(flags: flags, file: file, environment: processEnvironment(), defaultRouteInterfaces: gate.defaultRouteInterfaces)
+            let setup = try ExporterOptions.resolve(
+                flags: flags, file: file, environment: processEnvironment(),
+                defaultRouteInterfaces: gate.defaultRouteInterfaces)
             if let file {
                 for note in setup.notes { logger.warn(note, ("file", file.file)) }
-                logger.info("configuration loaded", ("file", file.file), ("probes", String(setup.specs.count)),
-                            ("uplinks", setup.settings.uplinks.joined(separator: ",")))
+                logger.info(
+                    "configuration loaded", ("file", file.file), ("probes", String(setup.specs.count)),
+                    ("uplinks", setup.settings.uplinks.joined(separator: ",")))
             }
             return .success(setup)
         } catch {
@@ -52,7 +60,8 @@ enum ConfigWiring {
             if let reloader { return reloader.route(request) }
             guard request.path == "/-/reload" else { return nil }
             guard request.method == "POST" else { return WebRoutes.methodNotAllowed("POST") }
-            return HTTPResponse(status: 400, text: "nothing to reload: the exporter was started without --config.file\n")
+            return HTTPResponse(
+                status: 400, text: "nothing to reload: the exporter was started without --config.file\n")
         }
     }
 }

@@ -16,9 +16,13 @@ struct Exporter: Sendable {
         let listen: ListenAddress
         var serverOptions = HTTPServer.Options()
         do throws(UsageError) {
-            logger = Logger(level: try flags.choice("log.level", as: LogLevel.self) ?? .info,
-                            format: try flags.choice("log.format", as: LogFormat.self) ?? .logfmt)
-            do { listen = try ListenAddress.parse(flags.string("web.listen-address") ?? ExporterCommand.defaultListenAddress) } catch {
+            logger = Logger(
+                level: try flags.choice("log.level", as: LogLevel.self) ?? .info,
+                format: try flags.choice("log.format", as: LogFormat.self) ?? .logfmt)
+            do {
+                listen = try ListenAddress.parse(
+                    flags.string("web.listen-address") ?? ExporterCommand.defaultListenAddress)
+            } catch {
                 throw UsageError("invalid value for flag '--web.listen-address': \(error.description)")
             }
             serverOptions.maxConnections = try flags.int("web.max-connections", range: 1...100_000) ?? 64
@@ -37,7 +41,8 @@ struct Exporter: Sendable {
         case .success(let f): file = f
         case .failure(let exit): return .failure(exit)
         }
-        let (pathGate, pathMonitor) = ProbeFlags.startPathGate(ConfigWiring.pathFlags(flags, file: file), logger: logger, registry: registry)
+        let (pathGate, pathMonitor) = ProbeFlags.startPathGate(
+            ConfigWiring.pathFlags(flags, file: file), logger: logger, registry: registry)
         let options: ExporterOptions
         switch ConfigWiring.setup(flags, file: file, gate: pathGate, logger: logger) {
         case .success(let o): options = o
@@ -50,8 +55,12 @@ struct Exporter: Sendable {
             pathMonitor?.stop()
             return .failure(ExitStatus(1))
         }
-        if let warning = ProbeSpec.evidenceWarning(options.specs, policy: options.settings.verdict.policy) { logger.warn(warning) }
-        let parts = Parts(logger: logger, registry: registry, pathGate: pathGate, pathMonitor: pathMonitor, options: options, flags: flags)
+        if let warning = ProbeSpec.evidenceWarning(options.specs, policy: options.settings.verdict.policy) {
+            logger.warn(warning)
+        }
+        let parts = Parts(
+            logger: logger, registry: registry, pathGate: pathGate, pathMonitor: pathMonitor, options: options,
+            flags: flags)
         return parts.assemble(listen: listen, serverOptions: serverOptions)
     }
 
@@ -86,10 +95,12 @@ private struct Parts {
         // History: --history.* flags, else the file's `history:` section. Read back before the
         // first round, written by its own thread.
         let history = options.history.map {
-            HistoryService.start($0, interval: settings.interval, registry: registry, logger: logger.with("component", "history"))
+            HistoryService.start(
+                $0, interval: settings.interval, registry: registry, logger: logger.with("component", "history"))
         }
-        let monitor = ReachabilityMonitor(probes: specs, settings: settings, path: pathGate,
-                                          observers: [recorder, RoundLogger(logger: logger)] + (history?.observers ?? []))
+        let monitor = ReachabilityMonitor(
+            probes: specs, settings: settings, path: pathGate,
+            observers: [recorder, RoundLogger(logger: logger)] + (history?.observers ?? []))
         history?.restore(into: monitor, logger: logger)
         var routes = WebRoutes(registry: registry) { monitor.current != nil }
         var page = StatusPage(status: { monitor.current })
@@ -97,14 +108,18 @@ private struct Parts {
         routes.statusPage = page
         // Reloads (SIGHUP, POST /-/reload) swap probes and settings in the monitor.
         let reloader = options.file.map { file in
-            ConfigReloader(path: file.file, flags: flags, environment: processEnvironment(), gate: pathGate, initial: options,
-                           registry: registry, logger: logger) { await monitor.reconfigure(probes: $0, settings: $1) }
+            ConfigReloader(
+                path: file.file, flags: flags, environment: processEnvironment(), gate: pathGate, initial: options,
+                registry: registry, logger: logger
+            ) { await monitor.reconfigure(probes: $0, settings: $1) }
         }
         routes.add(ConfigWiring.reloadRoute(reloader))
         let webRoutes = routes
         let server: HTTPServer
         do {
-            server = try HTTPServer(listen: listen, options: serverOptions, logger: logger.with("component", "web"), registry: registry) {
+            server = try HTTPServer(
+                listen: listen, options: serverOptions, logger: logger.with("component", "web"), registry: registry
+            ) {
                 webRoutes.handle($0)
             }
         } catch {
@@ -116,17 +131,27 @@ private struct Parts {
         var services: [any Service] = []
         if let pathMonitor { services.append(ClosureService("path-monitor", stop: { pathMonitor.stop() })) }
         if let history { services.append(ClosureService("history", stop: { history.stop() })) }
-        services.append(ClosureService("scheduler", run: { [logger, settings, specs] in
-            logger.info("probing", ("probes", String(specs.count)), ("interval", DurationParser.format(settings.interval)),
-                        ("timeout", DurationParser.format(settings.timeout)), ("policy", settings.verdict.policy.description))
-            await monitor.run()
-        }))
+        services.append(
+            ClosureService(
+                "scheduler",
+                run: { [logger, settings, specs] in
+                    logger.info(
+                        "probing", ("probes", String(specs.count)),
+                        ("interval", DurationParser.format(settings.interval)),
+                        ("timeout", DurationParser.format(settings.timeout)),
+                        ("policy", settings.verdict.policy.description))
+                    await monitor.run()
+                }))
         if let reloader { services.append(reloader) }
-        services.append(ClosureService("web", run: { [logger] in
-            server.start()
-            logger.info("listening", ("address", server.boundAddress.description), ("version", BuildInfo.version))
-            await untilCancelled()
-        }, stop: { server.shutdown(grace: .seconds(2)) }))
+        services.append(
+            ClosureService(
+                "web",
+                run: { [logger] in
+                    server.start()
+                    logger.info(
+                        "listening", ("address", server.boundAddress.description), ("version", BuildInfo.version))
+                    await untilCancelled()
+                }, stop: { server.shutdown(grace: .seconds(2)) }))
         let onHangup: @Sendable () -> Void = { [logger] in
             guard let reloader else {
                 logger.info("SIGHUP received; nothing to reload without --config.file")

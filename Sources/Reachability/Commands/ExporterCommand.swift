@@ -4,16 +4,25 @@ package enum ExporterCommand {
     package static let defaultListenAddress = ":10361"
 
     static let commonFlags: [FlagSpec] = [
-        FlagSpec("log.level", .value(default: "info"), placeholder: "LEVEL", help: "Only log messages with the given severity or above: debug, info, warn, error."),
-        FlagSpec("log.format", .value(default: "logfmt"), placeholder: "FORMAT", help: "Output format of log messages: logfmt, json."),
+        FlagSpec(
+            "log.level", .value(default: "info"), placeholder: "LEVEL",
+            help: "Only log messages with the given severity or above: debug, info, warn, error."),
+        FlagSpec(
+            "log.format", .value(default: "logfmt"), placeholder: "FORMAT",
+            help: "Output format of log messages: logfmt, json."),
         FlagSpec("help", .bool(default: false), help: "Show this help and exit."),
         FlagSpec("version", .bool(default: false), help: "Show version information and exit."),
     ]
 
-    static let serveFlags: [FlagSpec] = [
-        FlagSpec("web.listen-address", .value(default: defaultListenAddress), placeholder: "ADDRESS", help: "Address to serve metrics on: [host]:port; :port means every address."),
-        FlagSpec("web.max-connections", .value(default: "64"), placeholder: "N", help: "Concurrent HTTP connections served; more get 503."),
-    ] + [ConfigWiring.flag] + ProbeFlags.specs + HistoryFlags.specs + commonFlags
+    static let serveFlags: [FlagSpec] =
+        [
+            FlagSpec(
+                "web.listen-address", .value(default: defaultListenAddress), placeholder: "ADDRESS",
+                help: "Address to serve metrics on: [host]:port; :port means every address."),
+            FlagSpec(
+                "web.max-connections", .value(default: "64"), placeholder: "N",
+                help: "Concurrent HTTP connections served; more get 503."),
+        ] + [ConfigWiring.flag] + ProbeFlags.specs + HistoryFlags.specs + commonFlags
 
     static var usage: String {
         """
@@ -48,8 +57,14 @@ package enum ExporterCommand {
             writeErr("reachability_exporter: error: \(error.message), try --help\n")
             return 64
         }
-        if flags.bool("help") { writeOut(usage); return 0 }
-        if flags.bool("version") { writeOut(versionText); return 0 }
+        if flags.bool("help") {
+            writeOut(usage)
+            return 0
+        }
+        if flags.bool("version") {
+            writeOut(versionText)
+            return 0
+        }
         switch Exporter.assemble(flags) {
         case .failure(let exit): return exit.code
         case .success(let exporter): return await exporter.run()

@@ -29,17 +29,21 @@ struct ExporterOptions: Sendable {
 
     /// Whether to run the netlink path monitor: the flag if given, else the file, else on.
     static func pathMonitorEnabled(_ flags: ParsedFlags, file: ExporterConfig?) -> Bool {
-        flags.isSet("path.monitor") ? flags.bool("path.monitor") : (file?.global.pathMonitor ?? flags.bool("path.monitor"))
+        flags.isSet("path.monitor")
+            ? flags.bool("path.monitor") : (file?.global.pathMonitor ?? flags.bool("path.monitor"))
     }
 
     /// Combines flags and file. `defaultRouteInterfaces` resolves `uplinks: auto`.
-    static func resolve(flags: ParsedFlags, file: ExporterConfig?, environment: [String: String],
-                        defaultRouteInterfaces: [String]) throws(Failure) -> ExporterOptions {
+    static func resolve(
+        flags: ParsedFlags, file: ExporterConfig?, environment: [String: String],
+        defaultRouteInterfaces: [String]
+    ) throws(Failure) -> ExporterOptions {
         var notes: [String] = []
         let settings: MonitorSettings
         let history: HistoryConfig?
         do throws(UsageError) {
-            settings = try combinedSettings(flags, file: file, defaultRouteInterfaces: defaultRouteInterfaces, notes: &notes)
+            settings = try combinedSettings(
+                flags, file: file, defaultRouteInterfaces: defaultRouteInterfaces, notes: &notes)
             history = try HistoryFlags.config(flags) ?? file?.history.flatMap(Self.history(from:))
         } catch {
             throw .usage(error)
@@ -48,24 +52,34 @@ struct ExporterOptions: Sendable {
         var specs: [ProbeSpec] = []
         var labels: [String: [ProbeLabel]] = [:]
         for d in file?.probes ?? [] {
-            do throws(ConfigError) { specs.append(try ConfigProbeBuilder.spec(d, file: file?.file ?? "")) } catch { throw .config(error) }
+            do throws(ConfigError) { specs.append(try ConfigProbeBuilder.spec(d, file: file?.file ?? "")) } catch {
+                throw .config(error)
+            }
             if !d.labels.isEmpty { labels[d.name] = d.labels }
         }
         // The probe flags' own checks (and their fallback to the defaults) are ProbeFlags'.
         let anyProbeFlag = ProbeFlags.probeFlagNames.contains { flags.isSet($0) }
         if anyProbeFlag || specs.isEmpty {
             let flagSpecs: [ProbeSpec]
-            do throws(UsageError) { flagSpecs = try ProbeFlags.probes(flags, environment: environment) } catch { throw .usage(error) }
+            do throws(UsageError) { flagSpecs = try ProbeFlags.probes(flags, environment: environment) } catch {
+                throw .usage(error)
+            }
             for spec in flagSpecs {
                 if let d = file?.probes.first(where: { $0.name == spec.name }) {
-                    throw .config(ConfigError(file: file?.file ?? "", mark: d.marks["name"] ?? d.marks["target"] ?? d.mark, path: "\(d.path).name",
-                                              expected: "a name no probe flag gives", found: d.name.debugDescription,
-                                              hint: "a --probe.\(spec.type == .https ? "http" : spec.type.rawValue) flag names a probe the same"))
+                    throw .config(
+                        ConfigError(
+                            file: file?.file ?? "", mark: d.marks["name"] ?? d.marks["target"] ?? d.mark,
+                            path: "\(d.path).name",
+                            expected: "a name no probe flag gives", found: d.name.debugDescription,
+                            hint:
+                                "a --probe.\(spec.type == .https ? "http" : spec.type.rawValue) flag names a probe the same"
+                        ))
                 }
                 specs.append(spec)
             }
         }
-        return ExporterOptions(specs: specs, settings: settings, file: file, labels: labels, notes: notes, history: history)
+        return ExporterOptions(
+            specs: specs, settings: settings, file: file, labels: labels, notes: notes, history: history)
     }
 
     /// The file's `history:` section as settings (nil without a `dir`).
@@ -77,8 +91,10 @@ struct ExporterOptions: Sendable {
         return c
     }
 
-    private static func combinedSettings(_ flags: ParsedFlags, file: ExporterConfig?, defaultRouteInterfaces: [String],
-                                         notes: inout [String]) throws(UsageError) -> MonitorSettings {
+    private static func combinedSettings(
+        _ flags: ParsedFlags, file: ExporterConfig?, defaultRouteInterfaces: [String],
+        notes: inout [String]
+    ) throws(UsageError) -> MonitorSettings {
         let g = file?.global ?? GlobalConfig()
         func given(_ name: String) -> Bool { flags.isSet(name) || file == nil }
         func duration(_ name: String, _ fromFile: Duration?, _ fallback: Duration) throws(UsageError) -> Duration {
@@ -98,29 +114,38 @@ struct ExporterOptions: Sendable {
         } else {
             let text = flags.string("probe.mode") ?? "parallel"
             guard let p = VerdictPolicy.parse(text) else {
-                throw UsageError("invalid value \(text.debugDescription) for flag '--probe.mode': expected parallel, http, icmp, quorum, quorum:N or quorum:N%")
+                throw UsageError(
+                    "invalid value \(text.debugDescription) for flag '--probe.mode': expected parallel, http, icmp, quorum, quorum:N or quorum:N%"
+                )
             }
             policy = p
         }
-        let trustLocal = !given("probe.trust-local-targets") && g.trustLocalTargets != nil
+        let trustLocal =
+            !given("probe.trust-local-targets") && g.trustLocalTargets != nil
             ? g.trustLocalTargets! : flags.bool("probe.trust-local-targets")
-        s.verdict = VerdictSettings(policy: policy, failAfter: try count("probe.fail-after", g.failAfter, 3),
-                                    recoverAfter: try count("probe.recover-after", g.recoverAfter, 2), trustLocalTargets: trustLocal)
+        s.verdict = VerdictSettings(
+            policy: policy, failAfter: try count("probe.fail-after", g.failAfter, 3),
+            recoverAfter: try count("probe.recover-after", g.recoverAfter, 2), trustLocalTargets: trustLocal)
         s.fastRecheck = try duration("probe.fast-recheck", g.fastRecheck, s.fastRecheck)
         if flags.isSet("probe.uplink") || file?.uplinks == nil {
             s.uplinks = flags.strings("probe.uplink")
             for u in s.uplinks {
                 if let problem = InterfaceName.problem(u) {
-                    throw UsageError("invalid value \(u.debugDescription) for flag '--probe.uplink': an interface name \(problem)")
+                    throw UsageError(
+                        "invalid value \(u.debugDescription) for flag '--probe.uplink': an interface name \(problem)")
                 }
-                if s.uplinks.filter({ $0 == u }).count > 1 { throw UsageError("flag '--probe.uplink' names \(u.debugDescription) twice") }
+                if s.uplinks.filter({ $0 == u }).count > 1 {
+                    throw UsageError("flag '--probe.uplink' names \(u.debugDescription) twice")
+                }
             }
         } else if case .interfaces(let names)? = file?.uplinks {
             s.uplinks = names
         } else {
             s.uplinks = defaultRouteInterfaces
             if defaultRouteInterfaces.isEmpty {
-                notes.append("uplinks: auto found no interface holding a default route (is the path monitor off?); interfaces that gain one are added")
+                notes.append(
+                    "uplinks: auto found no interface holding a default route (is the path monitor off?); interfaces that gain one are added"
+                )
             }
         }
         return s
@@ -130,37 +155,61 @@ struct ExporterOptions: Sendable {
     /// probe's own interval cannot be below the global one (rounds are the unit of scheduling).
     private static func checkTimes(_ s: MonitorSettings, flags: ParsedFlags, file: ExporterConfig?) throws(Failure) {
         let fmt = DurationParser.format
-        guard s.interval > .zero else { throw .usage(UsageError("invalid value for flag '--probe.interval': must be above 0")) }
-        guard s.timeout > .zero else { throw .usage(UsageError("invalid value for flag '--probe.timeout': must be above 0")) }
+        guard s.interval > .zero else {
+            throw .usage(UsageError("invalid value for flag '--probe.interval': must be above 0"))
+        }
+        guard s.timeout > .zero else {
+            throw .usage(UsageError("invalid value for flag '--probe.timeout': must be above 0"))
+        }
         if s.timeout >= s.interval {
             let g = file?.global
-            let fromFile = (interval: g?.interval != nil && !flags.isSet("probe.interval"), timeout: g?.timeout != nil && !flags.isSet("probe.timeout"))
+            let fromFile = (
+                interval: g?.interval != nil && !flags.isSet("probe.interval"),
+                timeout: g?.timeout != nil && !flags.isSet("probe.timeout")
+            )
             guard let file, fromFile.interval || fromFile.timeout else {
-                throw .usage(UsageError("invalid value for flag '--probe.timeout': must be above 0 and below --probe.interval (\(fmt(s.interval)))"))
+                throw .usage(
+                    UsageError(
+                        "invalid value for flag '--probe.timeout': must be above 0 and below --probe.interval (\(fmt(s.interval)))"
+                    ))
             }
-            let timeoutSource = fromFile.timeout ? "" : flags.isSet("probe.timeout") ? " given by --probe.timeout" : ", the default"
-            let intervalSource = fromFile.interval ? "" : flags.isSet("probe.interval") ? " given by --probe.interval" : ", the default"
+            let timeoutSource =
+                fromFile.timeout ? "" : flags.isSet("probe.timeout") ? " given by --probe.timeout" : ", the default"
+            let intervalSource =
+                fromFile.interval ? "" : flags.isSet("probe.interval") ? " given by --probe.interval" : ", the default"
             if fromFile.interval {
-                throw .config(ConfigError(file: file.file, mark: file.global.marks["interval"], path: "global.interval",
-                                          expected: "an interval above the timeout (\(fmt(s.timeout))\(timeoutSource))", found: fmt(s.interval)))
+                throw .config(
+                    ConfigError(
+                        file: file.file, mark: file.global.marks["interval"], path: "global.interval",
+                        expected: "an interval above the timeout (\(fmt(s.timeout))\(timeoutSource))",
+                        found: fmt(s.interval)))
             }
-            throw .config(ConfigError(file: file.file, mark: file.global.marks["timeout"], path: "global.timeout",
-                                      expected: "a timeout below the interval (\(fmt(s.interval))\(intervalSource))", found: fmt(s.timeout)))
+            throw .config(
+                ConfigError(
+                    file: file.file, mark: file.global.marks["timeout"], path: "global.timeout",
+                    expected: "a timeout below the interval (\(fmt(s.interval))\(intervalSource))",
+                    found: fmt(s.timeout)))
         }
         for d in file?.probes ?? [] {
             let interval = d.interval ?? s.interval
             let timeout = d.timeout ?? s.timeout
             if let own = d.interval, own < s.interval {
-                throw .config(ConfigError(file: file?.file ?? "", mark: d.marks["interval"], path: "\(d.path).interval",
-                                          expected: "an interval of at least the global interval (\(fmt(s.interval)))", found: fmt(own),
-                                          hint: "probes run in rounds every global interval; a probe's own interval can only skip rounds"))
+                throw .config(
+                    ConfigError(
+                        file: file?.file ?? "", mark: d.marks["interval"], path: "\(d.path).interval",
+                        expected: "an interval of at least the global interval (\(fmt(s.interval)))", found: fmt(own),
+                        hint: "probes run in rounds every global interval; a probe's own interval can only skip rounds")
+                )
             }
             if timeout >= interval {
                 let key = d.timeout != nil ? "timeout" : "interval"
-                throw .config(ConfigError(file: file?.file ?? "", mark: d.marks[key] ?? d.mark, path: "\(d.path).\(key)",
-                                          expected: key == "timeout" ? "a timeout below the probe's interval (\(fmt(interval)))"
-                                                                     : "an interval above the timeout (\(fmt(timeout)))",
-                                          found: fmt(key == "timeout" ? timeout : interval)))
+                throw .config(
+                    ConfigError(
+                        file: file?.file ?? "", mark: d.marks[key] ?? d.mark, path: "\(d.path).\(key)",
+                        expected: key == "timeout"
+                            ? "a timeout below the probe's interval (\(fmt(interval)))"
+                            : "an interval above the timeout (\(fmt(timeout)))",
+                        found: fmt(key == "timeout" ? timeout : interval)))
             }
         }
     }

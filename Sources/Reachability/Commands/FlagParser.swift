@@ -21,7 +21,10 @@ package struct FlagSpec: Sendable {
     package let help: String
 
     package init(_ name: String, _ kind: Kind, placeholder: String = "", help: String) {
-        self.name = name; self.kind = kind; self.placeholder = placeholder; self.help = help
+        self.name = name
+        self.kind = kind
+        self.placeholder = placeholder
+        self.help = help
     }
 }
 
@@ -60,12 +63,15 @@ package struct ParsedFlags: Sendable {
     package func int(_ name: String, range: ClosedRange<Int>) throws(UsageError) -> Int? {
         guard let text = string(name) else { return nil }
         guard let v = Int(text), range.contains(v) else {
-            throw UsageError("invalid value \(text.debugDescription) for flag '--\(name)': expected a whole number from \(range.lowerBound) to \(range.upperBound)")
+            throw UsageError(
+                "invalid value \(text.debugDescription) for flag '--\(name)': expected a whole number from \(range.lowerBound) to \(range.upperBound)"
+            )
         }
         return v
     }
 
-    package func choice<T: RawRepresentable & CaseIterable>(_ name: String, as: T.Type) throws(UsageError) -> T? where T.RawValue == String {
+    package func choice<T: RawRepresentable & CaseIterable>(_ name: String, as: T.Type) throws(UsageError) -> T?
+    where T.RawValue == String {
         guard let text = string(name) else { return nil }
         guard let v = T(rawValue: text) else {
             let allowed = T.allCases.map(\.rawValue).joined(separator: ", ")
@@ -99,8 +105,14 @@ package struct FlagParser: Sendable {
                 out.positional.append(arg)
                 continue
             }
-            if arg == "--" { onlyPositional = true; continue }
-            if arg == "-h" { out.bools["help"] = true; continue }
+            if arg == "--" {
+                onlyPositional = true
+                continue
+            }
+            if arg == "-h" {
+                out.bools["help"] = true
+                continue
+            }
             guard arg.hasPrefix("--") else { throw UsageError("unknown short flag '\(arg)'") }
             let body = arg.dropFirst(2)
             let name: String
@@ -115,7 +127,10 @@ package struct FlagParser: Sendable {
                 switch spec.kind {
                 case .bool:
                     if let v = inlineValue {
-                        guard let b = Bool(v) else { throw UsageError("invalid value \(v.debugDescription) for flag '--\(name)': expected true or false") }
+                        guard let b = Bool(v) else {
+                            throw UsageError(
+                                "invalid value \(v.debugDescription) for flag '--\(name)': expected true or false")
+                        }
                         out.bools[name] = b
                     } else {
                         out.bools[name] = true
@@ -131,7 +146,9 @@ package struct FlagParser: Sendable {
                     }
                     out.values[name, default: []].append(value)
                 }
-            } else if name.hasPrefix("no-"), inlineValue == nil, let spec = byName[String(name.dropFirst(3))], case .bool = spec.kind {
+            } else if name.hasPrefix("no-"), inlineValue == nil, let spec = byName[String(name.dropFirst(3))],
+                case .bool = spec.kind
+            {
                 out.bools[spec.name] = false
             } else {
                 throw UsageError("unknown long flag '--\(name)'")
@@ -160,7 +177,9 @@ package struct FlagParser: Sendable {
 
 extension String {
     func padding(_ width: Int) -> String {
-        count >= width ? self + "\n" + String(repeating: " ", count: width + 2) : self + String(repeating: " ", count: width - count)
+        count >= width
+            ? self + "\n" + String(repeating: " ", count: width + 2)
+            : self + String(repeating: " ", count: width - count)
     }
 }
 
@@ -170,7 +189,10 @@ package enum DurationParser {
 
     package static func parse(_ text: String) throws(Invalid) -> Duration {
         if text == "0" { return .zero }
-        let units: [(String, Int64)] = [("ms", 1), ("s", 1000), ("m", 60_000), ("h", 3_600_000), ("d", 86_400_000), ("w", 604_800_000), ("y", 31_536_000_000)]
+        let units: [(String, Int64)] = [
+            ("ms", 1), ("s", 1000), ("m", 60_000), ("h", 3_600_000), ("d", 86_400_000), ("w", 604_800_000),
+            ("y", 31_536_000_000),
+        ]
         var rest = Substring(text)
         var total: Int64 = 0
         var lastUnitIndex = -1
@@ -183,11 +205,16 @@ package enum DurationParser {
             rest = rest.dropFirst(digits.count)
             let unitText = rest.prefix(while: { $0.isASCII && $0.isLetter })
             guard let unitIndex = units.firstIndex(where: { $0.0 == unitText }) else {
-                throw Invalid(message: unitText.isEmpty ? "missing unit (ms, s, m, h, d, w, y)" : "unknown unit \(String(unitText).debugDescription) (use ms, s, m, h, d, w, y)")
+                throw Invalid(
+                    message: unitText.isEmpty
+                        ? "missing unit (ms, s, m, h, d, w, y)"
+                        : "unknown unit \(String(unitText).debugDescription) (use ms, s, m, h, d, w, y)")
             }
             // Units must go from largest to smallest, each at most once (as Prometheus requires).
             let order = units.count - 1 - unitIndex
-            guard order > lastUnitIndex else { throw Invalid(message: "units must go from largest to smallest, each once") }
+            guard order > lastUnitIndex else {
+                throw Invalid(message: "units must go from largest to smallest, each once")
+            }
             lastUnitIndex = order
             rest = rest.dropFirst(unitText.count)
             let (product, overflow) = n.multipliedReportingOverflow(by: units[unitIndex].1)
@@ -202,7 +229,8 @@ package enum DurationParser {
         var ms = d.milliseconds
         if ms == 0 { return "0s" }
         var out = ""
-        for (unit, size) in [("d", Int64(86_400_000)), ("h", 3_600_000), ("m", 60_000), ("s", 1000), ("ms", 1)] where ms >= size {
+        for (unit, size) in [("d", Int64(86_400_000)), ("h", 3_600_000), ("m", 60_000), ("s", 1000), ("ms", 1)]
+        where ms >= size {
             out += "\(ms / size)\(unit)"
             ms %= size
         }

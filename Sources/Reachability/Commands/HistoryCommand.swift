@@ -22,12 +22,19 @@ package enum HistoryCommand {
         let format: ReportFormat
         do throws(UsageError) {
             let parsed = try FlagParser(flags).parse(args)
-            if parsed.bool("help") { writeOut(usage); return 0 }
-            guard let d = parsed.string("history.dir"), !d.isEmpty else { throw UsageError("required flag '--history.dir' not provided") }
+            if parsed.bool("help") {
+                writeOut(usage)
+                return 0
+            }
+            guard let d = parsed.string("history.dir"), !d.isEmpty else {
+                throw UsageError("required flag '--history.dir' not provided")
+            }
             dir = d
             since = try parsed.duration("since") ?? .seconds(30 * 86_400)
             guard since > .zero else { throw UsageError("invalid value for flag '--since': must be above 0") }
-            guard since <= .seconds(100 * 365 * 86_400) else { throw UsageError("invalid value for flag '--since': at most 100y") }
+            guard since <= .seconds(100 * 365 * 86_400) else {
+                throw UsageError("invalid value for flag '--since': at most 100y")
+            }
             format = try parsed.choice("output", as: ReportFormat.self) ?? .table
         } catch {
             writeErr("reachability_exporter history: error: \(error.message), try --help\n")

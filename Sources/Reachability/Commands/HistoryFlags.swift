@@ -3,25 +3,43 @@
 /// monitor is built, `stop` at shutdown).
 package enum HistoryFlags {
     static let specs: [FlagSpec] = [
-        FlagSpec("history.dir", .value(default: nil), placeholder: "DIR", help: "Keep a history of every round and transition here (JSON Lines; see docs/history-format.md); restores the state on start and feeds the availability gauges. Off when unset."),
-        FlagSpec("history.max-file-size", .value(default: "64MiB"), placeholder: "SIZE", help: "Start a new history file before one would grow past this (also a new file every day, at 00:00 UTC)."),
-        FlagSpec("history.retention", .value(default: "30d"), placeholder: "DURATION", help: "Delete history files whose newest record is older than this."),
-        FlagSpec("history.max-total-size", .value(default: "1GiB"), placeholder: "SIZE", help: "Delete the oldest history files while all of them together are larger than this."),
+        FlagSpec(
+            "history.dir", .value(default: nil), placeholder: "DIR",
+            help:
+                "Keep a history of every round and transition here (JSON Lines; see docs/history-format.md); restores the state on start and feeds the availability gauges. Off when unset."
+        ),
+        FlagSpec(
+            "history.max-file-size", .value(default: "64MiB"), placeholder: "SIZE",
+            help: "Start a new history file before one would grow past this (also a new file every day, at 00:00 UTC)."),
+        FlagSpec(
+            "history.retention", .value(default: "30d"), placeholder: "DURATION",
+            help: "Delete history files whose newest record is older than this."),
+        FlagSpec(
+            "history.max-total-size", .value(default: "1GiB"), placeholder: "SIZE",
+            help: "Delete the oldest history files while all of them together are larger than this."),
     ]
 
     /// The history settings, or nil when `--history.dir` is not given.
     static func config(_ flags: ParsedFlags) throws(UsageError) -> HistoryConfig? {
         guard let dir = flags.string("history.dir") else { return nil }
-        guard !dir.isEmpty else { throw UsageError("invalid value \"\" for flag '--history.dir': expected a directory") }
+        guard !dir.isEmpty else {
+            throw UsageError("invalid value \"\" for flag '--history.dir': expected a directory")
+        }
         var config = HistoryConfig(directory: dir)
         config.maxFileSize = try size(flags, "history.max-file-size") ?? config.maxFileSize
         config.maxTotalSize = try size(flags, "history.max-total-size") ?? config.maxTotalSize
         config.retention = try flags.duration("history.retention") ?? config.retention
-        guard config.maxFileSize >= 4096 else { throw UsageError("invalid value for flag '--history.max-file-size': must be at least 4KiB") }
-        guard config.maxTotalSize >= config.maxFileSize else {
-            throw UsageError("invalid value for flag '--history.max-total-size': must be at least --history.max-file-size (\(ByteSizeParser.format(config.maxFileSize)))")
+        guard config.maxFileSize >= 4096 else {
+            throw UsageError("invalid value for flag '--history.max-file-size': must be at least 4KiB")
         }
-        guard config.retention >= .seconds(3600) else { throw UsageError("invalid value for flag '--history.retention': must be at least 1h") }
+        guard config.maxTotalSize >= config.maxFileSize else {
+            throw UsageError(
+                "invalid value for flag '--history.max-total-size': must be at least --history.max-file-size (\(ByteSizeParser.format(config.maxFileSize)))"
+            )
+        }
+        guard config.retention >= .seconds(3600) else {
+            throw UsageError("invalid value for flag '--history.retention': must be at least 1h")
+        }
         return config
     }
 

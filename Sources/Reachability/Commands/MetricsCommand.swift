@@ -20,7 +20,9 @@ enum MetricsCommand {
             return 64
         }
         if parsed.bool("help") {
-            writeOut("usage: reachability_exporter metrics [--output=table|json]\n\nLists every metric the exporter serves.\n\nFlags:\n\(FlagParser(flags).helpText())\n")
+            writeOut(
+                "usage: reachability_exporter metrics [--output=table|json]\n\nLists every metric the exporter serves.\n\nFlags:\n\(FlagParser(flags).helpText())\n"
+            )
             return 0
         }
         writeOut(parsed.string("output") == "json" ? json(MetricCatalog.all) : table(MetricCatalog.all))
@@ -45,5 +47,7 @@ enum MetricsCommand {
 }
 
 extension String {
-    fileprivate func padding(to width: Int) -> String { count >= width ? self : self + String(repeating: " ", count: width - count) }
+    fileprivate func padding(to width: Int) -> String {
+        count >= width ? self : self + String(repeating: " ", count: width - count)
+    }
 }

@@ -65,9 +65,12 @@ package struct OutageReport: Sendable {
     package var stats: HistoryReader.Stats
 
     /// Reads `directory` and reports the window `[now - since, now]`.
-    package static func build(directory: String, since: Duration, now: Double) throws(HistoryStoreError) -> OutageReport {
+    package static func build(directory: String, since: Duration, now: Double) throws(HistoryStoreError) -> OutageReport
+    {
         var builder = OutageReportBuilder(from: now - since.seconds, to: now)
-        let stats = try HistoryReader.read(directory: directory, from: now - since.seconds - 86_400) { builder.feed($0) }
+        let stats = try HistoryReader.read(directory: directory, from: now - since.seconds - 86_400) {
+            builder.feed($0)
+        }
         return builder.finish(stats: stats)
     }
 }
@@ -93,7 +96,9 @@ struct ScopeLog {
             r.end = s.end
             run = r
         } else {
-            if let r = run { close(r, ended: r.end == s.start ? (s.verdict.state == .full ? .recovered : .changed) : .gap) }
+            if let r = run {
+                close(r, ended: r.end == s.start ? (s.verdict.state == .full ? .recovered : .changed) : .gap)
+            }
             run = s
         }
         return s
@@ -108,7 +113,10 @@ struct ScopeLog {
 
     private mutating func close(_ r: Segment, ended: Outage.End) {
         guard r.verdict.state != .full else { return }
-        outages.append(Outage(scope: name, start: r.start, end: r.end, state: r.verdict.state, reason: r.verdict.reason, ended: ended))
+        outages.append(
+            Outage(
+                scope: name, start: r.start, end: r.end, state: r.verdict.state, reason: r.verdict.reason, ended: ended)
+        )
     }
 }
 
@@ -141,8 +149,14 @@ struct OutageReportBuilder {
             account(overall.take(overall.timeline.add(at: r.at, verdict: r.overall, cap: cap), window: window))
             ledger.add(at: r.at, verdict: r.overall, cap: cap)
             var position = 0
-            for v in r.families { addScope(v, position: position, at: r.at, cap: cap); position += 1 }
-            for v in r.uplinks { addScope(v, position: position, at: r.at, cap: cap); position += 1 }
+            for v in r.families {
+                addScope(v, position: position, at: r.at, cap: cap)
+                position += 1
+            }
+            for v in r.uplinks {
+                addScope(v, position: position, at: r.at, cap: cap)
+                position += 1
+            }
         case .start(let time, _), .stop(let time):
             account(overall.take(overall.timeline.cut(at: time), window: window))
             ledger.cut(at: time)
@@ -193,7 +207,8 @@ struct OutageReportBuilder {
         let order = ["overall": 0, "ipv4": 1, "ipv6": 2]
         outages.sort { a, b in
             if a.start != b.start { return a.start < b.start }
-            let oa = order[a.scope] ?? 3, ob = order[b.scope] ?? 3
+            let oa = order[a.scope] ?? 3
+            let ob = order[b.scope] ?? 3
             return oa != ob ? oa < ob : a.scope < b.scope
         }
         var days: [DayAvailability] = []
@@ -208,6 +223,8 @@ struct OutageReportBuilder {
             total.covered += up[i] + down[i]
         }
         let windows = HistoryMetrics.windows.map { ($0.label, ledger.window($0.seconds, now: now)) }
-        return OutageReport(from: window.lowerBound, to: now, outages: outages, days: days, total: total, windows: windows, stats: stats)
+        return OutageReport(
+            from: window.lowerBound, to: now, outages: outages, days: days, total: total, windows: windows, stats: stats
+        )
     }
 }

@@ -17,7 +17,8 @@ extension OutageReport {
     static func percent(_ v: Double) -> String {
         guard v.isFinite else { return "-" }
         let scaled = Int((v * 100_000).rounded())
-        let whole = scaled / 1000, frac = scaled % 1000
+        let whole = scaled / 1000
+        let frac = scaled % 1000
         return "\(whole).\(String(repeating: "0", count: 3 - String(frac).count))\(frac)%"
     }
 
@@ -28,36 +29,52 @@ extension OutageReport {
     private static func table(_ rows: [[String]]) -> String {
         guard let header = rows.first else { return "" }
         var widths = header.map(\.count)
-        for row in rows { for (i, cell) in row.enumerated() where i < widths.count { widths[i] = max(widths[i], cell.count) } }
+        for row in rows {
+            for (i, cell) in row.enumerated() where i < widths.count { widths[i] = max(widths[i], cell.count) }
+        }
         return rows.map { row in
-            row.enumerated().map { i, cell in i == row.count - 1 ? cell : cell + String(repeating: " ", count: widths[i] - cell.count) }
-                .joined(separator: "  ")
+            row.enumerated().map { i, cell in
+                i == row.count - 1 ? cell : cell + String(repeating: " ", count: widths[i] - cell.count)
+            }
+            .joined(separator: "  ")
         }.joined(separator: "\n") + "\n"
     }
 
     private var outageRows: [[String]] {
-        [["START", "END", "DURATION", "SCOPE", "STATE", "REASON", "ENDED"]] + outages.map {
-            [UTCTime.rfc3339($0.start), UTCTime.rfc3339($0.end), Self.duration($0.duration), $0.scope, $0.state.rawValue, $0.reason ?? "-", $0.ended.rawValue]
-        }
+        [["START", "END", "DURATION", "SCOPE", "STATE", "REASON", "ENDED"]]
+            + outages.map {
+                [
+                    UTCTime.rfc3339($0.start), UTCTime.rfc3339($0.end), Self.duration($0.duration), $0.scope,
+                    $0.state.rawValue, $0.reason ?? "-", $0.ended.rawValue,
+                ]
+            }
     }
 
     private var dayRows: [[String]] {
-        [["DAY", "AVAILABILITY", "COVERAGE", "UP", "DOWN", "GAP"]] + days.map {
-            [UTCTime.date(day: $0.day), Self.percent($0.availability), Self.percent($0.coverage), Self.duration($0.up), Self.duration($0.down), Self.duration($0.gap)]
-        }
+        [["DAY", "AVAILABILITY", "COVERAGE", "UP", "DOWN", "GAP"]]
+            + days.map {
+                [
+                    UTCTime.date(day: $0.day), Self.percent($0.availability), Self.percent($0.coverage),
+                    Self.duration($0.up), Self.duration($0.down), Self.duration($0.gap),
+                ]
+            }
     }
 
     private func renderTable() -> String {
         let length = to - from
         var out = "History from \(UTCTime.rfc3339(from)) to \(UTCTime.rfc3339(to)) (\(Self.duration(length)))\n"
-        out += "Read \(stats.rounds) rounds in \(stats.files) files (\(stats.bytes) bytes); \(stats.corrupt) corrupt lines skipped"
+        out +=
+            "Read \(stats.rounds) rounds in \(stats.files) files (\(stats.bytes) bytes); \(stats.corrupt) corrupt lines skipped"
         if stats.skipped > 0 { out += ", \(stats.skipped) lines of a newer format skipped" }
         if stats.unreadable > 0 { out += ", \(stats.unreadable) files unreadable (\(stats.firstError ?? ""))" }
         out += ".\n\n"
-        out += "Availability (overall): \(Self.percent(total.availability)) of covered time; coverage \(Self.percent(length > 0 ? total.covered / length : 0))\n"
-        out += "  " + windows.map { entry in
-            "\(entry.label): \(Self.percent(entry.window.availability)) (coverage \(Self.percent(Self.coverage(entry))))"
-        }.joined(separator: "  ") + "\n\n"
+        out +=
+            "Availability (overall): \(Self.percent(total.availability)) of covered time; coverage \(Self.percent(length > 0 ? total.covered / length : 0))\n"
+        out +=
+            "  "
+            + windows.map { entry in
+                "\(entry.label): \(Self.percent(entry.window.availability)) (coverage \(Self.percent(Self.coverage(entry))))"
+            }.joined(separator: "  ") + "\n\n"
         out += "Outages (\(outages.count)):\n"
         out += outages.isEmpty ? "  none\n" : Self.table(outageRows)
         out += "\nAvailability per day (UTC):\n" + Self.table(dayRows)
@@ -66,16 +83,29 @@ extension OutageReport {
 
     private func renderCSV() -> String {
         func csv(_ rows: [[String]]) -> String {
-            rows.map { $0.map { cell in
-                cell.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" }) ? "\"" + cell.replacingAll("\"", "\"\"") + "\"" : cell
-            }.joined(separator: ",") }.joined(separator: "\n") + "\n"
+            rows.map {
+                $0.map { cell in
+                    cell.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" })
+                        ? "\"" + cell.replacingAll("\"", "\"\"") + "\"" : cell
+                }.joined(separator: ",")
+            }.joined(separator: "\n") + "\n"
         }
-        let outagesCSV = [["start", "end", "duration_seconds", "scope", "state", "reason", "ended"]] + outages.map {
-            [UTCTime.rfc3339($0.start), UTCTime.rfc3339($0.end), String(Int($0.duration.rounded())), $0.scope, $0.state.rawValue, $0.reason ?? "", $0.ended.rawValue]
-        }
-        let daysCSV = [["day", "availability", "coverage", "up_seconds", "down_seconds", "gap_seconds"]] + days.map {
-            [UTCTime.date(day: $0.day), Self.ratio($0.availability), Self.ratio($0.coverage), String(Int($0.up.rounded())), String(Int($0.down.rounded())), String(Int($0.gap.rounded()))]
-        }
+        let outagesCSV =
+            [["start", "end", "duration_seconds", "scope", "state", "reason", "ended"]]
+            + outages.map {
+                [
+                    UTCTime.rfc3339($0.start), UTCTime.rfc3339($0.end), String(Int($0.duration.rounded())), $0.scope,
+                    $0.state.rawValue, $0.reason ?? "", $0.ended.rawValue,
+                ]
+            }
+        let daysCSV =
+            [["day", "availability", "coverage", "up_seconds", "down_seconds", "gap_seconds"]]
+            + days.map {
+                [
+                    UTCTime.date(day: $0.day), Self.ratio($0.availability), Self.ratio($0.coverage),
+                    String(Int($0.up.rounded())), String(Int($0.down.rounded())), String(Int($0.gap.rounded())),
+                ]
+            }
         return csv(outagesCSV) + "\n" + csv(daysCSV)
     }
 

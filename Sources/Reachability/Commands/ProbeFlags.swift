@@ -7,26 +7,64 @@ package enum ProbeFlags {
     package static let refuseDefaultsVariable = "REACHABILITY_EXPORTER_REFUSE_DEFAULT_TARGETS"
 
     static let specs: [FlagSpec] = [
-        FlagSpec("probe.http", .repeated, placeholder: "URL", help: "HTTP(S) captive-portal check; expects status 204 unless --probe.http.expect-status/--probe.http.expect-body say otherwise."),
-        FlagSpec("probe.http.expect-status", .value(default: nil), placeholder: "CODES", help: "Comma-separated status codes the --probe.http checks expect (default 204, or 200 with --probe.http.expect-body)."),
-        FlagSpec("probe.http.expect-body", .value(default: nil), placeholder: "TEXT", help: "Text the --probe.http response bodies must contain (uses GET)."),
-        FlagSpec("probe.icmp", .repeated, placeholder: "HOST", help: "ICMP echo target (name or address; names are re-resolved every round)."),
-        FlagSpec("probe.dns", .repeated, placeholder: "NAME[@SERVER]", help: "DNS lookup of NAME through the system resolver, or as a direct UDP query to SERVER (an IP, optional :port)."),
+        FlagSpec(
+            "probe.http", .repeated, placeholder: "URL",
+            help:
+                "HTTP(S) captive-portal check; expects status 204 unless --probe.http.expect-status/--probe.http.expect-body say otherwise."
+        ),
+        FlagSpec(
+            "probe.http.expect-status", .value(default: nil), placeholder: "CODES",
+            help:
+                "Comma-separated status codes the --probe.http checks expect (default 204, or 200 with --probe.http.expect-body)."
+        ),
+        FlagSpec(
+            "probe.http.expect-body", .value(default: nil), placeholder: "TEXT",
+            help: "Text the --probe.http response bodies must contain (uses GET)."),
+        FlagSpec(
+            "probe.icmp", .repeated, placeholder: "HOST",
+            help: "ICMP echo target (name or address; names are re-resolved every round)."),
+        FlagSpec(
+            "probe.dns", .repeated, placeholder: "NAME[@SERVER]",
+            help:
+                "DNS lookup of NAME through the system resolver, or as a direct UDP query to SERVER (an IP, optional :port)."
+        ),
         FlagSpec("probe.tcp", .repeated, placeholder: "HOST:PORT", help: "TCP connect target."),
         FlagSpec("probe.interval", .value(default: "5s"), placeholder: "DURATION", help: "Time between probe rounds."),
-        FlagSpec("probe.timeout", .value(default: "3s"), placeholder: "DURATION", help: "Deadline of each probe; must be below the interval."),
-        FlagSpec("probe.mode", .value(default: "parallel"), placeholder: "POLICY", help: "How results combine: parallel (any success), http, icmp, quorum, quorum:N, quorum:N%."),
-        FlagSpec("probe.fail-after", .value(default: "3"), placeholder: "N", help: "Consecutive failed rounds before leaving full."),
-        FlagSpec("probe.recover-after", .value(default: "2"), placeholder: "N", help: "Consecutive good rounds before returning to full."),
-        FlagSpec("probe.fast-recheck", .value(default: "1s"), placeholder: "DURATION", help: "While not full, re-check after this, doubling up to the interval; 0 disables."),
-        FlagSpec("probe.trust-local-targets", .bool(default: false), help: "Let answers from loopback, on-link addresses and the gateway prove the internet (labs and tests only: on a real network a router or an interceptor answers there)."),
+        FlagSpec(
+            "probe.timeout", .value(default: "3s"), placeholder: "DURATION",
+            help: "Deadline of each probe; must be below the interval."),
+        FlagSpec(
+            "probe.mode", .value(default: "parallel"), placeholder: "POLICY",
+            help: "How results combine: parallel (any success), http, icmp, quorum, quorum:N, quorum:N%."),
+        FlagSpec(
+            "probe.fail-after", .value(default: "3"), placeholder: "N",
+            help: "Consecutive failed rounds before leaving full."),
+        FlagSpec(
+            "probe.recover-after", .value(default: "2"), placeholder: "N",
+            help: "Consecutive good rounds before returning to full."),
+        FlagSpec(
+            "probe.fast-recheck", .value(default: "1s"), placeholder: "DURATION",
+            help: "While not full, re-check after this, doubling up to the interval; 0 disables."),
+        FlagSpec(
+            "probe.trust-local-targets", .bool(default: false),
+            help:
+                "Let answers from loopback, on-link addresses and the gateway prove the internet (labs and tests only: on a real network a router or an interceptor answers there)."
+        ),
         FlagSpec("probe.icmp.count", .value(default: "3"), placeholder: "N", help: "Echo requests per ICMP round."),
-        FlagSpec("probe.uplink", .repeated, placeholder: "INTERFACE", help: "Also run every probe bound to this interface (SO_BINDTODEVICE), with its own verdict."),
-        FlagSpec("path.monitor", .bool(default: true), help: "Watch links, addresses and routes over netlink: no usable path means `none` at once, and any change re-probes at once."),
+        FlagSpec(
+            "probe.uplink", .repeated, placeholder: "INTERFACE",
+            help: "Also run every probe bound to this interface (SO_BINDTODEVICE), with its own verdict."),
+        FlagSpec(
+            "path.monitor", .bool(default: true),
+            help:
+                "Watch links, addresses and routes over netlink: no usable path means `none` at once, and any change re-probes at once."
+        ),
     ]
 
     /// Starts the netlink path monitor when enabled; on failure logs why and lets probes alone decide.
-    static func startPathGate(_ flags: ParsedFlags, logger: Logger, registry: MetricsRegistry?) -> (any PathGate, PathMonitor?) {
+    static func startPathGate(_ flags: ParsedFlags, logger: Logger, registry: MetricsRegistry?) -> (
+        any PathGate, PathMonitor?
+    ) {
         guard flags.bool("path.monitor") else { return (OpenPathGate(), nil) }
         let monitor = PathMonitor()
         do {
@@ -54,7 +92,9 @@ package enum ProbeFlags {
         if !probeFlagNames.contains(where: { flags.isSet($0) }) {
             let refuse = environment[refuseDefaultsVariable].map { !$0.isEmpty && $0 != "0" } ?? false
             if refuse {
-                throw UsageError("no probe targets given and \(refuseDefaultsVariable) is set: refusing to probe the public default targets; pass --probe.http/--probe.icmp/--probe.dns/--probe.tcp")
+                throw UsageError(
+                    "no probe targets given and \(refuseDefaultsVariable) is set: refusing to probe the public default targets; pass --probe.http/--probe.icmp/--probe.dns/--probe.tcp"
+                )
             }
             source = try FlagParser(specs).parse(defaultArguments)
         }
@@ -65,12 +105,18 @@ package enum ProbeFlags {
         var specs: [ProbeSpec] = []
         var names = Set<String>()
         func add(_ probe: Probe, flag: String, value: String) throws(UsageError) {
-            if let problem = probe.problem { throw UsageError("invalid value \(value.debugDescription) for flag '--\(flag)': \(problem)") }
-            guard names.insert(probe.name).inserted else { throw UsageError("probe \(probe.name.debugDescription) is given twice") }
+            if let problem = probe.problem {
+                throw UsageError("invalid value \(value.debugDescription) for flag '--\(flag)': \(problem)")
+            }
+            guard names.insert(probe.name).inserted else {
+                throw UsageError("probe \(probe.name.debugDescription) is given twice")
+            }
             specs.append(probe.spec)
         }
         let expectation = try httpExpectation(flags)
-        for url in source.strings("probe.http") { try add(.http(url, expectation: expectation), flag: "probe.http", value: url) }
+        for url in source.strings("probe.http") {
+            try add(.http(url, expectation: expectation), flag: "probe.http", value: url)
+        }
         for target in source.strings("probe.dns") {
             let parts = target.split(separator: "@", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
             try add(.dns(parts[0], server: parts.count == 2 ? parts[1] : nil), flag: "probe.dns", value: target)
@@ -87,14 +133,18 @@ package enum ProbeFlags {
             var parsed = Set<Int>()
             for part in text.split(separator: ",") {
                 guard let code = Int(part.trimmingSpaces), (100...599).contains(code) else {
-                    throw UsageError("invalid value \(text.debugDescription) for flag '--probe.http.expect-status': expected status codes such as 204 or 200,204")
+                    throw UsageError(
+                        "invalid value \(text.debugDescription) for flag '--probe.http.expect-status': expected status codes such as 204 or 200,204"
+                    )
                 }
                 parsed.insert(code)
             }
             codes = parsed
         }
         if let body = flags.string("probe.http.expect-body") {
-            guard !body.isEmpty else { throw UsageError("invalid value \"\" for flag '--probe.http.expect-body': must not be empty") }
+            guard !body.isEmpty else {
+                throw UsageError("invalid value \"\" for flag '--probe.http.expect-body': must not be empty")
+            }
             var e = HTTPExpectation.bodyContains(body)
             if let codes { e = HTTPExpectation(statusCodes: codes, body: e.body) }
             return e

@@ -38,7 +38,11 @@ package struct ConfigError: Error, Sendable, Equatable, CustomStringConvertible 
 /// Key paths as they appear in error messages: `global.interval`, `probes[2].http.tls.ca_file`.
 enum KeyPath {
     static func child(_ parent: String, _ key: String) -> String {
-        let plain = !key.isEmpty && key.unicodeScalars.allSatisfy { $0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_" || $0 == "-" }
+        let plain =
+            !key.isEmpty
+            && key.unicodeScalars.allSatisfy {
+                $0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_" || $0 == "-"
+            }
         let shown = plain ? key : key.debugDescription
         return parent.isEmpty ? shown : "\(parent).\(shown)"
     }

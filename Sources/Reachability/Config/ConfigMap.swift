@@ -12,15 +12,19 @@ struct ConfigMap {
     /// - Parameter what: what the map is, for the error when the node is not a map ("the probe").
     init(_ node: YAMLNode, path: String, file: String, keys allowed: [String], what: String) throws(ConfigError) {
         guard case .map(let entries) = node.kind else {
-            throw ConfigError(file: file, mark: node.mark, path: path, expected: "a map (\(what))", found: node.foundDescription)
+            throw ConfigError(
+                file: file, mark: node.mark, path: path, expected: "a map (\(what))", found: node.foundDescription)
         }
         for e in entries where !allowed.contains(e.key) {
             var hint: String?
-            if let near = allowed.min(by: { editDistance($0, e.key) < editDistance($1, e.key) }), editDistance(near, e.key) <= max(1, e.key.count / 3) {
+            if let near = allowed.min(by: { editDistance($0, e.key) < editDistance($1, e.key) }),
+                editDistance(near, e.key) <= max(1, e.key.count / 3)
+            {
                 hint = "did you mean \(near.debugDescription)?"
             }
-            throw ConfigError(file: file, mark: e.keyMark, path: KeyPath.child(path, e.key),
-                              expected: "one of the keys \(allowed.joined(separator: ", "))", found: "an unknown key", hint: hint)
+            throw ConfigError(
+                file: file, mark: e.keyMark, path: KeyPath.child(path, e.key),
+                expected: "one of the keys \(allowed.joined(separator: ", "))", found: "an unknown key", hint: hint)
         }
         self.file = file
         self.path = path
@@ -40,13 +44,16 @@ struct ConfigMap {
 
     func fail(_ key: String, expected: String, found: String? = nil, hint: String? = nil) -> ConfigError {
         let node = value(key)
-        return ConfigError(file: file, mark: node?.mark ?? keyMark(key) ?? self.node.mark, path: path(key),
-                           expected: expected, found: found ?? node?.foundDescription ?? "nothing", hint: hint)
+        return ConfigError(
+            file: file, mark: node?.mark ?? keyMark(key) ?? self.node.mark, path: path(key),
+            expected: expected, found: found ?? node?.foundDescription ?? "nothing", hint: hint)
     }
 
     /// A required key that is missing: reported at the map.
     func missing(_ key: String, expected: String) -> ConfigError {
-        ConfigError(file: file, mark: node.mark, path: path, expected: "a key \(key.debugDescription) (\(expected))", found: "none")
+        ConfigError(
+            file: file, mark: node.mark, path: path, expected: "a key \(key.debugDescription) (\(expected))",
+            found: "none")
     }
 
     /// A scalar's text (any quoting); nil if the key is absent.
@@ -86,7 +93,8 @@ struct ConfigMap {
         return s.text == "true"
     }
 
-    func choice<T: RawRepresentable & CaseIterable>(_ key: String, _: T.Type) throws(ConfigError) -> T? where T.RawValue == String {
+    func choice<T: RawRepresentable & CaseIterable>(_ key: String, _: T.Type) throws(ConfigError) -> T?
+    where T.RawValue == String {
         let expected = "one of " + T.allCases.map(\.rawValue).joined(separator: ", ")
         guard let (text, _) = try scalar(key, expected: expected) else { return nil }
         guard let v = T(rawValue: text) else { throw fail(key, expected: expected) }
@@ -107,7 +115,8 @@ struct ConfigMap {
 
 /// Levenshtein distance, for "did you mean" (keys are short).
 func editDistance(_ a: String, _ b: String) -> Int {
-    let a = Array(a), b = Array(b)
+    let a = Array(a)
+    let b = Array(b)
     guard !a.isEmpty else { return b.count }
     guard !b.isEmpty else { return a.count }
     var row = Array(0...b.count)

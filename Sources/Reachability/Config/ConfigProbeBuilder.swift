@@ -11,49 +11,74 @@ package enum ConfigProbeBuilder {
             do throws(HTTPProbeConfigError) { config = try make(nil) } catch {
                 throw httpError(d, error, file: file)
             }
-            return ProbeSpec(name: d.name, type: config.probeType, target: d.target, family: family, interval: d.interval, timeout: d.timeout,
-                             evidence: config.evidence) { iface throws(ProbeConfigError) in
+            return ProbeSpec(
+                name: d.name, type: config.probeType, target: d.target, family: family, interval: d.interval,
+                timeout: d.timeout,
+                evidence: config.evidence
+            ) { iface throws(ProbeConfigError) in
                 guard iface != nil else { return HTTPProber(config) }
-                do throws(HTTPProbeConfigError) { return HTTPProber(try make(iface)) } catch { throw ProbeConfigError(error.description) }
+                do throws(HTTPProbeConfigError) { return HTTPProber(try make(iface)) } catch {
+                    throw ProbeConfigError(error.description)
+                }
             }
         case .dns:
             let o = d.dns ?? DNSOptions()
             let make = { @Sendable (iface: String?) throws(ProbeConfigError) -> DNSProbeConfig in
-                try DNSProbeConfig(name: d.target, queryType: o.recordType, server: o.server, interface: iface, allowPrivateAnswers: o.allowPrivateAnswers)
+                try DNSProbeConfig(
+                    name: d.target, queryType: o.recordType, server: o.server, interface: iface,
+                    allowPrivateAnswers: o.allowPrivateAnswers)
             }
             let config: DNSProbeConfig
             do throws(ProbeConfigError) { config = try make(nil) } catch {
                 let key = error.message.hasPrefix("dns server") ? "dns.server" : "target"
-                throw fail(d, key, expected: key == "target" ? "a DNS name to look up" : "an IP address, optionally with a port", found: error.message, file: file)
+                throw fail(
+                    d, key,
+                    expected: key == "target" ? "a DNS name to look up" : "an IP address, optionally with a port",
+                    found: error.message, file: file)
             }
             let destination = o.server.map { "\(d.target)@\($0)" } ?? d.target
             // The system resolver cannot be bound to an interface: without a server the probe runs
             // on the routing table only.
-            return ProbeSpec(name: d.name, type: .dns, target: destination, family: family, interval: d.interval, timeout: d.timeout,
-                             bindsToUplinks: o.server != nil) { iface throws(ProbeConfigError) in
+            return ProbeSpec(
+                name: d.name, type: .dns, target: destination, family: family, interval: d.interval, timeout: d.timeout,
+                bindsToUplinks: o.server != nil
+            ) { iface throws(ProbeConfigError) in
                 guard iface != nil else { return DNSProber(config: config) }
                 return DNSProber(config: try make(iface))
             }
         case .tcp:
             let config: TCPProbeConfig
-            do throws(ProbeConfigError) { config = try TCPProbeConfig(target: d.target, family: d.family ?? .any) } catch {
-                throw fail(d, error.message.contains("family") ? "family" : "target", expected: "host:port", found: error.message, file: file)
+            do throws(ProbeConfigError) {
+                config = try TCPProbeConfig(target: d.target, family: d.family ?? .any)
+            } catch {
+                throw fail(
+                    d, error.message.contains("family") ? "family" : "target", expected: "host:port",
+                    found: error.message, file: file)
             }
-            return ProbeSpec(name: d.name, type: .tcp, target: d.target, family: family, interval: d.interval, timeout: d.timeout,
-                             evidence: config.evidence) { iface throws(ProbeConfigError) in
+            return ProbeSpec(
+                name: d.name, type: .tcp, target: d.target, family: family, interval: d.interval, timeout: d.timeout,
+                evidence: config.evidence
+            ) { iface throws(ProbeConfigError) in
                 guard iface != nil else { return TCPProber(config: config) }
-                return TCPProber(config: try TCPProbeConfig(target: d.target, family: d.family ?? .any, interface: iface))
+                return TCPProber(
+                    config: try TCPProbeConfig(target: d.target, family: d.family ?? .any, interface: iface))
             }
         case .icmp:
             let count = d.icmp?.count ?? ICMPOptions().count
             if let literal = SocketAddress(ip: d.target) {
                 if let f = d.family, !f.admits(literal.ipFamily) {
-                    throw fail(d, "family", expected: "a family that admits the \(literal.ipFamily.rawValue) address \(d.target)", found: f.rawValue, file: file)
+                    throw fail(
+                        d, "family",
+                        expected: "a family that admits the \(literal.ipFamily.rawValue) address \(d.target)",
+                        found: f.rawValue, file: file)
                 }
             } else if !Resolver.isPlausibleHostName(d.target) {
-                throw fail(d, "target", expected: "a host name or IP address", found: d.target.debugDescription, file: file)
+                throw fail(
+                    d, "target", expected: "a host name or IP address", found: d.target.debugDescription, file: file)
             }
-            return ProbeSpec(name: d.name, type: .icmp, target: d.target, family: family, interval: d.interval, timeout: d.timeout) { iface in
+            return ProbeSpec(
+                name: d.name, type: .icmp, target: d.target, family: family, interval: d.interval, timeout: d.timeout
+            ) { iface in
                 makeICMP(host: d.target, family: d.family ?? .any, count: count, interface: iface)
             }
         }
@@ -64,14 +89,17 @@ package enum ConfigProbeBuilder {
         ICMPProber(ICMPProber.Configuration(host: host, family: family, count: count, interface: interface))
     }
 
-    private static func httpConfig(_ d: ProbeDefinition) -> @Sendable (String?) throws(HTTPProbeConfigError) -> HTTPProbeConfig {
+    private static func httpConfig(_ d: ProbeDefinition)
+        -> @Sendable (String?) throws(HTTPProbeConfigError) -> HTTPProbeConfig
+    {
         let o = d.http ?? HTTPOptions()
         let mode: HTTPProbeConfig.Mode = o.mode == .web ? .web : .captive(o.expectation)
         return { iface throws(HTTPProbeConfigError) in
-            try HTTPProbeConfig(url: d.target, method: o.method, mode: mode, followRedirects: o.followRedirects,
-                                maxRedirects: o.maxRedirects ?? 10, hostHeader: o.hostHeader, serverName: o.tls.serverName,
-                                caFile: o.tls.caFile, insecureSkipVerify: o.tls.insecureSkipVerify, family: d.family ?? .any,
-                                interface: iface, headers: o.headers)
+            try HTTPProbeConfig(
+                url: d.target, method: o.method, mode: mode, followRedirects: o.followRedirects,
+                maxRedirects: o.maxRedirects ?? 10, hostHeader: o.hostHeader, serverName: o.tls.serverName,
+                caFile: o.tls.caFile, insecureSkipVerify: o.tls.insecureSkipVerify, family: d.family ?? .any,
+                interface: iface, headers: o.headers)
         }
     }
 
@@ -90,7 +118,9 @@ package enum ConfigProbeBuilder {
         return fail(d, key, expected: expected, found: e.message, file: file)
     }
 
-    private static func fail(_ d: ProbeDefinition, _ key: String, expected: String, found: String, file: String) -> ConfigError {
+    private static func fail(_ d: ProbeDefinition, _ key: String, expected: String, found: String, file: String)
+        -> ConfigError
+    {
         var mark = d.marks[key]
         var prefix = key
         while mark == nil, let dot = prefix.lastIndex(of: ".") {

@@ -4,27 +4,39 @@
 /// (the effective interval against a probe's timeout) are `ExporterOptions`'s.
 enum ConfigSchema {
     static let topKeys = ["global", "uplinks", "history", "probes"]
-    static let globalKeys = ["interval", "timeout", "policy", "quorum", "fail_after", "recover_after", "fast_recheck", "path_monitor", "trust_local_targets"]
+    static let globalKeys = [
+        "interval", "timeout", "policy", "quorum", "fail_after", "recover_after", "fast_recheck", "path_monitor",
+        "trust_local_targets",
+    ]
     static let historyKeys = ["dir", "max_file_size", "retention"]
 
     static func decode(_ root: YAMLNode?, file: String) throws(ConfigError) -> ExporterConfig {
         guard let root else {
-            throw ConfigError(file: file, mark: nil, path: "", expected: "a map of settings (\(topKeys.joined(separator: ", ")))",
-                              found: "an empty file", hint: "an empty file is refused so that a truncated file never replaces the probes")
+            throw ConfigError(
+                file: file, mark: nil, path: "", expected: "a map of settings (\(topKeys.joined(separator: ", ")))",
+                found: "an empty file",
+                hint: "an empty file is refused so that a truncated file never replaces the probes")
         }
-        let top = try ConfigMap(root, path: "", file: file, keys: topKeys, what: "with the keys \(topKeys.joined(separator: ", "))")
+        let top = try ConfigMap(
+            root, path: "", file: file, keys: topKeys, what: "with the keys \(topKeys.joined(separator: ", "))")
         var config = ExporterConfig(file: file)
-        if let g = try top.map("global", keys: globalKeys, what: "the global settings") { config.global = try global(g) }
+        if let g = try top.map("global", keys: globalKeys, what: "the global settings") {
+            config.global = try global(g)
+        }
         if top.has("uplinks") { config.uplinks = try uplinks(top) }
-        if let h = try top.map("history", keys: historyKeys, what: "the history settings") { config.history = try history(h) }
+        if let h = try top.map("history", keys: historyKeys, what: "the history settings") {
+            config.history = try history(h)
+        }
         if let items = try top.list("probes", expected: "a list of probes ('- name: ...' entries)") {
             var seen: [String: String] = [:]
             for (i, item) in items.enumerated() {
                 let probe = try ProbeSchema.decode(item, path: KeyPath.index("probes", i), file: file)
                 if let first = seen[probe.name] {
-                    throw ConfigError(file: file, mark: probe.marks["name"] ?? probe.marks["target"] ?? probe.mark, path: KeyPath.child(probe.path, "name"),
-                                      expected: "a name no other probe has", found: probe.name.debugDescription,
-                                      hint: "\(first) has it too; give each probe its own name")
+                    throw ConfigError(
+                        file: file, mark: probe.marks["name"] ?? probe.marks["target"] ?? probe.mark,
+                        path: KeyPath.child(probe.path, "name"),
+                        expected: "a name no other probe has", found: probe.name.debugDescription,
+                        hint: "\(first) has it too; give each probe its own name")
                 }
                 seen[probe.name] = probe.path
                 config.probes.append(probe)
@@ -43,18 +55,22 @@ enum ConfigSchema {
         }
         if let name = try g.string("policy", expected: "one of parallel, http, icmp, quorum") {
             guard ["parallel", "http", "icmp", "quorum"].contains(name) else {
-                throw g.fail("policy", expected: "one of parallel, http, icmp, quorum",
-                              hint: name.hasPrefix("quorum:") ? "write the quorum in its own key: quorum: 2 or quorum: 50%" : nil)
+                throw g.fail(
+                    "policy", expected: "one of parallel, http, icmp, quorum",
+                    hint: name.hasPrefix("quorum:") ? "write the quorum in its own key: quorum: 2 or quorum: 50%" : nil)
             }
             out.policy = VerdictPolicy.parse(name)
         }
         if g.has("quorum") {
             guard out.policy?.name == "quorum" else {
-                throw g.fail("quorum", expected: "a quorum only together with policy: quorum",
-                             found: "policy \(out.policy?.name ?? "parallel (the default)")")
+                throw g.fail(
+                    "quorum", expected: "a quorum only together with policy: quorum",
+                    found: "policy \(out.policy?.name ?? "parallel (the default)")")
             }
             let expected = "a number of probes (2) or a share of them (50%)"
-            guard let (text, _) = try g.scalar("quorum", expected: expected), let policy = VerdictPolicy.parse("quorum:" + text) else {
+            guard let (text, _) = try g.scalar("quorum", expected: expected),
+                let policy = VerdictPolicy.parse("quorum:" + text)
+            else {
                 throw g.fail("quorum", expected: expected)
             }
             out.policy = policy
@@ -85,18 +101,24 @@ enum ConfigSchema {
         for (i, item) in items.enumerated() {
             let path = KeyPath.index("uplinks", i)
             guard let s = item.scalar, !s.isNull else {
-                throw ConfigError(file: top.file, mark: item.mark, path: path, expected: "an interface name", found: item.foundDescription)
+                throw ConfigError(
+                    file: top.file, mark: item.mark, path: path, expected: "an interface name",
+                    found: item.foundDescription)
             }
             if InterfaceName.problem(s.text) != nil {
-                throw ConfigError(file: top.file, mark: item.mark, path: path, expected: "an interface name (\(InterfaceName.rule))",
-                                  found: s.text.debugDescription)
+                throw ConfigError(
+                    file: top.file, mark: item.mark, path: path, expected: "an interface name (\(InterfaceName.rule))",
+                    found: s.text.debugDescription)
             }
             if s.text == "auto" {
-                throw ConfigError(file: top.file, mark: item.mark, path: path, expected: "an interface name", found: "\"auto\"",
-                                  hint: "write uplinks: auto on its own, not inside a list")
+                throw ConfigError(
+                    file: top.file, mark: item.mark, path: path, expected: "an interface name", found: "\"auto\"",
+                    hint: "write uplinks: auto on its own, not inside a list")
             }
             guard !names.contains(s.text) else {
-                throw ConfigError(file: top.file, mark: item.mark, path: path, expected: "each interface once", found: "\(s.text.debugDescription) again")
+                throw ConfigError(
+                    file: top.file, mark: item.mark, path: path, expected: "each interface once",
+                    found: "\(s.text.debugDescription) again")
             }
             names.append(s.text)
         }

@@ -12,8 +12,10 @@ package struct ExporterConfig: Sendable, Equatable {
     package var history: HistorySection?
     package var probes: [ProbeDefinition]
 
-    package init(file: String, global: GlobalConfig = GlobalConfig(), uplinks: UplinkSelection? = nil,
-                history: HistorySection? = nil, probes: [ProbeDefinition] = []) {
+    package init(
+        file: String, global: GlobalConfig = GlobalConfig(), uplinks: UplinkSelection? = nil,
+        history: HistorySection? = nil, probes: [ProbeDefinition] = []
+    ) {
         self.file = file
         self.global = global
         self.uplinks = uplinks
@@ -98,17 +100,31 @@ package struct ProbeDefinition: Sendable, Equatable {
 
     /// Equal apart from where it is written: a probe that only moved in the file is unchanged.
     package func sameSettings(as other: ProbeDefinition) -> Bool {
-        var a = self, b = other
+        var a = self
+        var b = other
         (a.mark, a.path, a.marks) = (b.mark, b.path, b.marks)
         return a == b
     }
 
-    package init(name: String, type: ProbeType, target: String, interval: Duration? = nil, timeout: Duration? = nil,
-                family: FamilyPreference? = nil, labels: [ProbeLabel] = [], http: HTTPOptions? = nil, dns: DNSOptions? = nil,
-                icmp: ICMPOptions? = nil, mark: YAMLMark = YAMLMark(line: 0, column: 0), path: String = "", marks: [String: YAMLMark] = [:]) {
-        self.name = name; self.type = type; self.target = target; self.interval = interval; self.timeout = timeout
-        self.family = family; self.labels = labels; self.http = http; self.dns = dns; self.icmp = icmp
-        self.mark = mark; self.path = path; self.marks = marks
+    package init(
+        name: String, type: ProbeType, target: String, interval: Duration? = nil, timeout: Duration? = nil,
+        family: FamilyPreference? = nil, labels: [ProbeLabel] = [], http: HTTPOptions? = nil, dns: DNSOptions? = nil,
+        icmp: ICMPOptions? = nil, mark: YAMLMark = YAMLMark(line: 0, column: 0), path: String = "",
+        marks: [String: YAMLMark] = [:]
+    ) {
+        self.name = name
+        self.type = type
+        self.target = target
+        self.interval = interval
+        self.timeout = timeout
+        self.family = family
+        self.labels = labels
+        self.http = http
+        self.dns = dns
+        self.icmp = icmp
+        self.mark = mark
+        self.path = path
+        self.marks = marks
     }
 }
 

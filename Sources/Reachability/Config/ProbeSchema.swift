@@ -4,7 +4,10 @@
 /// combinations, so that a typo never silently turns a check off.
 enum ProbeSchema {
     static let keys = ["name", "type", "target", "interval", "timeout", "family", "labels", "http", "dns", "icmp"]
-    static let httpKeys = ["mode", "method", "expected_status", "expected_body", "follow_redirects", "max_redirects", "host_header", "headers", "tls"]
+    static let httpKeys = [
+        "mode", "method", "expected_status", "expected_body", "follow_redirects", "max_redirects", "host_header",
+        "headers", "tls",
+    ]
     static let bodyKeys = ["contains", "equals", "prefix"]
     static let tlsKeys = ["ca_file", "server_name", "insecure_skip_verify"]
     static let dnsKeys = ["server", "record_type", "allow_private_answers"]
@@ -15,21 +18,29 @@ enum ProbeSchema {
 
     static func decode(_ node: YAMLNode, path: String, file: String) throws(ConfigError) -> ProbeDefinition {
         let p = try ConfigMap(node, path: path, file: file, keys: keys, what: "a probe with name, type and target")
-        guard let type = try p.choice("type", ProbeType.self) else { throw p.missing("type", expected: "http, https, icmp, dns or tcp") }
-        guard let target = try p.string("target", expected: targetText(type)) else { throw p.missing("target", expected: targetText(type)) }
+        guard let type = try p.choice("type", ProbeType.self) else {
+            throw p.missing("type", expected: "http, https, icmp, dns or tcp")
+        }
+        guard let target = try p.string("target", expected: targetText(type)) else {
+            throw p.missing("target", expected: targetText(type))
+        }
         var def = ProbeDefinition(name: target, type: type, target: target, mark: node.mark, path: path)
         for e in p.entries { def.marks[e.key] = e.value.mark }
         if let name = try p.string("name") {
             if let bad = name.unicodeScalars.first(where: { $0 == "@" || $0.value < 0x20 || $0.value == 0x7F }) {
-                throw p.fail("name", expected: "a name without '@' or control characters", found: name.debugDescription,
-                             hint: bad == "@" ? "'@' separates the uplink in target labels (name@eth1)" : nil)
+                throw p.fail(
+                    "name", expected: "a name without '@' or control characters", found: name.debugDescription,
+                    hint: bad == "@" ? "'@' separates the uplink in target labels (name@eth1)" : nil)
             }
-            guard name.utf8.count <= 200 else { throw p.fail("name", expected: "a name of at most 200 bytes", found: "\(name.utf8.count) bytes") }
+            guard name.utf8.count <= 200 else {
+                throw p.fail("name", expected: "a name of at most 200 bytes", found: "\(name.utf8.count) bytes")
+            }
             def.name = name
         }
         if p.value("name") == nil, target.contains("@") {
-            throw p.fail("target", expected: "a target without '@', or a separate name", found: target.debugDescription,
-                         hint: "'@' separates the uplink in target labels; give the probe a name")
+            throw p.fail(
+                "target", expected: "a target without '@', or a separate name", found: target.debugDescription,
+                hint: "'@' separates the uplink in target labels; give the probe a name")
         }
         def.interval = try ConfigSchema.positive(p, "interval")
         def.timeout = try ConfigSchema.positive(p, "timeout")
@@ -38,14 +49,17 @@ enum ProbeSchema {
         }
         def.family = try p.choice("family", FamilyPreference.self)
         if type == .dns, p.has("family") {
-            throw p.fail("family", expected: "no family on a dns probe", found: "family: \(def.family?.rawValue ?? "")",
-                         hint: "the server address decides the transport; dns.record_type (A or AAAA) decides the answer")
+            throw p.fail(
+                "family", expected: "no family on a dns probe", found: "family: \(def.family?.rawValue ?? "")",
+                hint: "the server address decides the transport; dns.record_type (A or AAAA) decides the answer")
         }
         def.labels = try labels(p)
-        for (section, owner) in [("http", [ProbeType.http, .https]), ("dns", [.dns]), ("icmp", [.icmp])] where p.has(section) && !owner.contains(type) {
-            throw ConfigError(file: file, mark: p.keyMark(section), path: p.path(section),
-                              expected: "no \(section) section on a probe of type \(type.rawValue)", found: "a \(section) section",
-                              hint: "it applies to type \(owner.map(\.rawValue).joined(separator: " or "))")
+        for (section, owner) in [("http", [ProbeType.http, .https]), ("dns", [.dns]), ("icmp", [.icmp])]
+        where p.has(section) && !owner.contains(type) {
+            throw ConfigError(
+                file: file, mark: p.keyMark(section), path: p.path(section),
+                expected: "no \(section) section on a probe of type \(type.rawValue)", found: "a \(section) section",
+                hint: "it applies to type \(owner.map(\.rawValue).joined(separator: " or "))")
         }
         switch type {
         case .http, .https:
@@ -57,7 +71,9 @@ enum ProbeSchema {
             def.dns = try dns(m)
         case .icmp:
             var icmp = ICMPOptions()
-            if let m = try p.map("icmp", keys: icmpKeys, what: "the ICMP options") { icmp.count = try m.int("count", 1...1000) ?? icmp.count }
+            if let m = try p.map("icmp", keys: icmpKeys, what: "the ICMP options") {
+                icmp.count = try m.int("count", 1...1000) ?? icmp.count
+            }
             def.icmp = icmp
         case .tcp:
             break
@@ -82,68 +98,104 @@ enum ProbeSchema {
         }
         let scheme: ProbeType = url.scheme == .https ? .https : .http
         if scheme != type {
-            throw p.fail("target", expected: targetText(type), hint: "type \(type.rawValue) needs the \(type.rawValue):// scheme; or set type: \(scheme.rawValue)")
+            throw p.fail(
+                "target", expected: targetText(type),
+                hint: "type \(type.rawValue) needs the \(type.rawValue):// scheme; or set type: \(scheme.rawValue)")
         }
     }
 
     static func labels(_ p: ConfigMap) throws(ConfigError) -> [ProbeLabel] {
         guard let node = p.value("labels") else { return [] }
-        guard case .map(let entries) = node.kind else { throw p.fail("labels", expected: "a map of label names to values") }
+        guard case .map(let entries) = node.kind else {
+            throw p.fail("labels", expected: "a map of label names to values")
+        }
         var out: [ProbeLabel] = []
         for e in entries {
             let path = KeyPath.child(p.path("labels"), e.key)
             guard MetricName.isValidLabelName(e.key), !e.key.hasPrefix("__") else {
-                throw ConfigError(file: p.file, mark: e.keyMark, path: path, expected: "a Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*, not starting with __)",
-                                  found: e.key.debugDescription)
+                throw ConfigError(
+                    file: p.file, mark: e.keyMark, path: path,
+                    expected: "a Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*, not starting with __)",
+                    found: e.key.debugDescription)
             }
             guard !reservedLabels.contains(e.key) else {
-                throw ConfigError(file: p.file, mark: e.keyMark, path: path, expected: "a label name other than \(reservedLabels.sorted().joined(separator: ", "))",
-                                  found: e.key.debugDescription, hint: "these are the probe series' own labels or Prometheus's target labels")
+                throw ConfigError(
+                    file: p.file, mark: e.keyMark, path: path,
+                    expected: "a label name other than \(reservedLabels.sorted().joined(separator: ", "))",
+                    found: e.key.debugDescription,
+                    hint: "these are the probe series' own labels or Prometheus's target labels")
             }
             guard let s = e.value.scalar, !s.isNull, !s.text.isEmpty else {
-                throw ConfigError(file: p.file, mark: e.value.mark, path: path, expected: "a non-empty label value", found: e.value.foundDescription)
+                throw ConfigError(
+                    file: p.file, mark: e.value.mark, path: path, expected: "a non-empty label value",
+                    found: e.value.foundDescription)
             }
             out.append(ProbeLabel(e.key, s.text))
         }
         return out
     }
 
-    static func http(_ m: ConfigMap?, type: ProbeType, marks: inout [String: YAMLMark]) throws(ConfigError) -> HTTPOptions {
+    static func http(_ m: ConfigMap?, type: ProbeType, marks: inout [String: YAMLMark]) throws(ConfigError)
+        -> HTTPOptions
+    {
         var o = HTTPOptions()
         guard let m else { return o }
         for e in m.entries { marks["http.\(e.key)"] = e.value.mark }
         o.mode = try m.choice("mode", HTTPOptions.Mode.self) ?? .captive
         if let method = try m.string("method", expected: "GET or HEAD") {
-            guard let v = HTTPProbeConfig.Method(rawValue: method) else { throw m.fail("method", expected: "GET or HEAD") }
+            guard let v = HTTPProbeConfig.Method(rawValue: method) else {
+                throw m.fail("method", expected: "GET or HEAD")
+            }
             o.method = v
         }
         if m.has("expected_status") {
-            guard o.mode == .captive else { throw m.fail("expected_status", expected: "no expected_status in web mode", found: "expected_status", hint: "web mode accepts 200–399") }
+            guard o.mode == .captive else {
+                throw m.fail(
+                    "expected_status", expected: "no expected_status in web mode", found: "expected_status",
+                    hint: "web mode accepts 200–399")
+            }
             o.expectedStatus = try statusCodes(m)
         }
         if let b = try m.map("expected_body", keys: bodyKeys, what: "one of contains, equals, prefix") {
-            guard o.mode == .captive else { throw m.fail("expected_body", expected: "no expected_body in web mode", found: "expected_body", hint: "body checks are captive-mode checks") }
-            guard b.entries.count == 1, let key = b.keys.first, let text = try b.string(key, expected: "the text to look for") else {
-                throw ConfigError(file: m.file, mark: b.node.mark, path: b.path, expected: "exactly one of contains, equals, prefix",
-                                  found: b.entries.isEmpty ? "none" : b.keys.joined(separator: " and "))
+            guard o.mode == .captive else {
+                throw m.fail(
+                    "expected_body", expected: "no expected_body in web mode", found: "expected_body",
+                    hint: "body checks are captive-mode checks")
+            }
+            guard b.entries.count == 1, let key = b.keys.first,
+                let text = try b.string(key, expected: "the text to look for")
+            else {
+                throw ConfigError(
+                    file: m.file, mark: b.node.mark, path: b.path, expected: "exactly one of contains, equals, prefix",
+                    found: b.entries.isEmpty ? "none" : b.keys.joined(separator: " and "))
             }
             o.expectedBody = key == "contains" ? .contains(text) : key == "equals" ? .exact(text) : .prefix(text)
             if o.method == .head { throw m.fail("method", expected: "GET (a body check needs a body)", found: "HEAD") }
         }
         o.followRedirects = try m.bool("follow_redirects")
         if o.mode == .captive, o.followRedirects == true {
-            throw m.fail("follow_redirects", expected: "false or nothing in captive mode", found: "true", hint: "in captive mode a redirect is the portal signal; use mode: web to follow")
+            throw m.fail(
+                "follow_redirects", expected: "false or nothing in captive mode", found: "true",
+                hint: "in captive mode a redirect is the portal signal; use mode: web to follow")
         }
         if m.has("max_redirects") {
-            guard o.mode == .web else { throw m.fail("max_redirects", expected: "no max_redirects in captive mode", found: "max_redirects", hint: "captive mode never follows redirects") }
+            guard o.mode == .web else {
+                throw m.fail(
+                    "max_redirects", expected: "no max_redirects in captive mode", found: "max_redirects",
+                    hint: "captive mode never follows redirects")
+            }
             o.maxRedirects = try m.int("max_redirects", 0...100)
         }
         o.hostHeader = try m.string("host_header", expected: "a host name")
         if let node = m.value("headers") {
-            guard case .map(let entries) = node.kind else { throw m.fail("headers", expected: "a map of header names to values") }
+            guard case .map(let entries) = node.kind else {
+                throw m.fail("headers", expected: "a map of header names to values")
+            }
             for e in entries {
                 guard let s = e.value.scalar, !s.isNull else {
-                    throw ConfigError(file: m.file, mark: e.value.mark, path: KeyPath.child(m.path("headers"), e.key), expected: "a header value", found: e.value.foundDescription)
+                    throw ConfigError(
+                        file: m.file, mark: e.value.mark, path: KeyPath.child(m.path("headers"), e.key),
+                        expected: "a header value", found: e.value.foundDescription)
                 }
                 o.headers.append(HTTPProbeConfig.Header(e.key, s.text))
                 marks["http.headers"] = e.keyMark
@@ -151,8 +203,11 @@ enum ProbeSchema {
         }
         if let t = try m.map("tls", keys: tlsKeys, what: "the TLS options") {
             guard type == .https || o.mode == .web else {
-                throw ConfigError(file: m.file, mark: m.keyMark("tls"), path: m.path("tls"), expected: "no tls section on a captive http:// probe",
-                                  found: "a tls section", hint: "tls applies to https probes, and to web probes that may be redirected to https")
+                throw ConfigError(
+                    file: m.file, mark: m.keyMark("tls"), path: m.path("tls"),
+                    expected: "no tls section on a captive http:// probe",
+                    found: "a tls section",
+                    hint: "tls applies to https probes, and to web probes that may be redirected to https")
             }
             for e in t.entries { marks["http.tls.\(e.key)"] = e.value.mark }
             o.tls.caFile = try t.string("ca_file", expected: "a path to a PEM file of CA certificates")
@@ -175,7 +230,9 @@ enum ProbeSchema {
         for (i, item) in items.enumerated() {
             guard let text = item.scalar?.text, let code = Int(text), (100...599).contains(code) else {
                 let path = node.scalar == nil ? KeyPath.index(m.path("expected_status"), i) : m.path("expected_status")
-                throw ConfigError(file: m.file, mark: item.mark, path: path, expected: "an HTTP status code (100–599)", found: item.foundDescription)
+                throw ConfigError(
+                    file: m.file, mark: item.mark, path: path, expected: "an HTTP status code (100–599)",
+                    found: item.foundDescription)
             }
             codes.append(code)
         }
@@ -185,7 +242,8 @@ enum ProbeSchema {
     static func dns(_ m: ConfigMap?) throws(ConfigError) -> DNSOptions {
         var o = DNSOptions()
         guard let m else { return o }
-        o.server = try m.string("server", expected: "an IP address, optionally with a port (192.0.2.53, [2001:db8::53]:5353)")
+        o.server = try m.string(
+            "server", expected: "an IP address, optionally with a port (192.0.2.53, [2001:db8::53]:5353)")
         if let type = try m.string("record_type", expected: "A or AAAA") {
             guard let t = DNSQueryType(rawValue: type) else { throw m.fail("record_type", expected: "A or AAAA") }
             o.recordType = t

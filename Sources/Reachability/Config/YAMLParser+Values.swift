@@ -12,7 +12,9 @@ extension YAMLParser {
             let (scalar, e) = try quoted(line, c, path: path)
             (node, end) = (YAMLNode(.scalar(scalar), mark: line.mark(c)), e)
         case "-" where line[c + 1] == nil || line[c + 1] == " " || line[c + 1] == "\t":
-            throw fail(line, c, path, expected: "a value", found: "a list item", hint: "a list starts on the line after its key")
+            throw fail(
+                line, c, path, expected: "a value", found: "a list item",
+                hint: "a list starts on the line after its key")
         default:
             try checkPlainStart(line, c, path: path)
             let (text, e) = try plain(line, c, flow: false, path: path)
@@ -20,8 +22,9 @@ extension YAMLParser {
         }
         let after = skipBlanks(line, end)
         guard isLineEnd(line, after) else {
-            throw fail(line, after, path, expected: "the end of the line or a comment", found: rest(line, after),
-                       hint: line[after] == ":" ? "a quoted value cannot be a key here" : nil)
+            throw fail(
+                line, after, path, expected: "the end of the line or a comment", found: rest(line, after),
+                hint: line[after] == ":" ? "a quoted value cannot be a key here" : nil)
         }
         return node
     }
@@ -33,8 +36,10 @@ extension YAMLParser {
         while true {
             j = skipBlanks(line, j)
             guard let ch = line[j], !isCommentStart(line, j) else {
-                throw fail(line, j, path, expected: "']' to close the list opened at column \(open + 1)", found: "the end of the line",
-                           hint: "flow lists must fit on one line; use '- item' lines for longer lists")
+                throw fail(
+                    line, j, path, expected: "']' to close the list opened at column \(open + 1)",
+                    found: "the end of the line",
+                    hint: "flow lists must fit on one line; use '- item' lines for longer lists")
             }
             if ch == "]" { return (YAMLNode(.list(items), mark: line.mark(open)), j + 1) }
             let itemPath = KeyPath.index(path, items.count)
@@ -46,7 +51,8 @@ extension YAMLParser {
                 let (scalar, e) = try quoted(line, j, path: itemPath)
                 (item, j) = (YAMLNode(.scalar(scalar), mark: line.mark(j)), e)
             case ",":
-                throw fail(line, j, itemPath, expected: "a list item", found: "','", hint: "empty entries are not allowed")
+                throw fail(
+                    line, j, itemPath, expected: "a list item", found: "','", hint: "empty entries are not allowed")
             default:
                 try checkPlainStart(line, j, path: itemPath)
                 let (text, e) = try plain(line, j, flow: true, path: itemPath)
@@ -54,9 +60,13 @@ extension YAMLParser {
             }
             items.append(item)
             j = skipBlanks(line, j)
-            if line[j] == "," { j += 1; continue }
+            if line[j] == "," {
+                j += 1
+                continue
+            }
             if line[j] == "]" || isLineEnd(line, j) { continue }
-            throw fail(line, j, path, expected: "',' or ']' in the list opened at column \(open + 1)", found: rest(line, j))
+            throw fail(
+                line, j, path, expected: "',' or ']' in the list opened at column \(open + 1)", found: rest(line, j))
         }
     }
 
@@ -67,9 +77,14 @@ extension YAMLParser {
         while let ch = line[j] {
             if isCommentStart(line, j) { break }
             if flow && (ch == "," || ch == "]" || ch == "[" || ch == "{" || ch == "}") { break }
-            if ch == ":" && (line[j + 1] == nil || line[j + 1] == " " || line[j + 1] == "\t" || (flow && (line[j + 1] == "," || line[j + 1] == "]"))) {
-                throw fail(line, j, path, expected: "a value", found: "':' followed by a space inside the unquoted value \(rest(line, c))",
-                           hint: "quote the value, or start a nested map on the next line")
+            if ch == ":"
+                && (line[j + 1] == nil || line[j + 1] == " " || line[j + 1] == "\t"
+                    || (flow && (line[j + 1] == "," || line[j + 1] == "]")))
+            {
+                throw fail(
+                    line, j, path, expected: "a value",
+                    found: "':' followed by a space inside the unquoted value \(rest(line, c))",
+                    hint: "quote the value, or start a nested map on the next line")
             }
             j += 1
         }
@@ -85,9 +100,14 @@ extension YAMLParser {
         case "&": unsupported = ("an anchor", "anchors and aliases are not supported")
         case "*": unsupported = ("an alias", "anchors and aliases are not supported")
         case "!": unsupported = ("a tag", "tags are not supported")
-        case "|", ">": unsupported = ("a block scalar ('\(ch)')", "block scalars are not supported; use a quoted string with \\n escapes")
-        case "{": unsupported = ("a flow map", "flow maps are not supported; use a block map, one 'key: value' per line")
-        case "?" where line[c + 1] == nil || line[c + 1] == " ": unsupported = ("a complex key ('?')", "complex keys are not supported")
+        case "|", ">":
+            unsupported = (
+                "a block scalar ('\(ch)')", "block scalars are not supported; use a quoted string with \\n escapes"
+            )
+        case "{":
+            unsupported = ("a flow map", "flow maps are not supported; use a block map, one 'key: value' per line")
+        case "?" where line[c + 1] == nil || line[c + 1] == " ":
+            unsupported = ("a complex key ('?')", "complex keys are not supported")
         case "@", "`", "%": unsupported = ("the reserved character '\(ch)'", "quote values that start with it")
         case "}", "]", ",": unsupported = ("'\(ch)'", "quote values that start with it")
         default: unsupported = nil
@@ -102,7 +122,11 @@ extension YAMLParser {
         var j = c + 1
         while let ch = line[j] {
             if ch == q {
-                if q == "'" && line[j + 1] == "'" { out.append("'"); j += 2; continue }
+                if q == "'" && line[j + 1] == "'" {
+                    out.append("'")
+                    j += 2
+                    continue
+                }
                 return (YAMLScalar(String(out), style: q == "'" ? .singleQuoted : .doubleQuoted), j + 1)
             }
             if q == "\"" && ch == "\\" {
@@ -114,13 +138,17 @@ extension YAMLParser {
             out.append(ch)
             j += 1
         }
-        throw fail(line, c, path, expected: "a closing \(q == "'" ? "single" : "double") quote on the same line", found: "the end of the line",
-                   hint: "quoted strings must fit on one line")
+        throw fail(
+            line, c, path, expected: "a closing \(q == "'" ? "single" : "double") quote on the same line",
+            found: "the end of the line",
+            hint: "quoted strings must fit on one line")
     }
 
     private func escape(_ line: Line, _ j: Int, path: String) throws(ConfigError) -> (Unicode.Scalar, Int) {
         guard let e = line[j + 1] else {
-            throw fail(line, j, path, expected: "an escape after '\\'", found: "the end of the line", hint: "quoted strings must fit on one line")
+            throw fail(
+                line, j, path, expected: "an escape after '\\'", found: "the end of the line",
+                hint: "quoted strings must fit on one line")
         }
         let simple: [Unicode.Scalar: Unicode.Scalar] = [
             "0": "\u{0}", "a": "\u{7}", "b": "\u{8}", "t": "\t", "n": "\n", "v": "\u{B}", "f": "\u{C}", "r": "\r",
@@ -133,12 +161,19 @@ extension YAMLParser {
         case "u": digits = 4
         case "U": digits = 8
         default:
-            throw fail(line, j, path, expected: "a known escape (\\\\ \\\" \\/ \\n \\t \\r \\0 \\a \\b \\e \\f \\v \\xHH \\uHHHH \\UHHHHHHHH)",
-                       found: "'\\\(e)'")
+            throw fail(
+                line, j, path,
+                expected:
+                    "a known escape (\\\\ \\\" \\/ \\n \\t \\r \\0 \\a \\b \\e \\f \\v \\xHH \\uHHHH \\UHHHHHHHH)",
+                found: "'\\\(e)'")
         }
         let hex = (0..<digits).compactMap { line[j + 2 + $0] }
-        guard hex.count == digits, let value = UInt32(String(String.UnicodeScalarView(hex)), radix: 16), let scalar = Unicode.Scalar(value) else {
-            throw fail(line, j, path, expected: "'\\\(e)' followed by \(digits) hex digits of a Unicode scalar", found: rest(line, j))
+        guard hex.count == digits, let value = UInt32(String(String.UnicodeScalarView(hex)), radix: 16),
+            let scalar = Unicode.Scalar(value)
+        else {
+            throw fail(
+                line, j, path, expected: "'\\\(e)' followed by \(digits) hex digits of a Unicode scalar",
+                found: rest(line, j))
         }
         return (scalar, j + 2 + digits)
     }

@@ -46,22 +46,33 @@ package struct YAMLParser {
             let number = index + 1
             if bytes.last == 0x0D { bytes = bytes.dropLast() }
             guard let string = String(validating: bytes, as: UTF8.self) else {
-                throw ConfigError(file: file, mark: YAMLMark(line: number, column: 1), path: "", expected: "UTF-8 text", found: "bytes that are not valid UTF-8")
+                throw ConfigError(
+                    file: file, mark: YAMLMark(line: number, column: 1), path: "", expected: "UTF-8 text",
+                    found: "bytes that are not valid UTF-8")
             }
             let text = Array(string.unicodeScalars)
             if let bad = text.firstIndex(where: { ($0.value < 0x20 && $0 != "\t") || $0.value == 0x7F }) {
-                throw ConfigError(file: file, mark: YAMLMark(line: number, column: bad + 1), path: "", expected: "printable text",
-                                  found: "the control character U+\(String(text[bad].value, radix: 16, uppercase: true).leftPadded(4))")
+                throw ConfigError(
+                    file: file, mark: YAMLMark(line: number, column: bad + 1), path: "", expected: "printable text",
+                    found:
+                        "the control character U+\(String(text[bad].value, radix: 16, uppercase: true).leftPadded(4))")
             }
             guard let first = text.firstIndex(where: { $0 != " " && $0 != "\t" }), text[first] != "#" else { continue }
             let line = Line(number: number, text: text, indent: first, tabColumn: text[..<first].firstIndex(of: "\t"))
             if first == 0, text.first == "%" {
-                throw ConfigError(file: file, mark: line.mark(0), path: "", expected: "a key or a list item", found: "a directive", hint: "directives (%YAML, %TAG) are not supported")
+                throw ConfigError(
+                    file: file, mark: line.mark(0), path: "", expected: "a key or a list item", found: "a directive",
+                    hint: "directives (%YAML, %TAG) are not supported")
             }
             if first == 0, Self.isMarker(text, "---") || Self.isMarker(text, "...") {
-                if !sawContent && Self.isMarker(text, "---") && Self.restIsBlank(text, from: 3) { sawContent = true; continue }
-                throw ConfigError(file: file, mark: line.mark(0), path: "", expected: "a single document", found: String(String.UnicodeScalarView(text.prefix(3))).debugDescription,
-                                  hint: "several documents, or content on the '---' line, are not supported")
+                if !sawContent && Self.isMarker(text, "---") && Self.restIsBlank(text, from: 3) {
+                    sawContent = true
+                    continue
+                }
+                throw ConfigError(
+                    file: file, mark: line.mark(0), path: "", expected: "a single document",
+                    found: String(String.UnicodeScalarView(text.prefix(3))).debugDescription,
+                    hint: "several documents, or content on the '---' line, are not supported")
             }
             sawContent = true
             out.append(line)
@@ -84,8 +95,9 @@ package struct YAMLParser {
         let root = try parseBlock(path: "")
         if pos < lines.count {
             let line = lines[pos]
-            throw fail(line, line.indent, "", expected: "the end of the document", found: rest(line, line.indent),
-                       hint: "this line does not belong to the document's top-level \(kindName(root))")
+            throw fail(
+                line, line.indent, "", expected: "the end of the document", found: rest(line, line.indent),
+                hint: "this line does not belong to the document's top-level \(kindName(root))")
         }
         return root
     }
@@ -116,23 +128,29 @@ package struct YAMLParser {
             if line.indent < n { break }
             if line.indent > n { throw badIndentation(line, expected: n, path: path) }
             if isListItem(line, n) {
-                throw fail(line, n, path, expected: "a 'key: value' entry (this map's keys are at column \(n + 1))", found: "a list item")
+                throw fail(
+                    line, n, path, expected: "a 'key: value' entry (this map's keys are at column \(n + 1))",
+                    found: "a list item")
             }
             guard let k = try key(line, n, path: path) else {
-                throw fail(line, n, path, expected: "a 'key: value' entry", found: rest(line, n),
-                           hint: line.text[n...].contains(":") ? "a key's ':' must be followed by a space or the end of the line" : nil)
+                throw fail(
+                    line, n, path, expected: "a 'key: value' entry", found: rest(line, n),
+                    hint: line.text[n...].contains(":")
+                        ? "a key's ':' must be followed by a space or the end of the line" : nil)
             }
             let keyPath = KeyPath.child(path, k.text)
             if let first = seen[k.text] {
-                throw fail(line, n, keyPath, expected: "each key once per map", found: "\(k.text.debugDescription) again",
-                           hint: "first at line \(first.line), column \(first.column)")
+                throw fail(
+                    line, n, keyPath, expected: "each key once per map", found: "\(k.text.debugDescription) again",
+                    hint: "first at line \(first.line), column \(first.column)")
             }
             seen[k.text] = k.mark
             let after = skipBlanks(line, k.afterColon)
             let value: YAMLNode
             if isLineEnd(line, after) {
                 pos += 1
-                value = try parseNested(under: n, sameIndentList: true, emptyMark: line.mark(k.afterColon), path: keyPath)
+                value = try parseNested(
+                    under: n, sameIndentList: true, emptyMark: line.mark(k.afterColon), path: keyPath)
             } else {
                 value = try parseInlineValue(line, from: after, path: keyPath)
                 pos += 1
@@ -154,7 +172,9 @@ package struct YAMLParser {
             guard isListItem(line, n) else { break }
             let itemPath = KeyPath.index(path, items.count)
             if line[n + 1] == "\t" {
-                throw fail(line, n + 1, itemPath, expected: "a space after '-'", found: "a tab", hint: "YAML does not allow tabs in indentation")
+                throw fail(
+                    line, n + 1, itemPath, expected: "a space after '-'", found: "a tab",
+                    hint: "YAML does not allow tabs in indentation")
             }
             let c = skipBlanks(line, n + 1)
             var startsBlock = isListItem(line, c)
@@ -179,7 +199,9 @@ package struct YAMLParser {
 
     /// The value of `key:` (or `-`) with nothing after it: a deeper block, a list at the key's
     /// own indentation (`key:` then `- item`), or an empty (null) value.
-    mutating func parseNested(under n: Int, sameIndentList: Bool, emptyMark: YAMLMark, path: String) throws(ConfigError) -> YAMLNode {
+    mutating func parseNested(under n: Int, sameIndentList: Bool, emptyMark: YAMLMark, path: String) throws(ConfigError)
+        -> YAMLNode
+    {
         if pos < lines.count {
             let next = lines[pos]
             if next.indent > n { return try parseBlock(path: path) }
@@ -197,14 +219,18 @@ package struct YAMLParser {
             throw badIndentation(next, expected: n, path: container)
         }
         try checkTabs(next, path: value)
-        throw fail(next, next.indent, value, expected: "a new entry at \(n) spaces or less after a one-line value", found: rest(next, next.indent),
-                   hint: "multi-line values are not supported; write the value on one line, quoted if needed")
+        throw fail(
+            next, next.indent, value, expected: "a new entry at \(n) spaces or less after a one-line value",
+            found: rest(next, next.indent),
+            hint: "multi-line values are not supported; write the value on one line, quoted if needed")
     }
 
     // MARK: - Line helpers
 
     /// A key at `c`: plain (up to `: `) or quoted, followed by `:` and a blank or the line end.
-    func key(_ line: Line, _ c: Int, path: String) throws(ConfigError) -> (text: String, mark: YAMLMark, afterColon: Int)? {
+    func key(_ line: Line, _ c: Int, path: String) throws(ConfigError) -> (
+        text: String, mark: YAMLMark, afterColon: Int
+    )? {
         guard let ch = line[c] else { return nil }
         if ch == "\"" || ch == "'" {
             let (scalar, end) = try quoted(line, c, path: path)
@@ -246,7 +272,10 @@ package struct YAMLParser {
     /// The rest of the line from `c`, without a trailing comment, quoted and shortened for a message.
     func rest(_ line: Line, _ c: Int) -> String {
         var end = line.text.count
-        for j in c..<line.text.count where isCommentStart(line, j) { end = j; break }
+        for j in c..<line.text.count where isCommentStart(line, j) {
+            end = j
+            break
+        }
         while end > c && line.text[end - 1] == " " { end -= 1 }
         var text = String(String.UnicodeScalarView(line.text[min(c, end)..<end]))
         if text.count > 40 { text = String(text.prefix(37)) + "..." }
@@ -254,7 +283,9 @@ package struct YAMLParser {
     }
 
     func badIndentation(_ line: Line, expected n: Int, path: String) -> ConfigError {
-        fail(line, line.indent, path, expected: "indentation of \(n) spaces (as the entries above)", found: "\(line.indent) spaces")
+        fail(
+            line, line.indent, path, expected: "indentation of \(n) spaces (as the entries above)",
+            found: "\(line.indent) spaces")
     }
 
     func tooDeep(_ line: Line, _ col: Int, _ path: String) -> ConfigError {
@@ -263,10 +294,14 @@ package struct YAMLParser {
 
     func checkTabs(_ line: Line, path: String) throws(ConfigError) {
         guard let tab = line.tabColumn else { return }
-        throw fail(line, tab, path, expected: "spaces for indentation", found: "a tab", hint: "YAML does not allow tabs in indentation")
+        throw fail(
+            line, tab, path, expected: "spaces for indentation", found: "a tab",
+            hint: "YAML does not allow tabs in indentation")
     }
 
-    func fail(_ line: Line, _ col: Int, _ path: String, expected: String, found: String, hint: String? = nil) -> ConfigError {
+    func fail(_ line: Line, _ col: Int, _ path: String, expected: String, found: String, hint: String? = nil)
+        -> ConfigError
+    {
         ConfigError(file: file, mark: line.mark(col), path: path, expected: expected, found: found, hint: hint)
     }
 

@@ -17,8 +17,10 @@ package struct ClosureService: Service {
     private let stop: @Sendable () -> Void
 
     /// `body` defaults to waiting for cancellation: the thing runs on threads of its own.
-    package init(_ name: String, run body: @escaping @Sendable () async throws -> Void = { await untilCancelled() },
-                 stop: @escaping @Sendable () -> Void = {}) {
+    package init(
+        _ name: String, run body: @escaping @Sendable () async throws -> Void = { await untilCancelled() },
+        stop: @escaping @Sendable () -> Void = {}
+    ) {
         self.name = name
         self.body = body
         self.stop = stop

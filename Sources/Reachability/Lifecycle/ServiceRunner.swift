@@ -15,7 +15,8 @@ package final class ServiceRunner: Sendable {
     private let logger: Logger
     private let shutdown = AsyncStream<Void>.makeStream()
 
-    package init(_ services: [any Service], gracePeriod: Duration = .seconds(5), logger: Logger = Logger(level: .error)) {
+    package init(_ services: [any Service], gracePeriod: Duration = .seconds(5), logger: Logger = Logger(level: .error))
+    {
         self.services = services
         self.gracePeriod = gracePeriod
         self.logger = logger
@@ -70,8 +71,9 @@ package final class ServiceRunner: Sendable {
                         ended.insert(other)
                         record(error, of: other)
                     case .graceOver(number):
-                        logger.warn("service did not stop within the grace period", ("service", services[index].name),
-                                    ("grace", DurationParser.format(gracePeriod)))
+                        logger.warn(
+                            "service did not stop within the grace period", ("service", services[index].name),
+                            ("grace", DurationParser.format(gracePeriod)))
                         break waiting
                     case .graceOver, .shutdownRequested:
                         continue
@@ -90,7 +92,10 @@ package final class ServiceRunner: Sendable {
         // Children answer `.some(outcome)` for the service, `.none` for the stop signal.
         await withTaskGroup(of: Optional<(any Error)?>.self) { inner in
             inner.addTask {
-                do { try await service.run(); return .some(nil) } catch { return .some(error) }
+                do {
+                    try await service.run()
+                    return .some(nil)
+                } catch { return .some(error) }
             }
             inner.addTask {
                 for await _ in stop {}

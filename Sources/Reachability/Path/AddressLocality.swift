@@ -17,7 +17,9 @@ package enum AddressLocality {
             return b[0] == 127 || b.allSatisfy { $0 == 0 } || (b[0] == 169 && b[1] == 254)
         }
         guard b.count == 16 else { return false }
-        if b[0..<10].allSatisfy({ $0 == 0 }), b[10] == 0xFF, b[11] == 0xFF { return isIntrinsicallyLocal(Array(b[12..<16])) }
+        if b[0..<10].allSatisfy({ $0 == 0 }), b[10] == 0xFF, b[11] == 0xFF {
+            return isIntrinsicallyLocal(Array(b[12..<16]))
+        }
         if b[0..<15].allSatisfy({ $0 == 0 }), b[15] <= 1 { return true }  // :: and ::1
         return b[0] == 0xFE && b[1] & 0xC0 == 0x80  // fe80::/10
     }
@@ -40,10 +42,14 @@ extension PathSnapshot {
         guard let bytes = SocketAddress(ip: address)?.addressBytes else { return false }
         if AddressLocality.isIntrinsicallyLocal(bytes) { return true }
         for own in addresses {
-            guard let ownBytes = SocketAddress(ip: own.address)?.addressBytes, ownBytes.count == bytes.count else { continue }
+            guard let ownBytes = SocketAddress(ip: own.address)?.addressBytes, ownBytes.count == bytes.count else {
+                continue
+            }
             if ownBytes == bytes { return true }
             // A /0 "prefix" would make the whole internet on-link; such addresses say nothing.
-            if own.prefixLength > 0, AddressLocality.samePrefix(ownBytes, bytes, length: own.prefixLength) { return true }
+            if own.prefixLength > 0, AddressLocality.samePrefix(ownBytes, bytes, length: own.prefixLength) {
+                return true
+            }
         }
         return defaultRoutes.contains { route in
             route.gateway.flatMap { SocketAddress(ip: $0)?.addressBytes } == bytes

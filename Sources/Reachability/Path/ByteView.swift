@@ -48,7 +48,8 @@ struct ByteView {
 
     func header(at offset: Int) -> NetlinkHeader? {
         guard let length = u32(offset), let type = u16(offset + 4), let flags = u16(offset + 6),
-              let sequence = u32(offset + 8), let port = u32(offset + 12) else { return nil }
+            let sequence = u32(offset + 8), let port = u32(offset + 12)
+        else { return nil }
         return NetlinkHeader(length: length, type: type, flags: flags, sequence: sequence, portID: port)
     }
 
@@ -59,7 +60,8 @@ struct ByteView {
         var position = offset
         var seen = 0
         while seen < 4096, let length = u16(position).map(Int.init), let type = u16(position + 2),
-              length >= 4, position + length <= count {
+            length >= 4, position + length <= count
+        {
             body(type & 0x3fff, slice(position + 4, position + length))
             position += RTNL.align(length)
             seen += 1

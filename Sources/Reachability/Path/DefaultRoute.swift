@@ -10,8 +10,10 @@ package struct DefaultRoute: Sendable, Equatable, Hashable, Codable {
     /// `rtm_protocol`: who installed it (2 kernel, 3 boot, 4 static, 9 ra, 16 dhcp…).
     package var routeProtocol: Int
 
-    package init(family: IPFamily, gateway: String?, interfaceIndex: Int, interfaceName: String,
-                metric: UInt32, routeProtocol: Int = 3) {
+    package init(
+        family: IPFamily, gateway: String?, interfaceIndex: Int, interfaceName: String,
+        metric: UInt32, routeProtocol: Int = 3
+    ) {
         self.family = family
         self.gateway = gateway
         self.interfaceIndex = interfaceIndex

@@ -30,9 +30,11 @@ package struct InterfaceAddress: Sendable, Equatable, Hashable, Codable {
     /// Preferred lifetime over (`IFA_F_DEPRECATED`): still usable, not for new flows by choice.
     package var isDeprecated: Bool
 
-    package init(family: IPFamily, address: String, prefixLength: Int, interfaceIndex: Int,
-                interfaceName: String, scope: AddressScope = .global, isTentative: Bool = false,
-                isDuplicate: Bool = false, isDeprecated: Bool = false) {
+    package init(
+        family: IPFamily, address: String, prefixLength: Int, interfaceIndex: Int,
+        interfaceName: String, scope: AddressScope = .global, isTentative: Bool = false,
+        isDuplicate: Bool = false, isDeprecated: Bool = false
+    ) {
         self.family = family
         self.address = address
         self.prefixLength = prefixLength

@@ -49,18 +49,22 @@ package enum InterfaceClassifier {
         RTNL.arphrdIEEE80211, RTNL.arphrdIEEE80211Prism, RTNL.arphrdIEEE80211Radiotap,
     ]
 
-    package static func classify(name: String, kind: String?, hardwareType: UInt16,
-                                sysfs: SysfsFacts?) -> InterfaceType {
+    package static func classify(
+        name: String, kind: String?, hardwareType: UInt16,
+        sysfs: SysfsFacts?
+    ) -> InterfaceType {
         let kind = kind.flatMap { $0.isEmpty ? nil : $0.lowercased() }
         let deviceType = sysfs?.deviceType?.lowercased()
         if hardwareType == RTNL.arphrdLoopback { return .loopback }
         if deviceType == "wwan" || kind == "wwan" || hardwareType == RTNL.arphrdRawIP
-            || (kind == nil && name.hasPrefix("wwan")) {
+            || (kind == nil && name.hasPrefix("wwan"))
+        {
             return .cellular
         }
         if sysfs?.isWireless == true || deviceType == "wlan"
             || wifiHardwareTypes.contains(hardwareType)
-            || (sysfs == nil && kind == nil && hardwareType == RTNL.arphrdEther && name.hasPrefix("wl")) {
+            || (sysfs == nil && kind == nil && hardwareType == RTNL.arphrdEther && name.hasPrefix("wl"))
+        {
             return .wifi
         }
         if let kind {

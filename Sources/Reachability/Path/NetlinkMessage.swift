@@ -128,7 +128,8 @@ enum NetlinkDecoder {
 
     private static func link(_ b: ByteView) -> LinkMessage? {
         guard b.count >= RTNL.ifinfomsgSize, let family = b.u8(0), let hwType = b.u16(2),
-              let index = b.i32(4), let flags = b.u32(8) else { return nil }
+            let index = b.i32(4), let flags = b.u32(8)
+        else { return nil }
         var m = LinkMessage(family: family, hardwareType: hwType, index: index, flags: flags)
         b.forEachAttribute(from: RTNL.ifinfomsgSize) { type, value in
             switch type {
@@ -147,9 +148,11 @@ enum NetlinkDecoder {
 
     private static func address(_ b: ByteView) -> AddressMessage? {
         guard b.count >= RTNL.ifaddrmsgSize, let family = b.u8(0), let prefix = b.u8(1),
-              let flags = b.u8(2), let scope = b.u8(3), let index = b.u32(4) else { return nil }
-        var m = AddressMessage(family: family, prefixLength: prefix, flags: UInt32(flags),
-                               scope: scope, index: index, address: nil)
+            let flags = b.u8(2), let scope = b.u8(3), let index = b.u32(4)
+        else { return nil }
+        var m = AddressMessage(
+            family: family, prefixLength: prefix, flags: UInt32(flags),
+            scope: scope, index: index, address: nil)
         var local: [UInt8]?
         var address: [UInt8]?
         b.forEachAttribute(from: RTNL.ifaddrmsgSize) { type, value in
@@ -166,11 +169,13 @@ enum NetlinkDecoder {
 
     private static func route(_ b: ByteView) -> RouteMessage? {
         guard b.count >= RTNL.rtmsgSize, let family = b.u8(0), let dstLen = b.u8(1),
-              let srcLen = b.u8(2), let table = b.u8(4), let proto = b.u8(5), let scope = b.u8(6),
-              let type = b.u8(7), let flags = b.u32(8) else { return nil }
-        var m = RouteMessage(family: family, destinationLength: dstLen, sourceLength: srcLen,
-                             table: UInt32(table), routeProtocol: proto, scope: scope, type: type,
-                             flags: flags, priority: nil, nexthops: [], nexthopID: nil)
+            let srcLen = b.u8(2), let table = b.u8(4), let proto = b.u8(5), let scope = b.u8(6),
+            let type = b.u8(7), let flags = b.u32(8)
+        else { return nil }
+        var m = RouteMessage(
+            family: family, destinationLength: dstLen, sourceLength: srcLen,
+            table: UInt32(table), routeProtocol: proto, scope: scope, type: type,
+            flags: flags, priority: nil, nexthops: [], nexthopID: nil)
         var oif: Int32?
         var gateway: [UInt8]?
         b.forEachAttribute(from: RTNL.rtmsgSize) { t, value in
@@ -197,7 +202,8 @@ enum NetlinkDecoder {
         var result: [RouteNexthop] = []
         var offset = 0
         while let length = b.u16(offset).map(Int.init), length >= RTNL.rtnexthopSize,
-              offset + length <= b.count, let index = b.i32(offset + 4), result.count < 256 {
+            offset + length <= b.count, let index = b.i32(offset + 4), result.count < 256
+        {
             var hop = RouteNexthop(interfaceIndex: index, gateway: nil)
             b.slice(offset, offset + length).forEachAttribute(from: RTNL.rtnexthopSize) { t, v in
                 if t == RTNL.rtaGateway { hop.gateway = v.ipBytes() }

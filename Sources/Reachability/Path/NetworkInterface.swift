@@ -10,8 +10,12 @@ package enum InterfaceType: String, Sendable, CaseIterable, Codable {
 /// RFC 2863 operational state as the kernel reports it (`IFLA_OPERSTATE`); raw values are the
 /// names `ip link` prints, in lower case.
 package enum OperState: String, Sendable, CaseIterable, Codable {
-    case unknown, notPresent = "notpresent", down, lowerLayerDown = "lowerlayerdown", testing,
-         dormant, up
+    case unknown
+    case notPresent = "notpresent"
+    case down
+    case lowerLayerDown = "lowerlayerdown"
+    case testing,
+        dormant, up
 
     init(kernel value: UInt8?) {
         switch value {
@@ -43,9 +47,11 @@ package struct NetworkInterface: Sendable, Equatable, Hashable, Codable {
     package var operState: OperState
     package var mtu: Int
 
-    package init(index: Int, name: String, type: InterfaceType, kind: String? = nil,
-                hardwareType: Int = 1, isUp: Bool, hasCarrier: Bool,
-                operState: OperState = .unknown, mtu: Int = 1500) {
+    package init(
+        index: Int, name: String, type: InterfaceType, kind: String? = nil,
+        hardwareType: Int = 1, isUp: Bool, hasCarrier: Bool,
+        operState: OperState = .unknown, mtu: Int = 1500
+    ) {
         self.index = index
         self.name = name
         self.type = type

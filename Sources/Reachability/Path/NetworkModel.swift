@@ -1,4 +1,3 @@
-
 /// One part of the model that a netlink dump refreshes as a whole.
 enum DumpKind: Hashable, Sendable, CaseIterable {
     case links, addresses, ipv4Routes, ipv6Routes
@@ -123,9 +122,11 @@ struct NetworkModel: Equatable {
 
     private func addressKey(_ m: AddressMessage) -> AddressKey? {
         guard m.family == RTNL.familyInet || m.family == RTNL.familyInet6, let address = m.address,
-              address.count == (m.family == RTNL.familyInet ? 4 : 16) else { return nil }
-        return AddressKey(family: m.family, interfaceIndex: m.index, address: address,
-                          prefixLength: m.prefixLength)
+            address.count == (m.family == RTNL.familyInet ? 4 : 16)
+        else { return nil }
+        return AddressKey(
+            family: m.family, interfaceIndex: m.index, address: address,
+            prefixLength: m.prefixLength)
     }
 
     /// Main table, unicast, destination and source length 0. Routes through a nexthop object
@@ -137,8 +138,9 @@ struct NetworkModel: Equatable {
 
     private func routeKeys(_ m: RouteMessage) -> [RouteKey] {
         m.nexthops.filter { $0.interfaceIndex > 0 }.map {
-            RouteKey(family: m.family, metric: m.priority ?? 0, interfaceIndex: $0.interfaceIndex,
-                     gateway: $0.gateway)
+            RouteKey(
+                family: m.family, metric: m.priority ?? 0, interfaceIndex: $0.interfaceIndex,
+                gateway: $0.gateway)
         }
     }
 
@@ -162,7 +164,8 @@ struct NetworkModel: Equatable {
                 gateway: key.gateway.map(IPText.format), interfaceIndex: link.index,
                 interfaceName: link.name, metric: key.metric, routeProtocol: Int(proto))
         }
-        return PathSnapshot(interfaces: interfaces, addresses: addressList,
-                            defaultRoutes: routeList, changeCount: changeCount)
+        return PathSnapshot(
+            interfaces: interfaces, addresses: addressList,
+            defaultRoutes: routeList, changeCount: changeCount)
     }
 }

@@ -58,8 +58,10 @@ package final class PathMonitor: PathSource {
         /// How long `start()` waits for the initial dump.
         package var startTimeout: Duration = .seconds(5)
 
-        package init(receiveBufferSize: Int = 1 << 20, networkNamespacePath: String? = nil,
-                    readsSysfs: Bool = true, startTimeout: Duration = .seconds(5)) {
+        package init(
+            receiveBufferSize: Int = 1 << 20, networkNamespacePath: String? = nil,
+            readsSysfs: Bool = true, startTimeout: Duration = .seconds(5)
+        ) {
             self.receiveBufferSize = receiveBufferSize
             self.networkNamespacePath = networkNamespacePath
             self.readsSysfs = readsSysfs
@@ -103,7 +105,8 @@ package final class PathMonitor: PathSource {
         startThread(name: "path-monitor") {
             PathMonitorLoop.run(configuration: configuration, shared: shared, wakeFD: wakeFD)
         }
-        let seconds = Double(configuration.startTimeout.components.seconds)
+        let seconds =
+            Double(configuration.startTimeout.components.seconds)
             + Double(configuration.startTimeout.components.attoseconds) / 1e18
         guard shared.started.wait(timeout: .now() + seconds) == .success else {
             shared.requestStop()
@@ -140,8 +143,9 @@ final class PathMonitorShared: Sendable {
     let lostEvents = Atomic<Int>(0)
 
     var statistics: PathMonitor.Statistics {
-        .init(messages: messages.load(ordering: .relaxed), dumps: dumps.load(ordering: .relaxed),
-              lostEvents: lostEvents.load(ordering: .relaxed))
+        .init(
+            messages: messages.load(ordering: .relaxed), dumps: dumps.load(ordering: .relaxed),
+            lostEvents: lostEvents.load(ordering: .relaxed))
     }
 
     var startFailure: PathMonitorError? { failure.withLock { $0 } }

@@ -14,8 +14,10 @@ package struct PathSnapshot: Sendable, Equatable, Codable {
     /// Feeds `reachability_path_changes_total`.
     package var changeCount: Int
 
-    package init(interfaces: [NetworkInterface], addresses: [InterfaceAddress] = [],
-                defaultRoutes: [DefaultRoute] = [], changeCount: Int = 0) {
+    package init(
+        interfaces: [NetworkInterface], addresses: [InterfaceAddress] = [],
+        defaultRoutes: [DefaultRoute] = [], changeCount: Int = 0
+    ) {
         self.interfaces = interfaces.sorted { $0.index < $1.index }
         self.addresses = addresses.sorted {
             ($0.interfaceIndex, $0.family == .ipv6 ? 1 : 0, $0.address, $0.prefixLength)
@@ -33,8 +35,10 @@ package struct PathSnapshot: Sendable, Equatable, Codable {
 
     /// Whether `family` has a usable path; see `PathUnsatisfiedReason` for the precedence.
     package func status(for family: IPFamily) -> PathStatus {
-        PathStatus.evaluate(family, interfaces: interfaces, addresses: addresses,
-                            defaultRoutes: defaultRoutes).status
+        PathStatus.evaluate(
+            family, interfaces: interfaces, addresses: addresses,
+            defaultRoutes: defaultRoutes
+        ).status
     }
 
     /// The interface carrying the best (lowest-metric) usable default route of `family`;
@@ -46,8 +50,10 @@ package struct PathSnapshot: Sendable, Equatable, Codable {
 
     /// The default route `status(for:)` chose; nil when the family is unsatisfied.
     package func primaryRoute(for family: IPFamily) -> DefaultRoute? {
-        PathStatus.evaluate(family, interfaces: interfaces, addresses: addresses,
-                            defaultRoutes: defaultRoutes).route
+        PathStatus.evaluate(
+            family, interfaces: interfaces, addresses: addresses,
+            defaultRoutes: defaultRoutes
+        ).route
     }
 
     /// True when at least one family is satisfied.

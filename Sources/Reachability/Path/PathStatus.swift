@@ -55,13 +55,15 @@ package enum PathStatus: Sendable, Equatable, Hashable, Codable {
         guard !up.isEmpty else { return (.unsatisfied(reason: .noInterface), nil) }
         let running = up.filter(\.hasCarrier)
         guard !running.isEmpty else { return (.unsatisfied(reason: .noCarrier), nil) }
-        let withAddress = Set(addresses.lazy
-            .filter { $0.family == family && $0.isUsableForInternet }
-            .map(\.interfaceIndex))
+        let withAddress = Set(
+            addresses.lazy
+                .filter { $0.family == family && $0.isUsableForInternet }
+                .map(\.interfaceIndex))
         let addressed = running.filter { withAddress.contains($0.index) }
         guard !addressed.isEmpty else { return (.unsatisfied(reason: .noAddress), nil) }
         let usable = Dictionary(addressed.map { ($0.index, $0) }, uniquingKeysWith: { a, _ in a })
-        let best = defaultRoutes
+        let best =
+            defaultRoutes
             .filter { $0.family == family && usable[$0.interfaceIndex] != nil }
             .min { a, b in
                 (a.metric, a.interfaceIndex, a.gateway ?? "") < (b.metric, b.interfaceIndex, b.gateway ?? "")

@@ -19,7 +19,9 @@ package struct SnapshotPathGate: PathGate {
             return PathUnsatisfiedReason.noInterface.rawValue
         }
         if !i.hasCarrier { return PathUnsatisfiedReason.noCarrier.rawValue }
-        let usable = snapshot.addresses.contains { $0.interfaceName == interface && $0.scope != .host && $0.scope != .link }
+        let usable = snapshot.addresses.contains {
+            $0.interfaceName == interface && $0.scope != .host && $0.scope != .link
+        }
         return usable ? nil : PathUnsatisfiedReason.noAddress.rawValue
     }
 

@@ -2,7 +2,8 @@ import Glibc
 
 /// A pthread mutex with one condition variable, for OS threads that must block until another
 /// thread finishes something (the render coalescer's waiting scrapers). Not for async code.
-package final class ConditionLock: @unchecked Sendable {  // the pthread objects are the state; they synchronise themselves
+// @unchecked: the pthread objects are the only state, and they synchronise themselves.
+package final class ConditionLock: @unchecked Sendable {
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
 

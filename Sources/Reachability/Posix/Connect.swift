@@ -30,7 +30,9 @@ package struct ConnectError: Error, Sendable, Equatable, CustomStringConvertible
     package let step: String
 
     package init(kind: Kind, step: String, errno: Errno? = nil) {
-        self.kind = kind; self.step = step; self.errno = errno
+        self.kind = kind
+        self.step = step
+        self.errno = errno
     }
 
     /// Classifies an errno from a socket call.
@@ -65,7 +67,9 @@ package struct ConnectError: Error, Sendable, Equatable, CustomStringConvertible
 ///   needs CAP_NET_RAW), so the connection leaves through it whatever the routing table says.
 /// - Returns: the connected descriptor (non-blocking, close-on-exec), owned by the caller, who
 ///   must close it (`closeDescriptor`). On failure nothing stays open.
-package func connectSocket(to address: SocketAddress, interface: String? = nil, deadline: ContinuousClock.Instant) async -> Result<Int32, ConnectError> {
+package func connectSocket(to address: SocketAddress, interface: String? = nil, deadline: ContinuousClock.Instant) async
+    -> Result<Int32, ConnectError>
+{
     if ContinuousClock.now >= deadline { return .failure(ConnectError(kind: .timedOut, step: "connect")) }
     let flags = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
     let fd = socket(address.family, flags, 0)

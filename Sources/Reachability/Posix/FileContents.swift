@@ -20,7 +20,9 @@ enum FileContents {
         var out: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
-            let n = try retryingOnInterrupt { chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) } }
+            let n = try retryingOnInterrupt {
+                chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            }
             if n == 0 { return out }
             out += chunk[0..<n]
             if out.count > limit { throw Errno(EFBIG) }

@@ -41,7 +41,10 @@ package enum FileIO {
 
     /// Sets a file's modification time (tests of retention on start).
     package static func setModified(_ path: String, to time: Double) throws(Errno) {
-        var times = [timespec(tv_sec: Int(time.rounded(.down)), tv_nsec: 0), timespec(tv_sec: Int(time.rounded(.down)), tv_nsec: 0)]
+        var times = [
+            timespec(tv_sec: Int(time.rounded(.down)), tv_nsec: 0),
+            timespec(tv_sec: Int(time.rounded(.down)), tv_nsec: 0),
+        ]
         guard utimensat(AT_FDCWD, path, &times, 0) == 0 else { throw Errno.current }
     }
 
@@ -79,7 +82,9 @@ package enum FileIO {
         try retryingOnInterrupt { Glibc.read(fd, buffer.baseAddress, buffer.count) }
     }
 
-    package static func pread(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int) throws(Errno) -> Int {
+    package static func pread(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int) throws(Errno)
+        -> Int
+    {
         try retryingOnInterrupt { Glibc.pread(fd, buffer.baseAddress, buffer.count, off_t(offset)) }
     }
 

@@ -41,7 +41,10 @@ package final class HTTPServer: Sendable {
     /// Counters for the server's own metrics, if a registry is given.
     private let rejected: Counter?
 
-    package init(listen: ListenAddress, options: Options = Options(), logger: Logger = Logger(), registry: MetricsRegistry? = nil, handler: @escaping Handler) throws(Errno) {
+    package init(
+        listen: ListenAddress, options: Options = Options(), logger: Logger = Logger(),
+        registry: MetricsRegistry? = nil, handler: @escaping Handler
+    ) throws(Errno) {
         self.options = options
         self.handler = handler
         self.logger = logger
@@ -50,8 +53,12 @@ package final class HTTPServer: Sendable {
         listenFD = fd
         var storage = sockaddr_storage()
         var len = socklen_t(MemoryLayout<sockaddr_storage>.size)
-        _ = withUnsafeMutablePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
-        boundAddress = withUnsafePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { SocketAddress($0, length: len) } }
+        _ = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) }
+        }
+        boundAddress = withUnsafePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { SocketAddress($0, length: len) }
+        }
         stopFD = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
         if stopFD < 0 { throw Errno.current }
     }
@@ -60,17 +67,24 @@ package final class HTTPServer: Sendable {
         let wildcard = listen.host.isEmpty
         var candidates: [SocketAddress] = []
         if wildcard {
-            candidates = [SocketAddress(ip: "::", port: listen.port)!, SocketAddress(ip: "0.0.0.0", port: listen.port)!]
+            candidates = [
+                SocketAddress(ip: "::", port: listen.port)!, SocketAddress(ip: "0.0.0.0", port: listen.port)!,
+            ]
         } else if let a = SocketAddress(ip: listen.host, port: listen.port) {
             candidates = [a]
         }
         var lastError = Errno(EINVAL)
         for address in candidates {
             let fd = socket(address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-            if fd < 0 { lastError = Errno.current; continue }
+            if fd < 0 {
+                lastError = Errno.current
+                continue
+            }
             do throws(Errno) {
                 try setSocketOption(fd, SOL_SOCKET, SO_REUSEADDR, 1)
-                if address.family == AF_INET6 && wildcard { try setSocketOption(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, 0) }
+                if address.family == AF_INET6 && wildcard {
+                    try setSocketOption(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, 0)
+                }
                 let rc = address.withSockAddr { bind(fd, $0, $1) }
                 if rc != 0 { throw Errno.current }
                 if Glibc.listen(fd, 512) != 0 { throw Errno.current }
@@ -94,7 +108,10 @@ package final class HTTPServer: Sendable {
         if stopping.exchange(true, ordering: .acquiringAndReleasing) { return }
         var one: UInt64 = 1
         _ = write(stopFD, &one, 8)
-        let deadline = DispatchTime.now() + .nanoseconds(Int(grace.components.seconds) * 1_000_000_000 + Int(grace.components.attoseconds / 1_000_000_000))
+        let deadline =
+            DispatchTime.now()
+            + .nanoseconds(
+                Int(grace.components.seconds) * 1_000_000_000 + Int(grace.components.attoseconds / 1_000_000_000))
         while active.load(ordering: .acquiring) > 0 || !acceptLoopDone.load(ordering: .acquiring) {
             if somethingEnded.wait(timeout: deadline) == .timedOut { return }
         }
@@ -110,21 +127,32 @@ package final class HTTPServer: Sendable {
             somethingEnded.signal()
         }
         while !stopping.load(ordering: .acquiring) {
-            var fds = [pollfd(fd: listenFD, events: Int16(POLLIN), revents: 0), pollfd(fd: stopFD, events: Int16(POLLIN), revents: 0)]
+            var fds = [
+                pollfd(fd: listenFD, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: stopFD, events: Int16(POLLIN), revents: 0),
+            ]
             let n = poll(&fds, 2, -1)
-            if n < 0 { if errno == EINTR { continue }; logger.error("poll on listener failed", ("err", Errno.current.description)); return }
+            if n < 0 {
+                if errno == EINTR { continue }
+                logger.error("poll on listener failed", ("err", Errno.current.description))
+                return
+            }
             if fds[1].revents != 0 { return }
             let fd = cshim_accept4(listenFD, nil, nil, Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue))
             if fd < 0 {
                 let e = errno
                 // EMFILE/ENFILE: out of descriptors; back off instead of spinning.
-                if e == EMFILE || e == ENFILE { logger.warn("accept failed, out of file descriptors"); usleep(50_000) }
+                if e == EMFILE || e == ENFILE {
+                    logger.warn("accept failed, out of file descriptors")
+                    usleep(50_000)
+                }
                 continue
             }
             if active.load(ordering: .relaxed) >= options.maxConnections {
                 rejected?.inc()
                 let busy = HTTPResponse(status: 503, text: "too many connections\n")
-                _ = sendAll(fd, [busy.head(keepAlive: false), busy.body], deadline: ContinuousClock.now + .milliseconds(100))
+                _ = sendAll(
+                    fd, [busy.head(keepAlive: false), busy.body], deadline: ContinuousClock.now + .milliseconds(100))
                 close(fd)
                 continue
             }
@@ -160,7 +188,11 @@ package final class HTTPServer: Sendable {
                     let head = response.head(keepAlive: keepAlive)
                     guard sendAll(fd, [head], deadline: clock.now + options.writeTimeout) else { return }
                 } else {
-                    guard sendAll(fd, [response.head(keepAlive: keepAlive), response.body], deadline: clock.now + options.writeTimeout) else { return }
+                    guard
+                        sendAll(
+                            fd, [response.head(keepAlive: keepAlive), response.body],
+                            deadline: clock.now + options.writeTimeout)
+                    else { return }
                 }
                 if !keepAlive { return }
                 continue
@@ -182,18 +214,24 @@ package final class HTTPServer: Sendable {
             case .timedOut:
                 if !buffer.isEmpty {
                     let response = HTTPResponse(status: 408, text: "request timeout\n")
-                    _ = sendAll(fd, [response.head(keepAlive: false), response.body], deadline: clock.now + .seconds(1))
+                    _ = sendAll(
+                        fd, [response.head(keepAlive: false), response.body], deadline: clock.now + .seconds(1))
                 }
                 return
             }
         }
     }
 
-    private func readMore(_ fd: Int32, into buffer: inout [UInt8], chunk: inout [UInt8], deadline: ContinuousClock.Instant) -> ReadResult {
+    private func readMore(
+        _ fd: Int32, into buffer: inout [UInt8], chunk: inout [UInt8], deadline: ContinuousClock.Instant
+    ) -> ReadResult {
         let clock = ContinuousClock()
         while true {
             let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if n > 0 { buffer.append(contentsOf: chunk[0..<n]); return .data }
+            if n > 0 {
+                buffer.append(contentsOf: chunk[0..<n])
+                return .data
+            }
             if n == 0 { return .closed }
             let e = errno
             if e == EINTR { continue }
@@ -201,8 +239,10 @@ package final class HTTPServer: Sendable {
             let remaining = clock.now.duration(to: deadline)
             if remaining <= .zero { return .timedOut }
             // While idle between requests, a shutdown closes the connection at once.
-            var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0),
-                       pollfd(fd: stopFD, events: Int16(POLLIN), revents: 0)]
+            var fds = [
+                pollfd(fd: fd, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: stopFD, events: Int16(POLLIN), revents: 0),
+            ]
             let watchStop = buffer.isEmpty
             let rc = poll(&fds, watchStop ? 2 : 1, Int32(clamping: remaining.milliseconds + 1))
             if rc < 0 && errno != EINTR { return .closed }
@@ -221,7 +261,10 @@ package final class HTTPServer: Sendable {
             var offset = 0
             while offset < bytes.count {
                 let n = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + offset, $0.count - offset, flags) }
-                if n > 0 { offset += n; continue }
+                if n > 0 {
+                    offset += n
+                    continue
+                }
                 let e = errno
                 if n < 0 && e == EINTR { continue }
                 guard n < 0 && (e == EAGAIN || e == EWOULDBLOCK) else { return false }
@@ -234,4 +277,3 @@ package final class HTTPServer: Sendable {
         return true
     }
 }
-

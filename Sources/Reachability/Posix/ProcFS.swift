@@ -16,7 +16,7 @@ package struct ProcessSample: Sendable {
         let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
         let page = Double(sysconf(Int32(_SC_PAGESIZE)))
         var limit = rlimit()
-        getrlimit(RLIMIT_NOFILE_value, &limit)
+        getrlimit(rlimitNoFile, &limit)
         return ProcessSample(
             cpuSeconds: (fields.utime + fields.stime) / ticks,
             residentBytes: fields.rssPages * page,
@@ -37,7 +37,8 @@ package struct ProcessSample: Sendable {
         // rest[0] is field 3 (state); field N is rest[N - 3].
         func field(_ n: Int) -> Double? { rest.count > n - 3 ? Double(rest[n - 3]) : nil }
         guard let utime = field(14), let stime = field(15), let threads = field(20),
-              let start = field(22), let vsize = field(23), let rss = field(24) else { return nil }
+            let start = field(22), let vsize = field(23), let rss = field(24)
+        else { return nil }
         return StatFields(utime: utime, stime: stime, threads: threads, startTicks: start, vsize: vsize, rssPages: rss)
     }
 
@@ -61,7 +62,7 @@ package struct ProcessSample: Sendable {
     }
 }
 
-private let RLIMIT_NOFILE_value = __rlimit_resource_t(7)
+private let rlimitNoFile = __rlimit_resource_t(7)
 
 /// Reads a whole small file (procfs, sysfs) with plain syscalls; nil if it cannot be read.
 func readSmallFile(_ path: String, limit: Int = 1 << 20) -> String? {
@@ -72,7 +73,10 @@ func readSmallFile(_ path: String, limit: Int = 1 << 20) -> String? {
     var buf = [UInt8](repeating: 0, count: 8192)
     while out.count < limit {
         let n = read(fd, &buf, buf.count)
-        if n < 0 { if errno == EINTR { continue }; return nil }
+        if n < 0 {
+            if errno == EINTR { continue }
+            return nil
+        }
         if n == 0 { break }
         out.append(contentsOf: buf[0..<n])
     }

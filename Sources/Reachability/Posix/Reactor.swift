@@ -68,7 +68,10 @@ package final class Reactor: Sendable {
         let idBox = Mutex<UInt64>(0)
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Readiness, Never>) in
-                if Task.isCancelled { continuation.resume(returning: .cancelled); return }
+                if Task.isCancelled {
+                    continuation.resume(returning: .cancelled)
+                    return
+                }
                 let id: UInt64 = state.withLock { s in
                     let id = s.nextID
                     s.nextID += 1
@@ -99,7 +102,8 @@ package final class Reactor: Sendable {
 
     private func finish(_ id: UInt64, with result: Readiness) {
         guard let waiter = state.withLock({ $0.waiters.removeValue(forKey: id) }) else { return }
-        if case .ready = result {} else if waiter.fd >= 0 {
+        if case .ready = result {
+        } else if waiter.fd >= 0 {
             // Disarm so a late event cannot fire for a descriptor the caller is about to close.
             epoll_ctl(epollFD, EPOLL_CTL_DEL, waiter.fd, nil)
         }
@@ -178,7 +182,8 @@ struct DeadlineHeap {
         items.removeLast()
         var i = 0
         while true {
-            let l = 2 * i + 1, r = l + 1
+            let l = 2 * i + 1
+            let r = l + 1
             var smallest = i
             if l < items.count, items[l].0 < items[smallest].0 { smallest = l }
             if r < items.count, items[r].0 < items[smallest].0 { smallest = r }

@@ -32,12 +32,16 @@ package enum Resolver {
     }
 
     static func isPlausibleHostName(_ host: String) -> Bool {
-        !host.isEmpty && host.utf8.count <= 253 && host.utf8.allSatisfy { b in
-            (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a) || b == 0x2d || b == 0x2e || b == 0x5f
-        }
+        !host.isEmpty && host.utf8.count <= 253
+            && host.utf8.allSatisfy { b in
+                (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a) || b == 0x2d
+                    || b == 0x2e || b == 0x5f
+            }
     }
 
-    private static func lookup(_ host: String, port: UInt16, family: FamilyPreference) -> Result<[SocketAddress], Failure> {
+    private static func lookup(_ host: String, port: UInt16, family: FamilyPreference) -> Result<
+        [SocketAddress], Failure
+    > {
         var hints = addrinfo()
         hints.ai_family = family.addressFamily
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)

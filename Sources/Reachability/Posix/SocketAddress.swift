@@ -93,9 +93,11 @@ package struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
     }
 
     package static func == (a: SocketAddress, b: SocketAddress) -> Bool {
-        a.length == b.length && withUnsafeBytes(of: a.storage) { ra in
-            withUnsafeBytes(of: b.storage) { rb in ra.prefix(Int(a.length)).elementsEqual(rb.prefix(Int(b.length))) }
-        }
+        a.length == b.length
+            && withUnsafeBytes(of: a.storage) { ra in
+                withUnsafeBytes(of: b.storage) { rb in ra.prefix(Int(a.length)).elementsEqual(rb.prefix(Int(b.length)))
+                }
+            }
     }
 
     package func hash(into hasher: inout Hasher) {

@@ -122,7 +122,8 @@ package final class StreamSocket: ByteStream {
     /// Waits for the socket to become readable or writable; errors and hang-ups count as ready
     /// (the next call reports them).
     func wait(writable: Bool, deadline: ContinuousClock.Instant) async throws(StreamError) {
-        let outcome = writable
+        let outcome =
+            writable
             ? await Reactor.shared.waitWritable(fd, deadline: deadline)
             : await Reactor.shared.waitReadable(fd, deadline: deadline)
         switch outcome {

@@ -83,7 +83,9 @@ package final class TLSConnection: ByteStream {
     }
 
     /// Waits when OpenSSL asks to, or throws the failure the error code stands for.
-    private func handle(_ code: Int32, errno savedErrno: Int32, during step: String, deadline: ContinuousClock.Instant) async throws(StreamError) {
+    private func handle(_ code: Int32, errno savedErrno: Int32, during step: String, deadline: ContinuousClock.Instant)
+        async throws(StreamError)
+    {
         switch code {
         case SSL_ERROR_WANT_READ:
             try await socket.wait(writable: false, deadline: deadline)
@@ -112,7 +114,8 @@ package final class TLSConnection: ByteStream {
 
     private func readSummary() -> Summary {
         let version = SSL_get_version(ssl).map { String(cString: $0) } ?? "unknown"
-        let cipher = SSL_get_current_cipher(ssl).flatMap { SSL_CIPHER_get_name($0) }.map { String(cString: $0) } ?? "unknown"
+        let cipher =
+            SSL_get_current_cipher(ssl).flatMap { SSL_CIPHER_get_name($0) }.map { String(cString: $0) } ?? "unknown"
         // The verified peer certificate, or else the leaf the server sent (set even when the
         // chain was refused: the client's peer chain starts with the leaf).
         var leaf = SSL_get0_peer_certificate(ssl)

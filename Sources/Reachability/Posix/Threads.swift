@@ -5,7 +5,10 @@ private final class ThreadBody: @unchecked Sendable {
     // Written once before the thread starts and read once by it.
     let name: String
     let body: @Sendable () -> Void
-    init(name: String, body: @escaping @Sendable () -> Void) { self.name = name; self.body = body }
+    init(name: String, body: @escaping @Sendable () -> Void) {
+        self.name = name
+        self.body = body
+    }
 }
 
 /// Starts a detached POSIX thread running `body`, named for `top -H` and debuggers.
@@ -18,12 +21,14 @@ package func startThread(name: String, _ body: @escaping @Sendable () -> Void) -
     var attr = pthread_attr_t()
     pthread_attr_init(&attr)
     pthread_attr_setdetachstate(&attr, Int32(PTHREAD_CREATE_DETACHED))
-    let rc = pthread_create(&thread, &attr, { raw in
-        let body = Unmanaged<ThreadBody>.fromOpaque(raw!).takeRetainedValue()
-        body.name.withCString { cshim_set_thread_name($0) }
-        body.body()
-        return nil
-    }, box.toOpaque())
+    let rc = pthread_create(
+        &thread, &attr,
+        { raw in
+            let body = Unmanaged<ThreadBody>.fromOpaque(raw!).takeRetainedValue()
+            body.name.withCString { cshim_set_thread_name($0) }
+            body.body()
+            return nil
+        }, box.toOpaque())
     pthread_attr_destroy(&attr)
     precondition(rc == 0, "pthread_create failed: \(Errno(rc))")
     return thread

@@ -86,7 +86,8 @@ package enum DNSMessage {
                 throw .invalidName("\(name.debugDescription) has a character outside letters, digits, '-' and '_'")
             }
             guard label.first != UInt8(ascii: "-"), label.last != UInt8(ascii: "-") else {
-                throw .invalidName("label \(String(decoding: label, as: UTF8.self).debugDescription) starts or ends with '-'")
+                throw .invalidName(
+                    "label \(String(decoding: label, as: UTF8.self).debugDescription) starts or ends with '-'")
             }
             out.append(Array(label))
         }

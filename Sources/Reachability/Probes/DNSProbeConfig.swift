@@ -44,13 +44,16 @@ package struct DNSProbeConfig: Sendable, Equatable {
                 throw ProbeConfigError("dns server \(error.message)")
             }
             guard let address = hostPort.numericAddress else {
-                throw ProbeConfigError("dns server \(server.debugDescription): must be an IP address, optionally with :port or [ipv6]:port")
+                throw ProbeConfigError(
+                    "dns server \(server.debugDescription): must be an IP address, optionally with :port or [ipv6]:port"
+                )
             }
             parsedServer = address
         }
         try ProbeConfigError.checkInterface(interface)
         if interface != nil, parsedServer == nil {
-            throw ProbeConfigError("dns interface \(interface ?? ""): needs a server; the system resolver cannot be bound to an interface")
+            throw ProbeConfigError(
+                "dns interface \(interface ?? ""): needs a server; the system resolver cannot be bound to an interface")
         }
         guard retransmitInterval >= .milliseconds(10) else {
             throw ProbeConfigError("dns retransmit interval \(retransmitInterval): must be at least 10ms")

@@ -22,7 +22,9 @@ package struct DNSProber: Prober {
 
     // MARK: System resolver
 
-    private func querySystemResolver(start: ContinuousClock.Instant, deadline: ContinuousClock.Instant) async -> ProbeResult {
+    private func querySystemResolver(start: ContinuousClock.Instant, deadline: ContinuousClock.Instant) async
+        -> ProbeResult
+    {
         let family: FamilyPreference = config.queryType == .a ? .ipv4 : .ipv6
         do {
             let found = try await Resolver.resolve(config.name, family: family, deadline: deadline)
@@ -33,16 +35,21 @@ package struct DNSProber: Prober {
                 via: "system resolver", elapsed: elapsed, server: nil)
         } catch {
             let elapsed = ContinuousClock.now - start
-            return .failure(error.timedOut ? .timeout : .dns, error.message, duration: elapsed, phases: [.resolve: elapsed])
+            return .failure(
+                error.timedOut ? .timeout : .dns, error.message, duration: elapsed, phases: [.resolve: elapsed])
         }
     }
 
     // MARK: Direct UDP query
 
-    private func queryServer(_ server: SocketAddress, start: ContinuousClock.Instant, deadline: ContinuousClock.Instant) async -> ProbeResult {
+    private func queryServer(_ server: SocketAddress, start: ContinuousClock.Instant, deadline: ContinuousClock.Instant)
+        async -> ProbeResult
+    {
         let id = UInt16.random(in: 0...UInt16.max)
         func fail(_ reason: FailureReason, _ text: String) -> ProbeResult {
-            var r = ProbeResult.failure(reason, "\(config.queryType.rawValue) \(config.name) @\(server): \(text)", duration: ContinuousClock.now - start)
+            var r = ProbeResult.failure(
+                reason, "\(config.queryType.rawValue) \(config.name) @\(server): \(text)",
+                duration: ContinuousClock.now - start)
             r.address = server.ip
             r.family = server.ipFamily
             return r
@@ -103,11 +110,13 @@ package struct DNSProber: Prober {
     }
 
     /// Turns a matched response into the round's result.
-    private func conclude(_ response: DNSResponse, server: SocketAddress, start: ContinuousClock.Instant) -> ProbeResult {
+    private func conclude(_ response: DNSResponse, server: SocketAddress, start: ContinuousClock.Instant) -> ProbeResult
+    {
         let elapsed = ContinuousClock.now - start
         let rcode = response.header.rcode
         let addresses = response.addresses(for: config.name, type: config.queryType)
-        let detail = DNSDetail(rcode: rcode, answers: response.answers.count, addresses: addresses, truncated: response.header.isTruncated)
+        let detail = DNSDetail(
+            rcode: rcode, answers: response.answers.count, addresses: addresses, truncated: response.header.isTruncated)
         let via = "@\(server)"
         guard rcode == 0 else {
             let reason: FailureReason =
@@ -129,20 +138,27 @@ package struct DNSProber: Prober {
     }
 
     /// The verdict on a NOERROR answer: no address, a portal signal, or success.
-    private func judge(addresses: [String], detail: DNSDetail, via: String, elapsed: Duration, server: SocketAddress?) -> ProbeResult {
+    private func judge(addresses: [String], detail: DNSDetail, via: String, elapsed: Duration, server: SocketAddress?)
+        -> ProbeResult
+    {
         let what = "\(config.queryType.rawValue) \(config.name) \(via)"
         let tc = detail.truncated ? " (TC set: truncated)" : ""
         var result: ProbeResult
         if addresses.isEmpty {
-            result = .failure(.noAnswer, "\(what): no \(config.queryType.rawValue) records in \(detail.answers) answers\(tc)", duration: elapsed)
+            result = .failure(
+                .noAnswer, "\(what): no \(config.queryType.rawValue) records in \(detail.answers) answers\(tc)",
+                duration: elapsed)
         } else {
-            let offending = DNSPortalRule.offendingAddresses(addresses, name: config.name, allowPrivateAnswers: config.allowPrivateAnswers)
+            let offending = DNSPortalRule.offendingAddresses(
+                addresses, name: config.name, allowPrivateAnswers: config.allowPrivateAnswers)
             if offending.isEmpty {
-                result = ProbeResult(status: .success, detail: "\(what): \(addresses.joined(separator: ", "))\(tc)", duration: elapsed)
+                result = ProbeResult(
+                    status: .success, detail: "\(what): \(addresses.joined(separator: ", "))\(tc)", duration: elapsed)
             } else {
                 result = ProbeResult(
                     status: .portal, reason: .privateAddress,
-                    detail: "\(what): public name answered with private address \(offending.joined(separator: ", "))\(tc)",
+                    detail:
+                        "\(what): public name answered with private address \(offending.joined(separator: ", "))\(tc)",
                     duration: elapsed)
             }
         }

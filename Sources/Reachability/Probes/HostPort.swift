@@ -7,7 +7,8 @@ package struct HostPort: Sendable, Equatable, Hashable, CustomStringConvertible 
     package var port: UInt16
 
     package init(host: String, port: UInt16) {
-        self.host = host; self.port = port
+        self.host = host
+        self.port = port
     }
 
     /// Parses `text`; `defaultPort` nil means the port is required.
@@ -45,7 +46,10 @@ package struct HostPort: Sendable, Equatable, Hashable, CustomStringConvertible 
         if let portText {
             guard !portText.isEmpty, portText.allSatisfy(\.isASCII), portText.allSatisfy(\.isNumber),
                 let value = Int(portText), (1...65535).contains(value)
-            else { throw ProbeConfigError("\(quoted): port must be a number 1–65535, found \(String(portText).debugDescription)") }
+            else {
+                throw ProbeConfigError(
+                    "\(quoted): port must be a number 1–65535, found \(String(portText).debugDescription)")
+            }
             port = UInt16(value)
         } else if let defaultPort {
             port = defaultPort

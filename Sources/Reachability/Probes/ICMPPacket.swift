@@ -44,7 +44,9 @@ package enum ICMPPacket {
             for i in headerSize..<size {
                 let k = i - headerSize
                 // Nonce first, then a recognisable rolling pattern (like ping's).
-                buf[i] = k < nonceSize ? UInt8(truncatingIfNeeded: nonce >> (56 - 8 * UInt64(k))) : UInt8(truncatingIfNeeded: k)
+                buf[i] =
+                    k < nonceSize
+                    ? UInt8(truncatingIfNeeded: nonce >> (56 - 8 * UInt64(k))) : UInt8(truncatingIfNeeded: k)
             }
             count = size
             if family == .ipv4 {
@@ -94,25 +96,37 @@ package enum ICMPPacket {
         guard icmp.count >= headerSize else { return nil }
         let v4 = layout != .ipv6
         if v4, checksum(icmp) != 0 { return nil }
-        let type = icmp[0], code = icmp[1]
+        let type = icmp[0]
+        let code = icmp[1]
         switch (v4, type) {
         case (true, echoReplyV4), (false, echoReplyV6):
             return .echoReply(ICMPEcho(icmp), ttl: ttl)
         case (true, echoRequestV4), (false, echoRequestV6):
             return .echoRequest(ICMPEcho(icmp))
         case (true, unreachableV4), (true, timeExceededV4):
-            guard let quoted = quotedEchoV4(UnsafeRawBufferPointer(rebasing: icmp[headerSize...])) else { return .other(type: type, code: code) }
-            let kind: ICMPErrorKind = type == unreachableV4 ? .unreachable : .timeExceeded
-            return .error(ICMPErrorReport(kind: kind, type: type, code: code, echo: quoted.echo, destination: quoted.destination, isIPv6: false))
-        case (false, unreachableV6), (false, tooBigV6), (false, timeExceededV6), (false, parameterProblemV6):
-            guard let quoted = quotedEchoV6(UnsafeRawBufferPointer(rebasing: icmp[headerSize...])) else { return .other(type: type, code: code) }
-            let kind: ICMPErrorKind = switch type {
-            case unreachableV6: .unreachable
-            case timeExceededV6: .timeExceeded
-            case tooBigV6: .packetTooBig
-            default: .parameterProblem
+            guard let quoted = quotedEchoV4(UnsafeRawBufferPointer(rebasing: icmp[headerSize...])) else {
+                return .other(type: type, code: code)
             }
-            return .error(ICMPErrorReport(kind: kind, type: type, code: code, echo: quoted.echo, destination: quoted.destination, isIPv6: true))
+            let kind: ICMPErrorKind = type == unreachableV4 ? .unreachable : .timeExceeded
+            return .error(
+                ICMPErrorReport(
+                    kind: kind, type: type, code: code, echo: quoted.echo, destination: quoted.destination,
+                    isIPv6: false))
+        case (false, unreachableV6), (false, tooBigV6), (false, timeExceededV6), (false, parameterProblemV6):
+            guard let quoted = quotedEchoV6(UnsafeRawBufferPointer(rebasing: icmp[headerSize...])) else {
+                return .other(type: type, code: code)
+            }
+            let kind: ICMPErrorKind =
+                switch type {
+                case unreachableV6: .unreachable
+                case timeExceededV6: .timeExceeded
+                case tooBigV6: .packetTooBig
+                default: .parameterProblem
+                }
+            return .error(
+                ICMPErrorReport(
+                    kind: kind, type: type, code: code, echo: quoted.echo, destination: quoted.destination, isIPv6: true
+                ))
         default:
             return .other(type: type, code: code)
         }
@@ -154,7 +168,9 @@ package enum ICMPPacket {
         extendedError: UnsafeRawBufferPointer, quote: UnsafeRawBufferPointer, destination: [UInt8]?
     ) -> ICMPErrorReport? {
         guard extendedError.count >= 8, quote.count >= headerSize else { return nil }
-        let origin = extendedError[4], type = extendedError[5], code = extendedError[6]
+        let origin = extendedError[4]
+        let type = extendedError[5]
+        let code = extendedError[6]
         let isIPv6: Bool
         switch origin {
         case 2: isIPv6 = false  // SO_EE_ORIGIN_ICMP
@@ -169,7 +185,8 @@ package enum ICMPPacket {
         case (true, tooBigV6): kind = .packetTooBig
         default: kind = .parameterProblem
         }
-        return ICMPErrorReport(kind: kind, type: type, code: code, echo: ICMPEcho(quote), destination: destination, isIPv6: isIPv6)
+        return ICMPErrorReport(
+            kind: kind, type: type, code: code, echo: ICMPEcho(quote), destination: destination, isIPv6: isIPv6)
     }
 
     /// Reads the 8-byte nonce at the start of an echo payload; nil when the payload is shorter.
@@ -189,7 +206,9 @@ package struct ICMPEcho: Sendable, Equatable {
     package var nonce: UInt64?
 
     package init(identifier: UInt16, sequence: UInt16, nonce: UInt64?) {
-        self.identifier = identifier; self.sequence = sequence; self.nonce = nonce
+        self.identifier = identifier
+        self.sequence = sequence
+        self.nonce = nonce
     }
 
     /// Reads an echo header; `icmp` must hold at least `ICMPPacket.headerSize` bytes.
@@ -220,13 +239,19 @@ package struct ICMPErrorReport: Sendable, Equatable {
     package var isIPv6: Bool
 
     package init(kind: ICMPErrorKind, type: UInt8, code: UInt8, echo: ICMPEcho, destination: [UInt8]?, isIPv6: Bool) {
-        self.kind = kind; self.type = type; self.code = code; self.echo = echo
-        self.destination = destination; self.isIPv6 = isIPv6
+        self.kind = kind
+        self.type = type
+        self.code = code
+        self.echo = echo
+        self.destination = destination
+        self.isIPv6 = isIPv6
     }
 
     /// A short human text: "destination unreachable (host unreachable)".
     package var text: String {
-        let name: String? = isIPv6 ? Self.v6Names[kind == .unreachable ? Int(code) : -1] : Self.v4Names[kind == .unreachable ? Int(code) : -1]
+        let name: String? =
+            isIPv6
+            ? Self.v6Names[kind == .unreachable ? Int(code) : -1] : Self.v4Names[kind == .unreachable ? Int(code) : -1]
         if let name { return "\(kind.rawValue) (\(name))" }
         return "\(kind.rawValue) (type \(type) code \(code))"
     }

@@ -37,8 +37,13 @@ package struct ICMPProber: Prober {
             host: String, family: FamilyPreference = .any, count: Int = 3, spacing: Duration = .milliseconds(100),
             payloadSize: Int = 56, interface: String? = nil, mode: ICMPSocketMode = .auto
         ) {
-            self.host = host; self.family = family; self.count = count; self.spacing = spacing
-            self.payloadSize = payloadSize; self.interface = interface; self.mode = mode
+            self.host = host
+            self.family = family
+            self.count = count
+            self.spacing = spacing
+            self.payloadSize = payloadSize
+            self.interface = interface
+            self.mode = mode
         }
 
         /// What is wrong with this configuration, or nil if it is usable. Config loading can
@@ -47,8 +52,12 @@ package struct ICMPProber: Prober {
             if host.isEmpty { return "host is empty" }
             if !(1...Self.maxCount).contains(count) { return "count \(count) is outside 1…\(Self.maxCount)" }
             if spacing < .zero { return "spacing \(spacing) is negative" }
-            if !(0...Self.maxPayloadSize).contains(payloadSize) { return "payload size \(payloadSize) is outside 0…\(Self.maxPayloadSize)" }
-            if let interface, let problem = InterfaceName.problem(interface) { return "interface \(interface.debugDescription): \(problem)" }
+            if !(0...Self.maxPayloadSize).contains(payloadSize) {
+                return "payload size \(payloadSize) is outside 0…\(Self.maxPayloadSize)"
+            }
+            if let interface, let problem = InterfaceName.problem(interface) {
+                return "interface \(interface.debugDescription): \(problem)"
+            }
             return nil
         }
     }
@@ -100,7 +109,8 @@ package struct ICMPProber: Prober {
         var outcomes = await echoes(to: address, deadline: deadline)
         var fallbackNote = ""
         if c.family == .any, outcomes.allSatisfy(Self.isUnreachable),
-           let other = addresses.first(where: { $0.ipFamily != address.ipFamily }), clock.now < deadline {
+            let other = addresses.first(where: { $0.ipFamily != address.ipFamily }), clock.now < deadline
+        {
             fallbackNote = " (\(address.ip) was unreachable: \(Self.firstProblem(outcomes) ?? "?"))"
             address = other
             outcomes = await echoes(to: address, deadline: deadline)
@@ -116,7 +126,10 @@ package struct ICMPProber: Prober {
         let c = configuration
         let engine = engine
         if c.count == 1 {
-            return [await engine.echo(to: address, mode: c.mode, interface: c.interface, payloadSize: c.payloadSize, deadline: deadline)]
+            return [
+                await engine.echo(
+                    to: address, mode: c.mode, interface: c.interface, payloadSize: c.payloadSize, deadline: deadline)
+            ]
         }
         let base = ContinuousClock.now
         return await withTaskGroup(of: (Int, ICMPEchoOutcome).self) { group in
@@ -126,7 +139,12 @@ package struct ICMPProber: Prober {
                 group.addTask {
                     if i > 0, c.spacing > .zero { await Reactor.shared.sleep(until: sendAt) }
                     if Task.isCancelled { return (i, .notSent(.error, "cancelled")) }
-                    return (i, await engine.echo(to: address, mode: c.mode, interface: c.interface, payloadSize: c.payloadSize, deadline: deadline))
+                    return (
+                        i,
+                        await engine.echo(
+                            to: address, mode: c.mode, interface: c.interface, payloadSize: c.payloadSize,
+                            deadline: deadline)
+                    )
                 }
             }
             var outcomes: [ICMPEchoOutcome?] = Array(repeating: nil, count: c.count)
@@ -172,14 +190,17 @@ package struct ICMPProber: Prober {
         let sent = outcomes.filter(\.wasSent).count
         let detail = ICMPDetail(sent: sent, received: rtts.count, rtts: rtts, ttl: ttl)
         let counts = "\(rtts.count)/\(outcomes.count) replies from \(address.ip)"
-        var result = ProbeResult(status: .failure, duration: duration, address: address.ip, family: address.ipFamily, icmp: detail)
+        var result = ProbeResult(
+            status: .failure, duration: duration, address: address.ip, family: address.ipFamily, icmp: detail)
         if !rtts.isEmpty {
             let total = rtts.reduce(Duration.zero, +)
             let mean = total / rtts.count
             result.status = .success
             result.phases[.rtt] = mean
-            let minimum = rtts.min() ?? mean, maximum = rtts.max() ?? mean
-            result.detail = "\(counts), rtt min/avg/max \(milliseconds(minimum))/\(milliseconds(mean))/\(milliseconds(maximum)) ms"
+            let minimum = rtts.min() ?? mean
+            let maximum = rtts.max() ?? mean
+            result.detail =
+                "\(counts), rtt min/avg/max \(milliseconds(minimum))/\(milliseconds(mean))/\(milliseconds(maximum)) ms"
                 + (ttl.map { ", ttl \($0)" } ?? "")
             return result
         }

@@ -22,12 +22,17 @@ package enum IPAddressText {
             return "::" + format(b[12..<16])  // deprecated IPv4-compatible form, as inet_ntop writes it
         }
         // Longest run of zero groups (first one wins a tie), only if at least two long.
-        var bestStart = -1, bestLength = 0, i = 0
+        var bestStart = -1
+        var bestLength = 0
+        var i = 0
         while i < 8 {
             if groups[i] == 0 {
                 var j = i
                 while j < 8, groups[j] == 0 { j += 1 }
-                if j - i > bestLength { bestStart = i; bestLength = j - i }
+                if j - i > bestLength {
+                    bestStart = i
+                    bestLength = j - i
+                }
                 i = j
             } else {
                 i += 1

@@ -24,13 +24,17 @@ public struct Probe: Sendable {
 
     /// A probe that cannot be built: every round fails at once with `problem`.
     private static func unusable(_ name: String, _ type: ProbeType, _ problem: String) -> Probe {
-        Probe(spec: ProbeSpec(name: name, type: type, target: name) { _ in UnusableProber(type: type, problem: problem) }, problem: problem)
+        Probe(
+            spec: ProbeSpec(name: name, type: type, target: name) { _ in UnusableProber(type: type, problem: problem) },
+            problem: problem)
     }
 
     /// A captive-portal check of an http or https URL, as Android and Apple do: `GET`, no
     /// redirect followed, success only for the expected answer (status 204 by default); a
     /// redirect, a 511, another 2xx or a wrong body is a portal signal.
-    public static func http(_ url: String, expecting statusCodes: Set<Int> = [204], bodyContaining body: String? = nil) -> Probe {
+    public static func http(_ url: String, expecting statusCodes: Set<Int> = [204], bodyContaining body: String? = nil)
+        -> Probe
+    {
         let expectation = HTTPExpectation(statusCodes: statusCodes, body: body.map { .contains($0) })
         return http(url, expectation: expectation)
     }
@@ -40,7 +44,8 @@ public struct Probe: Sendable {
         do throws(HTTPProbeConfigError) { config = try HTTPProbeConfig(url: url, mode: .captive(expectation)) } catch {
             return unusable(url, url.lowercased().hasPrefix("https:") ? .https : .http, error.description)
         }
-        let spec = ProbeSpec(name: url, type: config.probeType, target: url, evidence: config.evidence) { iface throws(ProbeConfigError) in
+        let spec = ProbeSpec(name: url, type: config.probeType, target: url, evidence: config.evidence) {
+            iface throws(ProbeConfigError) in
             guard let iface else { return HTTPProber(config) }
             do throws(HTTPProbeConfigError) {
                 return HTTPProber(try HTTPProbeConfig(url: url, mode: .captive(expectation), interface: iface))
@@ -55,7 +60,8 @@ public struct Probe: Sendable {
     public static func icmp(_ host: String, count: Int = 3) -> Probe {
         let config = ICMPProber.Configuration(host: host, count: count)
         if let problem = config.problem { return unusable(host, .icmp, problem) }
-        let spec = ProbeSpec(name: host, type: .icmp, target: host, family: SocketAddress(ip: host)?.ipFamily) { iface in
+        let spec = ProbeSpec(name: host, type: .icmp, target: host, family: SocketAddress(ip: host)?.ipFamily) {
+            iface in
             var c = config
             c.interface = iface
             return ICMPProber(c)
@@ -69,13 +75,17 @@ public struct Probe: Sendable {
     public static func dns(_ name: String, server: String? = nil, recordType: DNSQueryType = .a) -> Probe {
         let target = server.map { "\(name)@\($0)" } ?? name
         let config: DNSProbeConfig
-        do throws(ProbeConfigError) { config = try DNSProbeConfig(name: name, queryType: recordType, server: server) } catch {
+        do throws(ProbeConfigError) {
+            config = try DNSProbeConfig(name: name, queryType: recordType, server: server)
+        } catch {
             return unusable(target, .dns, error.message)
         }
         // The system resolver cannot be bound to an interface: such a probe runs on the routing table only.
-        let spec = ProbeSpec(name: target, type: .dns, target: target, bindsToUplinks: server != nil) { iface throws(ProbeConfigError) in
+        let spec = ProbeSpec(name: target, type: .dns, target: target, bindsToUplinks: server != nil) {
+            iface throws(ProbeConfigError) in
             guard let iface else { return DNSProber(config: config) }
-            return DNSProber(config: try DNSProbeConfig(name: name, queryType: recordType, server: server, interface: iface))
+            return DNSProber(
+                config: try DNSProbeConfig(name: name, queryType: recordType, server: server, interface: iface))
         }
         return Probe(spec: spec)
     }
@@ -91,7 +101,8 @@ public struct Probe: Sendable {
         do throws(ProbeConfigError) { config = try TCPProbeConfig(target: target) } catch {
             return unusable(target, .tcp, error.message)
         }
-        let spec = ProbeSpec(name: target, type: .tcp, target: target, evidence: config.evidence) { iface throws(ProbeConfigError) in
+        let spec = ProbeSpec(name: target, type: .tcp, target: target, evidence: config.evidence) {
+            iface throws(ProbeConfigError) in
             guard let iface else { return TCPProber(config: config) }
             return TCPProber(config: try TCPProbeConfig(target: target, interface: iface))
         }

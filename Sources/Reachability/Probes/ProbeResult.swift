@@ -86,7 +86,10 @@ public struct ICMPDetail: Sendable, Equatable, Codable {
     public var ttl: Int?
 
     public init(sent: Int, received: Int, rtts: [Duration], ttl: Int? = nil) {
-        self.sent = sent; self.received = received; self.rtts = rtts; self.ttl = ttl
+        self.sent = sent
+        self.received = received
+        self.rtts = rtts
+        self.ttl = ttl
     }
 
     public var lossRatio: Double { sent == 0 ? 0 : Double(sent - received) / Double(sent) }
@@ -116,7 +119,10 @@ public struct DNSDetail: Sendable, Equatable, Codable {
     public var truncated: Bool = false
 
     public init(rcode: Int? = nil, answers: Int, addresses: [String], truncated: Bool = false) {
-        self.rcode = rcode; self.answers = answers; self.addresses = addresses; self.truncated = truncated
+        self.rcode = rcode
+        self.answers = answers
+        self.addresses = addresses
+        self.truncated = truncated
     }
 }
 
@@ -143,12 +149,21 @@ public struct ProbeResult: Sendable, Equatable {
         phases: [ProbePhase: Duration] = [:], address: String? = nil, family: IPFamily? = nil,
         icmp: ICMPDetail? = nil, http: HTTPDetail? = nil, dns: DNSDetail? = nil
     ) {
-        self.status = status; self.reason = reason; self.detail = detail; self.duration = duration
-        self.phases = phases; self.address = address; self.family = family
-        self.icmp = icmp; self.http = http; self.dns = dns
+        self.status = status
+        self.reason = reason
+        self.detail = detail
+        self.duration = duration
+        self.phases = phases
+        self.address = address
+        self.family = family
+        self.icmp = icmp
+        self.http = http
+        self.dns = dns
     }
 
-    public static func failure(_ reason: FailureReason, _ detail: String, duration: Duration, phases: [ProbePhase: Duration] = [:]) -> ProbeResult {
+    public static func failure(
+        _ reason: FailureReason, _ detail: String, duration: Duration, phases: [ProbePhase: Duration] = [:]
+    ) -> ProbeResult {
         ProbeResult(status: .failure, reason: reason, detail: detail, duration: duration, phases: phases)
     }
 

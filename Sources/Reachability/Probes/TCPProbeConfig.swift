@@ -11,7 +11,9 @@ package struct TCPProbeConfig: Sendable, Equatable {
     package let maxAddresses: Int
 
     /// - Parameter target: `host:port`, `192.0.2.1:443` or `[2001:db8::1]:443`; the port is required.
-    package init(target: String, family: FamilyPreference = .any, interface: String? = nil, maxAddresses: Int = 4) throws(ProbeConfigError) {
+    package init(target: String, family: FamilyPreference = .any, interface: String? = nil, maxAddresses: Int = 4)
+        throws(ProbeConfigError)
+    {
         let parsed: HostPort
         do {
             parsed = try HostPort(parsing: target)
@@ -21,13 +23,16 @@ package struct TCPProbeConfig: Sendable, Equatable {
         try self.init(target: parsed, family: family, interface: interface, maxAddresses: maxAddresses)
     }
 
-    package init(target: HostPort, family: FamilyPreference = .any, interface: String? = nil, maxAddresses: Int = 4) throws(ProbeConfigError) {
+    package init(target: HostPort, family: FamilyPreference = .any, interface: String? = nil, maxAddresses: Int = 4)
+        throws(ProbeConfigError)
+    {
         // Re-parsing the text form applies every host and port rule to values built in code.
         guard (try? HostPort(parsing: target.description)) == target else {
             throw ProbeConfigError("tcp target \(target.description.debugDescription): not a valid host:port")
         }
         if let literal = target.numericAddress, !family.admits(literal.ipFamily) {
-            throw ProbeConfigError("tcp target \(target): is an \(literal.ipFamily.rawValue) address but family is \(family.rawValue)")
+            throw ProbeConfigError(
+                "tcp target \(target): is an \(literal.ipFamily.rawValue) address but family is \(family.rawValue)")
         }
         try ProbeConfigError.checkInterface(interface)
         guard (1...16).contains(maxAddresses) else {

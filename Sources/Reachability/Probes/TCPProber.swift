@@ -22,18 +22,23 @@ package struct TCPProber: Prober {
         var phases: [ProbePhase: Duration] = [:]
         let addresses: [SocketAddress]
         do {
-            addresses = try await Resolver.resolve(target.host, port: target.port, family: config.family, deadline: deadline)
+            addresses = try await Resolver.resolve(
+                target.host, port: target.port, family: config.family, deadline: deadline)
             phases[.resolve] = clock.now - start
         } catch {
             phases[.resolve] = clock.now - start
-            return .failure(error.timedOut ? .timeout : .dns, "tcp \(target): \(error.message)", duration: clock.now - start, phases: phases)
+            return .failure(
+                error.timedOut ? .timeout : .dns, "tcp \(target): \(error.message)", duration: clock.now - start,
+                phases: phases)
         }
-        return await connectFirst(of: Array(addresses.prefix(config.maxAddresses)), start: start, phases: phases, deadline: deadline)
+        return await connectFirst(
+            of: Array(addresses.prefix(config.maxAddresses)), start: start, phases: phases, deadline: deadline)
     }
 
     /// Tries `candidates` in order within the budget rule above; the first connection wins.
     func connectFirst(
-        of candidates: [SocketAddress], start: ContinuousClock.Instant, phases: [ProbePhase: Duration], deadline: ContinuousClock.Instant
+        of candidates: [SocketAddress], start: ContinuousClock.Instant, phases: [ProbePhase: Duration],
+        deadline: ContinuousClock.Instant
     ) async -> ProbeResult {
         let clock = ContinuousClock()
         let target = config.target

@@ -83,7 +83,9 @@ package final class MetricsRecorder: RoundObserver {
         m = ExporterMetrics(registry: registry)
         // Every from→to pair exists from the first scrape, so increase() sees the first change.
         for from in ConnectivityState.allCases {
-            for to in ConnectivityState.allCases where to != from { m.transitions.labels(from.rawValue, to.rawValue).inc(0) }
+            for to in ConnectivityState.allCases where to != from {
+                m.transitions.labels(from.rawValue, to.rawValue).inc(0)
+            }
         }
         setStates(.unknown, reason: nil, scope: "overall")
         for family in IPFamily.allCases { setStates(.unknown, reason: nil, scope: family.rawValue) }
@@ -98,7 +100,8 @@ package final class MetricsRecorder: RoundObserver {
     }
 
     private func probesChanged(_ probes: [ProbeSpec], uplinks: [String]) {
-        let (stale, gone, added, fresh): (Set<String>, [String], [String], [(ProbeSpec, String?)]) = known.withLock { k in
+        let (stale, gone, added, fresh): (Set<String>, [String], [String], [(ProbeSpec, String?)]) = known.withLock {
+            k in
             var stale = Set<String>()
             var fresh: [(ProbeSpec, String?)] = []
             let gone = k.uplinks.filter { !uplinks.contains($0) }
@@ -113,7 +116,9 @@ package final class MetricsRecorder: RoundObserver {
             for spec in probes {
                 let before = k.probes[spec.name]
                 let isNew = before.map { $0.type != spec.type || $0.target != spec.target } ?? true
-                for iface in spec.interfaces(uplinks) where isNew || added.contains(iface ?? "") { fresh.append((spec, iface)) }
+                for iface in spec.interfaces(uplinks) where isNew || added.contains(iface ?? "") {
+                    fresh.append((spec, iface))
+                }
             }
             k.probes = Dictionary(probes.map { ($0.name, ($0.type, $0.target)) }, uniquingKeysWith: { a, _ in a })
             k.uplinks = uplinks
@@ -257,7 +262,8 @@ package final class ConfigMetrics: Sendable {
     package init(registry: MetricsRegistry) {
         self.registry = registry
         lastReloadSuccessful = registry.gauge(MetricCatalog.exporterConfigLastReloadSuccessful).labels()
-        lastReloadSuccessTimestamp = registry.gauge(MetricCatalog.exporterConfigLastReloadSuccessTimestampSeconds).labels()
+        lastReloadSuccessTimestamp = registry.gauge(MetricCatalog.exporterConfigLastReloadSuccessTimestampSeconds)
+            .labels()
     }
 
     /// Replaces the rows of `reachability_probe_labels_info`: one per target label (a probe, and

@@ -2,7 +2,9 @@
 /// first scrape once `--history.dir` is set.
 package struct HistoryMetrics: Sendable {
     /// The availability windows, label value and length in seconds.
-    package static let windows: [(label: String, seconds: Double)] = [("1h", 3600), ("1d", 86_400), ("7d", 7 * 86_400), ("30d", 30 * 86_400)]
+    package static let windows: [(label: String, seconds: Double)] = [
+        ("1h", 3600), ("1d", 86_400), ("7d", 7 * 86_400), ("30d", 30 * 86_400),
+    ]
 
     let writeErrors: Counter
     let dropped: Counter

@@ -35,10 +35,14 @@ package enum MetricCatalog {
 
     package static let exporterBuildInfo = MetricDescriptor(
         .gauge, "reachability_exporter_build_info", labels: ["version", "revision", "swiftversion"],
-        help: "A metric with a constant '1' value labeled by version, revision and swiftversion from which reachability_exporter was built.")
+        help:
+            "A metric with a constant '1' value labeled by version, revision and swiftversion from which reachability_exporter was built."
+    )
     package static let pathSatisfied = MetricDescriptor(
         .gauge, "reachability_path_satisfied", labels: ["family"],
-        help: "1 when the IP family has a usable path (an up interface with carrier, an address and a default route), else 0.")
+        help:
+            "1 when the IP family has a usable path (an up interface with carrier, an address and a default route), else 0."
+    )
     package static let pathInfo = MetricDescriptor(
         .gauge, "reachability_path_info", labels: ["family", "interface", "reason"],
         help: "The path per IP family: its primary interface, or why it is unsatisfied; always 1.")
@@ -197,7 +201,9 @@ package enum MetricCatalog {
         help: "Number of history files.")
     package static let availabilityRatio = MetricDescriptor(
         .gauge, "reachability_availability_ratio", labels: ["window"],
-        help: "Share of the covered time in the window during which the overall verdict was full (NaN when nothing is covered); from the history, so it survives restarts.")
+        help:
+            "Share of the covered time in the window during which the overall verdict was full (NaN when nothing is covered); from the history, so it survives restarts."
+    )
     package static let historyCoverageRatio = MetricDescriptor(
         .gauge, "reachability_history_coverage_ratio", labels: ["window"],
         help: "Share of the window covered by the history (time the exporter was not running is a gap).")

@@ -13,7 +13,11 @@ final class InFlightRound: Sendable {
         let t = Task { await round() }
         task.withLock { $0 = t }
         defer { task.withLock { $0 = nil } }
-        return await withTaskCancellationHandler { await t.value } onCancel: { t.cancel() }
+        return await withTaskCancellationHandler {
+            await t.value
+        } onCancel: {
+            t.cancel()
+        }
     }
 
     /// Cancels the round in flight, if any.

@@ -22,13 +22,20 @@ package struct ProbeSpec: Sendable {
     /// reported as that uplink.
     package var make: @Sendable (_ interface: String?) throws(ProbeConfigError) -> any Prober
 
-    package init(name: String, type: ProbeType, target: String, family: IPFamily? = nil,
-                interval: Duration? = nil, timeout: Duration? = nil, evidence: Evidence? = nil, bindsToUplinks: Bool = true,
-                make: @escaping @Sendable (String?) throws(ProbeConfigError) -> any Prober) {
-        self.name = name; self.type = type; self.target = target; self.family = family
+    package init(
+        name: String, type: ProbeType, target: String, family: IPFamily? = nil,
+        interval: Duration? = nil, timeout: Duration? = nil, evidence: Evidence? = nil, bindsToUplinks: Bool = true,
+        make: @escaping @Sendable (String?) throws(ProbeConfigError) -> any Prober
+    ) {
+        self.name = name
+        self.type = type
+        self.target = target
+        self.family = family
         self.bindsToUplinks = bindsToUplinks
         self.evidence = evidence ?? Evidence.typical(of: type)
-        self.interval = interval; self.timeout = timeout; self.make = make
+        self.interval = interval
+        self.timeout = timeout
+        self.make = make
     }
 }
 
@@ -106,7 +113,8 @@ extension ProbeSpec {
         do throws(ProbeConfigError) {
             return try make(interface)
         } catch {
-            return UnusableProber(type: type, problem: "cannot bind \(name) to \(interface ?? "the routing table"): \(error.message)")
+            return UnusableProber(
+                type: type, problem: "cannot bind \(name) to \(interface ?? "the routing table"): \(error.message)")
         }
     }
 

@@ -45,25 +45,37 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
     }
     private let state: Mutex<State>
 
-    package init(probes: [ProbeSpec], settings: MonitorSettings = MonitorSettings(), path: any PathGate = OpenPathGate(),
-                observers: [any RoundObserver] = [], clock: C, wallClock: @escaping @Sendable () -> Double = { unixNow() }) {
-        plan = Mutex(Plan(specs: probes, settings: settings, probers: Self.makeProbers(probes, uplinks: settings.uplinks)))
+    package init(
+        probes: [ProbeSpec], settings: MonitorSettings = MonitorSettings(), path: any PathGate = OpenPathGate(),
+        observers: [any RoundObserver] = [], clock: C, wallClock: @escaping @Sendable () -> Double = { unixNow() }
+    ) {
+        plan = Mutex(
+            Plan(specs: probes, settings: settings, probers: Self.makeProbers(probes, uplinks: settings.uplinks)))
         self.path = path
         self.clock = clock
         self.wallClock = wallClock
         self.observers = observers
         concurrency = AsyncSemaphore(max(1, settings.maxConcurrentProbes))
         let now = wallClock()
-        state = Mutex(State(
-            overall: VerdictTracker(settings: settings.verdict, now: now),
-            families: Dictionary(uniqueKeysWithValues: IPFamily.allCases.map { ($0, VerdictTracker(settings: settings.verdict, now: now)) }),
-            uplinks: Dictionary(uniqueKeysWithValues: settings.uplinks.map { ($0, VerdictTracker(settings: settings.verdict, now: now)) })))
+        state = Mutex(
+            State(
+                overall: VerdictTracker(settings: settings.verdict, now: now),
+                families: Dictionary(
+                    uniqueKeysWithValues: IPFamily.allCases.map {
+                        ($0, VerdictTracker(settings: settings.verdict, now: now))
+                    }),
+                uplinks: Dictionary(
+                    uniqueKeysWithValues: settings.uplinks.map {
+                        ($0, VerdictTracker(settings: settings.verdict, now: now))
+                    })))
     }
 
     private static func makeProbers(_ specs: [ProbeSpec], uplinks: [String]) -> [String: any Prober] {
         var made: [String: any Prober] = [:]
         for spec in specs {
-            for interface in spec.interfaces(uplinks) { made[key(spec.name, interface)] = spec.prober(bound: interface) }
+            for interface in spec.interfaces(uplinks) {
+                made[key(spec.name, interface)] = spec.prober(bound: interface)
+            }
         }
         return made
     }
@@ -83,7 +95,9 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
             if let status = s.status { continuation.yield(status) }
             return id
         }
-        continuation.onTermination = { [weak self] _ in self?.state.withLock { _ = $0.subscribers.removeValue(forKey: id) } }
+        continuation.onTermination = { [weak self] _ in
+            self?.state.withLock { _ = $0.subscribers.removeValue(forKey: id) }
+        }
         return stream
     }
 
@@ -143,7 +157,9 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
         }
         let due = state.withLock { s in
             jobs.filter { job in
-                guard let interval = job.spec.interval, periodic, let last = s.lastRun[Self.key(job.spec.name, job.interface)] else { return true }
+                guard let interval = job.spec.interval, periodic,
+                    let last = s.lastRun[Self.key(job.spec.name, job.interface)]
+                else { return true }
                 return last.duration(to: monotonicStart) + .milliseconds(50) >= interval
             }
         }
@@ -152,14 +168,17 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
             s.gate = gate
             return s.pendingReconfigures > 0
         }
-        let staggerWindow = periodic && settings.stagger && due.count > 1 && !hurry
+        let staggerWindow =
+            periodic && settings.stagger && due.count > 1 && !hurry
             ? max(.zero, settings.interval - settings.timeout) : .zero
         let outcomes: [ProbeOutcome] = await withTaskGroup(of: ProbeOutcome.self) { group in
             for (i, job) in due.enumerated() {
                 let offset = staggerWindow * Double(i) / Double(due.count)
                 group.addTask { [self] in
                     if offset > .zero { await gate.wait(for: offset, clock: clock) }
-                    return await runProbe(job.spec, interface: job.interface, plan: plan, at: started, due: (periodic ? roundDue ?? clockStart : clockStart).advanced(by: offset))
+                    return await runProbe(
+                        job.spec, interface: job.interface, plan: plan, at: started,
+                        due: (periodic ? roundDue ?? clockStart : clockStart).advanced(by: offset))
                 }
             }
             var out: [ProbeOutcome] = []
@@ -185,28 +204,41 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
             let routedEntries = routed.map { entry($0, spec: specs[$0.name], verdict: settings.verdict) }
             var familyRounds: [Verdict] = []
             for family in IPFamily.allCases {
-                let entries = zip(routed, routedEntries).filter { (specs[$0.0.name]?.family ?? $0.0.result.family) == family }.map(\.1)
+                let entries = zip(routed, routedEntries).filter {
+                    (specs[$0.0.name]?.family ?? $0.0.result.family) == family
+                }.map(\.1)
                 // A family with no probe of its own follows the path alone.
-                let round = entries.isEmpty
+                let round =
+                    entries.isEmpty
                     ? (path.unsatisfiedReason(for: family).map { Verdict(.none, reason: $0) } ?? Verdict(.unknown))
-                    : RoundClassifier.classify(pathUnsatisfiedReason: path.unsatisfiedReason(for: family), entries: entries, policy: policy, familyScope: true)
+                    : RoundClassifier.classify(
+                        pathUnsatisfiedReason: path.unsatisfiedReason(for: family), entries: entries, policy: policy,
+                        familyScope: true)
                 familyRounds.append(round)
                 if let t = s.families[family]?.update(round, now: finished) { transitions.append((family.rawValue, t)) }
             }
             // Scopes agree: the overall verdict is never full while every family that was
             // decided is worse, neither in this round nor after hysteresis.
-            var overallRound = RoundClassifier.classify(pathUnsatisfiedReason: path.unsatisfiedReason(for: nil), entries: routedEntries, policy: policy)
-            if overallRound.state == .full, let best = Self.bestDecided(familyRounds), best.state != .full { overallRound = best }
+            var overallRound = RoundClassifier.classify(
+                pathUnsatisfiedReason: path.unsatisfiedReason(for: nil), entries: routedEntries, policy: policy)
+            if overallRound.state == .full, let best = Self.bestDecided(familyRounds), best.state != .full {
+                overallRound = best
+            }
             var overallTransitions: [(String, Transition)] = []
             if let t = s.overall.update(overallRound, now: finished) { overallTransitions.append(("overall", t)) }
-            if let best = Self.bestDecided(IPFamily.allCases.compactMap { s.families[$0]?.current }), best.state != .full,
-               let t = s.overall.cap(at: best, now: finished) {
+            if let best = Self.bestDecided(IPFamily.allCases.compactMap { s.families[$0]?.current }),
+                best.state != .full,
+                let t = s.overall.cap(at: best, now: finished)
+            {
                 overallTransitions.append(("overall", t))
             }
             transitions.insert(contentsOf: overallTransitions, at: 0)
             for uplink in settings.uplinks {
-                let entries = all.filter { $0.interface == uplink }.map { entry($0, spec: specs[$0.name], verdict: settings.verdict) }
-                let round = RoundClassifier.classify(pathUnsatisfiedReason: path.unsatisfiedReason(interface: uplink), entries: entries, policy: policy)
+                let entries = all.filter { $0.interface == uplink }.map {
+                    entry($0, spec: specs[$0.name], verdict: settings.verdict)
+                }
+                let round = RoundClassifier.classify(
+                    pathUnsatisfiedReason: path.unsatisfiedReason(interface: uplink), entries: entries, policy: policy)
                 if let t = s.uplinks[uplink]?.update(round, now: finished) { transitions.append((uplink, t)) }
             }
             let status = ReachabilityStatus(
@@ -214,7 +246,8 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
                 families: s.families.mapValues { ScopedVerdict(verdict: $0.current, since: $0.since) },
                 uplinks: s.uplinks.mapValues { ScopedVerdict(verdict: $0.current, since: $0.since) },
                 probes: all, roundStarted: started, roundDuration: roundDuration,
-                transitions: transitions, round: s.round, interval: settings.interval, connectionType: path.connectionType)
+                transitions: transitions, round: s.round, interval: settings.interval,
+                connectionType: path.connectionType)
             s.status = status
             return status
         }
@@ -223,13 +256,17 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
         return status
     }
 
-    private func runProbe(_ spec: ProbeSpec, interface: String?, plan: Plan, at started: Double, due: C.Instant) async -> ProbeOutcome {
+    private func runProbe(_ spec: ProbeSpec, interface: String?, plan: Plan, at started: Double, due: C.Instant) async
+        -> ProbeOutcome
+    {
         let timeout = spec.timeout ?? plan.settings.timeout
         let prober = plan.probers[Self.key(spec.name, interface)]!
         let result: ProbeResult
         var lateness: Duration?
         // No usable path for this probe: fail at once, without traffic.
-        if let reason = interface.flatMap({ path.unsatisfiedReason(interface: $0) }) ?? spec.family.flatMap({ path.unsatisfiedReason(for: $0) }) ?? path.unsatisfiedReason(for: nil) {
+        if let reason = interface.flatMap({ path.unsatisfiedReason(interface: $0) }) ?? spec.family.flatMap({
+            path.unsatisfiedReason(for: $0)
+        }) ?? path.unsatisfiedReason(for: nil) {
             result = .failure(.unreachable, "no path: \(reason)", duration: .zero)
         } else {
             await concurrency.acquire()
@@ -237,14 +274,18 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
             result = await prober.probe(deadline: .now + timeout)
             concurrency.release()
         }
-        return ProbeOutcome(name: spec.name, type: spec.type, target: spec.target, interface: interface, result: result, at: started, startLateness: lateness)
+        return ProbeOutcome(
+            name: spec.name, type: spec.type, target: spec.target, interface: interface, result: result, at: started,
+            startLateness: lateness)
     }
 
     /// The round entry of an outcome, with its evidence: the probe's own (`ProbeSpec.evidence`),
     /// made `local` when the answer came from an address on the local network.
     private func entry(_ o: ProbeOutcome, spec: ProbeSpec?, verdict: VerdictSettings) -> RoundEntry {
         var evidence = spec?.evidence ?? Evidence.typical(of: o.type)
-        if evidence == .internet, !verdict.trustLocalTargets, let address = o.result.address, path.isLocal(address: address) {
+        if evidence == .internet, !verdict.trustLocalTargets, let address = o.result.address,
+            path.isLocal(address: address)
+        {
             evidence = .local
         }
         return RoundEntry(name: o.name, type: o.type, result: o.result, evidence: evidence)
@@ -258,14 +299,21 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
     }
 
     /// Restores verdicts read back from history at start-up.
-    package func restore(overall: Verdict, since: Double, families: [IPFamily: ScopedVerdict] = [:], uplinks: [String: ScopedVerdict] = [:]) {
+    package func restore(
+        overall: Verdict, since: Double, families: [IPFamily: ScopedVerdict] = [:],
+        uplinks: [String: ScopedVerdict] = [:]
+    ) {
         state.withLock { s in
             s.overall.restore(overall, since: since)
             // Uplinks this configuration no longer has are not revived. Families always exist: one
             // that no probe answers any more (the configuration changed across the restart) shows its
             // restored verdict until `fail_after` rounds of `unknown` replace it.
-            for (family, v) in families where v.verdict.state != .unknown { s.families[family]?.restore(v.verdict, since: v.since) }
-            for (uplink, v) in uplinks where v.verdict.state != .unknown { s.uplinks[uplink]?.restore(v.verdict, since: v.since) }
+            for (family, v) in families where v.verdict.state != .unknown {
+                s.families[family]?.restore(v.verdict, since: v.since)
+            }
+            for (uplink, v) in uplinks where v.verdict.state != .unknown {
+                s.uplinks[uplink]?.restore(v.verdict, since: v.since)
+            }
         }
     }
 
@@ -299,19 +347,30 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
         state.withLock { s in
             if settings.verdict != old.settings.verdict {
                 s.overall = Self.carried(s.overall, settings.verdict, now: now)
-                for family in IPFamily.allCases { s.families[family] = s.families[family].map { Self.carried($0, settings.verdict, now: now) } }
-                for (uplink, tracker) in s.uplinks { s.uplinks[uplink] = Self.carried(tracker, settings.verdict, now: now) }
+                for family in IPFamily.allCases {
+                    s.families[family] = s.families[family].map { Self.carried($0, settings.verdict, now: now) }
+                }
+                for (uplink, tracker) in s.uplinks {
+                    s.uplinks[uplink] = Self.carried(tracker, settings.verdict, now: now)
+                }
             }
-            for uplink in s.uplinks.keys where !settings.uplinks.contains(uplink) { s.uplinks.removeValue(forKey: uplink) }
-            for uplink in settings.uplinks where s.uplinks[uplink] == nil { s.uplinks[uplink] = VerdictTracker(settings: settings.verdict, now: now) }
-            let kept = Set(probes.compactMap { spec -> String? in
-                guard let before = old.specs.first(where: { $0.name == spec.name }),
-                      before.type == spec.type, before.target == spec.target, before.family == spec.family else { return nil }
-                return spec.name
-            })
-            let keys = Set(probes.filter { kept.contains($0.name) }.flatMap { spec in
-                spec.interfaces(settings.uplinks).map { Self.key(spec.name, $0) }
-            })
+            for uplink in s.uplinks.keys where !settings.uplinks.contains(uplink) {
+                s.uplinks.removeValue(forKey: uplink)
+            }
+            for uplink in settings.uplinks where s.uplinks[uplink] == nil {
+                s.uplinks[uplink] = VerdictTracker(settings: settings.verdict, now: now)
+            }
+            let kept = Set(
+                probes.compactMap { spec -> String? in
+                    guard let before = old.specs.first(where: { $0.name == spec.name }),
+                        before.type == spec.type, before.target == spec.target, before.family == spec.family
+                    else { return nil }
+                    return spec.name
+                })
+            let keys = Set(
+                probes.filter { kept.contains($0.name) }.flatMap { spec in
+                    spec.interfaces(settings.uplinks).map { Self.key(spec.name, $0) }
+                })
             s.lastOutcome = s.lastOutcome.filter { keys.contains($0.key) }
             s.lastRun = s.lastRun.filter { keys.contains($0.key) }
             s.recent = s.recent.filter { keys.contains($0.key) }
@@ -330,7 +389,10 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
 }
 
 extension ReachabilityMonitor where C == ContinuousClock {
-    package convenience init(probes: [ProbeSpec], settings: MonitorSettings = MonitorSettings(), path: any PathGate = OpenPathGate(), observers: [any RoundObserver] = []) {
+    package convenience init(
+        probes: [ProbeSpec], settings: MonitorSettings = MonitorSettings(), path: any PathGate = OpenPathGate(),
+        observers: [any RoundObserver] = []
+    ) {
         self.init(probes: probes, settings: settings, path: path, observers: observers, clock: ContinuousClock())
     }
 }
@@ -342,7 +404,10 @@ final class AsyncLock: Sendable {
     func lock() async {
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
             let acquired: Bool = state.withLock { s in
-                if !s.locked { s.locked = true; return true }
+                if !s.locked {
+                    s.locked = true
+                    return true
+                }
                 s.waiters.append(c)
                 return false
             }
@@ -352,7 +417,10 @@ final class AsyncLock: Sendable {
 
     func unlock() {
         let next: CheckedContinuation<Void, Never>? = state.withLock { s in
-            if s.waiters.isEmpty { s.locked = false; return nil }
+            if s.waiters.isEmpty {
+                s.locked = false
+                return nil
+            }
             return s.waiters.removeFirst()
         }
         next?.resume()
@@ -368,7 +436,10 @@ final class AsyncSemaphore: Sendable {
     func acquire() async {
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
             let got: Bool = state.withLock { s in
-                if s.available > 0 { s.available -= 1; return true }
+                if s.available > 0 {
+                    s.available -= 1
+                    return true
+                }
                 s.waiters.append(c)
                 return false
             }
@@ -378,7 +449,10 @@ final class AsyncSemaphore: Sendable {
 
     func release() {
         let next: CheckedContinuation<Void, Never>? = state.withLock { s in
-            if s.waiters.isEmpty { s.available += 1; return nil }
+            if s.waiters.isEmpty {
+                s.available += 1
+                return nil
+            }
             return s.waiters.removeFirst()
         }
         next?.resume()

@@ -12,7 +12,10 @@ final class Trigger: Sendable {
     /// Wakes the current (or next) waiter.
     func fire() {
         let (waiter, timer): (CheckedContinuation<Bool, Never>?, Task<Void, Never>?) = state.withLock { s in
-            guard let w = s.waiter else { s.pending = true; return (nil, nil) }
+            guard let w = s.waiter else {
+                s.pending = true
+                return (nil, nil)
+            }
             s.waiter = nil
             defer { s.timer = nil }
             return (w, s.timer)
@@ -26,11 +29,17 @@ final class Trigger: Sendable {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (c: CheckedContinuation<Bool, Never>) in
                 let already: Bool = state.withLock { s in
-                    if s.pending { s.pending = false; return true }
+                    if s.pending {
+                        s.pending = false
+                        return true
+                    }
                     s.waiter = c
                     return false
                 }
-                if already { c.resume(returning: true); return }
+                if already {
+                    c.resume(returning: true)
+                    return
+                }
                 let timer = Task { [self] in
                     do { try await clock.sleep(for: duration) } catch { return }
                     let w: CheckedContinuation<Bool, Never>? = state.withLock { s in

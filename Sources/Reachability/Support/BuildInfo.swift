@@ -6,13 +6,13 @@ package enum BuildInfo {
     package static let revision = BuildRevision.value
     package static var swiftVersion: String {
         #if compiler(>=6.4)
-        "6.4+"
+            "6.4+"
         #elseif compiler(>=6.3)
-        "6.3"
+            "6.3"
         #elseif compiler(>=6.2)
-        "6.2"
+            "6.2"
         #else
-        "6.x"
+            "6.x"
         #endif
     }
 }

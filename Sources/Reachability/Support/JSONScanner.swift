@@ -47,7 +47,10 @@ struct JSONScanner {
     }
 
     @inline(__always) mutating func expect(_ b: UInt8) throws(JSONScanError) {
-        if pos < bytes.count, bytes[pos] == b { pos += 1; return }
+        if pos < bytes.count, bytes[pos] == b {
+            pos += 1
+            return
+        }
         skipWhitespace()
         guard pos < bytes.count, bytes[pos] == b else { throw fail("expected '\(Character(Unicode.Scalar(b)))'") }
         pos += 1
@@ -120,8 +123,12 @@ struct JSONScanner {
 
     mutating func readBool() throws(JSONScanError) -> Bool {
         switch peek() {
-        case UInt8(ascii: "t"): try literal("true"); return true
-        case UInt8(ascii: "f"): try literal("false"); return false
+        case UInt8(ascii: "t"):
+            try literal("true")
+            return true
+        case UInt8(ascii: "f"):
+            try literal("false")
+            return false
         default: throw fail("expected true or false")
         }
     }
@@ -149,15 +156,22 @@ struct JSONScanner {
             while p + 8 <= count {
                 let w = UnsafeRawPointer(base + p).loadUnaligned(as: UInt64.self)
                 let (quote, special) = Self.scanWord(w)
-                let q = quote.trailingZeroBitCount >> 3, x = special.trailingZeroBitCount >> 3
+                let q = quote.trailingZeroBitCount >> 3
+                let x = special.trailingZeroBitCount >> 3
                 if q < x {
                     pos = p + q + 1
                     return JSONStringToken(range: start..<(p + q), escaped: escaped)
                 }
-                if x < 8 { p += x; break }
+                if x < 8 {
+                    p += x
+                    break
+                }
                 p += 8
             }
-            guard p < count else { pos = p; throw fail("unterminated string") }
+            guard p < count else {
+                pos = p
+                throw fail("unterminated string")
+            }
             let b = bytes[p]
             if b == UInt8(ascii: "\"") {
                 pos = p + 1
@@ -198,13 +212,14 @@ struct JSONScanner {
         guard pos + 1 < bytes.count else { throw fail("bad escape") }
         switch bytes[pos + 1] {
         case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
-             UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+            UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
             pos += 2
         case UInt8(ascii: "u"):
             pos += 2
             let unit = try hex4()
             if (0xD800...0xDBFF).contains(unit) {
-                guard pos + 1 < bytes.count, bytes[pos] == UInt8(ascii: "\\"), bytes[pos + 1] == UInt8(ascii: "u") else { throw fail("lone surrogate") }
+                guard pos + 1 < bytes.count, bytes[pos] == UInt8(ascii: "\\"), bytes[pos + 1] == UInt8(ascii: "u")
+                else { throw fail("lone surrogate") }
                 pos += 2
                 guard (0xDC00...0xDFFF).contains(try hex4()) else { throw fail("lone surrogate") }
             } else if (0xDC00...0xDFFF).contains(unit) {
@@ -237,15 +252,24 @@ struct JSONScanner {
     private mutating func skipUTF8Sequence() throws(JSONScanError) {
         let b0 = bytes[pos]
         let n: Int
-        var lo: UInt8 = 0x80, hi: UInt8 = 0xBF
+        var lo: UInt8 = 0x80
+        var hi: UInt8 = 0xBF
         switch b0 {
         case 0xC2...0xDF: n = 2
-        case 0xE0: n = 3; lo = 0xA0
+        case 0xE0:
+            n = 3
+            lo = 0xA0
         case 0xE1...0xEC, 0xEE...0xEF: n = 3
-        case 0xED: n = 3; hi = 0x9F
-        case 0xF0: n = 4; lo = 0x90
+        case 0xED:
+            n = 3
+            hi = 0x9F
+        case 0xF0:
+            n = 4
+            lo = 0x90
         case 0xF1...0xF3: n = 4
-        case 0xF4: n = 4; hi = 0x8F
+        case 0xF4:
+            n = 4
+            hi = 0x8F
         default: throw fail("invalid UTF-8")
         }
         guard pos + n <= bytes.count else { throw fail("invalid UTF-8") }
@@ -272,7 +296,11 @@ struct JSONScanner {
         }
         while i < raw.count {
             let b = raw[i]
-            guard b == UInt8(ascii: "\\") else { out.append(b); i += 1; continue }
+            guard b == UInt8(ascii: "\\") else {
+                out.append(b)
+                i += 1
+                continue
+            }
             let e = raw[i + 1]
             i += 2
             switch e {

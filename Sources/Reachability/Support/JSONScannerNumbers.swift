@@ -7,7 +7,10 @@ extension JSONScanner {
         skipWhitespace()
         let start = pos
         var negative = false
-        if pos < bytes.count, bytes[pos] == UInt8(ascii: "-") { negative = true; pos += 1 }
+        if pos < bytes.count, bytes[pos] == UInt8(ascii: "-") {
+            negative = true
+            pos += 1
+        }
         var mantissa: UInt64 = 0
         var digits = 0
         var fractionDigits = 0
@@ -48,7 +51,8 @@ extension JSONScanner {
         if !hasExponent, digits <= 15, fractionDigits <= 22 {
             value = Double(mantissa) / Self.powerOfTen(fractionDigits)
         } else {
-            let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[(negative ? start + 1 : start)..<pos]), as: UTF8.self)
+            let text = String(
+                decoding: UnsafeBufferPointer(rebasing: bytes[(negative ? start + 1 : start)..<pos]), as: UTF8.self)
             guard let v = Double(text) else { throw fail("bad number") }
             value = v
         }
@@ -86,13 +90,16 @@ extension JSONScanner {
     }
 
     /// Consumes runs of eight digits with word arithmetic while the mantissa has room.
-    @inline(__always) private mutating func eightDigitsAtATime(_ mantissa: inout UInt64, _ digits: inout Int, fraction: inout Int, isFraction: Bool) {
+    @inline(__always) private mutating func eightDigitsAtATime(
+        _ mantissa: inout UInt64, _ digits: inout Int, fraction: inout Int, isFraction: Bool
+    ) {
         guard let base = bytes.baseAddress else { return }
         while pos + 8 <= bytes.count, digits + 8 <= 19 {
             let w = UnsafeRawPointer(base + pos).loadUnaligned(as: UInt64.self)
             // Every byte '0'…'9': high nibble 3, and adding 6 does not carry out of the nibble.
             guard w & 0xF0F0_F0F0_F0F0_F0F0 == 0x3030_3030_3030_3030,
-                  (w &+ 0x0606_0606_0606_0606) & 0xF0F0_F0F0_F0F0_F0F0 == 0x3030_3030_3030_3030 else { return }
+                (w &+ 0x0606_0606_0606_0606) & 0xF0F0_F0F0_F0F0_F0F0 == 0x3030_3030_3030_3030
+            else { return }
             var v = w &- 0x3030_3030_3030_3030
             v = (v &* 10 &+ (v >> 8)) & 0x00FF_00FF_00FF_00FF
             v = (v &* 100 &+ (v >> 16)) & 0x0000_FFFF_0000_FFFF

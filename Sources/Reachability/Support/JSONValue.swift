@@ -63,7 +63,9 @@ extension JSONScanner {
             return .array(items)
         case UInt8(ascii: "\""): return .string(string(try readString()))
         case UInt8(ascii: "t"), UInt8(ascii: "f"): return .bool(try readBool())
-        case UInt8(ascii: "n"): _ = try readNull(); return .null
+        case UInt8(ascii: "n"):
+            _ = try readNull()
+            return .null
         case nil: throw fail("expected a value")
         default: return .number(try readNumber())
         }
@@ -78,10 +80,24 @@ struct JSONWriter {
 
     init(capacity: Int = 512) { bytes.reserveCapacity(capacity) }
 
-    mutating func beginObject() { separator(); bytes.append(UInt8(ascii: "{")); needsComma = false }
-    mutating func endObject() { bytes.append(UInt8(ascii: "}")); needsComma = true }
-    mutating func beginArray() { separator(); bytes.append(UInt8(ascii: "[")); needsComma = false }
-    mutating func endArray() { bytes.append(UInt8(ascii: "]")); needsComma = true }
+    mutating func beginObject() {
+        separator()
+        bytes.append(UInt8(ascii: "{"))
+        needsComma = false
+    }
+    mutating func endObject() {
+        bytes.append(UInt8(ascii: "}"))
+        needsComma = true
+    }
+    mutating func beginArray() {
+        separator()
+        bytes.append(UInt8(ascii: "["))
+        needsComma = false
+    }
+    mutating func endArray() {
+        bytes.append(UInt8(ascii: "]"))
+        needsComma = true
+    }
 
     /// Writes `"key":` (the value call that follows must not add a comma).
     mutating func key(_ k: String) {
@@ -91,10 +107,26 @@ struct JSONWriter {
         needsComma = false
     }
 
-    mutating func value(_ s: String) { separator(); writeString(s); needsComma = true }
-    mutating func value(_ v: Int) { separator(); bytes.append(contentsOf: String(v).utf8); needsComma = true }
-    mutating func value(_ b: Bool) { separator(); bytes.append(contentsOf: (b ? "true" : "false").utf8); needsComma = true }
-    mutating func null() { separator(); bytes.append(contentsOf: "null".utf8); needsComma = true }
+    mutating func value(_ s: String) {
+        separator()
+        writeString(s)
+        needsComma = true
+    }
+    mutating func value(_ v: Int) {
+        separator()
+        bytes.append(contentsOf: String(v).utf8)
+        needsComma = true
+    }
+    mutating func value(_ b: Bool) {
+        separator()
+        bytes.append(contentsOf: (b ? "true" : "false").utf8)
+        needsComma = true
+    }
+    mutating func null() {
+        separator()
+        bytes.append(contentsOf: "null".utf8)
+        needsComma = true
+    }
 
     /// A finite number rounded to `decimals` places, in the shortest form that reads back the
     /// same; non-finite values (never produced by the exporter) are written as 0 to keep the
@@ -102,8 +134,12 @@ struct JSONWriter {
     mutating func value(_ d: Double, decimals: Int) {
         separator()
         needsComma = true
-        guard d.isFinite else { bytes.append(UInt8(ascii: "0")); return }
-        let scale = [1.0, 10, 100, 1000, 10_000, 100_000, 1_000_000, 10_000_000, 100_000_000, 1_000_000_000][min(9, max(0, decimals))]
+        guard d.isFinite else {
+            bytes.append(UInt8(ascii: "0"))
+            return
+        }
+        let scale = [1.0, 10, 100, 1000, 10_000, 100_000, 1_000_000, 10_000_000, 100_000_000, 1_000_000_000][
+            min(9, max(0, decimals))]
         let rounded = (d * scale).rounded() / scale
         if rounded == rounded.rounded(.towardZero), abs(rounded) < 9e15 {
             bytes.append(contentsOf: String(Int64(rounded)).utf8)
@@ -112,9 +148,18 @@ struct JSONWriter {
         }
     }
 
-    mutating func field(_ k: String, _ s: String) { key(k); value(s) }
-    mutating func field(_ k: String, _ v: Int) { key(k); value(v) }
-    mutating func field(_ k: String, _ d: Double, decimals: Int) { key(k); value(d, decimals: decimals) }
+    mutating func field(_ k: String, _ s: String) {
+        key(k)
+        value(s)
+    }
+    mutating func field(_ k: String, _ v: Int) {
+        key(k)
+        value(v)
+    }
+    mutating func field(_ k: String, _ d: Double, decimals: Int) {
+        key(k)
+        value(d, decimals: decimals)
+    }
 
     @inline(__always) private mutating func separator() {
         if needsComma { bytes.append(UInt8(ascii: ",")) }

@@ -46,7 +46,9 @@ package struct Logger: Sendable {
         writeAll(fd, line)
     }
 
-    static func format(_ format: LogFormat, time: String, level: LogLevel, message: String, fields: [(String, String)]) -> String {
+    static func format(_ format: LogFormat, time: String, level: LogLevel, message: String, fields: [(String, String)])
+        -> String
+    {
         let all = [("ts", time), ("level", level.rawValue), ("msg", message)] + fields
         switch format {
         case .logfmt:
@@ -57,7 +59,9 @@ package struct Logger: Sendable {
     }
 
     static func logfmtValue(_ v: String) -> String {
-        let needsQuotes = v.isEmpty || v.unicodeScalars.contains { $0 == " " || $0 == "=" || $0 == "\"" || $0.value < 0x20 || $0 == "\\" }
+        let needsQuotes =
+            v.isEmpty
+            || v.unicodeScalars.contains { $0 == " " || $0 == "=" || $0 == "\"" || $0.value < 0x20 || $0 == "\\" }
         guard needsQuotes else { return v }
         return jsonString(v)
     }

@@ -48,13 +48,16 @@ package enum UTCTime {
         let day = Int((Double(whole) / 86_400).rounded(.down))
         let s = whole - day * 86_400
         let c = civil(days: day)
-        return "\(pad(c.year, 4))\(pad(c.month, 2))\(pad(c.day, 2))T\(pad(s / 3600, 2))\(pad(s / 60 % 60, 2))\(pad(s % 60, 2)).\(pad(ms - whole * 1000, 3))Z"
+        return
+            "\(pad(c.year, 4))\(pad(c.month, 2))\(pad(c.day, 2))T\(pad(s / 3600, 2))\(pad(s / 60 % 60, 2))\(pad(s % 60, 2)).\(pad(ms - whole * 1000, 3))Z"
     }
 
     /// Parses the compact form exactly (nil for anything else).
     package static func parseCompact(_ text: Substring) -> Double? {
         let b = Array(text.utf8)
-        guard b.count == 20, b[8] == UInt8(ascii: "T"), b[15] == UInt8(ascii: "."), b[19] == UInt8(ascii: "Z") else { return nil }
+        guard b.count == 20, b[8] == UInt8(ascii: "T"), b[15] == UInt8(ascii: "."), b[19] == UInt8(ascii: "Z") else {
+            return nil
+        }
         func number(_ r: Range<Int>) -> Int? {
             var v = 0
             for i in r {
@@ -64,8 +67,9 @@ package enum UTCTime {
             return v
         }
         guard let y = number(0..<4), let mo = number(4..<6), let d = number(6..<8), let h = number(9..<11),
-              let mi = number(11..<13), let s = number(13..<15), let ms = number(16..<19),
-              (1...12).contains(mo), (1...31).contains(d), h < 24, mi < 60, s < 60 else { return nil }
+            let mi = number(11..<13), let s = number(13..<15), let ms = number(16..<19),
+            (1...12).contains(mo), (1...31).contains(d), h < 24, mi < 60, s < 60
+        else { return nil }
         let day = days(year: y, month: mo, day: d)
         guard civil(days: day) == (y, mo, d) else { return nil }
         return Double(day * 86_400 + h * 3600 + mi * 60 + s) + Double(ms) / 1000

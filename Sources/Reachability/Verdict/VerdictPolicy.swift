@@ -45,7 +45,9 @@ package enum VerdictPolicy: Sendable, Equatable, CustomStringConvertible {
         }
         guard text.hasPrefix("quorum:") else { return nil }
         let arg = text.dropFirst("quorum:".count)
-        if arg.hasSuffix("%"), let pct = Double(arg.dropLast()), pct > 0, pct <= 100 { return .quorum(minimum: nil, fraction: pct / 100) }
+        if arg.hasSuffix("%"), let pct = Double(arg.dropLast()), pct > 0, pct <= 100 {
+            return .quorum(minimum: nil, fraction: pct / 100)
+        }
         if let n = Int(arg), n >= 1 { return .quorum(minimum: n, fraction: nil) }
         return nil
     }
@@ -64,7 +66,9 @@ package struct VerdictSettings: Sendable, Equatable {
     /// resolver, plain DNS, intercepted ports, plain-HTTP web checks) still apply.
     package var trustLocalTargets = false
 
-    package init(policy: VerdictPolicy = .parallel, failAfter: Int = 3, recoverAfter: Int = 2, trustLocalTargets: Bool = false) {
+    package init(
+        policy: VerdictPolicy = .parallel, failAfter: Int = 3, recoverAfter: Int = 2, trustLocalTargets: Bool = false
+    ) {
         self.policy = policy
         self.failAfter = max(1, failAfter)
         self.recoverAfter = max(1, recoverAfter)

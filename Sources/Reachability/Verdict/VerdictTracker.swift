@@ -39,7 +39,8 @@ package struct VerdictTracker: Sendable {
     /// the state is not `full`.
     package mutating func cap(at verdict: Verdict, now: Double) -> Transition? {
         guard current.state == .full, verdict.state != .full else { return nil }
-        badStreak = 0; goodStreak = 0
+        badStreak = 0
+        goodStreak = 0
         let t = Transition(from: current, to: verdict, at: now)
         current = verdict
         since = now
@@ -51,10 +52,12 @@ package struct VerdictTracker: Sendable {
         let next: Verdict?
         switch (current.state, round.state) {
         case (_, .none):
-            badStreak = 0; goodStreak = 0
+            badStreak = 0
+            goodStreak = 0
             next = round
         case (.unknown, _), (.none, _):
-            badStreak = 0; goodStreak = 0
+            badStreak = 0
+            goodStreak = 0
             next = round
         case (.full, .full):
             badStreak = 0
@@ -70,7 +73,10 @@ package struct VerdictTracker: Sendable {
             next = round
         }
         guard let next, next != current else { return nil }
-        if next.state == .full || current.state == .full { badStreak = 0; goodStreak = 0 }
+        if next.state == .full || current.state == .full {
+            badStreak = 0
+            goodStreak = 0
+        }
         let t = Transition(from: current, to: next, at: now)
         current = next
         since = now

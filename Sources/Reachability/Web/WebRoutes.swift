@@ -30,7 +30,8 @@ package struct WebRoutes: Sendable {
             return HTTPResponse(status: 200, text: "Healthy.\n")
         case "/-/ready":
             guard readOnly else { return Self.methodNotAllowed("GET, HEAD") }
-            return isReady() ? HTTPResponse(status: 200, text: "Ready.\n") : HTTPResponse(status: 503, text: "Not ready.\n")
+            return isReady()
+                ? HTTPResponse(status: 200, text: "Ready.\n") : HTTPResponse(status: 503, text: "Not ready.\n")
         default:
             for route in extraRoutes {
                 if let r = route(request) { return r }
@@ -38,12 +39,18 @@ package struct WebRoutes: Sendable {
             if path == "/" {
                 guard readOnly else { return Self.methodNotAllowed("GET, HEAD") }
                 let html = statusPage?.render() ?? Self.landingPage
-                return HTTPResponse(status: 200, contentType: "text/html; charset=utf-8", body: Array(html.utf8), headers: [("Cache-Control", "no-store")])
+                return HTTPResponse(
+                    status: 200, contentType: "text/html; charset=utf-8", body: Array(html.utf8),
+                    headers: [("Cache-Control", "no-store")])
             }
             if path == "/debug/probe", let page = statusPage {
                 guard readOnly else { return Self.methodNotAllowed("GET, HEAD") }
-                guard let name = request.query["name"], !name.isEmpty else { return HTTPResponse(status: 400, text: "missing ?name=\n") }
-                guard let html = page.renderDebug(name: name) else { return HTTPResponse(status: 404, text: "no probe named \(name) (or no round yet)\n") }
+                guard let name = request.query["name"], !name.isEmpty else {
+                    return HTTPResponse(status: 400, text: "missing ?name=\n")
+                }
+                guard let html = page.renderDebug(name: name) else {
+                    return HTTPResponse(status: 404, text: "no probe named \(name) (or no round yet)\n")
+                }
                 return HTTPResponse(status: 200, contentType: "text/html; charset=utf-8", body: Array(html.utf8))
             }
             return HTTPResponse(status: 404, text: "404 page not found\n")

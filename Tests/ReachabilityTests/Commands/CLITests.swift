@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Reachability
 
 @Suite struct CLITests {
@@ -10,7 +11,10 @@ import Testing
     ])
 
     @Test func forms() throws {
-        let f = try parser.parse(["--web.listen-address=127.0.0.1:1", "--probe.http", "http://a/", "--probe.http=http://b/", "--verbose", "--interval", "1m30s"])
+        let f = try parser.parse([
+            "--web.listen-address=127.0.0.1:1", "--probe.http", "http://a/", "--probe.http=http://b/", "--verbose",
+            "--interval", "1m30s",
+        ])
         #expect(f.string("web.listen-address") == "127.0.0.1:1")
         #expect(f.strings("probe.http") == ["http://a/", "http://b/"])
         #expect(f.bool("verbose"))
@@ -33,10 +37,16 @@ import Testing
 
     @Test func typedValueErrorsNameTheFlag() throws {
         let f = try parser.parse(["--interval=5parsecs"])
-        #expect(throws: UsageError("invalid value \"5parsecs\" for flag '--interval': unknown unit \"parsecs\" (use ms, s, m, h, d, w, y)")) { try f.duration("interval") }
+        #expect(
+            throws: UsageError(
+                "invalid value \"5parsecs\" for flag '--interval': unknown unit \"parsecs\" (use ms, s, m, h, d, w, y)")
+        ) { try f.duration("interval") }
     }
 
-    @Test(arguments: [("500ms", 500), ("5s", 5000), ("1m30s", 90000), ("2h", 7_200_000), ("1d", 86_400_000), ("0", 0), ("1h0m1s", 3_601_000)])
+    @Test(arguments: [
+        ("500ms", 500), ("5s", 5000), ("1m30s", 90000), ("2h", 7_200_000), ("1d", 86_400_000), ("0", 0),
+        ("1h0m1s", 3_601_000),
+    ])
     func durations(text: String, ms: Int64) throws {
         #expect(try DurationParser.parse(text) == .milliseconds(ms))
     }
@@ -53,7 +63,9 @@ import Testing
     }
 
     @Test func logLines() {
-        let l = Logger.format(.logfmt, time: "T", level: .warn, message: "disk full", fields: [("path", "/a b"), ("n", "3"), ("q", "x\"y")])
+        let l = Logger.format(
+            .logfmt, time: "T", level: .warn, message: "disk full",
+            fields: [("path", "/a b"), ("n", "3"), ("q", "x\"y")])
         #expect(l == "ts=T level=warn msg=\"disk full\" path=\"/a b\" n=3 q=\"x\\\"y\"\n")
         let j = Logger.format(.json, time: "T", level: .info, message: "a\nb", fields: [("k", "\u{1}")])
         #expect(j == "{\"ts\":\"T\",\"level\":\"info\",\"msg\":\"a\\nb\",\"k\":\"\\u0001\"}\n")

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Reachability
 
 /// How `--config.file` and the command line combine (docs/configuration.md, "Flags and the file").
@@ -11,14 +12,16 @@ import Testing
 
     static func setup(_ file: String, _ args: [String] = [], routes: [String] = []) throws -> ExporterOptions {
         let config = try ConfigLoader.parse(file, file: "rx.yml")
-        return try ExporterOptions.resolve(flags: flags(args), file: config, environment: refuse, defaultRouteInterfaces: routes)
+        return try ExporterOptions.resolve(
+            flags: flags(args), file: config, environment: refuse, defaultRouteInterfaces: routes)
     }
 
     static func failure(_ file: String, _ args: [String] = []) throws -> String {
         let config = try ConfigLoader.parse(file, file: "rx.yml")
         let parsed = try flags(args)
         do throws(ExporterOptions.Failure) {
-            _ = try ExporterOptions.resolve(flags: parsed, file: config, environment: refuse, defaultRouteInterfaces: [])
+            _ = try ExporterOptions.resolve(
+                flags: parsed, file: config, environment: refuse, defaultRouteInterfaces: [])
             return "accepted"
         } catch {
             switch error {
@@ -51,7 +54,10 @@ import Testing
     }
 
     @Test func explicitFlagsOverrideTheFile() throws {
-        let s = try Self.setup(Self.file, ["--probe.interval=10s", "--probe.mode=quorum:2", "--probe.fail-after=1", "--probe.fast-recheck=0"]).settings
+        let s = try Self.setup(
+            Self.file,
+            ["--probe.interval=10s", "--probe.mode=quorum:2", "--probe.fail-after=1", "--probe.fast-recheck=0"]
+        ).settings
         #expect(s.interval == .seconds(10))
         #expect(s.timeout == .seconds(4), "not given on the command line: the file's")
         #expect(s.verdict == VerdictSettings(policy: .quorum(minimum: 2, fraction: nil), failAfter: 1, recoverAfter: 4))
@@ -71,18 +77,24 @@ import Testing
 
     @Test func aNameInBothIsAnError() throws {
         let file = "probes:\n  - type: tcp\n    target: 127.0.0.1:9\n"
-        #expect(try Self.failure(file, ["--probe.tcp=127.0.0.1:9"])
-                == "config: rx.yml:3:13: probes[0].name: expected a name no probe flag gives, found \"127.0.0.1:9\" (a --probe.tcp flag names a probe the same)")
+        #expect(
+            try Self.failure(file, ["--probe.tcp=127.0.0.1:9"])
+                == "config: rx.yml:3:13: probes[0].name: expected a name no probe flag gives, found \"127.0.0.1:9\" (a --probe.tcp flag names a probe the same)"
+        )
     }
 
     @Test func noProbesAnywhereFallsBackToTheDefaultsWhichTheHarnessRefuses() throws {
-        #expect(try Self.failure("global:\n  interval: 10s\n").hasPrefix("usage: no probe targets given and REACHABILITY_EXPORTER_REFUSE_DEFAULT_TARGETS is set"))
+        #expect(
+            try Self.failure("global:\n  interval: 10s\n").hasPrefix(
+                "usage: no probe targets given and REACHABILITY_EXPORTER_REFUSE_DEFAULT_TARGETS is set"))
     }
 
     @Test func uplinks() throws {
         let probes = "probes:\n  - type: tcp\n    target: 127.0.0.1:9\n"
         #expect(try Self.setup("uplinks: [eth1]\n" + probes).settings.uplinks == ["eth1"])
-        #expect(try Self.setup("uplinks: [eth1]\n" + probes, ["--probe.uplink=wan0", "--probe.uplink=wan1"]).settings.uplinks == ["wan0", "wan1"])
+        #expect(
+            try Self.setup("uplinks: [eth1]\n" + probes, ["--probe.uplink=wan0", "--probe.uplink=wan1"]).settings
+                .uplinks == ["wan0", "wan1"])
         let auto = try Self.setup("uplinks: auto\n" + probes, routes: ["eth0", "wwan0"])
         #expect(auto.settings.uplinks == ["eth0", "wwan0"])
         #expect(auto.notes.isEmpty)
@@ -102,26 +114,39 @@ import Testing
     }
 
     @Test func timesAreCheckedAfterCombining() throws {
-        #expect(try Self.failure(Self.file, ["--probe.timeout=40s"])
-                == "config: rx.yml:2:13: global.interval: expected an interval above the timeout (40s given by --probe.timeout), found 30s")
-        #expect(try Self.failure(Self.file, ["--probe.interval=3s"])
-                == "config: rx.yml:3:12: global.timeout: expected a timeout below the interval (3s given by --probe.interval), found 4s")
-        #expect(try Self.failure(Self.file, ["--probe.interval=3s", "--probe.timeout=3s"])
+        #expect(
+            try Self.failure(Self.file, ["--probe.timeout=40s"])
+                == "config: rx.yml:2:13: global.interval: expected an interval above the timeout (40s given by --probe.timeout), found 30s"
+        )
+        #expect(
+            try Self.failure(Self.file, ["--probe.interval=3s"])
+                == "config: rx.yml:3:12: global.timeout: expected a timeout below the interval (3s given by --probe.interval), found 4s"
+        )
+        #expect(
+            try Self.failure(Self.file, ["--probe.interval=3s", "--probe.timeout=3s"])
                 == "usage: invalid value for flag '--probe.timeout': must be above 0 and below --probe.interval (3s)")
         let probe = "probes:\n  - type: tcp\n    target: 127.0.0.1:9\n    timeout: 8s\n"
-        #expect(try Self.failure(probe, ["--probe.interval=8s"])
-                == "config: rx.yml:4:14: probes[0].timeout: expected a timeout below the probe's interval (8s), found 8s")
+        #expect(
+            try Self.failure(probe, ["--probe.interval=8s"])
+                == "config: rx.yml:4:14: probes[0].timeout: expected a timeout below the probe's interval (8s), found 8s"
+        )
         #expect(try Self.failure(probe, ["--probe.interval=9s"]) == "accepted")
     }
 
     @Test func badFlagsAreUsageErrors() throws {
-        #expect(try Self.failure(Self.file, ["--probe.mode=sometimes"])
-                == "usage: invalid value \"sometimes\" for flag '--probe.mode': expected parallel, http, icmp, quorum, quorum:N or quorum:N%")
-        #expect(try Self.failure(Self.file, ["--probe.tcp=nonsense"]).hasPrefix("usage: invalid value \"nonsense\" for flag '--probe.tcp'"))
+        #expect(
+            try Self.failure(Self.file, ["--probe.mode=sometimes"])
+                == "usage: invalid value \"sometimes\" for flag '--probe.mode': expected parallel, http, icmp, quorum, quorum:N or quorum:N%"
+        )
+        #expect(
+            try Self.failure(Self.file, ["--probe.tcp=nonsense"]).hasPrefix(
+                "usage: invalid value \"nonsense\" for flag '--probe.tcp'"))
     }
 
     @Test func labelsAreKeptByProbeName() throws {
-        let s = try Self.setup("probes:\n  - name: a\n    type: tcp\n    target: 127.0.0.1:9\n    labels:\n      site: home\n  - name: b\n    type: tcp\n    target: 127.0.0.1:10\n")
+        let s = try Self.setup(
+            "probes:\n  - name: a\n    type: tcp\n    target: 127.0.0.1:9\n    labels:\n      site: home\n  - name: b\n    type: tcp\n    target: 127.0.0.1:10\n"
+        )
         #expect(s.labels == ["a": [ProbeLabel("site", "home")]])
     }
 }
@@ -136,7 +161,8 @@ import Testing
     func theFlagRefusesWhatTheProbesWouldRefuse(_ name: String) throws {
         let flags = try Self.flags(["--probe.tcp=192.0.2.1:22", "--probe.uplink=\(name)"])
         #expect(throws: ExporterOptions.Failure.self) {
-            _ = try ExporterOptions.resolve(flags: flags, file: nil, environment: Self.refuse, defaultRouteInterfaces: [])
+            _ = try ExporterOptions.resolve(
+                flags: flags, file: nil, environment: Self.refuse, defaultRouteInterfaces: [])
         }
         // The probes' own rule agrees.
         #expect(throws: ProbeConfigError.self) { _ = try TCPProbeConfig(target: "192.0.2.1:22", interface: name) }
@@ -153,19 +179,24 @@ import Testing
     }
 
     @Test func theSystemResolverRunsOnTheRoutingTableOnly() throws {
-        let flags = try Self.flags(["--probe.dns=example.com", "--probe.dns=example.com@192.0.2.53", "--probe.uplink=eth1"])
-        let o = try ExporterOptions.resolve(flags: flags, file: nil, environment: Self.refuse, defaultRouteInterfaces: [])
+        let flags = try Self.flags([
+            "--probe.dns=example.com", "--probe.dns=example.com@192.0.2.53", "--probe.uplink=eth1",
+        ])
+        let o = try ExporterOptions.resolve(
+            flags: flags, file: nil, environment: Self.refuse, defaultRouteInterfaces: [])
         #expect(o.specs.map { $0.interfaces(o.settings.uplinks) } == [[nil], [nil, "eth1"]])
     }
 
     @Test func historySettingsComeFromTheFlagsElseTheFile() throws {
         let file = try ConfigLoader.parse("history:\n  dir: /var/lib/rx\n  retention: 7d\n", file: "t.yml")
-        let fromFile = try ExporterOptions.resolve(flags: try Self.flags(["--probe.tcp=192.0.2.1:22"]), file: file,
-                                                   environment: Self.refuse, defaultRouteInterfaces: [])
+        let fromFile = try ExporterOptions.resolve(
+            flags: try Self.flags(["--probe.tcp=192.0.2.1:22"]), file: file,
+            environment: Self.refuse, defaultRouteInterfaces: [])
         #expect(fromFile.history?.directory == "/var/lib/rx")
         #expect(fromFile.history?.retention == .seconds(7 * 86_400))
-        let fromFlag = try ExporterOptions.resolve(flags: try Self.flags(["--probe.tcp=192.0.2.1:22", "--history.dir=/tmp/h"]), file: file,
-                                                   environment: Self.refuse, defaultRouteInterfaces: [])
+        let fromFlag = try ExporterOptions.resolve(
+            flags: try Self.flags(["--probe.tcp=192.0.2.1:22", "--history.dir=/tmp/h"]), file: file,
+            environment: Self.refuse, defaultRouteInterfaces: [])
         #expect(fromFlag.history?.directory == "/tmp/h")
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import ReachabilityTestSupport
 import Synchronization
 import Testing
+
 @testable import Reachability
 
 /// The reload coordinator in-process, with a fake path source: `uplinks: auto` follows the
@@ -9,14 +10,27 @@ import Testing
 @Suite struct ConfigReloaderTests {
     /// Loopback, plus one interface per name, each up with an IPv4 address and a default route.
     static func snapshot(_ names: [String]) -> PathSnapshot {
-        var interfaces = [NetworkInterface(index: 1, name: "lo", type: .loopback, hardwareType: 772, isUp: true, hasCarrier: true, operState: .unknown, mtu: 65536)]
+        var interfaces = [
+            NetworkInterface(
+                index: 1, name: "lo", type: .loopback, hardwareType: 772, isUp: true, hasCarrier: true,
+                operState: .unknown, mtu: 65536)
+        ]
         var addresses: [InterfaceAddress] = []
         var routes: [DefaultRoute] = []
         for (i, name) in names.enumerated() {
             let index = i + 2
-            interfaces.append(NetworkInterface(index: index, name: name, type: .ethernet, hardwareType: 1, isUp: true, hasCarrier: true, operState: .up))
-            addresses.append(InterfaceAddress(family: .ipv4, address: "192.0.2.\(index)", prefixLength: 24, interfaceIndex: index, interfaceName: name))
-            routes.append(DefaultRoute(family: .ipv4, gateway: "192.0.2.1", interfaceIndex: index, interfaceName: name, metric: UInt32(100 + index)))
+            interfaces.append(
+                NetworkInterface(
+                    index: index, name: name, type: .ethernet, hardwareType: 1, isUp: true, hasCarrier: true,
+                    operState: .up))
+            addresses.append(
+                InterfaceAddress(
+                    family: .ipv4, address: "192.0.2.\(index)", prefixLength: 24, interfaceIndex: index,
+                    interfaceName: name))
+            routes.append(
+                DefaultRoute(
+                    family: .ipv4, gateway: "192.0.2.1", interfaceIndex: index, interfaceName: name,
+                    metric: UInt32(100 + index)))
         }
         return PathSnapshot(interfaces: interfaces, addresses: addresses, defaultRoutes: routes)
     }
@@ -34,9 +48,13 @@ import Testing
             let gate = SnapshotPathGate(source)
             let flags = try FlagParser(ExporterCommand.serveFlags).parse([])
             let env = [ProbeFlags.refuseDefaultsVariable: "1"]
-            let setup = try ExporterOptions.resolve(flags: flags, file: ConfigLoader.load(path: path), environment: env, defaultRouteInterfaces: gate.defaultRouteInterfaces)
-            reloader = ConfigReloader(path: path, flags: flags, environment: env, gate: gate, initial: setup, registry: registry,
-                                      logger: Logger(level: .error, fd: -1)) { [applied] _, settings in applied.uplinks.withLock { $0.append(settings.uplinks) } }
+            let setup = try ExporterOptions.resolve(
+                flags: flags, file: ConfigLoader.load(path: path), environment: env,
+                defaultRouteInterfaces: gate.defaultRouteInterfaces)
+            reloader = ConfigReloader(
+                path: path, flags: flags, environment: env, gate: gate, initial: setup, registry: registry,
+                logger: Logger(level: .error, fd: -1)
+            ) { [applied] _, settings in applied.uplinks.withLock { $0.append(settings.uplinks) } }
         }
 
         var uplinksApplied: [[String]] { applied.uplinks.withLock { $0 } }
@@ -75,9 +93,13 @@ import Testing
 
     @Test func aFailedReloadAppliesNothing() async throws {
         let f = try Fixture(Self.file)
-        try "probes:\n  - type: tcp\n    target: 127.0.0.1:9\n    intervall: 1m\n".write(toFile: f.path, atomically: true, encoding: .utf8)
+        try "probes:\n  - type: tcp\n    target: 127.0.0.1:9\n    intervall: 1m\n".write(
+            toFile: f.path, atomically: true, encoding: .utf8)
         let result = await f.reloader.reload(trigger: "test")
-        guard case .failure(let error) = result else { Issue.record("accepted: \(result)"); return }
+        guard case .failure(let error) = result else {
+            Issue.record("accepted: \(result)")
+            return
+        }
         #expect(error.path == "probes[0].intervall" && error.line == 4 && error.column == 5)
         #expect(f.uplinksApplied.isEmpty)
         #expect(f.registry.renderString().contains("reachability_exporter_config_last_reload_successful 0"))

@@ -1,6 +1,7 @@
 import Foundation
 import ReachabilityTestSupport
 import Testing
+
 @testable import Reachability
 
 /// The `history` report on a generated month with a known answer: outages, gaps, per-day and
@@ -34,7 +35,10 @@ import Testing
         // ipv6 never had a route: one `none` period per stretch between gaps.
         let v6 = report.outages.filter { $0.scope == "ipv6" }
         #expect(v6.count == s.days + 1)
-        #expect(v6.dropLast().allSatisfy { $0.ended == .gap && $0.state == ConnectivityState.none && $0.reason == "no_default_route" })
+        #expect(
+            v6.dropLast().allSatisfy {
+                $0.ended == .gap && $0.state == ConnectivityState.none && $0.reason == "no_default_route"
+            })
         #expect(v6.last?.ended == .ongoing)
 
         #expect(report.days.count == s.days)
@@ -60,8 +64,12 @@ import Testing
 
         let table = report.render(.table)
         #expect(table.contains("History from 2026-01-01T00:00:00Z to 2026-01-02T00:00:00Z (1d)"), "\(table)")
-        #expect(table.contains("START                 END                   DURATION  SCOPE    STATE    REASON            ENDED"))
-        #expect(table.contains("2026-01-01T01:00:00Z  2026-01-01T01:05:00Z  5m        overall  limited  timeout           recovered"))
+        #expect(
+            table.contains(
+                "START                 END                   DURATION  SCOPE    STATE    REASON            ENDED"))
+        #expect(
+            table.contains(
+                "2026-01-01T01:00:00Z  2026-01-01T01:05:00Z  5m        overall  limited  timeout           recovered"))
         #expect(table.contains("2026-01-01  98.600%       99.237%   23h29m  20m   11m\n"), "\(table)")
 
         let csv = report.render(.csv).split(separator: "\n", omittingEmptySubsequences: false)
@@ -70,7 +78,10 @@ import Testing
         #expect(csv.contains("day,availability,coverage,up_seconds,down_seconds,gap_seconds"))
 
         let json = try #require(JSONValue.parse(Array(report.render(.json).utf8.dropLast())))
-        guard case .array(let outages)? = json["outages"], case .array(let days)? = json["days"] else { Issue.record("\(json)"); return }
+        guard case .array(let outages)? = json["outages"], case .array(let days)? = json["days"] else {
+            Issue.record("\(json)")
+            return
+        }
         #expect(outages.count == report.outages.count)
         #expect(outages.first?["start"]?.string == "2026-01-01T00:00:00Z")  // ipv6 none from the start
         #expect(days.count == 1)
@@ -86,7 +97,10 @@ import Testing
         // Rounds every 10 s to t0+100, then the clock steps back 60 s and goes on.
         var times = stride(from: 0.0, through: 100, by: 10).map { t0 + $0 }
         times += stride(from: 50.0, through: 200, by: 10).map { t0 + $0 }
-        for t in times { try store.append(roundRecord(t, t < t0 + 100 ? .full : .limited, reason: "timeout", interval: 10).encoded(), now: t) }
+        for t in times {
+            try store.append(
+                roundRecord(t, t < t0 + 100 ? .full : .limited, reason: "timeout", interval: 10).encoded(), now: t)
+        }
         store.close()
         let report = try OutageReport.build(directory: dir.path, since: .seconds(3600), now: t0 + 205)
         #expect(abs(report.total.covered - 205) < 1e-9)  // t0 to t0+205, once

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Reachability
 
 /// The configuration schema: a full file decodes to the expected values, and a table of bad
@@ -15,7 +16,8 @@ import Testing
     }
 
     @Test func decodesAFullFile() throws {
-        let c = try ConfigLoader.parse("""
+        let c = try ConfigLoader.parse(
+            """
             global:
               interval: 10s
               timeout: 2s500ms
@@ -80,7 +82,8 @@ import Testing
         #expect(c.global.marks["interval"] == YAMLMark(line: 2, column: 13))
         #expect(c.uplinks == .interfaces(["eth0", "wwan0"]))
         #expect(c.history == HistorySection(dir: "/var/lib/rx", maxFileSize: 16 << 20, retention: .seconds(30 * 86400)))
-        #expect(c.probes.map(\.name) == ["portal", "https://127.0.0.1:8443/", "body", "resolver", "ping", "127.0.0.1:9"])
+        #expect(
+            c.probes.map(\.name) == ["portal", "https://127.0.0.1:8443/", "body", "resolver", "ping", "127.0.0.1:9"])
         #expect(c.probes.map(\.type) == [.http, .https, .http, .dns, .icmp, .tcp])
         let portal = c.probes[0]
         #expect(portal.interval == .seconds(20) && portal.timeout == .seconds(1) && portal.family == .ipv4)
@@ -92,27 +95,45 @@ import Testing
         #expect(web.http?.headers == [HTTPProbeConfig.Header("X-Probe", "rx")])
         #expect(web.http?.tls.serverName == "example.test" && web.http?.tls.insecureSkipVerify == true)
         #expect(c.probes[2].http?.expectation == HTTPExpectation(statusCodes: [200, 204], body: .prefix("Success")))
-        #expect(c.probes[3].dns == { var d = DNSOptions(); d.server = "127.0.0.1:5353"; d.recordType = .aaaa; d.allowPrivateAnswers = true; return d }())
+        #expect(
+            c.probes[3].dns
+                == {
+                    var d = DNSOptions()
+                    d.server = "127.0.0.1:5353"
+                    d.recordType = .aaaa
+                    d.allowPrivateAnswers = true
+                    return d
+                }())
         #expect(c.probes[4].icmp?.count == 5)
         #expect(c.probes[5].http == nil && c.probes[5].dns == nil && c.probes[5].icmp == nil)
 
         let specs = try CheckConfigCommand.check(c)
-        #expect(specs.map(\.target) == ["http://127.0.0.1:8080/generate_204", "https://127.0.0.1:8443/", "http://127.0.0.1:8080/hotspot",
-                                        "example.test@127.0.0.1:5353", "::1", "127.0.0.1:9"])
+        #expect(
+            specs.map(\.target) == [
+                "http://127.0.0.1:8080/generate_204", "https://127.0.0.1:8443/", "http://127.0.0.1:8080/hotspot",
+                "example.test@127.0.0.1:5353", "::1", "127.0.0.1:9",
+            ])
         #expect(specs[0].family == .ipv4 && specs[0].interval == .seconds(20))
         #expect(specs[1].type == .https)
     }
 
     /// OpenSSL words the reason; the place and the start of the message are ours.
     @Test func anUnreadableCAFileIsAConfigurationError() {
-        let text = Self.probe + "    type: https\n    target: https://127.0.0.1/\n    http:\n      tls:\n        ca_file: /nonexistent/ca.pem\n"
+        let text =
+            Self.probe
+            + "    type: https\n    target: https://127.0.0.1/\n    http:\n      tls:\n        ca_file: /nonexistent/ca.pem\n"
         let message = Self.error(text) ?? ""
-        #expect(message.hasPrefix("t.yml:7:18: probes[0].http.tls.ca_file: expected a readable PEM file of CA certificates, found "), "\(message)")
+        #expect(
+            message.hasPrefix(
+                "t.yml:7:18: probes[0].http.tls.ca_file: expected a readable PEM file of CA certificates, found "),
+            "\(message)")
         #expect(message.contains("/nonexistent/ca.pem"))
     }
 
     @Test func bodyChecksDefaultToStatus200AndGET() throws {
-        let c = try ConfigLoader.parse("probes:\n  - type: http\n    target: http://127.0.0.1/\n    http:\n      expected_body:\n        contains: ok\n", file: "t.yml")
+        let c = try ConfigLoader.parse(
+            "probes:\n  - type: http\n    target: http://127.0.0.1/\n    http:\n      expected_body:\n        contains: ok\n",
+            file: "t.yml")
         #expect(c.probes[0].http?.expectation == .bodyContains("ok"))
         #expect(c.probes[0].http?.method == nil)
     }
@@ -120,66 +141,228 @@ import Testing
     static let probe = "probes:\n  - name: p\n"
 
     @Test(arguments: [
-        ("", "t.yml: expected a map of settings (global, uplinks, history, probes), found an empty file (an empty file is refused so that a truncated file never replaces the probes)"),
+        (
+            "",
+            "t.yml: expected a map of settings (global, uplinks, history, probes), found an empty file (an empty file is refused so that a truncated file never replaces the probes)"
+        ),
         ("- a\n", "t.yml:1:1: expected a map (with the keys global, uplinks, history, probes), found a list"),
-        ("probe:\n  - type: tcp\n", "t.yml:1:1: probe: expected one of the keys global, uplinks, history, probes, found an unknown key (did you mean \"probes\"?)"),
-        ("global:\n  intervall: 5s\n", "t.yml:2:3: global.intervall: expected one of the keys interval, timeout, policy, quorum, fail_after, recover_after, fast_recheck, path_monitor, trust_local_targets, found an unknown key (did you mean \"interval\"?)"),
+        (
+            "probe:\n  - type: tcp\n",
+            "t.yml:1:1: probe: expected one of the keys global, uplinks, history, probes, found an unknown key (did you mean \"probes\"?)"
+        ),
+        (
+            "global:\n  intervall: 5s\n",
+            "t.yml:2:3: global.intervall: expected one of the keys interval, timeout, policy, quorum, fail_after, recover_after, fast_recheck, path_monitor, trust_local_targets, found an unknown key (did you mean \"interval\"?)"
+        ),
         ("global: 5s\n", "t.yml:1:9: global: expected a map (the global settings), found \"5s\""),
-        ("global:\n  interval: 5 seconds\n", "t.yml:2:13: global.interval: expected a duration such as 500ms, 5s or 1m30s, found \"5 seconds\" (missing unit (ms, s, m, h, d, w, y))"),
-        ("global:\n  interval:\n", "t.yml:2:12: global.interval: expected a duration such as 500ms, 5s or 1m30s, found nothing"),
+        (
+            "global:\n  interval: 5 seconds\n",
+            "t.yml:2:13: global.interval: expected a duration such as 500ms, 5s or 1m30s, found \"5 seconds\" (missing unit (ms, s, m, h, d, w, y))"
+        ),
+        (
+            "global:\n  interval:\n",
+            "t.yml:2:12: global.interval: expected a duration such as 500ms, 5s or 1m30s, found nothing"
+        ),
         ("global:\n  interval: 0s\n", "t.yml:2:13: global.interval: expected a duration above 0, found \"0s\""),
-        ("global:\n  interval: 5s\n  timeout: 5s\n", "t.yml:3:12: global.timeout: expected a timeout below the interval (5s), found \"5s\""),
-        ("global:\n  timeout: 10s\n", "t.yml:2:12: global.timeout: expected a timeout below the interval (5s, the default), found 10s"),
-        ("global:\n  policy: majority\n", "t.yml:2:11: global.policy: expected one of parallel, http, icmp, quorum, found \"majority\""),
-        ("global:\n  policy: quorum:2\n", "t.yml:2:11: global.policy: expected one of parallel, http, icmp, quorum, found \"quorum:2\" (write the quorum in its own key: quorum: 2 or quorum: 50%)"),
-        ("global:\n  quorum: 2\n", "t.yml:2:11: global.quorum: expected a quorum only together with policy: quorum, found policy parallel (the default)"),
-        ("global:\n  policy: http\n  quorum: 2\n", "t.yml:3:11: global.quorum: expected a quorum only together with policy: quorum, found policy http"),
-        ("global:\n  policy: quorum\n  quorum: 150%\n", "t.yml:3:11: global.quorum: expected a number of probes (2) or a share of them (50%), found \"150%\""),
-        ("global:\n  fail_after: 0\n", "t.yml:2:15: global.fail_after: expected a whole number from 1 to 1000, found \"0\""),
+        (
+            "global:\n  interval: 5s\n  timeout: 5s\n",
+            "t.yml:3:12: global.timeout: expected a timeout below the interval (5s), found \"5s\""
+        ),
+        (
+            "global:\n  timeout: 10s\n",
+            "t.yml:2:12: global.timeout: expected a timeout below the interval (5s, the default), found 10s"
+        ),
+        (
+            "global:\n  policy: majority\n",
+            "t.yml:2:11: global.policy: expected one of parallel, http, icmp, quorum, found \"majority\""
+        ),
+        (
+            "global:\n  policy: quorum:2\n",
+            "t.yml:2:11: global.policy: expected one of parallel, http, icmp, quorum, found \"quorum:2\" (write the quorum in its own key: quorum: 2 or quorum: 50%)"
+        ),
+        (
+            "global:\n  quorum: 2\n",
+            "t.yml:2:11: global.quorum: expected a quorum only together with policy: quorum, found policy parallel (the default)"
+        ),
+        (
+            "global:\n  policy: http\n  quorum: 2\n",
+            "t.yml:3:11: global.quorum: expected a quorum only together with policy: quorum, found policy http"
+        ),
+        (
+            "global:\n  policy: quorum\n  quorum: 150%\n",
+            "t.yml:3:11: global.quorum: expected a number of probes (2) or a share of them (50%), found \"150%\""
+        ),
+        (
+            "global:\n  fail_after: 0\n",
+            "t.yml:2:15: global.fail_after: expected a whole number from 1 to 1000, found \"0\""
+        ),
         ("global:\n  path_monitor: yes\n", "t.yml:2:17: global.path_monitor: expected true or false, found \"yes\""),
-        ("global:\n  path_monitor: \"true\"\n", "t.yml:2:17: global.path_monitor: expected true or false, found \"true\""),
+        (
+            "global:\n  path_monitor: \"true\"\n",
+            "t.yml:2:17: global.path_monitor: expected true or false, found \"true\""
+        ),
         ("uplinks: eth0\n", "t.yml:1:10: uplinks: expected auto, or a list of interface names, found \"eth0\""),
         ("uplinks: [eth0, eth0]\n", "t.yml:1:17: uplinks[1]: expected each interface once, found \"eth0\" again"),
-        ("uplinks:\n  - bad/name\n", "t.yml:2:5: uplinks[0]: expected an interface name (1–15 bytes, no '/', ':', white space or control characters), found \"bad/name\""),
-        ("uplinks: [auto]\n", "t.yml:1:11: uplinks[0]: expected an interface name, found \"auto\" (write uplinks: auto on its own, not inside a list)"),
-        ("history:\n  max_file_size: 10 parsecs\n", "t.yml:2:18: history.max_file_size: expected a size above 0 such as 16MiB, 512KiB or 1048576 (bytes), found \"10 parsecs\""),
-        ("history:\n  retention: forever\n", "t.yml:2:14: history.retention: expected a duration such as 500ms, 5s or 1m30s, found \"forever\" (expected a duration such as 500ms, 5s, 1m30s)"),
+        (
+            "uplinks:\n  - bad/name\n",
+            "t.yml:2:5: uplinks[0]: expected an interface name (1–15 bytes, no '/', ':', white space or control characters), found \"bad/name\""
+        ),
+        (
+            "uplinks: [auto]\n",
+            "t.yml:1:11: uplinks[0]: expected an interface name, found \"auto\" (write uplinks: auto on its own, not inside a list)"
+        ),
+        (
+            "history:\n  max_file_size: 10 parsecs\n",
+            "t.yml:2:18: history.max_file_size: expected a size above 0 such as 16MiB, 512KiB or 1048576 (bytes), found \"10 parsecs\""
+        ),
+        (
+            "history:\n  retention: forever\n",
+            "t.yml:2:14: history.retention: expected a duration such as 500ms, 5s or 1m30s, found \"forever\" (expected a duration such as 500ms, 5s, 1m30s)"
+        ),
         ("probes:\n  type: tcp\n", "t.yml:2:3: probes: expected a list of probes ('- name: ...' entries), found a map"),
-        ("probes:\n  - tcp\n", "t.yml:2:5: probes[0]: expected a map (a probe with name, type and target), found \"tcp\""),
-        (probe + "    target: 127.0.0.1:9\n", "t.yml:2:5: probes[0]: expected a key \"type\" (http, https, icmp, dns or tcp), found none"),
-        (probe + "    type: ping\n    target: x\n", "t.yml:3:11: probes[0].type: expected one of icmp, http, https, dns, tcp, found \"ping\""),
+        (
+            "probes:\n  - tcp\n",
+            "t.yml:2:5: probes[0]: expected a map (a probe with name, type and target), found \"tcp\""
+        ),
+        (
+            probe + "    target: 127.0.0.1:9\n",
+            "t.yml:2:5: probes[0]: expected a key \"type\" (http, https, icmp, dns or tcp), found none"
+        ),
+        (
+            probe + "    type: ping\n    target: x\n",
+            "t.yml:3:11: probes[0].type: expected one of icmp, http, https, dns, tcp, found \"ping\""
+        ),
         (probe + "    type: tcp\n", "t.yml:2:5: probes[0]: expected a key \"target\" (host:port), found none"),
-        (probe + "    type: tcp\n    target: 127.0.0.1:9\n    intervall: 10s\n", "t.yml:5:5: probes[0].intervall: expected one of the keys name, type, target, interval, timeout, family, labels, http, dns, icmp, found an unknown key (did you mean \"interval\"?)"),
-        (probe + "    type: http\n    target: https://127.0.0.1/\n", "t.yml:4:13: probes[0].target: expected an http:// URL, found \"https://127.0.0.1/\" (type http needs the http:// scheme; or set type: https)"),
-        (probe + "    type: https\n    target: 127.0.0.1\n", "t.yml:4:13: probes[0].target: expected an https:// URL, found \"127.0.0.1\" (expected scheme://host)"),
-        (probe + "    type: tcp\n    target: 127.0.0.1:9\n    dns:\n      server: 127.0.0.1\n", "t.yml:5:5: probes[0].dns: expected no dns section on a probe of type tcp, found a dns section (it applies to type dns)"),
-        (probe + "    type: dns\n    target: example.test\n    family: ipv4\n", "t.yml:5:13: probes[0].family: expected no family on a dns probe, found family: ipv4 (the server address decides the transport; dns.record_type (A or AAAA) decides the answer)"),
-        (probe + "    type: tcp\n    target: 127.0.0.1:9\n  - name: p\n    type: tcp\n    target: 127.0.0.1:10\n", "t.yml:5:11: probes[1].name: expected a name no other probe has, found \"p\" (probes[0] has it too; give each probe its own name)"),
-        ("probes:\n  - type: tcp\n    target: 127.0.0.1:9\n  - type: tcp\n    target: 127.0.0.1:9\n", "t.yml:5:13: probes[1].name: expected a name no other probe has, found \"127.0.0.1:9\" (probes[0] has it too; give each probe its own name)"),
-        ("probes:\n  - name: a@b\n    type: tcp\n    target: 127.0.0.1:9\n", "t.yml:2:11: probes[0].name: expected a name without '@' or control characters, found \"a@b\" ('@' separates the uplink in target labels (name@eth1))"),
-        (probe + "    type: tcp\n    target: 127.0.0.1:9\n    labels:\n      target: x\n", "t.yml:6:7: probes[0].labels.target: expected a label name other than instance, interface, job, le, probe, target, found \"target\" (these are the probe series' own labels or Prometheus's target labels)"),
-        (probe + "    type: tcp\n    target: 127.0.0.1:9\n    labels:\n      1abc: x\n", "t.yml:6:7: probes[0].labels.1abc: expected a Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*, not starting with __), found \"1abc\""),
-        (probe + "    type: tcp\n    target: 127.0.0.1:9\n    labels:\n      site:\n", "t.yml:6:12: probes[0].labels.site: expected a non-empty label value, found nothing"),
-        (probe + "    type: tcp\n    target: 127.0.0.1:9\n    timeout: 5s\n    interval: 5s\n", "t.yml:5:14: probes[0].timeout: expected a timeout below the probe's interval (5s), found \"5s\""),
-        (probe + "    type: http\n    target: http://127.0.0.1/\n    http:\n      expected_status: [204, 999]\n", "t.yml:6:30: probes[0].http.expected_status[1]: expected an HTTP status code (100–599), found \"999\""),
-        (probe + "    type: http\n    target: http://127.0.0.1/\n    http:\n      expected_status: []\n", "t.yml:6:24: probes[0].http.expected_status: expected a status code or a list of them, such as [200, 204], found a list"),
-        (probe + "    type: http\n    target: http://127.0.0.1/\n    http:\n      mode: web\n      expected_status: 200\n", "t.yml:7:24: probes[0].http.expected_status: expected no expected_status in web mode, found expected_status (web mode accepts 200–399)"),
-        (probe + "    type: http\n    target: http://127.0.0.1/\n    http:\n      expected_body:\n        contains: a\n        equals: b\n", "t.yml:7:9: probes[0].http.expected_body: expected exactly one of contains, equals, prefix, found contains and equals"),
-        (probe + "    type: http\n    target: http://127.0.0.1/\n    http:\n      expected_body:\n        contain: a\n", "t.yml:7:9: probes[0].http.expected_body.contain: expected one of the keys contains, equals, prefix, found an unknown key (did you mean \"contains\"?)"),
-        (probe + "    type: http\n    target: http://127.0.0.1/\n    http:\n      method: HEAD\n      expected_body:\n        contains: a\n", "t.yml:6:15: probes[0].http.method: expected GET (a body check needs a body), found HEAD"),
-        (probe + "    type: http\n    target: http://127.0.0.1/\n    http:\n      method: get\n", "t.yml:6:15: probes[0].http.method: expected GET or HEAD, found \"get\""),
-        (probe + "    type: http\n    target: http://127.0.0.1/\n    http:\n      follow_redirects: true\n", "t.yml:6:25: probes[0].http.follow_redirects: expected false or nothing in captive mode, found true (in captive mode a redirect is the portal signal; use mode: web to follow)"),
-        (probe + "    type: http\n    target: http://127.0.0.1/\n    http:\n      tls:\n        insecure_skip_verify: true\n", "t.yml:6:7: probes[0].http.tls: expected no tls section on a captive http:// probe, found a tls section (tls applies to https probes, and to web probes that may be redirected to https)"),
-        (probe + "    type: https\n    target: https://127.0.0.1/\n    http:\n      tls:\n        ca_file: /etc/ssl/certs/ca-certificates.crt\n        insecure_skip_verify: true\n", "t.yml:7:18: probes[0].http.tls.ca_file: expected a readable PEM file of CA certificates, found a CA file and insecure_skip_verify exclude each other"),
-        (probe + "    type: dns\n    target: example.test\n    dns:\n      record_type: MX\n", "t.yml:6:20: probes[0].dns.record_type: expected A or AAAA, found \"MX\""),
-        (probe + "    type: dns\n    target: example.test\n    dns:\n      server: dns.example\n", "t.yml:6:15: probes[0].dns.server: expected an IP address, optionally with a port, found dns server \"dns.example\": must be an IP address, optionally with :port or [ipv6]:port"),
-        (probe + "    type: dns\n    target: 127.0.0.1\n", "t.yml:4:13: probes[0].target: expected a DNS name to look up, found dns name \"127.0.0.1\": is an IP address; a DNS probe needs a name"),
-        (probe + "    type: tcp\n    target: 127.0.0.1\n", "t.yml:4:13: probes[0].target: expected host:port, found tcp target \"127.0.0.1\": missing port, expected host:port or [ipv6]:port"),
-        (probe + "    type: icmp\n    target: ::1\n    family: ipv4\n", "t.yml:5:13: probes[0].family: expected a family that admits the ipv6 address ::1, found ipv4"),
-        (probe + "    type: icmp\n    target: not a host\n", "t.yml:4:13: probes[0].target: expected a host name or IP address, found \"not a host\""),
-        (probe + "    type: icmp\n    target: 127.0.0.1\n    icmp:\n      count: 0\n", "t.yml:6:14: probes[0].icmp.count: expected a whole number from 1 to 1000, found \"0\""),
-        ("global:\n  interval: 10s\n" + probe + "    type: tcp\n    target: 127.0.0.1:9\n    interval: 5s\n", "t.yml:7:15: probes[0].interval: expected an interval of at least the global interval (10s), found 5s (probes run in rounds every global interval; a probe's own interval can only skip rounds)"),
-        (probe + "    type: tcp\n    target: 127.0.0.1:9\n    timeout: 6s\n", "t.yml:5:14: probes[0].timeout: expected a timeout below the probe's interval (5s), found 6s"),
+        (
+            probe + "    type: tcp\n    target: 127.0.0.1:9\n    intervall: 10s\n",
+            "t.yml:5:5: probes[0].intervall: expected one of the keys name, type, target, interval, timeout, family, labels, http, dns, icmp, found an unknown key (did you mean \"interval\"?)"
+        ),
+        (
+            probe + "    type: http\n    target: https://127.0.0.1/\n",
+            "t.yml:4:13: probes[0].target: expected an http:// URL, found \"https://127.0.0.1/\" (type http needs the http:// scheme; or set type: https)"
+        ),
+        (
+            probe + "    type: https\n    target: 127.0.0.1\n",
+            "t.yml:4:13: probes[0].target: expected an https:// URL, found \"127.0.0.1\" (expected scheme://host)"
+        ),
+        (
+            probe + "    type: tcp\n    target: 127.0.0.1:9\n    dns:\n      server: 127.0.0.1\n",
+            "t.yml:5:5: probes[0].dns: expected no dns section on a probe of type tcp, found a dns section (it applies to type dns)"
+        ),
+        (
+            probe + "    type: dns\n    target: example.test\n    family: ipv4\n",
+            "t.yml:5:13: probes[0].family: expected no family on a dns probe, found family: ipv4 (the server address decides the transport; dns.record_type (A or AAAA) decides the answer)"
+        ),
+        (
+            probe + "    type: tcp\n    target: 127.0.0.1:9\n  - name: p\n    type: tcp\n    target: 127.0.0.1:10\n",
+            "t.yml:5:11: probes[1].name: expected a name no other probe has, found \"p\" (probes[0] has it too; give each probe its own name)"
+        ),
+        (
+            "probes:\n  - type: tcp\n    target: 127.0.0.1:9\n  - type: tcp\n    target: 127.0.0.1:9\n",
+            "t.yml:5:13: probes[1].name: expected a name no other probe has, found \"127.0.0.1:9\" (probes[0] has it too; give each probe its own name)"
+        ),
+        (
+            "probes:\n  - name: a@b\n    type: tcp\n    target: 127.0.0.1:9\n",
+            "t.yml:2:11: probes[0].name: expected a name without '@' or control characters, found \"a@b\" ('@' separates the uplink in target labels (name@eth1))"
+        ),
+        (
+            probe + "    type: tcp\n    target: 127.0.0.1:9\n    labels:\n      target: x\n",
+            "t.yml:6:7: probes[0].labels.target: expected a label name other than instance, interface, job, le, probe, target, found \"target\" (these are the probe series' own labels or Prometheus's target labels)"
+        ),
+        (
+            probe + "    type: tcp\n    target: 127.0.0.1:9\n    labels:\n      1abc: x\n",
+            "t.yml:6:7: probes[0].labels.1abc: expected a Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*, not starting with __), found \"1abc\""
+        ),
+        (
+            probe + "    type: tcp\n    target: 127.0.0.1:9\n    labels:\n      site:\n",
+            "t.yml:6:12: probes[0].labels.site: expected a non-empty label value, found nothing"
+        ),
+        (
+            probe + "    type: tcp\n    target: 127.0.0.1:9\n    timeout: 5s\n    interval: 5s\n",
+            "t.yml:5:14: probes[0].timeout: expected a timeout below the probe's interval (5s), found \"5s\""
+        ),
+        (
+            probe + "    type: http\n    target: http://127.0.0.1/\n    http:\n      expected_status: [204, 999]\n",
+            "t.yml:6:30: probes[0].http.expected_status[1]: expected an HTTP status code (100–599), found \"999\""
+        ),
+        (
+            probe + "    type: http\n    target: http://127.0.0.1/\n    http:\n      expected_status: []\n",
+            "t.yml:6:24: probes[0].http.expected_status: expected a status code or a list of them, such as [200, 204], found a list"
+        ),
+        (
+            probe
+                + "    type: http\n    target: http://127.0.0.1/\n    http:\n      mode: web\n      expected_status: 200\n",
+            "t.yml:7:24: probes[0].http.expected_status: expected no expected_status in web mode, found expected_status (web mode accepts 200–399)"
+        ),
+        (
+            probe
+                + "    type: http\n    target: http://127.0.0.1/\n    http:\n      expected_body:\n        contains: a\n        equals: b\n",
+            "t.yml:7:9: probes[0].http.expected_body: expected exactly one of contains, equals, prefix, found contains and equals"
+        ),
+        (
+            probe
+                + "    type: http\n    target: http://127.0.0.1/\n    http:\n      expected_body:\n        contain: a\n",
+            "t.yml:7:9: probes[0].http.expected_body.contain: expected one of the keys contains, equals, prefix, found an unknown key (did you mean \"contains\"?)"
+        ),
+        (
+            probe
+                + "    type: http\n    target: http://127.0.0.1/\n    http:\n      method: HEAD\n      expected_body:\n        contains: a\n",
+            "t.yml:6:15: probes[0].http.method: expected GET (a body check needs a body), found HEAD"
+        ),
+        (
+            probe + "    type: http\n    target: http://127.0.0.1/\n    http:\n      method: get\n",
+            "t.yml:6:15: probes[0].http.method: expected GET or HEAD, found \"get\""
+        ),
+        (
+            probe + "    type: http\n    target: http://127.0.0.1/\n    http:\n      follow_redirects: true\n",
+            "t.yml:6:25: probes[0].http.follow_redirects: expected false or nothing in captive mode, found true (in captive mode a redirect is the portal signal; use mode: web to follow)"
+        ),
+        (
+            probe
+                + "    type: http\n    target: http://127.0.0.1/\n    http:\n      tls:\n        insecure_skip_verify: true\n",
+            "t.yml:6:7: probes[0].http.tls: expected no tls section on a captive http:// probe, found a tls section (tls applies to https probes, and to web probes that may be redirected to https)"
+        ),
+        (
+            probe
+                + "    type: https\n    target: https://127.0.0.1/\n    http:\n      tls:\n        ca_file: /etc/ssl/certs/ca-certificates.crt\n        insecure_skip_verify: true\n",
+            "t.yml:7:18: probes[0].http.tls.ca_file: expected a readable PEM file of CA certificates, found a CA file and insecure_skip_verify exclude each other"
+        ),
+        (
+            probe + "    type: dns\n    target: example.test\n    dns:\n      record_type: MX\n",
+            "t.yml:6:20: probes[0].dns.record_type: expected A or AAAA, found \"MX\""
+        ),
+        (
+            probe + "    type: dns\n    target: example.test\n    dns:\n      server: dns.example\n",
+            "t.yml:6:15: probes[0].dns.server: expected an IP address, optionally with a port, found dns server \"dns.example\": must be an IP address, optionally with :port or [ipv6]:port"
+        ),
+        (
+            probe + "    type: dns\n    target: 127.0.0.1\n",
+            "t.yml:4:13: probes[0].target: expected a DNS name to look up, found dns name \"127.0.0.1\": is an IP address; a DNS probe needs a name"
+        ),
+        (
+            probe + "    type: tcp\n    target: 127.0.0.1\n",
+            "t.yml:4:13: probes[0].target: expected host:port, found tcp target \"127.0.0.1\": missing port, expected host:port or [ipv6]:port"
+        ),
+        (
+            probe + "    type: icmp\n    target: ::1\n    family: ipv4\n",
+            "t.yml:5:13: probes[0].family: expected a family that admits the ipv6 address ::1, found ipv4"
+        ),
+        (
+            probe + "    type: icmp\n    target: not a host\n",
+            "t.yml:4:13: probes[0].target: expected a host name or IP address, found \"not a host\""
+        ),
+        (
+            probe + "    type: icmp\n    target: 127.0.0.1\n    icmp:\n      count: 0\n",
+            "t.yml:6:14: probes[0].icmp.count: expected a whole number from 1 to 1000, found \"0\""
+        ),
+        (
+            "global:\n  interval: 10s\n" + probe + "    type: tcp\n    target: 127.0.0.1:9\n    interval: 5s\n",
+            "t.yml:7:15: probes[0].interval: expected an interval of at least the global interval (10s), found 5s (probes run in rounds every global interval; a probe's own interval can only skip rounds)"
+        ),
+        (
+            probe + "    type: tcp\n    target: 127.0.0.1:9\n    timeout: 6s\n",
+            "t.yml:5:14: probes[0].timeout: expected a timeout below the probe's interval (5s), found 6s"
+        ),
     ])
     func refuses(_ text: String, _ message: String) {
         #expect(Self.error(text) == message)

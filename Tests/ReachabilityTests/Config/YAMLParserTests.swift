@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Reachability
 
 /// The YAML subset: what it accepts (rendered compactly), and every refusal with its exact message.
@@ -14,14 +15,18 @@ import Testing
             case .doubleQuoted: return s.text.debugDescription
             }
         case .list(let items): return "[" + items.map { render($0) }.joined(separator: ", ") + "]"
-        case .map(let entries): return "{" + entries.map { "\($0.key): \(render($0.value))" }.joined(separator: ", ") + "}"
+        case .map(let entries):
+            return "{" + entries.map { "\($0.key): \(render($0.value))" }.joined(separator: ", ") + "}"
         }
     }
 
     static func parse(_ text: String) throws -> String { render(try YAMLParser.parse(text, file: "t.yml")) }
 
     static func error(_ text: String) -> String? {
-        do throws(ConfigError) { _ = try YAMLParser.parse(text, file: "t.yml"); return nil } catch { return error.description }
+        do throws(ConfigError) {
+            _ = try YAMLParser.parse(text, file: "t.yml")
+            return nil
+        } catch { return error.description }
     }
 
     @Test(arguments: [
@@ -37,7 +42,10 @@ import Testing
         ("a: []\nb: [x, ]\n", "{a: [], b: [x]}"),
         ("a: # a comment\n  b: 1 # another\n# full line\n\n   # indented comment\n", "{a: {b: 1}}"),
         ("a: b#c\nd: 'e # f'\n", "{a: b#c, d: 'e # f'}"),
-        ("a: 'it''s'\nb: \"tab\\there \\\"q\\\" \\u00e9 \\x41 \\U0001F600 \\\\ \\/\"\n", "{a: 'it's', b: \"tab\\there \\\"q\\\" é A 😀 \\\\ /\"}"),
+        (
+            "a: 'it''s'\nb: \"tab\\there \\\"q\\\" \\u00e9 \\x41 \\U0001F600 \\\\ \\/\"\n",
+            "{a: 'it's', b: \"tab\\there \\\"q\\\" é A 😀 \\\\ /\"}"
+        ),
         ("a: http://example.com:8080/x?y=1\nb: 10:30\n", "{a: http://example.com:8080/x?y=1, b: 10:30}"),
         ("\"quoted key\": 1\n'k2' : 2\n", "{quoted key: 1, k2: 2}"),
         ("a:\nb: ~\nc: null\nd: ''\n", "{a: ~, b: ~, c: ~, d: ''}"),
@@ -56,8 +64,13 @@ import Testing
 
     @Test func marksPointAtLineAndColumn() throws {
         let root = try #require(try YAMLParser.parse("a:\n  - x: 1\n    y: [2, 'z']\n", file: "t.yml"))
-        guard case .map(let top) = root.kind, case .list(let items) = top[0].value.kind, case .map(let entries) = items[0].kind,
-              case .list(let flow) = entries[1].value.kind else { Issue.record("shape: \(Self.render(root))"); return }
+        guard case .map(let top) = root.kind, case .list(let items) = top[0].value.kind,
+            case .map(let entries) = items[0].kind,
+            case .list(let flow) = entries[1].value.kind
+        else {
+            Issue.record("shape: \(Self.render(root))")
+            return
+        }
         #expect(top[0].keyMark == YAMLMark(line: 1, column: 1))
         #expect(entries[0].keyMark == YAMLMark(line: 2, column: 5))
         #expect(entries[1].keyMark == YAMLMark(line: 3, column: 5))
@@ -65,72 +78,138 @@ import Testing
     }
 
     @Test(arguments: [
-        ("global:\n\tinterval: 5s\n",
-         "t.yml:2:1: global: expected spaces for indentation, found a tab (YAML does not allow tabs in indentation)"),
-        ("probes:\n  - name: a\n  \ttype: tcp\n",
-         "t.yml:3:3: probes[0]: expected spaces for indentation, found a tab (YAML does not allow tabs in indentation)"),
-        ("global:\n  interval: 5s\n  timeout: 1s\n  interval: 10s\n",
-         "t.yml:4:3: global.interval: expected each key once per map, found \"interval\" again (first at line 2, column 3)"),
-        ("global:\n  interval: 5s\n   timeout: 3s\n",
-         "t.yml:3:4: global: expected indentation of 2 spaces (as the entries above), found 3 spaces"),
-        ("probes:\n    - name: a\n  - name: b\n",
-         "t.yml:3:3: expected indentation of 0 spaces (as the entries above), found 2 spaces"),
-        ("a: one\n  two\n",
-         "t.yml:2:3: a: expected a new entry at 0 spaces or less after a one-line value, found \"two\" (multi-line values are not supported; write the value on one line, quoted if needed)"),
-        ("a: 1\n- b\n",
-         "t.yml:2:1: expected a 'key: value' entry (this map's keys are at column 1), found a list item"),
-        ("a:\n  b: 1\n  c:2\n",
-         "t.yml:3:3: a: expected a 'key: value' entry, found \"c:2\" (a key's ':' must be followed by a space or the end of the line)"),
-        ("name: \"abc\n",
-         "t.yml:1:7: name: expected a closing double quote on the same line, found the end of the line (quoted strings must fit on one line)"),
-        ("name: 'abc\n",
-         "t.yml:1:7: name: expected a closing single quote on the same line, found the end of the line (quoted strings must fit on one line)"),
-        ("name: \"a\\qb\"\n",
-         "t.yml:1:9: name: expected a known escape (\\\\ \\\" \\/ \\n \\t \\r \\0 \\a \\b \\e \\f \\v \\xHH \\uHHHH \\UHHHHHHHH), found '\\q'"),
-        ("name: \"\\u12\"\n",
-         "t.yml:1:8: name: expected '\\u' followed by 4 hex digits of a Unicode scalar, found \"\\\\u12\\\"\""),
-        ("name: \"\\uD800\"\n",
-         "t.yml:1:8: name: expected '\\u' followed by 4 hex digits of a Unicode scalar, found \"\\\\uD800\\\"\""),
-        ("a: \"x\" y\n",
-         "t.yml:1:8: a: expected the end of the line or a comment, found \"y\""),
-        ("a: &anchor 1\n",
-         "t.yml:1:4: a: expected a value, found an anchor (anchors and aliases are not supported)"),
-        ("a: *anchor\n",
-         "t.yml:1:4: a: expected a value, found an alias (anchors and aliases are not supported)"),
-        ("a: !!str 1\n",
-         "t.yml:1:4: a: expected a value, found a tag (tags are not supported)"),
-        ("a: |\n  text\n",
-         "t.yml:1:4: a: expected a value, found a block scalar ('|') (block scalars are not supported; use a quoted string with \\n escapes)"),
-        ("a: {b: 1}\n",
-         "t.yml:1:4: a: expected a value, found a flow map (flow maps are not supported; use a block map, one 'key: value' per line)"),
-        ("a: [1, 2\n",
-         "t.yml:1:9: a: expected ']' to close the list opened at column 4, found the end of the line (flow lists must fit on one line; use '- item' lines for longer lists)"),
-        ("a: [1,\n  2]\n",
-         "t.yml:1:7: a: expected ']' to close the list opened at column 4, found the end of the line (flow lists must fit on one line; use '- item' lines for longer lists)"),
-        ("a: [1,, 2]\n",
-         "t.yml:1:7: a[1]: expected a list item, found ',' (empty entries are not allowed)"),
-        ("a: [x: y]\n",
-         "t.yml:1:6: a[0]: expected a value, found ':' followed by a space inside the unquoted value \"x: y]\" (quote the value, or start a nested map on the next line)"),
-        ("a: [x] y\n",
-         "t.yml:1:8: a: expected the end of the line or a comment, found \"y\""),
-        ("a: [x y, 'z' w]\n",
-         "t.yml:1:14: a: expected ',' or ']' in the list opened at column 4, found \"w]\""),
-        ("a: b: c\n",
-         "t.yml:1:5: a: expected a value, found ':' followed by a space inside the unquoted value \"b: c\" (quote the value, or start a nested map on the next line)"),
-        ("a: - b\n",
-         "t.yml:1:4: a: expected a value, found a list item (a list starts on the line after its key)"),
-        ("? a\n: b\n",
-         "t.yml:1:1: expected a value, found a complex key ('?') (complex keys are not supported)"),
-        ("a: 1\n---\nb: 2\n",
-         "t.yml:2:1: expected a single document, found \"---\" (several documents, or content on the '---' line, are not supported)"),
-        ("a: 1\n...\n",
-         "t.yml:2:1: expected a single document, found \"...\" (several documents, or content on the '---' line, are not supported)"),
-        ("%YAML 1.2\na: 1\n",
-         "t.yml:1:1: expected a key or a list item, found a directive (directives (%YAML, %TAG) are not supported)"),
-        ("a: \u{7}\n",
-         "t.yml:1:4: expected printable text, found the control character U+0007"),
-        ("- a\nb: 1\n",
-         "t.yml:2:1: expected the end of the document, found \"b: 1\" (this line does not belong to the document's top-level list)"),
+        (
+            "global:\n\tinterval: 5s\n",
+            "t.yml:2:1: global: expected spaces for indentation, found a tab (YAML does not allow tabs in indentation)"
+        ),
+        (
+            "probes:\n  - name: a\n  \ttype: tcp\n",
+            "t.yml:3:3: probes[0]: expected spaces for indentation, found a tab (YAML does not allow tabs in indentation)"
+        ),
+        (
+            "global:\n  interval: 5s\n  timeout: 1s\n  interval: 10s\n",
+            "t.yml:4:3: global.interval: expected each key once per map, found \"interval\" again (first at line 2, column 3)"
+        ),
+        (
+            "global:\n  interval: 5s\n   timeout: 3s\n",
+            "t.yml:3:4: global: expected indentation of 2 spaces (as the entries above), found 3 spaces"
+        ),
+        (
+            "probes:\n    - name: a\n  - name: b\n",
+            "t.yml:3:3: expected indentation of 0 spaces (as the entries above), found 2 spaces"
+        ),
+        (
+            "a: one\n  two\n",
+            "t.yml:2:3: a: expected a new entry at 0 spaces or less after a one-line value, found \"two\" (multi-line values are not supported; write the value on one line, quoted if needed)"
+        ),
+        (
+            "a: 1\n- b\n",
+            "t.yml:2:1: expected a 'key: value' entry (this map's keys are at column 1), found a list item"
+        ),
+        (
+            "a:\n  b: 1\n  c:2\n",
+            "t.yml:3:3: a: expected a 'key: value' entry, found \"c:2\" (a key's ':' must be followed by a space or the end of the line)"
+        ),
+        (
+            "name: \"abc\n",
+            "t.yml:1:7: name: expected a closing double quote on the same line, found the end of the line (quoted strings must fit on one line)"
+        ),
+        (
+            "name: 'abc\n",
+            "t.yml:1:7: name: expected a closing single quote on the same line, found the end of the line (quoted strings must fit on one line)"
+        ),
+        (
+            "name: \"a\\qb\"\n",
+            "t.yml:1:9: name: expected a known escape (\\\\ \\\" \\/ \\n \\t \\r \\0 \\a \\b \\e \\f \\v \\xHH \\uHHHH \\UHHHHHHHH), found '\\q'"
+        ),
+        (
+            "name: \"\\u12\"\n",
+            "t.yml:1:8: name: expected '\\u' followed by 4 hex digits of a Unicode scalar, found \"\\\\u12\\\"\""
+        ),
+        (
+            "name: \"\\uD800\"\n",
+            "t.yml:1:8: name: expected '\\u' followed by 4 hex digits of a Unicode scalar, found \"\\\\uD800\\\"\""
+        ),
+        (
+            "a: \"x\" y\n",
+            "t.yml:1:8: a: expected the end of the line or a comment, found \"y\""
+        ),
+        (
+            "a: &anchor 1\n",
+            "t.yml:1:4: a: expected a value, found an anchor (anchors and aliases are not supported)"
+        ),
+        (
+            "a: *anchor\n",
+            "t.yml:1:4: a: expected a value, found an alias (anchors and aliases are not supported)"
+        ),
+        (
+            "a: !!str 1\n",
+            "t.yml:1:4: a: expected a value, found a tag (tags are not supported)"
+        ),
+        (
+            "a: |\n  text\n",
+            "t.yml:1:4: a: expected a value, found a block scalar ('|') (block scalars are not supported; use a quoted string with \\n escapes)"
+        ),
+        (
+            "a: {b: 1}\n",
+            "t.yml:1:4: a: expected a value, found a flow map (flow maps are not supported; use a block map, one 'key: value' per line)"
+        ),
+        (
+            "a: [1, 2\n",
+            "t.yml:1:9: a: expected ']' to close the list opened at column 4, found the end of the line (flow lists must fit on one line; use '- item' lines for longer lists)"
+        ),
+        (
+            "a: [1,\n  2]\n",
+            "t.yml:1:7: a: expected ']' to close the list opened at column 4, found the end of the line (flow lists must fit on one line; use '- item' lines for longer lists)"
+        ),
+        (
+            "a: [1,, 2]\n",
+            "t.yml:1:7: a[1]: expected a list item, found ',' (empty entries are not allowed)"
+        ),
+        (
+            "a: [x: y]\n",
+            "t.yml:1:6: a[0]: expected a value, found ':' followed by a space inside the unquoted value \"x: y]\" (quote the value, or start a nested map on the next line)"
+        ),
+        (
+            "a: [x] y\n",
+            "t.yml:1:8: a: expected the end of the line or a comment, found \"y\""
+        ),
+        (
+            "a: [x y, 'z' w]\n",
+            "t.yml:1:14: a: expected ',' or ']' in the list opened at column 4, found \"w]\""
+        ),
+        (
+            "a: b: c\n",
+            "t.yml:1:5: a: expected a value, found ':' followed by a space inside the unquoted value \"b: c\" (quote the value, or start a nested map on the next line)"
+        ),
+        (
+            "a: - b\n",
+            "t.yml:1:4: a: expected a value, found a list item (a list starts on the line after its key)"
+        ),
+        (
+            "? a\n: b\n",
+            "t.yml:1:1: expected a value, found a complex key ('?') (complex keys are not supported)"
+        ),
+        (
+            "a: 1\n---\nb: 2\n",
+            "t.yml:2:1: expected a single document, found \"---\" (several documents, or content on the '---' line, are not supported)"
+        ),
+        (
+            "a: 1\n...\n",
+            "t.yml:2:1: expected a single document, found \"...\" (several documents, or content on the '---' line, are not supported)"
+        ),
+        (
+            "%YAML 1.2\na: 1\n",
+            "t.yml:1:1: expected a key or a list item, found a directive (directives (%YAML, %TAG) are not supported)"
+        ),
+        (
+            "a: \u{7}\n",
+            "t.yml:1:4: expected printable text, found the control character U+0007"
+        ),
+        (
+            "- a\nb: 1\n",
+            "t.yml:2:1: expected the end of the document, found \"b: 1\" (this line does not belong to the document's top-level list)"
+        ),
     ])
     func refuses(_ text: String, _ message: String) {
         #expect(Self.error(text) == message)

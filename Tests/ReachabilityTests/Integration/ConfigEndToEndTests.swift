@@ -24,7 +24,8 @@ import Testing
     static func value(_ m: String, _ series: String) -> Double? { ReachabilityEndToEndTests.value(m, series) }
 
     static func tcpConfig(_ probes: [(String, TCPTestListener)], extra: String = "") -> String {
-        var text = "global:\n  interval: 400ms\n  timeout: 300ms\n  fast_recheck: 0\n  path_monitor: false\n  trust_local_targets: true\n\(extra)probes:\n"
+        var text =
+            "global:\n  interval: 400ms\n  timeout: 300ms\n  fast_recheck: 0\n  path_monitor: false\n  trust_local_targets: true\n\(extra)probes:\n"
         for (name, listener) in probes {
             text += "  - name: \(name)\n    type: tcp\n    target: \"127.0.0.1:\(listener.address.port)\"\n"
         }
@@ -32,17 +33,23 @@ import Testing
     }
 
     /// One HTTP request with an empty body on a fresh connection.
-    static func request(_ port: UInt16, _ method: String, _ path: String) throws -> (status: Int, head: String, body: String) {
+    static func request(_ port: UInt16, _ method: String, _ path: String) throws -> (
+        status: Int, head: String, body: String
+    ) {
         let client = try RawTCPClient(port: port, timeoutMS: 15_000)
         client.send("\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
         let text = client.read().text
-        guard let split = text.range(ofBytes: "\r\n\r\n") else { throw TestFailure("no HTTP response: \(text.debugDescription)") }
+        guard let split = text.range(ofBytes: "\r\n\r\n") else {
+            throw TestFailure("no HTTP response: \(text.debugDescription)")
+        }
         let head = String(text[..<split.lowerBound])
         return (Int(head.split(separator: " ").dropFirst().first ?? "") ?? 0, head, String(text[split.upperBound...]))
     }
 
     /// Scrapes until `condition` holds on the metrics text (bounded).
-    static func waitFor(_ exporter: ExporterProcess, timeout: Double = 20, _ what: String, _ condition: (String) -> Bool) throws -> String {
+    static func waitFor(
+        _ exporter: ExporterProcess, timeout: Double = 20, _ what: String, _ condition: (String) -> Bool
+    ) throws -> String {
         let deadline = Date().addingTimeInterval(timeout)
         var last = ""
         while Date() < deadline {
@@ -50,10 +57,14 @@ import Testing
             if condition(last) { return last }
             usleep(50_000)
         }
-        throw TestFailure("\(what) not seen within \(timeout) s; last scrape:\n\(last.split(separator: "\n").filter { $0.contains("tcp") || $0.contains("reload") }.joined(separator: "\n"))\nlog:\n\(exporter.stderr)")
+        throw TestFailure(
+            "\(what) not seen within \(timeout) s; last scrape:\n\(last.split(separator: "\n").filter { $0.contains("tcp") || $0.contains("reload") }.joined(separator: "\n"))\nlog:\n\(exporter.stderr)"
+        )
     }
 
-    static func probesTotal(_ m: String, _ name: String) -> Double? { value(m, "reachability_probes_total{probe=\"tcp\",target=\"\(name)\"}") }
+    static func probesTotal(_ m: String, _ name: String) -> Double? {
+        value(m, "reachability_probes_total{probe=\"tcp\",target=\"\(name)\"}")
+    }
 
     /// Scrapes /metrics on a thread of its own until stopped, counting answers by status.
     final class Scraper: Sendable {
@@ -82,7 +93,8 @@ import Testing
 
     @Test func everyExampleFilePassesCheckConfig() throws {
         let dir = Self.packageRoot.appendingPathComponent("deploy/examples")
-        let files = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasSuffix(".yml") }.sorted()
+        let files = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasSuffix(".yml") }
+            .sorted()
         #expect(files == ["home-router.yml", "kubernetes-node.yml", "laptop-wifi.yml"])
         for name in files {
             let path = dir.appendingPathComponent(name).path
@@ -96,14 +108,21 @@ import Testing
 
     @Test func checkConfigExitCodes() throws {
         let scratch = try Scratch()
-        try scratch.write("global:\n  interval: 5s\nprobes:\n  - name: a\n    type: tcp\n    target: 127.0.0.1:9\n    intervall: 10s\n")
+        try scratch.write(
+            "global:\n  interval: 5s\nprobes:\n  - name: a\n    type: tcp\n    target: 127.0.0.1:9\n    intervall: 10s\n"
+        )
         let bad = try ExporterProcess.run(["check-config", scratch.file])
         #expect(bad.status == 78)
-        #expect(bad.stderr == "\(scratch.file):7:5: probes[0].intervall: expected one of the keys name, type, target, interval, timeout, family, labels, http, dns, icmp, found an unknown key (did you mean \"interval\"?)\n")
+        #expect(
+            bad.stderr
+                == "\(scratch.file):7:5: probes[0].intervall: expected one of the keys name, type, target, interval, timeout, family, labels, http, dns, icmp, found an unknown key (did you mean \"interval\"?)\n"
+        )
         #expect(bad.stdout.isEmpty)
         let missing = try ExporterProcess.run(["check-config", scratch.dir + "/absent.yml"])
         #expect(missing.status == 78)
-        #expect(missing.stderr.hasPrefix("\(scratch.dir)/absent.yml: expected a readable configuration file, found No such file or directory"))
+        #expect(
+            missing.stderr.hasPrefix(
+                "\(scratch.dir)/absent.yml: expected a readable configuration file, found No such file or directory"))
         let usage = try ExporterProcess.run(["check-config"])
         #expect(usage.status == 64)
     }
@@ -134,16 +153,21 @@ import Testing
         try scratch.write("global:\n\tinterval: 5s\n")
         let r = try ExporterProcess.run(["--web.listen-address=127.0.0.1:0", "--config.file=\(scratch.file)"])
         #expect(r.status == 78)
-        #expect(r.stderr.contains("reachability_exporter: error: \(scratch.file):2:1: global: expected spaces for indentation, found a tab"), "\(r.stderr)")
+        #expect(
+            r.stderr.contains(
+                "reachability_exporter: error: \(scratch.file):2:1: global: expected spaces for indentation, found a tab"
+            ), "\(r.stderr)")
         try scratch.write("probes:\n  - type: tcp\n    target: 127.0.0.1:9\n")
-        let clash = try ExporterProcess.run(["--web.listen-address=127.0.0.1:0", "--config.file=\(scratch.file)", "--probe.tcp=127.0.0.1:9"])
+        let clash = try ExporterProcess.run([
+            "--web.listen-address=127.0.0.1:0", "--config.file=\(scratch.file)", "--probe.tcp=127.0.0.1:9",
+        ])
         #expect(clash.status == 78)
         #expect(clash.stderr.contains("probes[0].name: expected a name no probe flag gives"), "\(clash.stderr)")
     }
 
     @Test func reloadAddsAndRemovesProbesWhileScrapesRun() throws {
         let listeners = try (0..<3).map { _ in try TCPTestListener() }
-        defer { listeners.forEach { $0.stop() } }
+        defer { for listener in listeners { listener.stop() } }
         let (l1, l2, l3) = (listeners[0], listeners[1], listeners[2])
         let scratch = try Scratch()
         try scratch.write(Self.tcpConfig([("a", l1), ("b", l2)]))
@@ -153,7 +177,9 @@ import Testing
         var scraperStopped = false
         defer { if !scraperStopped { scraper.stop() } }
 
-        let before = try Self.waitFor(exporter, "probes a and b") { (Self.probesTotal($0, "a") ?? 0) >= 1 && (Self.probesTotal($0, "b") ?? 0) >= 1 }
+        let before = try Self.waitFor(exporter, "probes a and b") {
+            (Self.probesTotal($0, "a") ?? 0) >= 1 && (Self.probesTotal($0, "b") ?? 0) >= 1
+        }
         #expect(Self.value(before, "reachability_exporter_config_last_reload_successful") == 1)
         let bBefore = Self.probesTotal(before, "b") ?? 0
 
@@ -171,13 +197,17 @@ import Testing
         // The removed probe sends nothing more: a few rounds later, its listener saw no new connection.
         let aConnections = l1.accepted
         let rounds = Self.value(after, "reachability_rounds_total") ?? 0
-        _ = try Self.waitFor(exporter, "three more rounds") { (Self.value($0, "reachability_rounds_total") ?? 0) >= rounds + 3 }
+        _ = try Self.waitFor(exporter, "three more rounds") {
+            (Self.value($0, "reachability_rounds_total") ?? 0) >= rounds + 3
+        }
         #expect(l1.accepted == aConnections)
         #expect(l3.accepted >= 1)
 
         // POST /-/reload with constant labels.
-        try scratch.write(Self.tcpConfig([("b", l2), ("c", l3)]).replacingOccurrences(of: "    target: \"127.0.0.1:\(l3.address.port)\"\n",
-                                                                                          with: "    target: \"127.0.0.1:\(l3.address.port)\"\n    labels:\n      site: lab\n"))
+        try scratch.write(
+            Self.tcpConfig([("b", l2), ("c", l3)]).replacingOccurrences(
+                of: "    target: \"127.0.0.1:\(l3.address.port)\"\n",
+                with: "    target: \"127.0.0.1:\(l3.address.port)\"\n    labels:\n      site: lab\n"))
         let posted = try Self.request(port, "POST", "/-/reload")
         #expect(posted.status == 200, "\(posted)")
         #expect(posted.body == "configuration reloaded: 2 probes; added: none; removed: none; changed: c\n")
@@ -203,11 +233,16 @@ import Testing
         let port = try exporter.waitListening()
         _ = try Self.waitFor(exporter, "probe a") { (Self.probesTotal($0, "a") ?? 0) >= 1 }
 
-        try scratch.write(good.replacingOccurrences(of: "  timeout: 300ms\n", with: "  timeout: 300ms\n  timeout: 200ms\n"))
+        try scratch.write(
+            good.replacingOccurrences(of: "  timeout: 300ms\n", with: "  timeout: 300ms\n  timeout: 200ms\n"))
         kill(exporter.process.processIdentifier, SIGHUP)
-        let failed = try Self.waitFor(exporter, "last_reload_successful 0") { Self.value($0, "reachability_exporter_config_last_reload_successful") == 0 }
+        let failed = try Self.waitFor(exporter, "last_reload_successful 0") {
+            Self.value($0, "reachability_exporter_config_last_reload_successful") == 0
+        }
         try exporter.waitForLog("configuration reload failed")
-        #expect(exporter.stderr.contains("rx.yml:4:3: global.timeout: expected each key once per map"), "\(exporter.stderr)")
+        #expect(
+            exporter.stderr.contains("rx.yml:4:3: global.timeout: expected each key once per map"), "\(exporter.stderr)"
+        )
         let stamp = Self.value(failed, "reachability_exporter_config_last_reload_success_timestamp_seconds") ?? 0
         #expect(stamp > 1_600_000_000, "the start-up load counts as a success")
         // The old probe keeps running.
@@ -216,7 +251,10 @@ import Testing
 
         let posted = try Self.request(port, "POST", "/-/reload")
         #expect(posted.status == 500)
-        #expect(posted.body.hasPrefix("configuration reload failed; keeping the running configuration: \(scratch.file):4:3: global.timeout: expected each key once per map, found \"timeout\" again (first at line 3, column 3)"), "\(posted.body)")
+        #expect(
+            posted.body.hasPrefix(
+                "configuration reload failed; keeping the running configuration: \(scratch.file):4:3: global.timeout: expected each key once per map, found \"timeout\" again (first at line 3, column 3)"
+            ), "\(posted.body)")
         let get = try Self.request(port, "GET", "/-/reload")
         #expect(get.status == 405)
         #expect(get.head.contains("Allow: POST"))
@@ -231,7 +269,9 @@ import Testing
     }
 
     @Test func withoutAConfigFileThereIsNothingToReload() throws {
-        let exporter = try ExporterProcess(["--web.listen-address=127.0.0.1:0", "--no-path.monitor", "--probe.tcp=127.0.0.1:9"])
+        let exporter = try ExporterProcess([
+            "--web.listen-address=127.0.0.1:0", "--no-path.monitor", "--probe.tcp=127.0.0.1:9",
+        ])
         let port = try exporter.waitListening()
         let r = try Self.request(port, "POST", "/-/reload")
         #expect(r.status == 400)

@@ -6,7 +6,9 @@ import Testing
 /// The built binary, run as users run it.
 @Suite(.serialized) struct EndToEndTests {
     @Test func serveScrapeLintAndStop() throws {
-        let exporter = try ExporterProcess(["--web.listen-address=127.0.0.1:0", "--log.level=debug", "--probe.tcp=127.0.0.1:9"])
+        let exporter = try ExporterProcess([
+            "--web.listen-address=127.0.0.1:0", "--log.level=debug", "--probe.tcp=127.0.0.1:9",
+        ])
         try exporter.waitListening()
         let metrics = try exporter.get("/metrics")
         #expect(metrics.status == 200)
@@ -24,7 +26,9 @@ import Testing
     }
 
     @Test func sigintAndSighup() throws {
-        let exporter = try ExporterProcess(["--web.listen-address=127.0.0.1:0", "--log.format=json", "--probe.tcp=127.0.0.1:9"])
+        let exporter = try ExporterProcess([
+            "--web.listen-address=127.0.0.1:0", "--log.format=json", "--probe.tcp=127.0.0.1:9",
+        ])
         try exporter.waitListening()
         kill(exporter.process.processIdentifier, SIGHUP)
         try exporter.waitForLog("SIGHUP received")
@@ -36,8 +40,14 @@ import Testing
 
     @Test(arguments: [
         (["--bogus"], "reachability_exporter: error: unknown long flag '--bogus', try --help\n"),
-        (["--log.level=loud"], "reachability_exporter: error: invalid value \"loud\" for flag '--log.level': expected one of debug, info, warn, error, try --help\n"),
-        (["--web.listen-address=nowhere"], "reachability_exporter: error: invalid value for flag '--web.listen-address': listen address \"nowhere\" needs a port, as in :10361 or 127.0.0.1:10361, try --help\n"),
+        (
+            ["--log.level=loud"],
+            "reachability_exporter: error: invalid value \"loud\" for flag '--log.level': expected one of debug, info, warn, error, try --help\n"
+        ),
+        (
+            ["--web.listen-address=nowhere"],
+            "reachability_exporter: error: invalid value for flag '--web.listen-address': listen address \"nowhere\" needs a port, as in :10361 or 127.0.0.1:10361, try --help\n"
+        ),
     ])
     func usageErrorsExit64(args: [String], message: String) throws {
         let r = try ExporterProcess.run(args)
@@ -73,7 +83,8 @@ enum Promtool {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: path)
         p.arguments = ["check", "metrics"]
-        let input = Pipe(), output = Pipe()
+        let input = Pipe()
+        let output = Pipe()
         p.standardInput = input
         p.standardOutput = output
         p.standardError = output

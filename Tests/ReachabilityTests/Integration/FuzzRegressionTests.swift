@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Reachability
 
 /// Replays the fuzzing seeds (fuzz/corpus/<target>/) and every input a fuzzer ever crashed on
@@ -41,7 +42,8 @@ import Testing
             case "http-response":
                 guard let first = input.bytes.first else { continue }
                 let body = Array(input.bytes.dropFirst())
-                var parser = HTTPResponseParser(limits: .init(headBytes: 2048, fieldCount: 20, bodyBytes: 1024), isHeadRequest: first & 1 == 1)
+                var parser = HTTPResponseParser(
+                    limits: .init(headBytes: 2048, fieldCount: 20, bodyBytes: 1024), isHeadRequest: first & 1 == 1)
                 let cut = body.isEmpty ? 0 : Int(first >> 1) % (body.count + 1)
                 do {
                     if try parser.consume(body[..<cut]) == .needMore { _ = try parser.consume(body[cut...]) }
@@ -50,7 +52,9 @@ import Testing
                 } catch {}
             case "dns":
                 if let r = try? DNSMessage.decodeResponse(input.bytes) {
-                    #expect(r.questions.count == r.header.questionCount && r.answers.count == r.header.answerCount, "\(input.name)")
+                    #expect(
+                        r.questions.count == r.header.questionCount && r.answers.count == r.header.answerCount,
+                        "\(input.name)")
                     _ = r.addresses(for: "www.example.com", type: .a)
                 }
             case "config":
@@ -63,7 +67,9 @@ import Testing
                 #expect(messages.count <= input.bytes.count / 16 + 1, "\(input.name)")
                 var model = NetworkModel()
                 for m in messages {
-                    model.apply(m) { name, kind, type, _ in InterfaceClassifier.classify(name: name, kind: kind, hardwareType: type, sysfs: nil) }
+                    model.apply(m) { name, kind, type, _ in
+                        InterfaceClassifier.classify(name: name, kind: kind, hardwareType: type, sysfs: nil)
+                    }
                 }
                 _ = model.snapshot(changeCount: 0)
             }

@@ -2,18 +2,22 @@ import Foundation
 import Glibc
 import ReachabilityTestSupport
 import Testing
+
 @testable import Reachability
 
 /// The built binary with `--history.dir` against loopback targets, the `history` subcommand on
 /// what it wrote, and a SIGKILL mid-run followed by a restart.
 @Suite(.serialized) struct HistoryEndToEndTests {
     static func value(_ metrics: String, _ series: String) -> Double? {
-        for line in metrics.split(separator: "\n") where line.hasPrefix(series + " ") { return Double(line.dropFirst(series.count + 1)) }
+        for line in metrics.split(separator: "\n") where line.hasPrefix(series + " ") {
+            return Double(line.dropFirst(series.count + 1))
+        }
         return nil
     }
 
     /// Scrapes until `series` reaches `at least`; returns that scrape.
-    func waitFor(_ exporter: ExporterProcess, _ series: String, atLeast: Double, timeout: Double = 20) throws -> String {
+    func waitFor(_ exporter: ExporterProcess, _ series: String, atLeast: Double, timeout: Double = 20) throws -> String
+    {
         let deadline = Date().addingTimeInterval(timeout)
         var last = ""
         while Date() < deadline {
@@ -21,23 +25,33 @@ import Testing
             if let v = Self.value(last, series), v >= atLeast { return last }
             usleep(50_000)
         }
-        throw TestFailure("\(series) did not reach \(atLeast) in \(timeout) s: \(last.split(separator: "\n").filter { $0.hasPrefix("reachability_history") })")
+        throw TestFailure(
+            "\(series) did not reach \(atLeast) in \(timeout) s: \(last.split(separator: "\n").filter { $0.hasPrefix("reachability_history") })"
+        )
     }
 
     static func decodedLines(_ dir: ScratchDirectory) -> [HistoryRecord] {
-        dir.files.flatMap { dir.lines($0) }.filter { !$0.isEmpty }.compactMap { try? HistoryRecord.decode(Array($0.utf8)) }
+        dir.files.flatMap { dir.lines($0) }.filter { !$0.isEmpty }.compactMap {
+            try? HistoryRecord.decode(Array($0.utf8))
+        }
     }
 
     @Test func theExporterWritesHistoryAndTheSubcommandReportsIt() throws {
         let listener = try TCPTestListener()
         defer { listener.stop() }
         let dir = ScratchDirectory()
-        let exporter = try ExporterProcess(["--web.listen-address=127.0.0.1:0", "--no-path.monitor", "--probe.trust-local-targets",
-                                            "--probe.tcp=127.0.0.1:9", "--probe.tcp=127.0.0.1:\(listener.address.port)", "--probe.interval=200ms",
-                                            "--probe.timeout=100ms", "--history.dir=\(dir.path)"])
+        let exporter = try ExporterProcess([
+            "--web.listen-address=127.0.0.1:0", "--no-path.monitor", "--probe.trust-local-targets",
+            "--probe.tcp=127.0.0.1:9", "--probe.tcp=127.0.0.1:\(listener.address.port)", "--probe.interval=200ms",
+            "--probe.timeout=100ms", "--history.dir=\(dir.path)",
+        ])
         try exporter.waitListening()
-        let m = try waitFor(exporter, "reachability_history_records_written_total", atLeast: 8)  // start, transition, rounds
-        for name in ["reachability_history_write_errors_total", "reachability_history_dropped_records_total", "reachability_history_corrupt_records_total"] {
+        // start, transition, rounds
+        let m = try waitFor(exporter, "reachability_history_records_written_total", atLeast: 8)
+        for name in [
+            "reachability_history_write_errors_total", "reachability_history_dropped_records_total",
+            "reachability_history_corrupt_records_total",
+        ] {
             #expect(Self.value(m, name) == 0, "\(name)")
         }
         #expect((Self.value(m, "reachability_history_bytes") ?? 0) > 500)
@@ -48,14 +62,20 @@ import Testing
         #expect(try exporter.stop().status == 0)
 
         let records = Self.decodedLines(dir)
-        guard case .start(let start)? = records.first, case .stop? = records.last else { Issue.record("\(records.prefix(2)) … \(records.suffix(1))"); return }
+        guard case .start(let start)? = records.first, case .stop? = records.last else {
+            Issue.record("\(records.prefix(2)) … \(records.suffix(1))")
+            return
+        }
         #expect(start.interval == 0.2)
         let rounds = records.compactMap { r -> RoundRecord? in if case .round(let x) = r { x } else { nil } }
         #expect(rounds.count >= 5)
         #expect(rounds.allSatisfy { $0.overall == Verdict(.full) && $0.probes.count == 2 })
         #expect(rounds.first?.probes.map(\.status) == [.failure, .success])
         #expect(rounds.first?.probes.first?.reason == .refused)
-        #expect(records.contains(.transition(TransitionRecord(time: rounds[0].since, scope: "overall", from: .unknown, to: Verdict(.full)))))
+        #expect(
+            records.contains(
+                .transition(
+                    TransitionRecord(time: rounds[0].since, scope: "overall", from: .unknown, to: Verdict(.full)))))
 
         let json = try ExporterProcess.run(["history", "--history.dir=\(dir.path)", "--since=1h", "--output=json"])
         #expect(json.status == 0, "\(json.stderr)")
@@ -74,8 +94,10 @@ import Testing
 
     @Test func aReadOnlyHistoryDirectoryDoesNotStopTheExporter() throws {
         let mount = try ScratchMount(options: "size=64k,ro")
-        let exporter = try ExporterProcess(["--web.listen-address=127.0.0.1:0", "--no-path.monitor", "--probe.tcp=127.0.0.1:9",
-                                            "--probe.interval=200ms", "--probe.timeout=100ms", "--history.dir=\(mount.path)"])
+        let exporter = try ExporterProcess([
+            "--web.listen-address=127.0.0.1:0", "--no-path.monitor", "--probe.tcp=127.0.0.1:9",
+            "--probe.interval=200ms", "--probe.timeout=100ms", "--history.dir=\(mount.path)",
+        ])
         try exporter.waitListening()
         let m = try waitFor(exporter, "reachability_history_write_errors_total", atLeast: 3)
         #expect((Self.value(m, "reachability_rounds_total") ?? 0) >= 1)
@@ -85,10 +107,16 @@ import Testing
     }
 
     @Test(arguments: [
-        ("--history.max-file-size=12XB", "invalid value \"12XB\" for flag '--history.max-file-size': unknown unit \"XB\""),
+        (
+            "--history.max-file-size=12XB",
+            "invalid value \"12XB\" for flag '--history.max-file-size': unknown unit \"XB\""
+        ),
         ("--history.max-file-size=1KiB", "invalid value for flag '--history.max-file-size': must be at least 4KiB"),
         ("--history.retention=10m", "invalid value for flag '--history.retention': must be at least 1h"),
-        ("--history.max-total-size=1MiB", "invalid value for flag '--history.max-total-size': must be at least --history.max-file-size (64MiB)"),
+        (
+            "--history.max-total-size=1MiB",
+            "invalid value for flag '--history.max-total-size': must be at least --history.max-file-size (64MiB)"
+        ),
         ("--history.dir=", "invalid value \"\" for flag '--history.dir': expected a directory"),
     ])
     func badHistoryFlagsAreUsageErrors(flag: String, message: String) throws {
@@ -99,8 +127,11 @@ import Testing
 
     @Test func sigkillMidRunThenRestartKeepsEveryCompleteRecordAndTheState() throws {
         let dir = ScratchDirectory()
-        let args = ["--web.listen-address=127.0.0.1:0", "--no-path.monitor", "--probe.tcp=127.0.0.1:9", "--probe.interval=100ms",
-                    "--probe.timeout=50ms", "--probe.fast-recheck=0", "--history.dir=\(dir.path)"]
+        let args = [
+            "--web.listen-address=127.0.0.1:0", "--no-path.monitor", "--probe.tcp=127.0.0.1:9",
+            "--probe.interval=100ms",
+            "--probe.timeout=50ms", "--probe.fast-recheck=0", "--history.dir=\(dir.path)",
+        ]
         let first = try ExporterProcess(args)
         try first.waitListening()
         let m = try waitFor(first, "reachability_history_records_written_total", atLeast: 10)

@@ -1,6 +1,7 @@
 import CShim
 import Glibc
 import Testing
+
 @testable import Reachability
 
 /// ICMP behaviour that needs a network namespace of its own: ping sockets (the sysctl is per
@@ -8,8 +9,10 @@ import Testing
 /// opened inside the namespace with `setns` on a short-lived thread (`ICMPEngine(networkNamespace:)`),
 /// so the test process itself never moves. Each namespace holds only loopback.
 @Suite struct ICMPNamespaceTests {
-    static func probe(_ host: String, _ engine: ICMPEngine, mode: ICMPSocketMode, count: Int = 1,
-                      within timeout: Duration = .seconds(5)) async -> ProbeResult {
+    static func probe(
+        _ host: String, _ engine: ICMPEngine, mode: ICMPSocketMode, count: Int = 1,
+        within timeout: Duration = .seconds(5)
+    ) async -> ProbeResult {
         let p = ICMPProber(.init(host: host, count: count, spacing: .milliseconds(2), mode: mode), engine: engine)
         return await p.probe(deadline: .now + timeout)
     }
@@ -46,7 +49,9 @@ import Testing
             // CAP_NET_RAW (13) dropped on the opening thread only: it acts like an unprivileged daemon.
             let engine = ICMPEngine { domain, type, proto in
                 do throws(Errno) {
-                    return try NetworkNamespace.onDedicatedThread(namespace: path, prepare: { _ = cshim_drop_thread_capability(13) }) {
+                    return try NetworkNamespace.onDedicatedThread(
+                        namespace: path, prepare: { _ = cshim_drop_thread_capability(13) }
+                    ) {
                         ICMPEngine.openSocket(domain, type, proto)
                     }
                 } catch {
@@ -58,7 +63,8 @@ import Testing
             let r = await Self.probe("127.0.0.1", engine, mode: .auto)
             #expect(r.status == .failure && r.reason == .permission)
             #expect(r.detail.contains("net.ipv4.ping_group_range"), "\(r.detail)")
-            #expect(r.detail.contains("cap_net_raw") && r.detail.contains("AmbientCapabilities=CAP_NET_RAW"), "\(r.detail)")
+            #expect(
+                r.detail.contains("cap_net_raw") && r.detail.contains("AmbientCapabilities=CAP_NET_RAW"), "\(r.detail)")
             #expect(r.icmp?.sent == 0)
         }
     }
@@ -66,7 +72,8 @@ import Testing
     @Test(arguments: [ICMPSocketMode.raw, .datagram])
     func droppedRequestsTimeOutAtTheDeadline(mode: ICMPSocketMode) async throws {
         try await withICMPNamespace(allowPingSockets: true) { ns async throws in
-            try ns.nft("""
+            try ns.nft(
+                """
                 table inet t {
                   chain in { type filter hook input priority 0; policy accept;
                     icmp type echo-request drop
@@ -85,7 +92,9 @@ import Testing
                 #expect((r.icmp?.sent ?? 0) >= 1 && r.icmp?.received == 0)
                 #expect(elapsed >= .milliseconds(590) && elapsed < .milliseconds(2600), "\(elapsed)")
                 let family: IPFamily = host == "::1" ? .ipv6 : .ipv4
-                #expect(try engine.socket(family: family, mode: mode, interface: nil).pendingCount == 0, "timed-out echoes are forgotten")
+                #expect(
+                    try engine.socket(family: family, mode: mode, interface: nil).pendingCount == 0,
+                    "timed-out echoes are forgotten")
             }
         }
     }
@@ -93,7 +102,8 @@ import Testing
     @Test(arguments: [ICMPSocketMode.raw, .datagram])
     func aFirewallRejectingTheSendIsPermission(mode: ICMPSocketMode) async throws {
         try await withICMPNamespace(allowPingSockets: true) { ns async throws in
-            try ns.nft("""
+            try ns.nft(
+                """
                 table inet t {
                   chain out { type filter hook output priority 0; policy accept;
                     icmp type echo-request drop
@@ -122,7 +132,8 @@ import Testing
     @Test(arguments: [ICMPSocketMode.raw, .datagram])
     func anICMPUnreachableReplyIsUnreachable(mode: ICMPSocketMode) async throws {
         try await withICMPNamespace(allowPingSockets: true) { ns async throws in
-            try ns.nft("""
+            try ns.nft(
+                """
                 table inet t {
                   chain in { type filter hook input priority 0; policy accept;
                     icmp type echo-request reject with icmp type host-unreachable
@@ -148,7 +159,8 @@ import Testing
     @Test(arguments: [ICMPSocketMode.raw, .datagram])
     func rejectedTargetsDoNotSpoilTheirNeighbours(mode: ICMPSocketMode) async throws {
         try await withICMPNamespace(allowPingSockets: true) { ns async throws in
-            try ns.nft("""
+            try ns.nft(
+                """
                 table inet t {
                   chain in { type filter hook input priority 0; policy accept;
                     ip daddr 127.0.1.0/24 icmp type echo-request reject with icmp type host-unreachable
@@ -201,7 +213,9 @@ import Testing
             let r = await any.ping(addresses, deadline: .now + .seconds(5))
             #expect(r.status == .success, "\(r.detail)")
             #expect(r.address == "127.0.0.1" && r.family == .ipv4)
-            #expect(r.detail.hasSuffix("(2001:db8::1 was unreachable: sending to 2001:db8::1: \(Errno(ENETUNREACH)))"), "\(r.detail)")
+            #expect(
+                r.detail.hasSuffix("(2001:db8::1 was unreachable: sending to 2001:db8::1: \(Errno(ENETUNREACH)))"),
+                "\(r.detail)")
             // With an explicit family there is no fallback.
             let v6 = ICMPProber(.init(host: "dual.example", family: .ipv6, count: 1, mode: .raw), engine: engine)
             let r6 = await v6.ping(addresses, deadline: .now + .seconds(5))
@@ -215,20 +229,25 @@ import Testing
             defer { engine.close() }
             let results = await withTaskGroup(of: ProbeResult.self) { group in
                 for i in 1...250 {
-                    group.addTask { await Self.probe("127.0.0.\(i)", engine, mode: .datagram, count: 2, within: .seconds(8)) }
+                    group.addTask {
+                        await Self.probe("127.0.0.\(i)", engine, mode: .datagram, count: 2, within: .seconds(8))
+                    }
                 }
                 var all: [ProbeResult] = []
                 for await r in group { all.append(r) }
                 return all
             }
-            #expect(results.allSatisfy { $0.icmp?.received == 2 }, "\(results.filter { $0.icmp?.received != 2 }.map(\.detail).prefix(3))")
+            #expect(
+                results.allSatisfy { $0.icmp?.received == 2 },
+                "\(results.filter { $0.icmp?.received != 2 }.map(\.detail).prefix(3))")
             #expect(Set(results.compactMap(\.address)).count == 250)
         }
     }
 
     @Test func aBusySequenceNumberIsSkippedAndLateEchoesStillTimeOut() async throws {
         try await withICMPNamespace(allowPingSockets: true) { ns async throws in
-            try ns.nft("""
+            try ns.nft(
+                """
                 table inet t {
                   chain in { type filter hook input priority 0; policy accept;
                     ip daddr 127.0.0.2 icmp type echo-request drop
@@ -259,7 +278,8 @@ import Testing
     /// has an echo pending: only the one with the right source, identifier, sequence and nonce counts.
     @Test func forgedOrStaleRepliesDoNotCompleteAnEcho() async throws {
         try await withICMPNamespace(allowPingSockets: false) { ns async throws in
-            try ns.nft("""
+            try ns.nft(
+                """
                 table inet t {
                   chain in { type filter hook input priority 0; policy accept; ip daddr 127.0.0.2 icmp type echo-request drop; }
                 }
@@ -267,7 +287,9 @@ import Testing
             let engine = ICMPEngine(networkNamespace: ns.path)
             defer { engine.close() }
             let socket = try engine.socket(family: .ipv4, mode: .raw, interface: nil)
-            let forger = try NetworkNamespace.run(inNamespaceAt: ns.path) { Glibc.socket(AF_INET, Int32(SOCK_RAW.rawValue), Int32(IPPROTO_RAW)) }
+            let forger = try NetworkNamespace.run(inNamespaceAt: ns.path) {
+                Glibc.socket(AF_INET, Int32(SOCK_RAW.rawValue), Int32(IPPROTO_RAW))
+            }
             try #require(forger >= 0)
             defer { close(forger) }
             let echo = Task { await Self.probe("127.0.0.2", engine, mode: .raw, count: 1, within: .seconds(3)) }
@@ -278,31 +300,45 @@ import Testing
             }
             let (sequence, nonce) = try #require(pending)
             func forge(from source: [UInt8], identifier: UInt16, sequence: UInt16, nonce: UInt64) {
-                var icmp = ICMPPacket.echoRequest(family: .ipv4, identifier: identifier, sequence: sequence, nonce: nonce, payloadSize: 56)
-                icmp[0] = 0; icmp[2] = 0; icmp[3] = 0
+                var icmp = ICMPPacket.echoRequest(
+                    family: .ipv4, identifier: identifier, sequence: sequence, nonce: nonce, payloadSize: 56)
+                icmp[0] = 0
+                icmp[2] = 0
+                icmp[3] = 0
                 let sum = ICMPPacket.checksum(icmp)
-                icmp[2] = UInt8(sum >> 8); icmp[3] = UInt8(sum & 0xff)
-                let packet = ICMPPacketTests.ipv4Header(source: source, destination: [127, 0, 0, 1], payloadLength: icmp.count) + icmp
+                icmp[2] = UInt8(sum >> 8)
+                icmp[3] = UInt8(sum & 0xff)
+                let packet =
+                    ICMPPacketTests.ipv4Header(source: source, destination: [127, 0, 0, 1], payloadLength: icmp.count)
+                    + icmp
                 let to = SocketAddress(ip: "127.0.0.1")!
-                let sent = packet.withUnsafeBytes { b in to.withSockAddr { sendto(forger, b.baseAddress, b.count, 0, $0, $1) } }
+                let sent = packet.withUnsafeBytes { b in
+                    to.withSockAddr { sendto(forger, b.baseAddress, b.count, 0, $0, $1) }
+                }
                 #expect(sent == packet.count, "forged send: \(Errno.current)")
             }
-            forge(from: [127, 0, 0, 2], identifier: socket.identifier, sequence: sequence, nonce: nonce ^ 1)  // stale nonce
-            forge(from: [127, 0, 0, 3], identifier: socket.identifier, sequence: sequence, nonce: nonce)  // wrong source
-            forge(from: [127, 0, 0, 2], identifier: socket.identifier &+ 1, sequence: sequence, nonce: nonce)  // wrong identifier
-            forge(from: [127, 0, 0, 2], identifier: socket.identifier, sequence: sequence &+ 1, nonce: nonce)  // wrong sequence
+            // stale nonce
+            forge(from: [127, 0, 0, 2], identifier: socket.identifier, sequence: sequence, nonce: nonce ^ 1)
+            // wrong source
+            forge(from: [127, 0, 0, 3], identifier: socket.identifier, sequence: sequence, nonce: nonce)
+            // wrong identifier
+            forge(from: [127, 0, 0, 2], identifier: socket.identifier &+ 1, sequence: sequence, nonce: nonce)
+            // wrong sequence
+            forge(from: [127, 0, 0, 2], identifier: socket.identifier, sequence: sequence &+ 1, nonce: nonce)
             await Reactor.shared.sleep(until: .now + .milliseconds(100))
             #expect(socket.pendingCount == 1, "no forged reply matched")
             forge(from: [127, 0, 0, 2], identifier: socket.identifier, sequence: sequence, nonce: nonce)
             let r = await echo.value
-            #expect(r.status == .success, "the exact forgery is accepted, so the rejections above were real: \(r.detail)")
+            #expect(
+                r.status == .success, "the exact forgery is accepted, so the rejections above were real: \(r.detail)")
             #expect(r.icmp?.ttl == 64)
         }
     }
 
     @Test func cancellationAndEngineCloseEndEchoesAtOnce() async throws {
         try await withICMPNamespace(allowPingSockets: true) { ns async throws in
-            try ns.nft("""
+            try ns.nft(
+                """
                 table inet t {
                   chain in { type filter hook input priority 0; policy accept; icmp type echo-request drop; }
                 }
@@ -311,7 +347,9 @@ import Testing
             defer { engine.close() }
             let task = Task { await Self.probe("127.0.0.1", engine, mode: .raw, count: 3, within: .seconds(30)) }
             let socket = try engine.socket(family: .ipv4, mode: .raw, interface: nil)
-            for _ in 0..<200 where socket.pendingCount < 3 { await Reactor.shared.sleep(until: .now + .milliseconds(5)) }
+            for _ in 0..<200 where socket.pendingCount < 3 {
+                await Reactor.shared.sleep(until: .now + .milliseconds(5))
+            }
             task.cancel()
             let cancelled = await task.value
             #expect(cancelled.reason == .error && cancelled.duration < .seconds(5), "\(cancelled.detail)")
@@ -319,7 +357,9 @@ import Testing
 
             let closing = Task { await Self.probe("127.0.0.1", engine, mode: .raw, count: 1, within: .seconds(30)) }
             let second = try engine.socket(family: .ipv4, mode: .raw, interface: nil)
-            for _ in 0..<200 where second.pendingCount < 1 { await Reactor.shared.sleep(until: .now + .milliseconds(5)) }
+            for _ in 0..<200 where second.pendingCount < 1 {
+                await Reactor.shared.sleep(until: .now + .milliseconds(5))
+            }
             engine.close()
             let closed = await closing.value
             #expect(closed.reason == .error && closed.detail.contains("closed"), "\(closed.detail)")

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+
 @testable import Reachability
 
 /// A network namespace made for one test (`rx-icmp-<pid>-<n>`, loopback up), deleted by

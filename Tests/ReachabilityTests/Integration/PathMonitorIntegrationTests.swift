@@ -1,5 +1,6 @@
 import Glibc
 import Testing
+
 @testable import Reachability
 
 /// A `PathMonitor` running inside a fresh network namespace, with a recorder on its stream.
@@ -12,8 +13,10 @@ final class PathMonitorHarness {
 
     init(receiveBufferSize: Int = 1 << 20) throws {
         namespace = try PathTestNamespace()
-        monitor = PathMonitor(configuration: .init(receiveBufferSize: receiveBufferSize,
-                                                   networkNamespacePath: namespace.path))
+        monitor = PathMonitor(
+            configuration: .init(
+                receiveBufferSize: receiveBufferSize,
+                networkNamespacePath: namespace.path))
         do {
             try monitor.start()
         } catch {
@@ -31,13 +34,16 @@ final class PathMonitorHarness {
     /// Runs `commands` in the namespace, then awaits the first published snapshot (after the
     /// commands started) that satisfies `until`; records command-start-to-element latency.
     @discardableResult
-    func step(_ label: String, _ commands: [String], timeout: Duration = .seconds(5),
-              until predicate: @escaping @Sendable (PathSnapshot) -> Bool) async throws -> PathSnapshot {
+    func step(
+        _ label: String, _ commands: [String], timeout: Duration = .seconds(5),
+        until predicate: @escaping @Sendable (PathSnapshot) -> Bool
+    ) async throws -> PathSnapshot {
         let mark = recorder.count
         let start = ContinuousClock.now
         for command in commands { try namespace.ip(command) }
-        let entry = try #require(await recorder.first(from: mark, timeout: timeout, where: predicate),
-                                 "no snapshot for step '\(label)'; last: \(String(describing: recorder.latest))")
+        let entry = try #require(
+            await recorder.first(from: mark, timeout: timeout, where: predicate),
+            "no snapshot for step '\(label)'; last: \(String(describing: recorder.latest))")
         latencies.append((label, entry.at - start))
         return entry.snapshot
     }
@@ -59,13 +65,14 @@ final class PathMonitorHarness {
 func milliseconds(_ d: Duration) -> String {
     let micros = d.components.seconds * 1_000_000 + d.components.attoseconds / 1_000_000_000_000
     let fraction = String(micros.magnitude % 1000)
-    return "\(micros < 0 ? "-" : "")\(micros.magnitude / 1000).\(String(repeating: "0", count: 3 - fraction.count))\(fraction)"
+    return
+        "\(micros < 0 ? "-" : "")\(micros.magnitude / 1000).\(String(repeating: "0", count: 3 - fraction.count))\(fraction)"
 }
 
-private extension PathSnapshot {
-    func v4(_ status: PathStatus) -> Bool { self.status(for: .ipv4) == status }
-    func v6(_ status: PathStatus) -> Bool { self.status(for: .ipv6) == status }
-    func link(_ name: String) -> NetworkInterface? { interface(named: name) }
+extension PathSnapshot {
+    fileprivate func v4(_ status: PathStatus) -> Bool { self.status(for: .ipv4) == status }
+    fileprivate func v6(_ status: PathStatus) -> Bool { self.status(for: .ipv6) == status }
+    fileprivate func link(_ name: String) -> NetworkInterface? { interface(named: name) }
 }
 
 /// The monitor inside namespaces the tests create: each kernel change must reach the stream
@@ -90,9 +97,12 @@ private extension PathSnapshot {
             $0.link("va")?.isRunning == true && $0.link("vb")?.isRunning == true
                 && $0.v4(.unsatisfied(reason: .noAddress))
         }
-        try await h.step("address and default route", [
-            "address add 192.0.2.2/24 dev va", "route add default via 192.0.2.1 dev va",
-        ]) { $0.v4(.satisfied(interface: "va")) }
+        try await h.step(
+            "address and default route",
+            [
+                "address add 192.0.2.2/24 dev va", "route add default via 192.0.2.1 dev va",
+            ]
+        ) { $0.v4(.satisfied(interface: "va")) }
         let lost = try await h.step("carrier lost (peer down)", ["link set vb down"]) {
             $0.v4(.unsatisfied(reason: .noCarrier))
         }
@@ -118,8 +128,10 @@ private extension PathSnapshot {
     @Test func ipv4AddressesAndDefaultRoutes() async throws {
         let h = try PathMonitorHarness()
         defer { h.close() }
-        for command in ["link add va type veth peer name vb", "link add vc type veth peer name vd",
-                        "link set va up", "link set vb up", "link set vc up", "link set vd up"] {
+        for command in [
+            "link add va type veth peer name vb", "link add vc type veth peer name vd",
+            "link set va up", "link set vb up", "link set vc up", "link set vd up",
+        ] {
             try h.namespace.ip(command)
         }
         let addressed = try await h.step("address added", ["address add 192.0.2.2/24 dev va"]) {
@@ -133,9 +145,12 @@ private extension PathSnapshot {
         #expect(routed.primaryRoute(for: .ipv4)?.gateway == "192.0.2.1")
         #expect(routed.primaryRoute(for: .ipv4)?.metric == 600)
         #expect(routed.v6(.unsatisfied(reason: .noAddress)))
-        try await h.step("better route via vc", [
-            "address add 198.51.100.2/24 dev vc", "route add default via 198.51.100.1 dev vc metric 100",
-        ]) { $0.primaryInterface(for: .ipv4)?.name == "vc" }
+        try await h.step(
+            "better route via vc",
+            [
+                "address add 198.51.100.2/24 dev vc", "route add default via 198.51.100.1 dev vc metric 100",
+            ]
+        ) { $0.primaryInterface(for: .ipv4)?.name == "vc" }
         try await h.step("better route deleted", ["route del default via 198.51.100.1 dev vc metric 100"]) {
             $0.primaryInterface(for: .ipv4)?.name == "va"
         }
@@ -160,7 +175,9 @@ private extension PathSnapshot {
         for command in ["link add va type veth peer name vb", "link set va up", "link set vb up"] {
             try h.namespace.ip(command)
         }
-        let linkLocalOnly = try await h.step("default route, link-local only", ["-6 route add default via fe80::1 dev va"]) {
+        let linkLocalOnly = try await h.step(
+            "default route, link-local only", ["-6 route add default via fe80::1 dev va"]
+        ) {
             $0.defaultRoutes.contains { $0.family == .ipv6 && $0.gateway == "fe80::1" }
         }
         #expect(linkLocalOnly.v6(.unsatisfied(reason: .noAddress)))
@@ -186,9 +203,12 @@ private extension PathSnapshot {
         let created = try await h.step("tun created", ["tuntap add mode tun name tun0"]) { $0.link("tun0") != nil }
         let tun = try #require(created.link("tun0"))
         #expect(tun.type == .vpn && tun.kind == "tun" && tun.hardwareType == 65534)
-        try await h.step("up, address, default route, no client", [
-            "link set tun0 up", "address add 192.0.2.2/32 dev tun0", "route add default dev tun0",
-        ]) { $0.v4(.unsatisfied(reason: .noCarrier)) }
+        try await h.step(
+            "up, address, default route, no client",
+            [
+                "link set tun0 up", "address add 192.0.2.2/32 dev tun0", "route add default dev tun0",
+            ]
+        ) { $0.v4(.unsatisfied(reason: .noCarrier)) }
         // A client attaching gives the tun a carrier. The kernel's linkwatch may defer a
         // carrier-on event by up to 1 s after the device's previous one, so this latency is the
         // kernel's, not the monitor's; carrier-off (close) is immediate.
@@ -215,9 +235,12 @@ private extension PathSnapshot {
         } catch {
             try Test.cancel("wireguard is not available in this kernel (\(error)); wireguard case not run")
         }
-        try await h.step("wireguard up with address and route", [
-            "link set wg0 up", "address add 192.0.2.2/32 dev wg0", "route add default dev wg0",
-        ]) { $0.v4(.satisfied(interface: "wg0")) }
+        try await h.step(
+            "wireguard up with address and route",
+            [
+                "link set wg0 up", "address add 192.0.2.2/32 dev wg0", "route add default dev wg0",
+            ]
+        ) { $0.v4(.satisfied(interface: "wg0")) }
         #expect(h.monitor.current.link("wg0")?.type == .vpn)
         h.printLatencies("wireguard")
     }

@@ -1,5 +1,6 @@
 import Glibc
 import Testing
+
 @testable import Reachability
 
 /// Floods, lost events, several subscribers, start failures and the host namespace.
@@ -19,14 +20,17 @@ import Testing
         let start = ContinuousClock.now
         try h.namespace.batch(commands)
         let finished = ContinuousClock.now
-        let entry = try #require(await h.recorder.first(from: mark, timeout: .seconds(8)) { snapshot in
-            Set(snapshot.addresses.filter { $0.interfaceName == "va" && $0.family == .ipv4 }.map(\.address)) == expected
-        })
+        let entry = try #require(
+            await h.recorder.first(from: mark, timeout: .seconds(8)) { snapshot in
+                Set(snapshot.addresses.filter { $0.interfaceName == "va" && $0.family == .ipv4 }.map(\.address))
+                    == expected
+            })
         #expect(h.monitor.current.addresses.filter { $0.family == .ipv4 }.count == 100)
         let published = h.recorder.count - mark
-        print("[path-monitor latency] flood / 300 commands: batch took \(milliseconds(finished - start)) ms, "
-            + "final state \(milliseconds(entry.at - finished)) ms after it; \(published) snapshots published; "
-            + "lost-event reports: \(h.monitor.statistics.lostEvents)")
+        print(
+            "[path-monitor latency] flood / 300 commands: batch took \(milliseconds(finished - start)) ms, "
+                + "final state \(milliseconds(entry.at - finished)) ms after it; \(published) snapshots published; "
+                + "lost-event reports: \(h.monitor.statistics.lostEvents)")
         // Coalescing: far fewer snapshots than kernel messages.
         #expect(published < 300)
     }
@@ -43,9 +47,11 @@ import Testing
         try h.namespace.batch((0..<200).map { "address add \(Self.address($0))/32 dev va" })
         h.monitor.setReadingPaused(false)
         let expected = Set((0..<200).map(Self.address))
-        _ = try #require(await h.recorder.first(timeout: .seconds(8)) { snapshot in
-            Set(snapshot.addresses.filter { $0.interfaceName == "va" && $0.family == .ipv4 }.map(\.address)) == expected
-        })
+        _ = try #require(
+            await h.recorder.first(timeout: .seconds(8)) { snapshot in
+                Set(snapshot.addresses.filter { $0.interfaceName == "va" && $0.family == .ipv4 }.map(\.address))
+                    == expected
+            })
         let stats = h.monitor.statistics
         #expect(stats.lostEvents >= 1)
         #expect(stats.dumps >= dumpsBefore + 4)
@@ -69,15 +75,18 @@ import Testing
             let mark = h.recorder.count
             let start = ContinuousClock.now
             try client.setAddress([192, 0, 2, 9], prefixLength: 24, interfaceIndex: index, present: present)
-            let entry = try #require(await h.recorder.first(from: mark) { snapshot in
-                snapshot.addresses.contains { $0.address == "192.0.2.9" } == present
-            })
+            let entry = try #require(
+                await h.recorder.first(from: mark) { snapshot in
+                    snapshot.addresses.contains { $0.address == "192.0.2.9" } == present
+                })
             if present { adds.append(entry.at - start) } else { deletes.append(entry.at - start) }
         }
         for (label, values) in [("address add", adds.sorted()), ("address delete", deletes.sorted())] {
-            print("[path-monitor latency] netlink request -> stream, \(label) (n=\(values.count)): "
-                + "min \(milliseconds(values[0])) ms, median \(milliseconds(values[values.count / 2])) ms, "
-                + "p90 \(milliseconds(values[values.count * 9 / 10])) ms, max \(milliseconds(values[values.count - 1])) ms")
+            print(
+                "[path-monitor latency] netlink request -> stream, \(label) (n=\(values.count)): "
+                    + "min \(milliseconds(values[0])) ms, median \(milliseconds(values[values.count / 2])) ms, "
+                    + "p90 \(milliseconds(values[values.count * 9 / 10])) ms, max \(milliseconds(values[values.count - 1])) ms"
+            )
             #expect(values[values.count / 2] < .milliseconds(20))  // target ~10 ms; slack for a loaded host
         }
     }
@@ -97,7 +106,9 @@ import Testing
         let b = try #require(await second.first(from: mark, where: isUp))
         #expect(a.snapshot == b.snapshot)
         #expect(h.monitor.current.changeCount >= a.snapshot.changeCount)
-        print("[path-monitor latency] two subscribers: \(milliseconds(a.at - start)) ms and \(milliseconds(b.at - start)) ms")
+        print(
+            "[path-monitor latency] two subscribers: \(milliseconds(a.at - start)) ms and \(milliseconds(b.at - start)) ms"
+        )
     }
 
     @Test func stopEndsEveryStream() async throws {

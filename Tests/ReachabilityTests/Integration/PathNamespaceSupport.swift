@@ -2,6 +2,7 @@ import CShim
 import Dispatch
 import Glibc
 import Synchronization
+
 @testable import Reachability
 
 /// A network namespace created for one test (`rx-pm-<pid>-<n>`); `delete()` in a `defer`.
@@ -195,10 +196,15 @@ final class PathSnapshotRecorder: Sendable {
 
     /// The first entry at index `from` or later that satisfies `predicate`; nil after `timeout`
     /// or when the stream ends without one.
-    func first(from: Int = 0, timeout: Duration = .seconds(5),
-               where predicate: @escaping @Sendable (PathSnapshot) -> Bool) async -> Entry? {
+    func first(
+        from: Int = 0, timeout: Duration = .seconds(5),
+        where predicate: @escaping @Sendable (PathSnapshot) -> Bool
+    ) async -> Entry? {
         await withCheckedContinuation { (continuation: CheckedContinuation<Entry?, Never>) in
-            enum Now { case found(Entry?), waiting(Int) }
+            enum Now {
+                case found(Entry?)
+                case waiting(Int)
+            }
             let now: Now = state.withLock { s in
                 if let hit = s.entries.dropFirst(from).first(where: { predicate($0.snapshot) }) { return .found(hit) }
                 if s.ended { return .found(nil) }

@@ -1,5 +1,6 @@
 import ReachabilityTestSupport
 import Testing
+
 @testable import Reachability
 
 /// Faults that loopback cannot produce, made inside network namespaces each test creates and
@@ -9,7 +10,9 @@ import Testing
 /// (and the test would fail, seeing `refused` instead of the fault).
 @Suite(.serialized) struct ProbeNamespaceTests {
     /// Runs one round of `prober` inside `netns`.
-    private func probeInside(_ netns: ScratchNetns, _ prober: some Prober, budget: Duration) async throws -> (result: ProbeResult, elapsed: Duration) {
+    private func probeInside(_ netns: ScratchNetns, _ prober: some Prober, budget: Duration) async throws -> (
+        result: ProbeResult, elapsed: Duration
+    ) {
         let executor = try NetnsExecutor(namespacePath: netns.path)
         defer { executor.shutdown() }
         return await withTaskExecutorPreference(executor) { await timedProbe(prober, budget: budget) }
@@ -20,10 +23,13 @@ import Testing
         let netns = try ScratchNetns()
         defer { netns.remove() }
         try netns.run(["ip", "link", "set", "lo", "up"])
-        try netns.run(["nft", "-f", "-"], input: "table inet rx { chain in { type filter hook input priority 0; tcp dport 9 drop; }; }")
+        try netns.run(
+            ["nft", "-f", "-"],
+            input: "table inet rx { chain in { type filter hook input priority 0; tcp dport 9 drop; }; }")
         let target = HostPort(host: host, port: 9).description
         let budget = Duration.milliseconds(500)
-        let (r, elapsed) = try await probeInside(netns, TCPProber(config: try TCPProbeConfig(target: target)), budget: budget)
+        let (r, elapsed) = try await probeInside(
+            netns, TCPProber(config: try TCPProbeConfig(target: target)), budget: budget)
         #expect(r.reason == .timeout, "\(r.detail)")
         #expect(r.address == host)
         #expect(elapsed >= budget)
@@ -37,10 +43,12 @@ import Testing
         defer { netns.remove() }
         let target = HostPort(host: host, port: 9).description
         let budget = Duration.seconds(2)
-        let (tcp, tcpElapsed) = try await probeInside(netns, TCPProber(config: try TCPProbeConfig(target: target)), budget: budget)
+        let (tcp, tcpElapsed) = try await probeInside(
+            netns, TCPProber(config: try TCPProbeConfig(target: target)), budget: budget)
         #expect(tcp.reason == .unreachable, "\(tcp.detail)")
         #expect(tcpElapsed < budget)
-        let dns = DNSProber(config: try DNSProbeConfig(name: "www.example.com", server: HostPort(host: host, port: 53).description))
+        let dns = DNSProber(
+            config: try DNSProbeConfig(name: "www.example.com", server: HostPort(host: host, port: 53).description))
         let (d, dnsElapsed) = try await probeInside(netns, dns, budget: budget)
         #expect(d.reason == .unreachable, "\(d.detail)")
         #expect(dnsElapsed < budget)
@@ -50,8 +58,12 @@ import Testing
         let netns = try ScratchNetns()
         defer { netns.remove() }
         try netns.run(["ip", "link", "set", "lo", "up"])
-        try netns.run(["nft", "-f", "-"], input: "table inet rx { chain in { type filter hook input priority 0; udp dport 53 drop; }; }")
-        let dns = DNSProber(config: try DNSProbeConfig(name: "www.example.com", server: "127.0.0.1", retransmitInterval: .milliseconds(100)))
+        try netns.run(
+            ["nft", "-f", "-"],
+            input: "table inet rx { chain in { type filter hook input priority 0; udp dport 53 drop; }; }")
+        let dns = DNSProber(
+            config: try DNSProbeConfig(
+                name: "www.example.com", server: "127.0.0.1", retransmitInterval: .milliseconds(100)))
         let budget = Duration.milliseconds(500)
         let (r, elapsed) = try await probeInside(netns, dns, budget: budget)
         #expect(r.reason == .timeout, "\(r.detail)")

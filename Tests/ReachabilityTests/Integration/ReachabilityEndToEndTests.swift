@@ -15,7 +15,8 @@ import Testing
             LoopbackHTTPBehavior { [self] c in
                 switch Mode(rawValue: mode.load(ordering: .relaxed))! {
                 case .noContent: LoopbackHTTPBehavior.status(204).run(c)
-                case .loginPage: LoopbackHTTPBehavior.status(200, body: "<html><form action=/login>Sign in</form></html>").run(c)
+                case .loginPage:
+                    LoopbackHTTPBehavior.status(200, body: "<html><form action=/login>Sign in</form></html>").run(c)
                 case .silent: LoopbackHTTPBehavior.silent.run(c)
                 }
             }
@@ -30,11 +31,15 @@ import Testing
     }
 
     static func state(_ metrics: String) -> String? {
-        ["unknown", "none", "portal", "limited", "full"].first { value(metrics, "reachability_connectivity_state{state=\"\($0)\"}") == 1 }
+        ["unknown", "none", "portal", "limited", "full"].first {
+            value(metrics, "reachability_connectivity_state{state=\"\($0)\"}") == 1
+        }
     }
 
     /// Scrapes until the state is `want`; returns every (state, failures+portal signals) seen on the way.
-    func waitForState(_ exporter: ExporterProcess, _ want: String, counting: (String) -> Double, timeout: Double = 30) throws -> [(String, Double)] {
+    func waitForState(_ exporter: ExporterProcess, _ want: String, counting: (String) -> Double, timeout: Double = 30)
+        throws -> [(String, Double)]
+    {
         var seen: [(String, Double)] = []
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
@@ -53,14 +58,21 @@ import Testing
         let server = try LoopbackHTTPServer(behavior: sw.behavior)
         defer { server.stop() }
         let url = server.url("/generate_204")
-        let exporter = try ExporterProcess(["--web.listen-address=127.0.0.1:0", "--no-path.monitor", "--probe.trust-local-targets", "--probe.http=\(url)",
-                                            "--probe.interval=500ms", "--probe.timeout=300ms", "--probe.fail-after=2",
-                                            "--probe.recover-after=2", "--probe.fast-recheck=0"])
+        let exporter = try ExporterProcess([
+            "--web.listen-address=127.0.0.1:0", "--no-path.monitor", "--probe.trust-local-targets",
+            "--probe.http=\(url)",
+            "--probe.interval=500ms", "--probe.timeout=300ms", "--probe.fail-after=2",
+            "--probe.recover-after=2", "--probe.fast-recheck=0",
+        ])
         try exporter.waitListening()
         let target = "{probe=\"http\",target=\"\(url)\"}"
         let failures: (String) -> Double = { m in
-            (Self.value(m, "reachability_probe_failures_total{probe=\"http\",target=\"\(url)\",reason=\"timeout\"}") ?? 0)
-                + (Self.value(m, "reachability_probe_portal_signals_total{probe=\"http\",target=\"\(url)\",reason=\"http_status\"}") ?? 0)
+            (Self.value(m, "reachability_probe_failures_total{probe=\"http\",target=\"\(url)\",reason=\"timeout\"}")
+                ?? 0)
+                + (Self.value(
+                    m,
+                    "reachability_probe_portal_signals_total{probe=\"http\",target=\"\(url)\",reason=\"http_status\"}")
+                    ?? 0)
         }
         _ = try waitForState(exporter, "full", counting: failures)
 
@@ -97,7 +109,10 @@ import Testing
         let sw = Switch()
         let server = try LoopbackHTTPServer(behavior: sw.behavior)
         defer { server.stop() }
-        let base = ["check", "--no-path.monitor", "--probe.trust-local-targets", "--probe.http=\(server.url("/"))", "--probe.timeout=300ms", "--probe.interval=1s"]
+        let base = [
+            "check", "--no-path.monitor", "--probe.trust-local-targets", "--probe.http=\(server.url("/"))",
+            "--probe.timeout=300ms", "--probe.interval=1s",
+        ]
         let full = try ExporterProcess.run(base)
         #expect(full.status == 0, "\(full.stdout)")
         #expect(full.stdout.hasPrefix("full\n"))
@@ -118,8 +133,9 @@ import Testing
         }
         defer { _ = shell("ip netns del \(ns)") }
         // Only loopback (which never counts as a path): the path decides `none` without any traffic.
-        let r = try ExporterProcess.run(["--probe.tcp=127.0.0.1:9"].reduce(["exec", ns, ExporterProcess.binaryPath, "check"]) { $0 + [$1] },
-                                        executable: "/usr/sbin/ip", prefix: ["netns"])
+        let r = try ExporterProcess.run(
+            ["--probe.tcp=127.0.0.1:9"].reduce(["exec", ns, ExporterProcess.binaryPath, "check"]) { $0 + [$1] },
+            executable: "/usr/sbin/ip", prefix: ["netns"])
         #expect(r.status == 4, "\(r.stdout) \(r.stderr)")
         #expect(r.stdout.hasPrefix("none (no_interface)"), "\(r.stdout)")
         #expect(r.stdout.contains("no path"), "the probe was not sent: \(r.stdout)")

@@ -1,14 +1,16 @@
 import Foundation
 import ReachabilityTestSupport
 import Testing
+
 @testable import Reachability
 
 /// The library's front door, against loopback servers (no path monitor: the test host's own
 /// network is not what is measured).
 @Suite struct ReachabilityFrontDoorTests {
     func lab(_ probes: [Probe], mode: ProbeMode = .parallel, trust: Bool = true) -> Reachability {
-        var c = Reachability.Configuration(probes: probes, probeMode: mode, timeout: .seconds(2), interval: .milliseconds(300),
-                                           pathMonitoring: false)
+        var c = Reachability.Configuration(
+            probes: probes, probeMode: mode, timeout: .seconds(2), interval: .milliseconds(300),
+            pathMonitoring: false)
         c.trustsLocalTargets = trust
         return Reachability(configuration: c)
     }
@@ -91,7 +93,8 @@ import Testing
     /// The README's library section is the example program, character for character.
     @Test func theReadmeShowsTheExampleAsBuilt() throws {
         let root = RepositoryRoot.url
-        let example = try String(contentsOf: root.appendingPathComponent("Examples/EmbedReachability/main.swift"), encoding: .utf8)
+        let example = try String(
+            contentsOf: root.appendingPathComponent("Examples/EmbedReachability/main.swift"), encoding: .utf8)
         #expect(ReadmeTests.readme.contains("```swift\n" + example + "```"))
         #expect(example.split(separator: "\n", omittingEmptySubsequences: false).count <= 30)
     }

@@ -1,6 +1,7 @@
 import Foundation
 import ReachabilityTestSupport
 import Testing
+
 @testable import Reachability
 
 /// The README's metric reference must name every metric the exporter can register.
@@ -26,15 +27,25 @@ import Testing
         _ = ExporterMetrics(registry: registry)
         _ = ConfigMetrics(registry: registry)
         _ = HistoryMetrics(registry: registry)
-        PathMetrics.register(in: registry, source: FakePathSource(FakePathSource.snapshot(name: "eth0", type: .ethernet, families: [.ipv4], carrier: true)))
-        _ = try HTTPServer(listen: ListenAddress(host: "127.0.0.1", port: 0), registry: registry) { _ in HTTPResponse(status: 200, text: "") }
+        PathMetrics.register(
+            in: registry,
+            source: FakePathSource(
+                FakePathSource.snapshot(name: "eth0", type: .ethernet, families: [.ipv4], carrier: true)))
+        _ = try HTTPServer(listen: ListenAddress(host: "127.0.0.1", port: 0), registry: registry) { _ in
+            HTTPResponse(status: 200, text: "")
+        }
         registry.gauge(MetricCatalog.exporterBuildInfo).labels("a", "b", "c").set(1)
         ConfigMetrics(registry: registry).setProbeLabels([(target: "a", labels: [ProbeLabel("site", "x")])])
-        let names = registry.renderString().split(separator: "\n").filter { $0.hasPrefix("# TYPE ") }.map { String($0.split(separator: " ")[2]) }
+        let names = registry.renderString().split(separator: "\n").filter { $0.hasPrefix("# TYPE ") }.map {
+            String($0.split(separator: " ")[2])
+        }
         #expect(names.count > 40)
         let catalog = Set(MetricCatalog.all.map(\.name))
-        #expect(names.filter { !catalog.contains($0) }.isEmpty, "registered outside the catalog: \(names.filter { !catalog.contains($0) })")
-        #expect(catalog.subtracting(names).isEmpty, "in the catalog but never registered: \(catalog.subtracting(names))")
+        #expect(
+            names.filter { !catalog.contains($0) }.isEmpty,
+            "registered outside the catalog: \(names.filter { !catalog.contains($0) })")
+        #expect(
+            catalog.subtracting(names).isEmpty, "in the catalog but never registered: \(catalog.subtracting(names))")
     }
 
     @Test func theMetricsCommandPrintsTheCatalog() throws {
@@ -46,7 +57,9 @@ import Testing
 
     @Test func everyFlagIsDocumented() {
         let readme = Self.readme
-        let missing = ExporterCommand.serveFlags.map(\.name).filter { $0 != "help" && $0 != "version" }.filter { !readme.contains("--\($0)") && !readme.contains("--[no-]\($0)") }
+        let missing = ExporterCommand.serveFlags.map(\.name).filter { $0 != "help" && $0 != "version" }.filter {
+            !readme.contains("--\($0)") && !readme.contains("--[no-]\($0)")
+        }
         #expect(missing.isEmpty, "flags missing from the README: \(missing)")
     }
 }

@@ -1,5 +1,6 @@
 import Synchronization
 import Testing
+
 @testable import Reachability
 
 /// The lifecycle: services start in order, stop in reverse, within a bounded grace period.
@@ -53,8 +54,10 @@ import Testing
 
     @Test func aServiceThatEndsStopsTheOthersAndItsErrorIsRethrown() async {
         let journal = Journal()
-        let runner = ServiceRunner([Recorded(name: "a", journal: journal), Recorded(name: "b", journal: journal, failAfterStart: Boom()),
-                                    Recorded(name: "c", journal: journal)])
+        let runner = ServiceRunner([
+            Recorded(name: "a", journal: journal), Recorded(name: "b", journal: journal, failAfterStart: Boom()),
+            Recorded(name: "c", journal: journal),
+        ])
         await #expect(throws: Boom.self) { try await runner.run() }
         #expect(Array(journal.all.suffix(2)) == ["stop c", "stop a"])
     }
@@ -63,8 +66,12 @@ import Testing
     /// service was cancelled, before the stuck one returns (3 s later).
     @Test func aStuckServiceDoesNotHoldUpTheOthersPastTheGracePeriod() async throws {
         let journal = Journal()
-        let runner = ServiceRunner([Recorded(name: "a", journal: journal), Recorded(name: "stuck", journal: journal, ignoresCancellation: true)],
-                                   gracePeriod: .milliseconds(200))
+        let runner = ServiceRunner(
+            [
+                Recorded(name: "a", journal: journal),
+                Recorded(name: "stuck", journal: journal, ignoresCancellation: true),
+            ],
+            gracePeriod: .milliseconds(200))
         async let done: Void = runner.run()
         #expect(await until(journal, count: 2))
         let clock = ContinuousClock()
@@ -77,7 +84,10 @@ import Testing
     }
 
     @Test func untilCancelledReturnsOnCancellation() async {
-        let task = Task { await untilCancelled(); return true }
+        let task = Task {
+            await untilCancelled()
+            return true
+        }
         task.cancel()
         #expect(await task.value)
     }

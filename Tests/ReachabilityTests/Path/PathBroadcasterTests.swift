@@ -1,5 +1,6 @@
 import ReachabilityTestSupport
 import Testing
+
 @testable import Reachability
 
 /// Stream semantics shared by `PathMonitor` and `FakePathSource`.

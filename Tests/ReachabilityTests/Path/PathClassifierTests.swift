@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Reachability
 
 /// Interface classification rules, one row per rule (see `InterfaceClassifier`).
@@ -60,15 +61,17 @@ import Testing
 
     @Test(arguments: rows)
     func classify(_ row: Row) {
-        let type = InterfaceClassifier.classify(name: row.name, kind: row.kind,
-                                                hardwareType: row.hardwareType, sysfs: row.sysfs)
+        let type = InterfaceClassifier.classify(
+            name: row.name, kind: row.kind,
+            hardwareType: row.hardwareType, sysfs: row.sysfs)
         #expect(type == row.expected)
     }
 
     @Test func onlyCellularIsExpensive() {
         #expect(InterfaceType.allCases.filter(\.isExpensive) == [.cellular])
-        #expect(InterfaceType.allCases.map(\.rawValue)
-            == ["wifi", "ethernet", "cellular", "vpn", "loopback", "bridge", "virtual", "other"])
+        #expect(
+            InterfaceType.allCases.map(\.rawValue)
+                == ["wifi", "ethernet", "cellular", "vpn", "loopback", "bridge", "virtual", "other"])
     }
 
     /// On this machine: `lo` and the first non-loopback link read real sysfs facts; a name

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Reachability
 
 /// `NetworkModel`: real kernel messages in, snapshots out; the kernel's silent route flushes.
@@ -8,25 +9,29 @@ import Testing
     }
 
     private static func message(_ bytes: [UInt8]) -> NetlinkMessage {
-        NetlinkDecoder.decode(bytes).first ?? NetlinkMessage(
-            header: NetlinkHeader(length: 0, type: 0, flags: 0, sequence: 0, portID: 0), payload: .other(type: 0))
+        NetlinkDecoder.decode(bytes).first
+            ?? NetlinkMessage(
+                header: NetlinkHeader(length: 0, type: 0, flags: 0, sequence: 0, portID: 0), payload: .other(type: 0))
     }
 
     private static func event(_ payload: NetlinkPayload, flags: UInt16 = 0) -> NetlinkMessage {
-        NetlinkMessage(header: NetlinkHeader(length: 0, type: 0, flags: flags, sequence: 0, portID: 0),
-                       payload: payload)
+        NetlinkMessage(
+            header: NetlinkHeader(length: 0, type: 0, flags: flags, sequence: 0, portID: 0),
+            payload: payload)
     }
 
     /// The namespace of the fixtures, built from its dump.
     private static func dumped() -> NetworkModel {
         var model = NetworkModel()
-        for bytes in [NetlinkFixtures.linkLoopback, NetlinkFixtures.linkVeth, NetlinkFixtures.linkTun,
-                      NetlinkFixtures.linkBridge, NetlinkFixtures.addressLoopbackV4,
-                      NetlinkFixtures.addressV4, NetlinkFixtures.addressV6Global,
-                      NetlinkFixtures.addressV6LinkLocal, NetlinkFixtures.routeDefaultV4,
-                      NetlinkFixtures.routeDefaultV6, NetlinkFixtures.routeMultipathV4,
-                      NetlinkFixtures.routeUnreachableV4, NetlinkFixtures.routeLocalTable,
-                      NetlinkFixtures.done] {
+        for bytes in [
+            NetlinkFixtures.linkLoopback, NetlinkFixtures.linkVeth, NetlinkFixtures.linkTun,
+            NetlinkFixtures.linkBridge, NetlinkFixtures.addressLoopbackV4,
+            NetlinkFixtures.addressV4, NetlinkFixtures.addressV6Global,
+            NetlinkFixtures.addressV6LinkLocal, NetlinkFixtures.routeDefaultV4,
+            NetlinkFixtures.routeDefaultV6, NetlinkFixtures.routeMultipathV4,
+            NetlinkFixtures.routeUnreachableV4, NetlinkFixtures.routeLocalTable,
+            NetlinkFixtures.done,
+        ] {
             model.apply(message(bytes), classify: classify)
         }
         return model
@@ -43,9 +48,10 @@ import Testing
         #expect(snapshot.addresses.map(\.address) == ["127.0.0.1", "192.0.2.2", "2001:db8::2"])
         #expect(snapshot.addresses.map(\.scope) == [.host, .global, .global])
         // Unreachable and local-table routes are not default routes; multipath gives two entries.
-        #expect(snapshot.defaultRoutes.map { "\($0.family) \($0.gateway ?? "-") \($0.interfaceName) \($0.metric)" } == [
-            "ipv4 192.0.2.1 va 5", "ipv4 192.0.2.1 va 9", "ipv4 192.0.2.3 va 9", "ipv6 2001:db8::1 va 7",
-        ])
+        #expect(
+            snapshot.defaultRoutes.map { "\($0.family) \($0.gateway ?? "-") \($0.interfaceName) \($0.metric)" } == [
+                "ipv4 192.0.2.1 va 5", "ipv4 192.0.2.1 va 9", "ipv4 192.0.2.3 va 9", "ipv6 2001:db8::1 va 7",
+            ])
         #expect(snapshot.status(for: .ipv4) == .satisfied(interface: "va"))
         #expect(snapshot.status(for: .ipv6) == .satisfied(interface: "va"))
         #expect(snapshot.primaryRoute(for: .ipv4)?.metric == 5)
@@ -72,7 +78,8 @@ import Testing
     @Test func adminDownDropsRoutes() throws {
         var model = Self.dumped()
         guard case .newLink(var va) = Self.message(NetlinkFixtures.linkVeth).payload else {
-            Issue.record("fixture"); return
+            Issue.record("fixture")
+            return
         }
         va.flags &= ~(RTNL.iffUp | RTNL.iffLowerUp)
         model.apply(Self.event(.newLink(va)), classify: Self.classify)
@@ -84,7 +91,8 @@ import Testing
     @Test func routeDeleteAndReplace() throws {
         var model = Self.dumped()
         guard case .newRoute(var route) = Self.message(NetlinkFixtures.routeDefaultV4).payload else {
-            Issue.record("fixture"); return
+            Issue.record("fixture")
+            return
         }
         model.apply(Self.event(.deletedRoute(route)), classify: Self.classify)
         #expect(model.snapshot(changeCount: 0).defaultRoutes.filter { $0.metric == 5 }.isEmpty)
@@ -92,8 +100,9 @@ import Testing
         route.priority = 9
         route.nexthops = [RouteNexthop(interfaceIndex: 3, gateway: [192, 0, 2, 7])]
         model.apply(Self.event(.newRoute(route), flags: RTNL.flagReplace), classify: Self.classify)
-        #expect(model.snapshot(changeCount: 0).defaultRoutes.filter { $0.family == .ipv4 }.map(\.gateway)
-            == ["192.0.2.7"])
+        #expect(
+            model.snapshot(changeCount: 0).defaultRoutes.filter { $0.family == .ipv4 }.map(\.gateway)
+                == ["192.0.2.7"])
         // A route in another table or of another type is not a default route.
         route.table = 100
         route.nexthops = [RouteNexthop(interfaceIndex: 3, gateway: [192, 0, 2, 8])]

@@ -2,12 +2,15 @@ import Glibc
 import ReachabilityTestSupport
 import Synchronization
 import Testing
+
 @testable import Reachability
 
 @Suite struct HTTPServerTests {
     /// A server on 127.0.0.1 port 0 serving a registry, with short timeouts for the hostile cases.
-    static func startServer(maxConnections: Int = 64, requestTimeout: Duration = .milliseconds(300),
-                            idleTimeout: Duration = .seconds(5), bigBody: Int = 0) throws -> (HTTPServer, UInt16, MetricsRegistry) {
+    static func startServer(
+        maxConnections: Int = 64, requestTimeout: Duration = .milliseconds(300),
+        idleTimeout: Duration = .seconds(5), bigBody: Int = 0
+    ) throws -> (HTTPServer, UInt16, MetricsRegistry) {
         let registry = MetricsRegistry()
         registry.gauge("demo_value", help: "A value.", labels: ["k"]).labels("v").set(42)
         var options = HTTPServer.Options()
@@ -19,7 +22,9 @@ import Testing
             let body = [UInt8](repeating: UInt8(ascii: "x"), count: bigBody)
             routes.add { $0.path == "/big" ? HTTPResponse(status: 200, body: body) : nil }
         }
-        let server = try HTTPServer(listen: ListenAddress(host: "127.0.0.1", port: 0), options: options, logger: Logger(level: .error)) { [routes] in routes.handle($0) }
+        let server = try HTTPServer(
+            listen: ListenAddress(host: "127.0.0.1", port: 0), options: options, logger: Logger(level: .error)
+        ) { [routes] in routes.handle($0) }
         server.start()
         return (server, server.boundAddress.port, registry)
     }
@@ -52,7 +57,8 @@ import Testing
         let (server, port, _) = try Self.startServer()
         defer { server.shutdown() }
         let c = try RawTCPClient(port: port)
-        c.send("GET /metrics HTTP/1.1\r\nAccept: application/openmetrics-text;version=1.0.0\r\nConnection: close\r\n\r\n")
+        c.send(
+            "GET /metrics HTTP/1.1\r\nAccept: application/openmetrics-text;version=1.0.0\r\nConnection: close\r\n\r\n")
         let r = c.read().text
         #expect(r.contains("Content-Type: application/openmetrics-text; version=1.0.0; charset=utf-8"))
         #expect(r.hasSuffix("# EOF\n"))
@@ -62,7 +68,9 @@ import Testing
         let (server, port, _) = try Self.startServer()
         defer { server.shutdown() }
         let c = try RawTCPClient(port: port)
-        c.send("GET /-/healthy HTTP/1.1\r\n\r\nGET /-/ready HTTP/1.1\r\n\r\nGET /-/healthy HTTP/1.1\r\nConnection: close\r\n\r\n")
+        c.send(
+            "GET /-/healthy HTTP/1.1\r\n\r\nGET /-/ready HTTP/1.1\r\n\r\nGET /-/healthy HTTP/1.1\r\nConnection: close\r\n\r\n"
+        )
         let all = c.read()
         #expect(all.closed)
         #expect(all.text.occurrences(ofBytes: "HTTP/1.1 200 OK") == 3)
@@ -149,7 +157,8 @@ import Testing
     @Test func connectionLimitAnswers503() throws {
         let (server, port, _) = try Self.startServer(maxConnections: 2)
         defer { server.shutdown() }
-        let a = try RawTCPClient(port: port), b = try RawTCPClient(port: port)
+        let a = try RawTCPClient(port: port)
+        let b = try RawTCPClient(port: port)
         a.send("GET /-/healthy HTTP/1.1\r\n\r\n")
         b.send("GET /-/healthy HTTP/1.1\r\n\r\n")
         #expect(a.readResponse().hasPrefix("HTTP/1.1 200"))
@@ -198,7 +207,8 @@ import Testing
     }
 
     @Test(arguments: [
-        (":10361", "", UInt16(10361)), ("127.0.0.1:0", "127.0.0.1", 0), ("[::1]:9", "::1", 9), ("localhost:80", "127.0.0.1", 80),
+        (":10361", "", UInt16(10361)), ("127.0.0.1:0", "127.0.0.1", 0), ("[::1]:9", "::1", 9),
+        ("localhost:80", "127.0.0.1", 80),
     ])
     func listenAddresses(text: String, host: String, port: UInt16) throws {
         #expect(try ListenAddress.parse(text) == ListenAddress(host: host, port: port))

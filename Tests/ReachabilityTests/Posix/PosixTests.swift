@@ -1,6 +1,7 @@
 import CShim
 import Glibc
 import Testing
+
 @testable import Reachability
 
 @Suite struct PosixTests {
@@ -18,7 +19,10 @@ import Testing
     @Test func reactorTimesOutAndSeesReadable() async throws {
         var fds: [Int32] = [0, 0]
         #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0, &fds) == 0)
-        defer { close(fds[0]); close(fds[1]) }
+        defer {
+            close(fds[0])
+            close(fds[1])
+        }
         let clock = ContinuousClock()
         let start = clock.now
         let r1 = await Reactor.shared.waitReadable(fds[0], deadline: start + .milliseconds(50))
@@ -26,14 +30,20 @@ import Testing
         #expect(clock.now - start >= .milliseconds(50))
         _ = write(fds[1], "x", 1)
         let r2 = await Reactor.shared.waitReadable(fds[0], deadline: clock.now + .seconds(5))
-        guard case .ready(let ev) = r2 else { Issue.record("expected ready, got \(r2)"); return }
-        #expect(ev & EPOLLIN_bits != 0)
+        guard case .ready(let ev) = r2 else {
+            Issue.record("expected ready, got \(r2)")
+            return
+        }
+        #expect(ev & epollInBits != 0)
     }
 
     @Test func reactorCancellation() async {
         var fds: [Int32] = [0, 0]
         #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0)
-        defer { close(fds[0]); close(fds[1]) }
+        defer {
+            close(fds[0])
+            close(fds[1])
+        }
         let fd = fds[0]
         let task = Task { await Reactor.shared.waitReadable(fd, deadline: .now + .seconds(30)) }
         task.cancel()
@@ -54,4 +64,4 @@ import Testing
     }
 }
 
-private let EPOLLIN_bits: UInt32 = 1
+private let epollInBits: UInt32 = 1

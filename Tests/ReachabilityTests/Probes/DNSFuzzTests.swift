@@ -1,5 +1,6 @@
 import ReachabilityTestSupport
 import Testing
+
 @testable import Reachability
 
 /// Fuzz-style robustness of the DNS decoder: seeded, bounded, repeatable. A crash, a hang (the
@@ -14,7 +15,9 @@ import Testing
         if r.answers.count != r.header.answerCount { out.append("answer count") }
         if !r.header.isResponse { out.append("not a response") }
         // 255 wire bytes at most; escaping makes the text at most 4× longer.
-        if (r.questions.map(\.name) + r.answers.map(\.name)).contains(where: { $0.utf8.count > 4 * 255 }) { out.append("long name") }
+        if (r.questions.map(\.name) + r.answers.map(\.name)).contains(where: { $0.utf8.count > 4 * 255 }) {
+            out.append("long name")
+        }
         _ = r.addresses(for: "www.example.com", type: .a)
         return out
     }
@@ -29,7 +32,10 @@ import Testing
                 let length = Int(rng.next() % 600)
                 var bytes = (0..<length).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
                 // Make half of them look like responses so decoding goes past the header.
-                if bytes.count > 3, rng.next() % 2 == 0 { bytes[2] = 0x81; bytes[3] = 0x80 }
+                if bytes.count > 3, rng.next() % 2 == 0 {
+                    bytes[2] = 0x81
+                    bytes[3] = 0x80
+                }
                 broken += Self.violations(bytes) ?? []
             }
             return broken

@@ -1,5 +1,6 @@
 import ReachabilityTestSupport
 import Testing
+
 @testable import Reachability
 
 /// A response for `www.example.com A` (id 0x1234): a CNAME to `edge.example.com` whose data is
@@ -18,7 +19,10 @@ let cnameResponse: [UInt8] = [
     @Test func queryLayout() throws {
         let q = try DNSMessage.encodeQuery(name: "www.Example.com.", type: .aaaa, id: 0xBEEF)
         #expect(q[0..<12] == [0xBE, 0xEF, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0])
-        #expect(Array(q[12...]) == [3] + Array("www".utf8) + [7] + Array("Example".utf8) + [3] + Array("com".utf8) + [0, 0, 28, 0, 1])
+        #expect(
+            Array(q[12...]) == [3] + Array("www".utf8) + [7] + Array("Example".utf8) + [3] + Array("com".utf8) + [
+                0, 0, 28, 0, 1,
+            ])
         let a = try DNSMessage.encodeQuery(name: "x", type: .a, id: 1)
         #expect(Array(a.suffix(4)) == [0, 1, 0, 1])
     }
@@ -40,7 +44,9 @@ let cnameResponse: [UInt8] = [
 
     @Test func longestValidNameEncodes() throws {
         // 4 labels of 63 + 3 dots = 255 > 253; 3×63 + 61 + 3 dots = 253 is the limit.
-        let name = Array(repeating: String(repeating: "b", count: 63), count: 3).joined(separator: ".") + "." + String(repeating: "c", count: 61)
+        let name =
+            Array(repeating: String(repeating: "b", count: 63), count: 3).joined(separator: ".") + "."
+            + String(repeating: "c", count: 61)
         #expect(name.utf8.count == 253)
         let q = try DNSMessage.encodeQuery(name: name, type: .a, id: 7)
         #expect(q.count == 12 + 255 + 4)
@@ -69,14 +75,20 @@ let cnameResponse: [UInt8] = [
     @Test func pointerLoopsAndForwardPointersAreRejected() {
         let header: [UInt8] = [0, 1, 0x81, 0x80, 0, 1, 0, 0, 0, 0, 0, 0]
         // A name that points at itself.
-        #expect(throws: DNSMessageError.badPointer(at: 12)) { try DNSMessage.decodeResponse(header + [0xC0, 12, 0, 1, 0, 1]) }
+        #expect(throws: DNSMessageError.badPointer(at: 12)) {
+            try DNSMessage.decodeResponse(header + [0xC0, 12, 0, 1, 0, 1])
+        }
         // A forward pointer.
-        #expect(throws: DNSMessageError.badPointer(at: 12)) { try DNSMessage.decodeResponse(header + [0xC0, 14, 0, 1, 0, 1, 0]) }
+        #expect(throws: DNSMessageError.badPointer(at: 12)) {
+            try DNSMessage.decodeResponse(header + [0xC0, 14, 0, 1, 0, 1, 0])
+        }
         // Two labels whose pointers chase each other: 12 "a" -> 16, 16 "b" -> 12.
         let loop = header + [1, 0x61, 0xC0, 16, 1, 0x62, 0xC0, 12, 0, 1, 0, 1]
         #expect(throws: DNSMessageError.self) { try DNSMessage.decodeResponse(loop) }
         // Reserved label type bits.
-        #expect(throws: DNSMessageError.badLabelType(at: 12)) { try DNSMessage.decodeResponse(header + [0x41, 0, 0, 1, 0, 1]) }
+        #expect(throws: DNSMessageError.badLabelType(at: 12)) {
+            try DNSMessage.decodeResponse(header + [0x41, 0, 0, 1, 0, 1])
+        }
     }
 
     @Test func nameLongerThan255BytesIsRejected() {
@@ -159,22 +171,26 @@ struct SplitMix64: RandomNumberGenerator {
     }
 
     @Test func chainsLoopsAndStrangers() {
-        let header = DNSHeader(id: 1, flags: 0x8180, questionCount: 1, answerCount: 0, authorityCount: 0, additionalCount: 0)
-        let r = DNSResponse(header: header, questions: [], answers: [
-            record("c.example", .a("192.0.2.3")),  // order in the section does not matter
-            record("a.example", .cname("b.example")),
-            record("b.example", .cname("c.example")),
-            record("c.example", .cname("a.example")),  // a loop back to the start
-            record("x.example", .a("192.0.2.99")),  // not on the chain
-            record("b.example", .aaaa("2001:db8::2")),
-        ])
+        let header = DNSHeader(
+            id: 1, flags: 0x8180, questionCount: 1, answerCount: 0, authorityCount: 0, additionalCount: 0)
+        let r = DNSResponse(
+            header: header, questions: [],
+            answers: [
+                record("c.example", .a("192.0.2.3")),  // order in the section does not matter
+                record("a.example", .cname("b.example")),
+                record("b.example", .cname("c.example")),
+                record("c.example", .cname("a.example")),  // a loop back to the start
+                record("x.example", .a("192.0.2.99")),  // not on the chain
+                record("b.example", .aaaa("2001:db8::2")),
+            ])
         #expect(r.addresses(for: "A.example.", type: .a) == ["192.0.2.3"])
         #expect(r.addresses(for: "a.example", type: .aaaa) == ["2001:db8::2"])
         #expect(r.addresses(for: "x.example", type: .a) == ["192.0.2.99"])
     }
 
     @Test func longCNAMEChainIsLinear() async {
-        let header = DNSHeader(id: 1, flags: 0x8180, questionCount: 1, answerCount: 0, authorityCount: 0, additionalCount: 0)
+        let header = DNSHeader(
+            id: 1, flags: 0x8180, questionCount: 1, answerCount: 0, authorityCount: 0, additionalCount: 0)
         // 6000 records: about what a 64 KiB datagram can hold. Listed from the tail so that a
         // pass-per-link walk would need one pass per record.
         var answers = (0..<6_000).reversed().map { i in record("n\(i).example", .cname("n\(i + 1).example")) }

@@ -1,5 +1,6 @@
 import ReachabilityTestSupport
 import Testing
+
 @testable import Reachability
 
 /// Runs one probe round with a budget; returns the result and the wall time it took.
@@ -72,8 +73,9 @@ let dnsDeadlineSlack: Duration = .seconds(2)  // a hang bound for loaded CI mach
     @Test func silenceTimesOutAfterRetransmitting() async throws {
         let server = try DNSTestServer(host: "127.0.0.1", behaviour: .silence)
         defer { server.stop() }
-        let config = try DNSProbeConfig(name: "www.example.com", queryType: .a, server: server.address.description,
-                                        retransmitInterval: .milliseconds(100))
+        let config = try DNSProbeConfig(
+            name: "www.example.com", queryType: .a, server: server.address.description,
+            retransmitInterval: .milliseconds(100))
         let budget = Duration.seconds(1)
         let (r, elapsed) = await timedProbe(DNSProber(config: config), budget: budget)
         #expect(r.reason == .timeout, "\(r.detail)")
@@ -81,8 +83,11 @@ let dnsDeadlineSlack: Duration = .seconds(2)  // a hang bound for loaded CI mach
         // The responder's thread may count the last query a moment after the probe gives up.
         let clock = ContinuousClock()
         let settle = clock.now + .seconds(2)
-        while server.queries < DNSProbeConfig.maxTransmissions && clock.now < settle { try await Task.sleep(for: .milliseconds(20)) }
-        #expect((2...DNSProbeConfig.maxTransmissions).contains(server.queries), "\(server.queries) queries; \(r.detail)")
+        while server.queries < DNSProbeConfig.maxTransmissions && clock.now < settle {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(
+            (2...DNSProbeConfig.maxTransmissions).contains(server.queries), "\(server.queries) queries; \(r.detail)")
     }
 
     @Test func privateAnswerForPublicNameIsPortal() async throws {
@@ -119,7 +124,8 @@ let dnsDeadlineSlack: Duration = .seconds(2)  // a hang bound for loaded CI mach
     }
 
     @Test func compressedCNAMEChainIsFollowed() async throws {
-        let (r, _, _) = try await probe(.compressedCNAME(alias: "edge.example.com", addresses: ["192.0.2.77", "192.0.2.78"]))
+        let (r, _, _) = try await probe(
+            .compressedCNAME(alias: "edge.example.com", addresses: ["192.0.2.77", "192.0.2.78"]))
         #expect(r.status == .success, "\(r.detail)")
         #expect(r.dns == DNSDetail(rcode: 0, answers: 3, addresses: ["192.0.2.77", "192.0.2.78"]))
     }
@@ -150,7 +156,8 @@ let dnsDeadlineSlack: Duration = .seconds(2)  // a hang bound for loaded CI mach
         let good = try DNSProbeConfig(name: "www.example.com", server: server.address.description, interface: "lo")
         let (r, _) = await timedProbe(DNSProber(config: good), budget: .seconds(3))
         #expect(r.status == .success, "\(r.detail)")
-        let bad = try DNSProbeConfig(name: "www.example.com", server: server.address.description, interface: "rxnosuch0")
+        let bad = try DNSProbeConfig(
+            name: "www.example.com", server: server.address.description, interface: "rxnosuch0")
         let (e, elapsed) = await timedProbe(DNSProber(config: bad), budget: .seconds(3))
         #expect(e.reason == .error, "\(e.detail)")
         #expect(e.detail.contains("SO_BINDTODEVICE"))
@@ -169,11 +176,20 @@ let dnsDeadlineSlack: Duration = .seconds(2)  // a hang bound for loaded CI mach
 
     @Test func questionMismatchIsIgnored() throws {
         var other = DNSExchange(id: 0x1234, name: "www.example.org", type: .a)
-        guard case .ignored = other.consider(cnameResponse) else { Issue.record("accepted another name"); return }
+        guard case .ignored = other.consider(cnameResponse) else {
+            Issue.record("accepted another name")
+            return
+        }
         var aaaa = DNSExchange(id: 0x1234, name: "www.example.com", type: .aaaa)
-        guard case .ignored = aaaa.consider(cnameResponse) else { Issue.record("accepted another type"); return }
+        guard case .ignored = aaaa.consider(cnameResponse) else {
+            Issue.record("accepted another type")
+            return
+        }
         var right = DNSExchange(id: 0x1234, name: "WWW.EXAMPLE.COM", type: .a)
-        guard case .answer = right.consider(cnameResponse) else { Issue.record("rejected the right reply"); return }
+        guard case .answer = right.consider(cnameResponse) else {
+            Issue.record("rejected the right reply")
+            return
+        }
         #expect(other.ignored == 1 && aaaa.ignored == 1 && right.ignored == 0)
     }
 }

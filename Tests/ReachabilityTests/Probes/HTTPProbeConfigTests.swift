@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Reachability
 
 @Suite struct HTTPProbeConfigTests {
@@ -26,23 +27,33 @@ import Testing
         #expect(try !HTTPProbeConfig(url: "http://h/", mode: .web, followRedirects: false).followRedirects)
     }
 
-    @Test(arguments: [
-        ("url", { @Sendable in try HTTPProbeConfig(url: "gopher://h/") }),
-        ("follow_redirects", { @Sendable in try HTTPProbeConfig(url: "http://h/", followRedirects: true) }),
-        ("max_redirects", { @Sendable in try HTTPProbeConfig(url: "http://h/", mode: .web, maxRedirects: -1) }),
-        ("headers", { @Sendable in try HTTPProbeConfig(url: "http://h/", headers: [.init("Host", "x")]) }),
-        ("headers", { @Sendable in try HTTPProbeConfig(url: "http://h/", headers: [.init("X-A", "a\r\nX-B: b")]) }),
-        ("headers", { @Sendable in try HTTPProbeConfig(url: "http://h/", headers: [.init("Bad Name", "v")]) }),
-        ("host_header", { @Sendable in try HTTPProbeConfig(url: "http://h/", hostHeader: "a b") }),
-        ("server_name", { @Sendable in try HTTPProbeConfig(url: "https://h/", serverName: "not a name") }),
-        ("interface", { @Sendable in try HTTPProbeConfig(url: "http://h/", interface: "an-interface-name-too-long") }),
-        ("body_limit", { @Sendable in try HTTPProbeConfig(url: "http://h/", bodyLimit: -1) }),
-        ("cache_bust", { @Sendable in try HTTPProbeConfig(url: "http://h/", cacheBust: .init(parameter: "a&b")) }),
-        ("ca_file", { @Sendable in try HTTPProbeConfig(url: "https://h/", caFile: "/nonexistent/ca.pem") }),
-        ("ca_file", { @Sendable in try HTTPProbeConfig(url: "https://h/", caFile: "/etc/hostname") }),
-        ("ca_file", { @Sendable in try HTTPProbeConfig(url: "https://h/", caFile: "/x", insecureSkipVerify: true) }),
-        ("expected_status", { @Sendable in try HTTPProbeConfig(url: "http://h/", mode: .captive(.init(statusCodes: [42]))) }),
-    ] as [(String, @Sendable () throws -> HTTPProbeConfig)])
+    @Test(
+        arguments: [
+            ("url", { @Sendable in try HTTPProbeConfig(url: "gopher://h/") }),
+            ("follow_redirects", { @Sendable in try HTTPProbeConfig(url: "http://h/", followRedirects: true) }),
+            ("max_redirects", { @Sendable in try HTTPProbeConfig(url: "http://h/", mode: .web, maxRedirects: -1) }),
+            ("headers", { @Sendable in try HTTPProbeConfig(url: "http://h/", headers: [.init("Host", "x")]) }),
+            ("headers", { @Sendable in try HTTPProbeConfig(url: "http://h/", headers: [.init("X-A", "a\r\nX-B: b")]) }),
+            ("headers", { @Sendable in try HTTPProbeConfig(url: "http://h/", headers: [.init("Bad Name", "v")]) }),
+            ("host_header", { @Sendable in try HTTPProbeConfig(url: "http://h/", hostHeader: "a b") }),
+            ("server_name", { @Sendable in try HTTPProbeConfig(url: "https://h/", serverName: "not a name") }),
+            (
+                "interface",
+                { @Sendable in try HTTPProbeConfig(url: "http://h/", interface: "an-interface-name-too-long") }
+            ),
+            ("body_limit", { @Sendable in try HTTPProbeConfig(url: "http://h/", bodyLimit: -1) }),
+            ("cache_bust", { @Sendable in try HTTPProbeConfig(url: "http://h/", cacheBust: .init(parameter: "a&b")) }),
+            ("ca_file", { @Sendable in try HTTPProbeConfig(url: "https://h/", caFile: "/nonexistent/ca.pem") }),
+            ("ca_file", { @Sendable in try HTTPProbeConfig(url: "https://h/", caFile: "/etc/hostname") }),
+            (
+                "ca_file",
+                { @Sendable in try HTTPProbeConfig(url: "https://h/", caFile: "/x", insecureSkipVerify: true) }
+            ),
+            (
+                "expected_status",
+                { @Sendable in try HTTPProbeConfig(url: "http://h/", mode: .captive(.init(statusCodes: [42]))) }
+            ),
+        ] as [(String, @Sendable () throws -> HTTPProbeConfig)])
     func rejectsAtConfigTime(field: String, make: @Sendable () throws -> HTTPProbeConfig) {
         #expect { _ = try make() } throws: { ($0 as? HTTPProbeConfigError)?.field == field }
     }

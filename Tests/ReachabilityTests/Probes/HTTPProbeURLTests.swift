@@ -1,15 +1,22 @@
 import Testing
+
 @testable import Reachability
 
 @Suite struct HTTPProbeURLTests {
     @Test(arguments: [
         ("http://example.com", "http", "example.com", 80, "/", "http://example.com/"),
-        ("HTTPS://Example.COM:8443/a/b?c=d#frag", "https", "example.com", 8443, "/a/b?c=d", "https://example.com:8443/a/b?c=d"),
+        (
+            "HTTPS://Example.COM:8443/a/b?c=d#frag", "https", "example.com", 8443, "/a/b?c=d",
+            "https://example.com:8443/a/b?c=d"
+        ),
         ("http://[::1]:8080/x", "http", "::1", 8080, "/x", "http://[::1]:8080/x"),
         ("https://[2001:db8::1]/", "https", "2001:db8::1", 443, "/", "https://[2001:db8::1]/"),
         ("http://127.0.0.1?q=1", "http", "127.0.0.1", 80, "/?q=1", "http://127.0.0.1/?q=1"),
         ("  http://h:/a b/é  ", "http", "h", 80, "/a%20b/%C3%A9", "http://h/a%20b/%C3%A9"),
-        ("http://captive.apple.com/hotspot-detect.html", "http", "captive.apple.com", 80, "/hotspot-detect.html", "http://captive.apple.com/hotspot-detect.html"),
+        (
+            "http://captive.apple.com/hotspot-detect.html", "http", "captive.apple.com", 80, "/hotspot-detect.html",
+            "http://captive.apple.com/hotspot-detect.html"
+        ),
     ])
     func parses(input: String, scheme: String, host: String, port: Int, target: String, text: String) throws {
         let url = try ProbeURL(input)

@@ -1,8 +1,9 @@
 import CShim
 import Glibc
-import Testing
-@testable import Reachability
 import ReachabilityTestSupport
+import Testing
+
+@testable import Reachability
 
 /// Hostile and broken servers: every case must end by its deadline with the right reason.
 @Suite struct HTTPProberFailureTests {
@@ -25,7 +26,9 @@ import ReachabilityTestSupport
 
     @Test func endlessBodyEndsAtTheBoundNotTheDeadline() async throws {
         let timeout = Duration.seconds(8)
-        let (web, elapsed, _) = try await probeLoopback(.endlessBody, timeout: timeout) { try HTTPProbeConfig(url: $0, method: .get, mode: .web) }
+        let (web, elapsed, _) = try await probeLoopback(.endlessBody, timeout: timeout) {
+            try HTTPProbeConfig(url: $0, method: .get, mode: .web)
+        }
         #expect(web.status == .success, "\(web.detail)")
         #expect(web.http?.bodyBytes == 65_536)
         #expect(elapsed < .seconds(4))
@@ -80,7 +83,7 @@ import ReachabilityTestSupport
         let port = try boundPort(listener)
         // Fill the queue (backlog 0 admits one) with connections nobody accepts.
         var fillers: [Int32] = []
-        defer { fillers.forEach { close($0) } }
+        defer { for fd in fillers { close(fd) } }
         for _ in 0..<2 {
             let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
             fillers.append(fd)

@@ -1,7 +1,8 @@
 import Glibc
-import Testing
-@testable import Reachability
 import ReachabilityTestSupport
+import Testing
+
+@testable import Reachability
 
 /// Runs one probe against a fresh loopback server; returns the result and the wall time.
 func probeLoopback(
@@ -42,9 +43,10 @@ let deadlineSlack = Duration.seconds(2)
     @Test func requestCarriesOverridesAndCacheBust() async throws {
         let server = try LoopbackHTTPServer(behavior: .status(204))
         defer { server.stop() }
-        let prober = HTTPProber(try HTTPProbeConfig(
-            url: server.url("/generate_204?a=b"), method: .get, hostHeader: "captive.example",
-            cacheBust: .init(parameter: "_rx", value: .monotonic), headers: [.init("X-Probe", "1")]))
+        let prober = HTTPProber(
+            try HTTPProbeConfig(
+                url: server.url("/generate_204?a=b"), method: .get, hostHeader: "captive.example",
+                cacheBust: .init(parameter: "_rx", value: .monotonic), headers: [.init("X-Probe", "1")]))
         for _ in 0..<2 { #expect(await prober.probe(deadline: .now + .seconds(5)).succeeded) }
         let values = server.requests.compactMap { request -> UInt64? in
             #expect(request.contains("\r\nHost: captive.example\r\n"))
@@ -77,7 +79,9 @@ let deadlineSlack = Duration.seconds(2)
         #expect(byStatus.status == .portal)
         #expect(byStatus.reason == .httpStatus)
         #expect(byStatus.http?.statusCode == 200)
-        let (byBody, _, _) = try await probeLoopback(login) { try HTTPProbeConfig(url: $0, mode: .captive(.bodyContains("Success"))) }
+        let (byBody, _, _) = try await probeLoopback(login) {
+            try HTTPProbeConfig(url: $0, mode: .captive(.bodyContains("Success")))
+        }
         #expect(byBody.status == .portal)
         #expect(byBody.reason == .bodyMismatch)
         #expect(byBody.detail.contains("Please log in"))
@@ -98,7 +102,9 @@ let deadlineSlack = Duration.seconds(2)
         #expect(captive.status == .failure)
         #expect(captive.reason == .httpStatus)
         #expect(captive.http?.statusCode == 503)
-        let (web, _, _) = try await probeLoopback(.status(404, "Not Found")) { try HTTPProbeConfig(url: $0, mode: .web) }
+        let (web, _, _) = try await probeLoopback(.status(404, "Not Found")) {
+            try HTTPProbeConfig(url: $0, mode: .web)
+        }
         #expect(web.status == .failure && web.reason == .httpStatus)
     }
 
@@ -108,7 +114,9 @@ let deadlineSlack = Duration.seconds(2)
             "/a/next": .init(301, headers: [("Location", "/final?x=1")]),
             "/final": .init(200, body: "done"),
         ])
-        let (r, _, server) = try await probeLoopback(routes, path: "/a/start") { try HTTPProbeConfig(url: $0, mode: .web) }
+        let (r, _, server) = try await probeLoopback(routes, path: "/a/start") {
+            try HTTPProbeConfig(url: $0, mode: .web)
+        }
         #expect(r.status == .success, "\(r.detail)")
         #expect(r.http?.redirects == 2)
         #expect(r.http?.statusCode == 200)
@@ -117,19 +125,25 @@ let deadlineSlack = Duration.seconds(2)
 
     @Test func webModeRedirectLimitAndNoFollow() async throws {
         let loop = LoopbackHTTPBehavior.routes(["/loop": .init(302, headers: [("Location", "/loop")])])
-        let (limited, _, server) = try await probeLoopback(loop, path: "/loop") { try HTTPProbeConfig(url: $0, mode: .web, maxRedirects: 3) }
+        let (limited, _, server) = try await probeLoopback(loop, path: "/loop") {
+            try HTTPProbeConfig(url: $0, mode: .web, maxRedirects: 3)
+        }
         #expect(limited.status == .failure)
         #expect(limited.reason == .redirect)
         #expect(limited.http?.redirects == 3)
         #expect(server.acceptedConnections == 4)
-        let (unfollowed, _, _) = try await probeLoopback(loop, path: "/loop") { try HTTPProbeConfig(url: $0, mode: .web, followRedirects: false) }
+        let (unfollowed, _, _) = try await probeLoopback(loop, path: "/loop") {
+            try HTTPProbeConfig(url: $0, mode: .web, followRedirects: false)
+        }
         #expect(unfollowed.status == .success)
         #expect(unfollowed.http?.location == "/loop")
     }
 
     @Test func chunkedBody() async throws {
         let raw = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nSuc\r\n4;x=y\r\ncess\r\n0\r\n\r\n"
-        let (r, _, _) = try await probeLoopback(.raw(raw)) { try HTTPProbeConfig(url: $0, mode: .captive(.bodyEquals("Success"))) }
+        let (r, _, _) = try await probeLoopback(.raw(raw)) {
+            try HTTPProbeConfig(url: $0, mode: .captive(.bodyEquals("Success")))
+        }
         #expect(r.status == .success, "\(r.detail)")
         #expect(r.http?.bodyBytes == 7)
     }
@@ -144,7 +158,9 @@ let deadlineSlack = Duration.seconds(2)
     @Test func boundToLoopbackInterface() async throws {
         let (r, _, _) = try await probeLoopback(.status(204)) { try HTTPProbeConfig(url: $0, interface: "lo") }
         #expect(r.status == .success, "\(r.detail)")
-        let (missing, _, _) = try await probeLoopback(.status(204)) { try HTTPProbeConfig(url: $0, interface: "rxnosuchif0") }
+        let (missing, _, _) = try await probeLoopback(.status(204)) {
+            try HTTPProbeConfig(url: $0, interface: "rxnosuchif0")
+        }
         #expect(missing.status == .failure)
         #expect(missing.reason == .unreachable, "\(missing.detail)")
     }
@@ -172,7 +188,8 @@ let deadlineSlack = Duration.seconds(2)
 
     @Test(arguments: [301, 302, 303, 307, 308])
     func everyRedirectIsAPortalSignal(_ code: Int) async throws {
-        let (r, _, _) = try await probeLoopback(.status(code, "Moved", headers: [("Location", "http://192.0.2.1/login")]))
+        let (r, _, _) = try await probeLoopback(
+            .status(code, "Moved", headers: [("Location", "http://192.0.2.1/login")]))
         #expect(r.status == .portal)
         #expect(r.reason == .redirect)
         #expect(r.http?.location == "http://192.0.2.1/login")

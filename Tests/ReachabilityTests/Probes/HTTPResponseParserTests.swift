@@ -1,15 +1,20 @@
 import Testing
+
 @testable import Reachability
 
 @Suite struct HTTPResponseParserTests {
     typealias Parser = HTTPResponseParser
 
     /// Feeds `text` in pieces of `split` bytes, then ends the stream if the parser still wants more.
-    func parse(_ text: String, head: Bool = false, limits: Parser.Limits = .init(), split: Int = .max, atEOF: Bool = true) throws(Parser.Failure) -> Parser {
+    func parse(
+        _ text: String, head: Bool = false, limits: Parser.Limits = .init(), split: Int = .max, atEOF: Bool = true
+    ) throws(Parser.Failure) -> Parser {
         try parseBytes(Array(text.utf8), head: head, limits: limits, split: split, atEOF: atEOF)
     }
 
-    func parseBytes(_ bytes: [UInt8], head: Bool = false, limits: Parser.Limits = .init(), split: Int = .max, atEOF: Bool = true) throws(Parser.Failure) -> Parser {
+    func parseBytes(
+        _ bytes: [UInt8], head: Bool = false, limits: Parser.Limits = .init(), split: Int = .max, atEOF: Bool = true
+    ) throws(Parser.Failure) -> Parser {
         var parser = Parser(limits: limits, isHeadRequest: head)
         var i = 0
         while i < bytes.count {
@@ -40,7 +45,8 @@ import Testing
 
     @Test(arguments: [1, 2, 3, 4, 9, Int.max])
     func chunkedBodyWithExtensionsAndTrailers(split: Int) throws {
-        let text = "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n"
+        let text =
+            "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n"
             + "3;name=value\r\nSuc\r\n4\r\ncess\r\n0\r\nX-Trailer: 1\r\n\r\n"
         let p = try parse(text, split: split, atEOF: false)
         #expect(p.isComplete)
@@ -79,9 +85,13 @@ import Testing
         #expect(throws: Parser.Failure.self) { _ = try p.consume(Array(garbage.utf8).prefix(5)) }
     }
 
-    @Test(arguments: ["HTTP/2 200 OK\r\n\r\n", "HTTP/1.1 2000 OK\r\n\r\n", "HTTP/1.1 OK\r\n\r\n", "HTTP/1.1 099 x\r\n\r\n"])
+    @Test(arguments: [
+        "HTTP/2 200 OK\r\n\r\n", "HTTP/1.1 2000 OK\r\n\r\n", "HTTP/1.1 OK\r\n\r\n", "HTTP/1.1 099 x\r\n\r\n",
+    ])
     func badStatusLines(line: String) {
-        #expect { _ = try parse(line) } throws: { ($0 as? Parser.Failure).map { if case .malformed = $0 { true } else { false } } ?? false }
+        #expect { _ = try parse(line) } throws: {
+            ($0 as? Parser.Failure).map { if case .malformed = $0 { true } else { false } } ?? false
+        }
     }
 
     @Test func headLimitBoundsAnEndlessHeaderLine() throws {
@@ -101,9 +111,13 @@ import Testing
 
     @Test func contentLengthRules() throws {
         #expect(try parse("HTTP/1.1 200 OK\r\nContent-Length: 2, 2\r\n\r\nok").body.count == 2)
-        #expect(throws: Parser.Failure.self) { _ = try parse("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nok") }
+        #expect(throws: Parser.Failure.self) {
+            _ = try parse("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nok")
+        }
         #expect(throws: Parser.Failure.self) { _ = try parse("HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n") }
-        #expect(throws: Parser.Failure.self) { _ = try parse("HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999999\r\n\r\n") }
+        #expect(throws: Parser.Failure.self) {
+            _ = try parse("HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999999\r\n\r\n")
+        }
     }
 
     @Test func bodyLimitTruncatesEveryFraming() throws {
@@ -125,7 +139,9 @@ import Testing
 
     @Test func earlyEndOfStream() {
         #expect(throws: Parser.Failure.truncated("connection closed before any response")) { _ = try parse("") }
-        #expect(throws: Parser.Failure.truncated("connection closed inside the response head")) { _ = try parse("HTTP/1.1 200 OK\r\n") }
+        #expect(throws: Parser.Failure.truncated("connection closed inside the response head")) {
+            _ = try parse("HTTP/1.1 200 OK\r\n")
+        }
         #expect(throws: Parser.Failure.truncated("connection closed 3 bytes before the end of the body")) {
             _ = try parse("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nab")
         }
@@ -149,7 +165,9 @@ import Testing
 
     @Test func unknownTransferCodingReadsToClose() throws {
         var p = Parser(isHeadRequest: false)
-        #expect(try p.consume(Array("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\nContent-Length: 1\r\n\r\nabc".utf8)[...]) == .needMore)
+        #expect(
+            try p.consume(Array("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\nContent-Length: 1\r\n\r\nabc".utf8)[...])
+                == .needMore)
         try p.finish()
         #expect(p.body.count == 3)
     }

@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import Reachability
 import ReachabilityTestSupport
+import Testing
+
+@testable import Reachability
 
 /// HTTPS against loopback servers holding certificates made by `openssl` at test time.
 @Suite struct HTTPSProberTests {
@@ -26,7 +27,8 @@ import ReachabilityTestSupport
         let identity = try certs.valid.identity()
         let server = try LoopbackHTTPServer(tls: identity, behavior: .status(204))
         defer { server.stop() }
-        let byName = HTTPProber(try HTTPProbeConfig(url: "https://localhost:\(server.port)/", caFile: certs.caFile, family: .ipv4))
+        let byName = HTTPProber(
+            try HTTPProbeConfig(url: "https://localhost:\(server.port)/", caFile: certs.caFile, family: .ipv4))
         let r = await byName.probe(deadline: .now + .seconds(5))
         #expect(r.status == .success, "\(r.detail)")
         let (v6, _, _) = try await probeLoopback(.status(204), host: "::1", tls: identity) {
@@ -76,14 +78,17 @@ import ReachabilityTestSupport
         let (r, _, _) = try await probeLoopback(.status(204), tls: identity)
         #expect(r.reason == .tls)
         #expect(r.detail.contains("self-signed") || r.detail.contains("self signed"), "\(r.detail)")
-        let (insecure, _, _) = try await probeLoopback(.status(204), tls: identity) { try HTTPProbeConfig(url: $0, insecureSkipVerify: true) }
+        let (insecure, _, _) = try await probeLoopback(.status(204), tls: identity) {
+            try HTTPProbeConfig(url: $0, insecureSkipVerify: true)
+        }
         #expect(insecure.status == .success, "\(insecure.detail)")
         #expect(insecure.http?.certificateNotAfter != nil)
     }
 
     @Test func plainServerBehindHTTPSURL() async throws {
         // A plain HTTP server answers the ClientHello with a 400 in clear text.
-        let server = try LoopbackHTTPServer(behavior: .greeting("HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n"))
+        let server = try LoopbackHTTPServer(
+            behavior: .greeting("HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n"))
         defer { server.stop() }
         let prober = HTTPProber(try HTTPProbeConfig(url: "https://127.0.0.1:\(server.port)/", caFile: certs.caFile))
         let r = await prober.probe(deadline: .now + .seconds(5))
@@ -106,7 +111,10 @@ import ReachabilityTestSupport
     }
 
     @Test func captiveSemanticsOverTLS() async throws {
-        let (r, _, _) = try await probeLoopback(.status(302, "Found", headers: [("Location", "https://portal.example/login")]), tls: try certs.valid.identity()) {
+        let (r, _, _) = try await probeLoopback(
+            .status(302, "Found", headers: [("Location", "https://portal.example/login")]),
+            tls: try certs.valid.identity()
+        ) {
             try HTTPProbeConfig(url: $0, caFile: self.certs.caFile)
         }
         #expect(r.status == .portal)

@@ -1,12 +1,17 @@
 import Testing
+
 @testable import Reachability
 
 /// ICMPProber on the host's loopback (raw sockets: the tests run as root), plus its pure parts:
 /// configuration checks and how echo outcomes become a result.
 @Suite struct ICMPProberTests {
-    static func prober(_ host: String, _ engine: ICMPEngine, family: FamilyPreference = .any, count: Int = 3,
-                       spacing: Duration = .milliseconds(5), interface: String? = nil, mode: ICMPSocketMode = .raw) -> ICMPProber {
-        ICMPProber(.init(host: host, family: family, count: count, spacing: spacing, interface: interface, mode: mode), engine: engine)
+    static func prober(
+        _ host: String, _ engine: ICMPEngine, family: FamilyPreference = .any, count: Int = 3,
+        spacing: Duration = .milliseconds(5), interface: String? = nil, mode: ICMPSocketMode = .raw
+    ) -> ICMPProber {
+        ICMPProber(
+            .init(host: host, family: family, count: count, spacing: spacing, interface: interface, mode: mode),
+            engine: engine)
     }
 
     @Test(arguments: [("127.0.0.1", IPFamily.ipv4), ("::1", .ipv6)])
@@ -58,7 +63,8 @@ import Testing
         defer { engine.close() }
         let ok = await Self.prober("127.0.0.1", engine, count: 1, interface: "lo").probe(deadline: .now + .seconds(5))
         #expect(ok.status == .success, "\(ok.detail)")
-        let missing = await Self.prober("127.0.0.1", engine, count: 1, interface: "rxnosuch0").probe(deadline: .now + .seconds(5))
+        let missing = await Self.prober("127.0.0.1", engine, count: 1, interface: "rxnosuch0").probe(
+            deadline: .now + .seconds(5))
         #expect(missing.reason == .unreachable)
         #expect(missing.detail.contains("rxnosuch0"), "\(missing.detail)")
         #expect(missing.icmp?.sent == 0)
@@ -69,14 +75,19 @@ import Testing
         defer { engine.close() }
         let results = await withTaskGroup(of: ProbeResult.self) { group in
             for i in 1...250 {
-                group.addTask { await Self.prober("127.0.0.\(i)", engine, count: 3, spacing: .zero).probe(deadline: .now + .seconds(8)) }
+                group.addTask {
+                    await Self.prober("127.0.0.\(i)", engine, count: 3, spacing: .zero).probe(
+                        deadline: .now + .seconds(8))
+                }
             }
             var all: [ProbeResult] = []
             for await r in group { all.append(r) }
             return all
         }
         #expect(results.count == 250)
-        #expect(results.allSatisfy { $0.icmp?.received == 3 }, "\(results.filter { $0.icmp?.received != 3 }.map(\.detail).prefix(3))")
+        #expect(
+            results.allSatisfy { $0.icmp?.received == 3 },
+            "\(results.filter { $0.icmp?.received != 3 }.map(\.detail).prefix(3))")
         #expect(Set(results.compactMap(\.address)).count == 250, "each reply matched its own target")
         #expect(try engine.socket(family: .ipv4, mode: .raw, interface: nil).pendingCount == 0)
     }
@@ -92,7 +103,8 @@ import Testing
     }
 
     @Test func deadlineInThePastSendsNothing() async {
-        let r = await Self.prober("127.0.0.1", ICMPEngine(), count: 2, spacing: .zero).probe(deadline: .now - .seconds(1))
+        let r = await Self.prober("127.0.0.1", ICMPEngine(), count: 2, spacing: .zero).probe(
+            deadline: .now - .seconds(1))
         #expect(r.status == .failure && r.reason == .timeout)
         #expect(r.icmp?.sent == 0)
     }
@@ -101,14 +113,17 @@ import Testing
         let bad: [ICMPProber.Configuration] = [
             .init(host: ""), .init(host: "127.0.0.1", count: 0), .init(host: "127.0.0.1", count: 1001),
             .init(host: "127.0.0.1", spacing: .milliseconds(-1)), .init(host: "127.0.0.1", payloadSize: 70_000),
-            .init(host: "127.0.0.1", interface: "eth0/../x"), .init(host: "127.0.0.1", interface: "this-name-is-too-long"),
+            .init(host: "127.0.0.1", interface: "eth0/../x"),
+            .init(host: "127.0.0.1", interface: "this-name-is-too-long"),
         ]
         for c in bad {
             #expect(c.problem != nil)
             let r = await ICMPProber(c, engine: ICMPEngine()).probe(deadline: .now + .seconds(1))
             #expect(r.reason == .error && r.detail.contains("bad ICMP probe configuration"))
         }
-        #expect(ICMPProber.Configuration(host: "h", count: 1, spacing: .zero, payloadSize: 0, interface: "wlan0").problem == nil)
+        #expect(
+            ICMPProber.Configuration(host: "h", count: 1, spacing: .zero, payloadSize: 0, interface: "wlan0").problem
+                == nil)
     }
 
     @Test func smallAndLargePayloads() async {
@@ -125,18 +140,22 @@ import Testing
 
     @Test func summaryPrefersTheMostTellingReason() throws {
         let a = try #require(SocketAddress(ip: "192.0.2.1"))
-        func reason(_ o: [ICMPEchoOutcome]) -> FailureReason? { ICMPProber.summarize(o, address: a, duration: .zero).reason }
+        func reason(_ o: [ICMPEchoOutcome]) -> FailureReason? {
+            ICMPProber.summarize(o, address: a, duration: .zero).reason
+        }
         #expect(reason([.timedOut, .timedOut]) == .timeout)
         #expect(reason([.timedOut, .icmpError("x")]) == .unreachable)
         #expect(reason([.notSent(.unreachable, "x"), .notSent(.permission, "y")]) == .permission)
         #expect(reason([.timedOut, .abandoned("cancelled")]) == .error)
-        let partial = ICMPProber.summarize([.timedOut, .reply(rtt: .milliseconds(2), ttl: 50), .reply(rtt: .milliseconds(4), ttl: 51)],
-                                           address: a, duration: .seconds(1))
+        let partial = ICMPProber.summarize(
+            [.timedOut, .reply(rtt: .milliseconds(2), ttl: 50), .reply(rtt: .milliseconds(4), ttl: 51)],
+            address: a, duration: .seconds(1))
         #expect(partial.status == .success && partial.reason == nil)
         #expect(partial.icmp == ICMPDetail(sent: 3, received: 2, rtts: [.milliseconds(2), .milliseconds(4)], ttl: 51))
         #expect(partial.phases[.rtt] == .milliseconds(3))
         #expect(partial.detail == "2/3 replies from 192.0.2.1, rtt min/avg/max 2.000/3.000/4.000 ms, ttl 51")
-        let failed = ICMPProber.summarize([.notSent(.permission, "sending to 192.0.2.1: EPERM")], address: a, duration: .zero)
+        let failed = ICMPProber.summarize(
+            [.notSent(.permission, "sending to 192.0.2.1: EPERM")], address: a, duration: .zero)
         #expect(failed.detail == "0/1 replies from 192.0.2.1: sending to 192.0.2.1: EPERM")
         #expect(failed.icmp?.sent == 0)
     }
@@ -148,8 +167,12 @@ import Testing
     }
 
     @Test func interfaceNames() {
-        for good in ["lo", "eth0", "wlp2s0", "wwan0.1", "a-b_c@d", "123456789012345"] { #expect(InterfaceName.problem(good) == nil) }
-        for bad in ["", ".", "..", "a/b", "a:b", "a b", "a\tb", "a\u{7F}", "1234567890123456"] { #expect(InterfaceName.problem(bad) != nil) }
+        for good in ["lo", "eth0", "wlp2s0", "wwan0.1", "a-b_c@d", "123456789012345"] {
+            #expect(InterfaceName.problem(good) == nil)
+        }
+        for bad in ["", ".", "..", "a/b", "a:b", "a b", "a\tb", "a\u{7F}", "1234567890123456"] {
+            #expect(InterfaceName.problem(bad) != nil)
+        }
     }
 
     @Test func socketErrorsExplainTheFix() {
@@ -157,8 +180,12 @@ import Testing
         #expect(dgram.kind == .noPermission && dgram.reason == .permission)
         #expect(dgram.description.contains("sysctl -w net.ipv4.ping_group_range=\"0 2147483647\""))
         let raw = ICMPSocketError.opening(.raw, family: .ipv6, mode: .raw, errno: 1)
-        #expect(raw.description.contains("setcap cap_net_raw+ep") && raw.description.contains("AmbientCapabilities=CAP_NET_RAW"))
+        #expect(
+            raw.description.contains("setcap cap_net_raw+ep")
+                && raw.description.contains("AmbientCapabilities=CAP_NET_RAW"))
         #expect(ICMPSocketError.opening(.raw, family: .ipv6, mode: .raw, errno: 97).kind == .unsupported)
-        #expect(ICMPEchoOutcome.sendFailure(101, destination: SocketAddress(ip: "192.0.2.1")!) == .notSent(.unreachable, "sending to 192.0.2.1: \(Errno(101))"))
+        #expect(
+            ICMPEchoOutcome.sendFailure(101, destination: SocketAddress(ip: "192.0.2.1")!)
+                == .notSent(.unreachable, "sending to 192.0.2.1: \(Errno(101))"))
     }
 }

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Reachability
 
 @Suite struct ProbeConfigTests {
@@ -20,9 +21,11 @@ import Testing
     }
 
     @Test(arguments: [
-        ("", "empty"), ("example.com", "missing port"), ("example.com:", "port must be"), ("example.com:0", "port must be"),
+        ("", "empty"), ("example.com", "missing port"), ("example.com:", "port must be"),
+        ("example.com:0", "port must be"),
         ("example.com:65536", "port must be"), ("example.com:8o", "port must be"), ("example.com:+80", "port must be"),
-        ("[::1", "without ']'"), ("[::1]80", "expected ':port'"), ("[127.0.0.1]:80", "IPv6"), ("::1:80:zz", "not an IPv6"),
+        ("[::1", "without ']'"), ("[::1]80", "expected ':port'"), ("[127.0.0.1]:80", "IPv6"),
+        ("::1:80:zz", "not an IPv6"),
         ("bad host:80", "neither an IP"), ("a..b:80", "neither an IP"), ("-x.com:80", "neither an IP"),
     ])
     func hostPortRejects(text: String, why: String) {
@@ -38,7 +41,9 @@ import Testing
         #expect(c.target == HostPort(host: "::1", port: 22))
         #expect(throws: ProbeConfigError.self) { try TCPProbeConfig(target: "127.0.0.1:22", family: .ipv6) }
         #expect(throws: ProbeConfigError.self) { try TCPProbeConfig(target: "localhost:22", interface: "") }
-        #expect(throws: ProbeConfigError.self) { try TCPProbeConfig(target: "localhost:22", interface: "a-very-long-ifname") }
+        #expect(throws: ProbeConfigError.self) {
+            try TCPProbeConfig(target: "localhost:22", interface: "a-very-long-ifname")
+        }
         #expect(throws: ProbeConfigError.self) { try TCPProbeConfig(target: "localhost:22", interface: "eth0/1") }
         #expect(throws: ProbeConfigError.self) { try TCPProbeConfig(target: "localhost:22", maxAddresses: 0) }
         let error = #expect(throws: ProbeConfigError.self) { try TCPProbeConfig(target: "localhost") }
@@ -55,8 +60,12 @@ import Testing
         #expect(throws: ProbeConfigError.self) { try DNSProbeConfig(name: "bad_name!") }
         #expect(throws: ProbeConfigError.self) { try DNSProbeConfig(name: "example.com", server: "dns.example.com") }
         #expect(throws: ProbeConfigError.self) { try DNSProbeConfig(name: "example.com", interface: "lo") }
-        #expect(throws: ProbeConfigError.self) { try DNSProbeConfig(name: "example.com", server: "::1", retransmitInterval: .zero) }
-        let error = #expect(throws: ProbeConfigError.self) { try DNSProbeConfig(name: "example.com", server: "127.0.0.1:99999") }
+        #expect(throws: ProbeConfigError.self) {
+            try DNSProbeConfig(name: "example.com", server: "::1", retransmitInterval: .zero)
+        }
+        let error = #expect(throws: ProbeConfigError.self) {
+            try DNSProbeConfig(name: "example.com", server: "127.0.0.1:99999")
+        }
         #expect(error?.message.contains("port must be a number 1–65535") == true)
     }
 }

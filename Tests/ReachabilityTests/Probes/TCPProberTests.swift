@@ -1,9 +1,11 @@
 import ReachabilityTestSupport
 import Testing
+
 @testable import Reachability
 
 @Suite struct TCPProberTests {
-    private func prober(_ target: String, family: FamilyPreference = .any, interface: String? = nil) throws -> TCPProber {
+    private func prober(_ target: String, family: FamilyPreference = .any, interface: String? = nil) throws -> TCPProber
+    {
         TCPProber(config: try TCPProbeConfig(target: target, family: family, interface: interface))
     }
 
@@ -36,7 +38,8 @@ import Testing
         let listener = try TCPTestListener(host: "127.0.0.1")
         defer { listener.stop() }
         let budget = Duration.seconds(3)
-        let (r, elapsed) = await timedProbe(try prober("localhost:\(listener.address.port)", family: .ipv4), budget: budget)
+        let (r, elapsed) = await timedProbe(
+            try prober("localhost:\(listener.address.port)", family: .ipv4), budget: budget)
         #expect(r.status == .success, "\(r.detail)")
         #expect(r.address == "127.0.0.1" && r.family == .ipv4)
         #expect(elapsed < budget + dnsDeadlineSlack)
@@ -48,10 +51,12 @@ import Testing
         defer { open.stop() }
         let p = try prober("localhost:1")
         let start = ContinuousClock.now
-        let r = await p.connectFirst(of: [closed.address, open.address], start: start, phases: [:], deadline: start + .seconds(3))
+        let r = await p.connectFirst(
+            of: [closed.address, open.address], start: start, phases: [:], deadline: start + .seconds(3))
         #expect(r.status == .success, "\(r.detail)")
         #expect(r.address == "127.0.0.1")
-        let both = await p.connectFirst(of: [closed.address, closed.address], start: start, phases: [:], deadline: .now + .seconds(3))
+        let both = await p.connectFirst(
+            of: [closed.address, closed.address], start: start, phases: [:], deadline: .now + .seconds(3))
         #expect(both.reason == .refused)
         #expect(both.detail.components(separatedBy: "Connection refused").count == 3, "\(both.detail)")
     }
@@ -61,7 +66,8 @@ import Testing
         defer { listener.stop() }
         let (r, _) = await timedProbe(try prober(listener.address.description, interface: "lo"), budget: .seconds(3))
         #expect(r.status == .success, "\(r.detail)")
-        let (e, elapsed) = await timedProbe(try prober(listener.address.description, interface: "rxnosuch0"), budget: .seconds(3))
+        let (e, elapsed) = await timedProbe(
+            try prober(listener.address.description, interface: "rxnosuch0"), budget: .seconds(3))
         #expect(e.reason == .error, "\(e.detail)")
         #expect(e.detail.contains("SO_BINDTODEVICE"))
         #expect(elapsed < .seconds(1))

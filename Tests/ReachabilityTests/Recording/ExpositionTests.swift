@@ -1,11 +1,13 @@
 import Testing
+
 @testable import Reachability
 
 @Suite struct ExpositionTests {
     /// A registry with every metric type, escaping, special values and an empty label set.
     static func sampleRegistry() -> MetricsRegistry {
         let r = MetricsRegistry()
-        let c = r.counter("demo_requests_total", help: "Requests seen.\nSecond line with \\ backslash.", labels: ["code", "path"])
+        let c = r.counter(
+            "demo_requests_total", help: "Requests seen.\nSecond line with \\ backslash.", labels: ["code", "path"])
         c.labels("200", "/a\"b\\c\nd").inc(3)
         c.labels("500", "/").inc()
         let g = r.gauge("demo_temperature_celsius", help: "A gauge with \"quotes\".")
@@ -85,7 +87,8 @@ import Testing
     }
 
     @Test(arguments: [
-        ("valid_name", true), ("_x", true), ("a:b", true), ("9bad", false), ("bad-name", false), ("", false), ("é", false),
+        ("valid_name", true), ("_x", true), ("a:b", true), ("9bad", false), ("bad-name", false), ("", false),
+        ("é", false),
     ])
     func metricNames(name: String, valid: Bool) {
         #expect(MetricName.isValidMetricName(name) == valid)
@@ -96,21 +99,23 @@ import Testing
         #expect(MetricName.isValidLabelName(name) == valid)
     }
 
-    @Test(arguments: [
-        (nil, ExpositionFormat.prometheus),
-        ("text/plain", .prometheus),
-        ("application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5,*/*;q=0.1", .openMetrics),
-        ("application/openmetrics-text; version=0.0.1; q=0.75, text/plain;q=0.5", .openMetrics),
-        ("application/openmetrics-text;q=0", .prometheus),
-        ("application/openmetrics-text;version=2.0.0", .prometheus),
-    ] as [(String?, ExpositionFormat)])
+    @Test(
+        arguments: [
+            (nil, ExpositionFormat.prometheus),
+            ("text/plain", .prometheus),
+            ("application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5,*/*;q=0.1", .openMetrics),
+            ("application/openmetrics-text; version=0.0.1; q=0.75, text/plain;q=0.5", .openMetrics),
+            ("application/openmetrics-text;q=0", .prometheus),
+            ("application/openmetrics-text;version=2.0.0", .prometheus),
+        ] as [(String?, ExpositionFormat)])
     func negotiation(accept: String?, expected: ExpositionFormat) {
         #expect(ExpositionFormat.negotiate(accept: accept) == expected)
     }
 
     @Test func histogramBucketsAreCumulativeAndConsistentUnderConcurrency() async {
         let r = MetricsRegistry()
-        let h = r.histogram("h_seconds", help: "h", buckets: Buckets.exponential(start: 0.001, factor: 2, count: 10)).labels()
+        let h = r.histogram("h_seconds", help: "h", buckets: Buckets.exponential(start: 0.001, factor: 2, count: 10))
+            .labels()
         await withTaskGroup(of: Void.self) { group in
             for t in 0..<4 {
                 group.addTask { for i in 0..<5000 { h.observe(Double((i * 7 + t) % 2000) / 1000) } }
@@ -130,10 +135,11 @@ import Testing
     }
 
     @Test func processMetricsParse() throws {
-        let stat = "1234 (we ird) name) S 1 1 1 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 7 0 9000 104857600 2560 18446744073709551615"
+        let stat =
+            "1234 (we ird) name) S 1 1 1 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 7 0 9000 104857600 2560 18446744073709551615"
         let f = try #require(ProcessSample.parseStat(stat))
         #expect(f.utime == 250 && f.stime == 50 && f.threads == 7 && f.startTicks == 9000)
-        #expect(f.vsize == 104857600 && f.rssPages == 2560)
+        #expect(f.vsize == 104_857_600 && f.rssPages == 2560)
         #expect(ProcessSample.parseStat("garbage") == nil)
         let live = try #require(ProcessSample.read())
         #expect(live.openFDs > 2 && live.residentBytes > 1_000_000 && live.startTime > 1.6e9)

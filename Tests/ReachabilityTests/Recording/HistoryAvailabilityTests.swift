@@ -1,6 +1,7 @@
 import ReachabilityTestSupport
 import Synchronization
 import Testing
+
 @testable import Reachability
 
 /// A settable wall clock for the history (`now` closures).
@@ -13,12 +14,21 @@ final class TestWallClock: Sendable {
     var closure: @Sendable () -> Double { { [self] in now } }
 }
 
-func status(at t: Double, _ v: Verdict, since: Double, round: Int = 1, duration: Double = 0,
-            transitions: [(String, Transition)] = []) -> ReachabilityStatus {
-    ReachabilityStatus(overall: ScopedVerdict(verdict: v, since: since), families: [.ipv4: ScopedVerdict(verdict: v, since: since)], uplinks: [:],
-                       probes: [ProbeOutcome(name: "127.0.0.1:9", type: .tcp, target: "127.0.0.1:9", interface: nil,
-                                             result: v.state == .full ? ProbeResult(status: .success, duration: .milliseconds(1)) : .failure(.refused, "refused", duration: .milliseconds(1)), at: t)],
-                       roundStarted: t, roundDuration: .milliseconds(Int64(duration * 1000)), transitions: transitions, round: round)
+func status(
+    at t: Double, _ v: Verdict, since: Double, round: Int = 1, duration: Double = 0,
+    transitions: [(String, Transition)] = []
+) -> ReachabilityStatus {
+    ReachabilityStatus(
+        overall: ScopedVerdict(verdict: v, since: since), families: [.ipv4: ScopedVerdict(verdict: v, since: since)],
+        uplinks: [:],
+        probes: [
+            ProbeOutcome(
+                name: "127.0.0.1:9", type: .tcp, target: "127.0.0.1:9", interface: nil,
+                result: v.state == .full
+                    ? ProbeResult(status: .success, duration: .milliseconds(1))
+                    : .failure(.refused, "refused", duration: .milliseconds(1)), at: t)
+        ],
+        roundStarted: t, roundDuration: .milliseconds(Int64(duration * 1000)), transitions: transitions, round: round)
 }
 
 /// The coverage rule, the sliding windows, and restart continuity through real files.
@@ -47,12 +57,17 @@ func status(at t: Double, _ v: Verdict, since: Double, round: Int = 1, duration:
     @Test func theWallClockSteppingBackwardsNeverCoversTimeTwice() {
         var tl = VerdictTimeline()
         var segments: [Segment] = []
-        for (at, v) in [(100.0, full), (105, full), (110, down), (50, down), (55, down), (108, full), (113, full), (118, full)] {
+        for (at, v) in [
+            (100.0, full), (105, full), (110, down), (50, down), (55, down), (108, full), (113, full), (118, full),
+        ] {
             if let s = tl.add(at: at, verdict: v, cap: 10) { segments.append(s) }
         }
         // Back to 50: nothing until the clock passes 110+cap, the latest covered instant; then
         // coverage resumes from there.
-        #expect(segments == [Segment(100, 105, full), Segment(105, 110, full), Segment(110, 113, full), Segment(113, 118, full)])
+        #expect(
+            segments == [
+                Segment(100, 105, full), Segment(105, 110, full), Segment(110, 113, full), Segment(113, 118, full),
+            ])
         for (a, b) in zip(segments, segments.dropFirst()) { #expect(a.end <= b.start) }
     }
 
@@ -78,14 +93,17 @@ func status(at t: Double, _ v: Verdict, since: Double, round: Int = 1, duration:
             for _ in 0..<20 {
                 let now = t + Double(rng.next() % 30)
                 let length = Double(rng.next() % 1000) + 1
-                var covered = 0.0, up = 0.0
+                var covered = 0.0
+                var up = 0.0
                 for s in segments + [tl.pending(now: now)].compactMap({ $0 }) {
                     let part = max(0, min(s.end, now) - max(s.start, now - length))
                     covered += part
                     if s.verdict.state == .full { up += part }
                 }
                 let w = ledger.window(length, now: now)
-                #expect(abs(w.covered - covered) < 1e-6 && abs(w.up - up) < 1e-6, "window \(length) at \(now): \(w) vs \(covered), \(up)")
+                #expect(
+                    abs(w.covered - covered) < 1e-6 && abs(w.up - up) < 1e-6,
+                    "window \(length) at \(now): \(w) vs \(covered), \(up)")
             }
         }
     }
@@ -93,7 +111,8 @@ func status(at t: Double, _ v: Verdict, since: Double, round: Int = 1, duration:
     @Test func trackerGaugesFollowRoundsAndSlideWithTime() {
         let registry = MetricsRegistry()
         let clock = TestWallClock(Self.t0)
-        let tracker = AvailabilityTracker(interval: .seconds(10), metrics: HistoryMetrics(registry: registry), now: clock.closure)
+        let tracker = AvailabilityTracker(
+            interval: .seconds(10), metrics: HistoryMetrics(registry: registry), now: clock.closure)
         tracker.markStart(at: Self.t0)
         // 50 minutes full, 10 minutes limited, one round every 10 s.
         for i in 0..<360 {
@@ -121,21 +140,33 @@ func status(at t: Double, _ v: Verdict, since: Double, round: Int = 1, duration:
         let clock = TestWallClock(Self.t0)
         var config = HistoryConfig(directory: dir.path)
         config.retention = .seconds(3650 * 86_400)
-        let first = HistoryService.start(config, interval: .seconds(10), registry: MetricsRegistry(), logger: Logger(level: .error), now: clock.closure)
+        let first = HistoryService.start(
+            config, interval: .seconds(10), registry: MetricsRegistry(), logger: Logger(level: .error),
+            now: clock.closure)
         #expect(first.lastRound == nil)
         let wentDown = Self.t0 + 600
         for i in 0..<90 {
             clock.set(Self.t0 + Double(i) * 10)
             let v = i < 60 ? full : down
-            let transitions: [(String, Transition)] = i == 60 ? [("overall", Transition(from: full, to: down, at: wentDown)), ("ipv4", Transition(from: full, to: down, at: wentDown))] : []
-            for o in first.observers { o.roundCompleted(status(at: clock.now, v, since: i < 60 ? Self.t0 : wentDown, round: i + 1, transitions: transitions)) }
+            let transitions: [(String, Transition)] =
+                i == 60
+                ? [
+                    ("overall", Transition(from: full, to: down, at: wentDown)),
+                    ("ipv4", Transition(from: full, to: down, at: wentDown)),
+                ] : []
+            for o in first.observers {
+                o.roundCompleted(
+                    status(at: clock.now, v, since: i < 60 ? Self.t0 : wentDown, round: i + 1, transitions: transitions)
+                )
+            }
         }
         #expect(first.writer.flush())
         // Crash: no stop() — the writer thread is simply abandoned.
 
         clock.set(Self.t0 + 3600)  // down for 45 minutes
         let registry = MetricsRegistry()
-        let second = HistoryService.start(config, interval: .seconds(10), registry: registry, logger: Logger(level: .error), now: clock.closure)
+        let second = HistoryService.start(
+            config, interval: .seconds(10), registry: registry, logger: Logger(level: .error), now: clock.closure)
         defer { second.stop() }
         #expect(second.loaded.rounds == 90)
         #expect(second.loaded.corrupt == 0)
@@ -147,7 +178,8 @@ func status(at t: Double, _ v: Verdict, since: Double, round: Int = 1, duration:
         let prober = ScriptedProber(type: .tcp, clock: ManualClock())
         prober.set(.failure(.timeout, "x", duration: .milliseconds(1)))
         let spec = ProbeSpec(name: "p", type: .tcp, target: "p", family: .ipv4) { _ in prober }
-        let monitor = ReachabilityMonitor(probes: [spec], observers: second.observers, clock: ManualClock(), wallClock: clock.closure)
+        let monitor = ReachabilityMonitor(
+            probes: [spec], observers: second.observers, clock: ManualClock(), wallClock: clock.closure)
         second.restore(into: monitor)
         let s = await monitor.check()
         #expect(s.overall.verdict == down)
@@ -172,7 +204,9 @@ func status(at t: Double, _ v: Verdict, since: Double, round: Int = 1, duration:
             return JSONValue.parse(Array(line.utf8))?["type"]?.string
         }
         #expect(types.filter { $0 == "start" }.count == 2)
-        #expect(types.filter { $0 == "transition" }.count == 2, "overall and ipv4 went down once, before the restart; nothing after it")
+        #expect(
+            types.filter { $0 == "transition" }.count == 2,
+            "overall and ipv4 went down once, before the restart; nothing after it")
         #expect(types.filter { $0 == "round" }.count == 91)
     }
 }

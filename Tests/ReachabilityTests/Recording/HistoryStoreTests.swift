@@ -1,6 +1,7 @@
 import Foundation
 import ReachabilityTestSupport
 import Testing
+
 @testable import Reachability
 
 /// A scratch directory under /tmp, removed when the test ends.
@@ -13,8 +14,13 @@ final class ScratchDirectory {
     deinit { try? FileManager.default.removeItem(atPath: path) }
 
     var files: [String] { ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted() }
-    func contents(_ name: String) -> [UInt8] { Array(FileManager.default.contents(atPath: path + "/" + name) ?? Data()) }
-    func lines(_ name: String) -> [String] { String(decoding: contents(name), as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).map(String.init) }
+    func contents(_ name: String) -> [UInt8] {
+        Array(FileManager.default.contents(atPath: path + "/" + name) ?? Data())
+    }
+    func lines(_ name: String) -> [String] {
+        String(decoding: contents(name), as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).map(
+            String.init)
+    }
     func append(_ name: String, _ text: String) {
         let h = FileHandle(forWritingAtPath: path + "/" + name)!
         h.seekToEndOfFile()
@@ -23,8 +29,13 @@ final class ScratchDirectory {
     }
 }
 
-func roundRecord(_ t: Double, _ state: ConnectivityState = .full, reason: String? = nil, interval: Double = 1, since: Double? = nil) -> HistoryRecord {
-    .round(RoundRecord(time: t, duration: 0, interval: interval, round: 1, overall: Verdict(state, reason: reason), since: since ?? t))
+func roundRecord(
+    _ t: Double, _ state: ConnectivityState = .full, reason: String? = nil, interval: Double = 1, since: Double? = nil
+) -> HistoryRecord {
+    .round(
+        RoundRecord(
+            time: t, duration: 0, interval: interval, round: 1, overall: Verdict(state, reason: reason),
+            since: since ?? t))
 }
 
 /// Files: naming, rotation by size and by period, retention by age and size, torn tails,
@@ -85,7 +96,11 @@ func roundRecord(_ t: Double, _ state: ConnectivityState = .full, reason: String
             try store.append(roundRecord(t).encoded(), now: t)
         }
         // Day 4's rotation removed the files whose newest record is over 2 days old (days 0, 1).
-        #expect(dir.files == ["history-20260103T000100.000Z.jsonl", "history-20260104T000100.000Z.jsonl", "history-20260105T000100.000Z.jsonl"])
+        #expect(
+            dir.files == [
+                "history-20260103T000100.000Z.jsonl", "history-20260104T000100.000Z.jsonl",
+                "history-20260105T000100.000Z.jsonl",
+            ])
         store.close()
 
         // On start, ten days later: everything but the newest is expired; the newest (by its
@@ -143,8 +158,11 @@ func roundRecord(_ t: Double, _ state: ConnectivityState = .full, reason: String
         let dir = ScratchDirectory()
         let good = String(decoding: roundRecord(Self.day).encoded(), as: UTF8.self)
         let longLine = String(repeating: "x", count: 5 << 20)  // past the 4 MiB read buffer
-        let text = good + "garbage\n\n" + good + "{\"v\":1}\n" + "\u{0}\u{1}\u{2}\n" + longLine + "\n" + good + "{\"v\":9,\"type\":\"round\"}\n" + good
-        _ = FileManager.default.createFile(atPath: dir.path + "/history-20260101T000000.000Z.jsonl", contents: Data(text.utf8))
+        let text =
+            good + "garbage\n\n" + good + "{\"v\":1}\n" + "\u{0}\u{1}\u{2}\n" + longLine + "\n" + good
+            + "{\"v\":9,\"type\":\"round\"}\n" + good
+        _ = FileManager.default.createFile(
+            atPath: dir.path + "/history-20260101T000000.000Z.jsonl", contents: Data(text.utf8))
         _ = FileManager.default.createFile(atPath: dir.path + "/notes.txt", contents: Data("not history\n".utf8))
         var rounds = 0
         let stats = try HistoryReader.read(directory: dir.path) { if case .round = $0 { rounds += 1 } }
@@ -164,7 +182,11 @@ func roundRecord(_ t: Double, _ state: ConnectivityState = .full, reason: String
         try store.append(roundRecord(Self.day + 3600).encoded(), now: Self.day + 3600)
         try store.append(roundRecord(Self.day + 3601).encoded(), now: Self.day + 3601)
         store.close()
-        #expect(dir.files == ["history-20260101T020000.000Z.jsonl", "history-20260101T020000.001Z.jsonl", "history-20260101T020000.002Z.jsonl"])
+        #expect(
+            dir.files == [
+                "history-20260101T020000.000Z.jsonl", "history-20260101T020000.001Z.jsonl",
+                "history-20260101T020000.002Z.jsonl",
+            ])
         var times: [Double] = []
         _ = try HistoryReader.read(directory: dir.path) { if case .round(let r) = $0 { times.append(r.time) } }
         #expect(times == [Self.day + 7200, Self.day + 3600, Self.day + 3601])

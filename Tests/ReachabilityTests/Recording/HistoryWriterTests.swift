@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import ReachabilityTestSupport
 import Testing
+
 @testable import Reachability
 
 /// A tmpfs mounted on a scratch directory for one test (we are root), always unmounted.
@@ -25,7 +26,10 @@ final class CapturedLog {
     let path = NSTemporaryDirectory() + "rx-log-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
     let fd: Int32
     init() { fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644) }
-    deinit { close(fd); unlink(path) }
+    deinit {
+        close(fd)
+        unlink(path)
+    }
     var logger: Logger { Logger(level: .info, fd: fd) }
     var text: String { (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
     func count(_ s: String) -> Int { text.components(separatedBy: s).count - 1 }
@@ -36,7 +40,9 @@ final class CapturedLog {
     static let t0 = 1_767_225_600.0
 
     static func value(_ metrics: String, _ name: String) -> Double? {
-        for line in metrics.split(separator: "\n") where line.hasPrefix(name + " ") { return Double(line.dropFirst(name.count + 1)) }
+        for line in metrics.split(separator: "\n") where line.hasPrefix(name + " ") {
+            return Double(line.dropFirst(name.count + 1))
+        }
         return nil
     }
 
@@ -45,8 +51,9 @@ final class CapturedLog {
         let log = CapturedLog()
         let registry = MetricsRegistry()
         let clock = TestWallClock(Self.t0)
-        let history = HistoryService.start(HistoryConfig(directory: mount.path), interval: .seconds(1), registry: registry,
-                                           logger: log.logger, now: clock.closure)
+        let history = HistoryService.start(
+            HistoryConfig(directory: mount.path), interval: .seconds(1), registry: registry,
+            logger: log.logger, now: clock.closure)
         // About 500 bytes a round: 64 KiB fills after ~130 rounds.
         for i in 0..<400 {
             clock.set(Self.t0 + Double(i))
@@ -65,7 +72,9 @@ final class CapturedLog {
         let stats = try HistoryReader.read(directory: mount.path) { if case .round = $0 { rounds += 1 } }
         #expect(stats.corrupt == 0)
         #expect(Double(rounds) == written - 1)
-        #expect(Self.value(m, "reachability_history_bytes") == Double(mount.dir.files.reduce(0) { $0 + mount.dir.contents($1).count }))
+        #expect(
+            Self.value(m, "reachability_history_bytes")
+                == Double(mount.dir.files.reduce(0) { $0 + mount.dir.contents($1).count }))
 
         // Space comes back: writes recover, and that is logged once.
         #expect(mount.remount("size=1m"))
@@ -85,12 +94,15 @@ final class CapturedLog {
         let log = CapturedLog()
         let registry = MetricsRegistry()
         let clock = TestWallClock(HistoryScenario.small.end + 60)
-        let history = HistoryService.start(HistoryConfig(directory: mount.path), interval: .seconds(60), registry: registry,
-                                           logger: log.logger, now: clock.closure)
+        let history = HistoryService.start(
+            HistoryConfig(directory: mount.path), interval: .seconds(60), registry: registry,
+            logger: log.logger, now: clock.closure)
         // Reading still works: the state is restored and the gauges seeded.
         #expect(history.lastRound?.overall == Verdict(.full))
         #expect(history.loaded.rounds > 0)
-        for i in 0..<5 { history.writer.roundCompleted(status(at: clock.now + Double(i), Verdict(.full), since: 0, round: i)) }
+        for i in 0..<5 {
+            history.writer.roundCompleted(status(at: clock.now + Double(i), Verdict(.full), since: 0, round: i))
+        }
         #expect(history.writer.flush())
         let m = registry.renderString()
         #expect((Self.value(m, "reachability_history_write_errors_total") ?? 0) >= 6)
@@ -105,7 +117,8 @@ final class CapturedLog {
         let dir = ScratchDirectory()
         let log = CapturedLog()
         let registry = MetricsRegistry()
-        let history = HistoryService.start(HistoryConfig(directory: dir.path + "/sub"), interval: .seconds(1), registry: registry, logger: log.logger)
+        let history = HistoryService.start(
+            HistoryConfig(directory: dir.path + "/sub"), interval: .seconds(1), registry: registry, logger: log.logger)
         history.writer.roundCompleted(status(at: Self.t0, Verdict(.full), since: Self.t0))
         #expect(history.writer.flush())
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path + "/sub").count == 1)

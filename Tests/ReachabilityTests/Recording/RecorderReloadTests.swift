@@ -1,12 +1,15 @@
 import ReachabilityTestSupport
 import Testing
+
 @testable import Reachability
 
 /// The metrics recorder across reloads: removed probes' and uplinks' series disappear, new
 /// ones are pre-created, unchanged ones keep their values; and the config metrics.
 @Suite struct RecorderReloadTests {
     static func spec(_ name: String, _ type: ProbeType = .tcp, target: String? = nil) -> ProbeSpec {
-        ProbeSpec(name: name, type: type, target: target ?? name) { _ in ScriptedProber(type: type, clock: ContinuousClock()) }
+        ProbeSpec(name: name, type: type, target: target ?? name) { _ in
+            ScriptedProber(type: type, clock: ContinuousClock())
+        }
     }
 
     static func settings(uplinks: [String]) -> MonitorSettings {
@@ -19,7 +22,11 @@ import Testing
         let full = ScopedVerdict(verdict: Verdict(.full), since: 1)
         return ReachabilityStatus(
             overall: full, families: [:], uplinks: [:],
-            probes: names.map { ProbeOutcome(name: $0.0, type: .tcp, target: $0.0, interface: $0.1, result: ProbeResult(status: .success, duration: .milliseconds(2)), at: 10) },
+            probes: names.map {
+                ProbeOutcome(
+                    name: $0.0, type: .tcp, target: $0.0, interface: $0.1,
+                    result: ProbeResult(status: .success, duration: .milliseconds(2)), at: 10)
+            },
             roundStarted: 10, roundDuration: .milliseconds(5), transitions: [], round: 1)
     }
 
@@ -31,23 +38,37 @@ import Testing
         let registry = MetricsRegistry()
         let recorder = MetricsRecorder(registry: registry, probes: [Self.spec("a"), Self.spec("b")], uplinks: ["wan0"])
         recorder.roundCompleted(Self.round([("a", nil), ("b", nil), ("a", "wan0"), ("b", "wan0")]))
-        #expect(Self.lines(registry, "reachability_probes_total{") == [
-            "reachability_probes_total{probe=\"tcp\",target=\"a\"} 1", "reachability_probes_total{probe=\"tcp\",target=\"a@wan0\"} 1",
-            "reachability_probes_total{probe=\"tcp\",target=\"b\"} 1", "reachability_probes_total{probe=\"tcp\",target=\"b@wan0\"} 1",
-        ])
+        #expect(
+            Self.lines(registry, "reachability_probes_total{") == [
+                "reachability_probes_total{probe=\"tcp\",target=\"a\"} 1",
+                "reachability_probes_total{probe=\"tcp\",target=\"a@wan0\"} 1",
+                "reachability_probes_total{probe=\"tcp\",target=\"b\"} 1",
+                "reachability_probes_total{probe=\"tcp\",target=\"b@wan0\"} 1",
+            ])
         // a removed, b kept, c added, a's uplink wan0 replaced by wan1.
         recorder.probesChanged([Self.spec("b"), Self.spec("c", .dns)], settings: Self.settings(uplinks: ["wan1"]))
-        #expect(Self.lines(registry, "reachability_probes_total{") == [
-            "reachability_probes_total{probe=\"dns\",target=\"c\"} 0", "reachability_probes_total{probe=\"dns\",target=\"c@wan1\"} 0",
-            "reachability_probes_total{probe=\"tcp\",target=\"b\"} 1", "reachability_probes_total{probe=\"tcp\",target=\"b@wan1\"} 0",
-        ])
+        #expect(
+            Self.lines(registry, "reachability_probes_total{") == [
+                "reachability_probes_total{probe=\"dns\",target=\"c\"} 0",
+                "reachability_probes_total{probe=\"dns\",target=\"c@wan1\"} 0",
+                "reachability_probes_total{probe=\"tcp\",target=\"b\"} 1",
+                "reachability_probes_total{probe=\"tcp\",target=\"b@wan1\"} 0",
+            ])
         #expect(Self.lines(registry, "reachability_probe_info{").count == 4)
-        #expect(Self.lines(registry, "reachability_probe_duration_seconds_count{") == [
-            "reachability_probe_duration_seconds_count{probe=\"dns\",target=\"c\"} 0", "reachability_probe_duration_seconds_count{probe=\"dns\",target=\"c@wan1\"} 0",
-            "reachability_probe_duration_seconds_count{probe=\"tcp\",target=\"b\"} 1", "reachability_probe_duration_seconds_count{probe=\"tcp\",target=\"b@wan1\"} 0",
-        ])
-        #expect(Self.lines(registry, "reachability_uplink_connectivity_state{").allSatisfy { $0.contains("interface=\"wan1\"") })
-        #expect(Self.lines(registry, "reachability_uplink_connectivity_state{interface=\"wan1\",state=\"unknown\"} 1").count == 1)
+        #expect(
+            Self.lines(registry, "reachability_probe_duration_seconds_count{") == [
+                "reachability_probe_duration_seconds_count{probe=\"dns\",target=\"c\"} 0",
+                "reachability_probe_duration_seconds_count{probe=\"dns\",target=\"c@wan1\"} 0",
+                "reachability_probe_duration_seconds_count{probe=\"tcp\",target=\"b\"} 1",
+                "reachability_probe_duration_seconds_count{probe=\"tcp\",target=\"b@wan1\"} 0",
+            ])
+        #expect(
+            Self.lines(registry, "reachability_uplink_connectivity_state{").allSatisfy {
+                $0.contains("interface=\"wan1\"")
+            })
+        #expect(
+            Self.lines(registry, "reachability_uplink_connectivity_state{interface=\"wan1\",state=\"unknown\"} 1").count
+                == 1)
         #expect(!registry.renderString().contains("wan0"))
     }
 
@@ -56,16 +77,26 @@ import Testing
         let recorder = MetricsRecorder(registry: registry, probes: [Self.spec("a", target: "127.0.0.1:9")], uplinks: [])
         recorder.roundCompleted(Self.round([("a", nil)]))
         recorder.probesChanged([Self.spec("a", target: "127.0.0.1:10")], settings: Self.settings(uplinks: []))
-        #expect(Self.lines(registry, "reachability_probes_total{") == ["reachability_probes_total{probe=\"tcp\",target=\"a\"} 0"])
-        #expect(Self.lines(registry, "reachability_probe_info{") == ["reachability_probe_info{probe=\"tcp\",target=\"a\",destination=\"127.0.0.1:10\",interface=\"\"} 1"])
+        #expect(
+            Self.lines(registry, "reachability_probes_total{") == [
+                "reachability_probes_total{probe=\"tcp\",target=\"a\"} 0"
+            ])
+        #expect(
+            Self.lines(registry, "reachability_probe_info{") == [
+                "reachability_probe_info{probe=\"tcp\",target=\"a\",destination=\"127.0.0.1:10\",interface=\"\"} 1"
+            ])
     }
 
     /// Names may contain '@' (`name@server` DNS flags): forgetting one must not touch another.
     @Test func forgettingMatchesWholeTargetLabels() {
         let registry = MetricsRegistry()
-        let recorder = MetricsRecorder(registry: registry, probes: [Self.spec("example.test"), Self.spec("example.test@127.0.0.1")], uplinks: [])
+        let recorder = MetricsRecorder(
+            registry: registry, probes: [Self.spec("example.test"), Self.spec("example.test@127.0.0.1")], uplinks: [])
         recorder.forget(probeNames: ["example.test"])
-        #expect(Self.lines(registry, "reachability_probes_total{") == ["reachability_probes_total{probe=\"tcp\",target=\"example.test@127.0.0.1\"} 0"])
+        #expect(
+            Self.lines(registry, "reachability_probes_total{") == [
+                "reachability_probes_total{probe=\"tcp\",target=\"example.test@127.0.0.1\"} 0"
+            ])
         recorder.forget(probeNames: ["example.test@127.0.0.1"])
         #expect(Self.lines(registry, "reachability_probes_total{").isEmpty)
     }
@@ -73,16 +104,23 @@ import Testing
     @Test func probeLabelsInfoIsAJoinableInfoMetric() {
         let registry = MetricsRegistry()
         let metrics = ConfigMetrics(registry: registry)
-        metrics.setProbeLabels([(target: "a", labels: [ProbeLabel("site", "home")]), (target: "a@wan0", labels: [ProbeLabel("site", "home")]),
-                                (target: "b", labels: [ProbeLabel("tier", "1")])])
-        #expect(Self.lines(registry, "reachability_probe_labels_info") == [
-            "reachability_probe_labels_info{target=\"a\",site=\"home\",tier=\"\"} 1",
-            "reachability_probe_labels_info{target=\"a@wan0\",site=\"home\",tier=\"\"} 1",
-            "reachability_probe_labels_info{target=\"b\",site=\"\",tier=\"1\"} 1",
+        metrics.setProbeLabels([
+            (target: "a", labels: [ProbeLabel("site", "home")]),
+            (target: "a@wan0", labels: [ProbeLabel("site", "home")]),
+            (target: "b", labels: [ProbeLabel("tier", "1")]),
         ])
+        #expect(
+            Self.lines(registry, "reachability_probe_labels_info") == [
+                "reachability_probe_labels_info{target=\"a\",site=\"home\",tier=\"\"} 1",
+                "reachability_probe_labels_info{target=\"a@wan0\",site=\"home\",tier=\"\"} 1",
+                "reachability_probe_labels_info{target=\"b\",site=\"\",tier=\"1\"} 1",
+            ])
         // New label names: the family is registered again with them.
         metrics.setProbeLabels([(target: "b", labels: [ProbeLabel("zone", "x")])])
-        #expect(Self.lines(registry, "reachability_probe_labels_info") == ["reachability_probe_labels_info{target=\"b\",zone=\"x\"} 1"])
+        #expect(
+            Self.lines(registry, "reachability_probe_labels_info") == [
+                "reachability_probe_labels_info{target=\"b\",zone=\"x\"} 1"
+            ])
         metrics.setProbeLabels([(target: "b", labels: [])])
         #expect(!registry.renderString().contains("reachability_probe_labels_info"))
         #expect(registry.renderString().contains("reachability_exporter_config_last_reload_successful 0"))

@@ -1,6 +1,7 @@
-import Testing
 import Glibc
 import Synchronization
+import Testing
+
 @testable import Reachability
 
 /// Concurrent scrapes share renders, and none gets a rendering older than its own request.
@@ -12,15 +13,18 @@ import Synchronization
         let registry = MetricsRegistry()
         let counter = registry.counter("bumps_total", help: "bumps").labels()
         registry.onCollect { usleep(2_000) }
-        let threads = 8, rounds = 50
-        let stale = Atomic<Int>(0), finished = Atomic<Int>(0)
+        let threads = 8
+        let rounds = 50
+        let stale = Atomic<Int>(0)
+        let finished = Atomic<Int>(0)
         for _ in 0..<threads {
             startThread(name: "scraper") {
                 for _ in 0..<rounds {
                     counter.inc()
                     let seen = counter.value
                     let text = registry.renderString()
-                    let shown = text.split(separator: "\n").first { $0.hasPrefix("bumps_total ") }
+                    let shown =
+                        text.split(separator: "\n").first { $0.hasPrefix("bumps_total ") }
                         .flatMap { Double($0.split(separator: " ")[1]) } ?? -1
                     if shown < seen { stale.add(1, ordering: .relaxed) }
                 }

@@ -1,6 +1,7 @@
 import ReachabilityTestSupport
 import Synchronization
 import Testing
+
 @testable import Reachability
 
 /// `ReachabilityMonitor.reconfigure(probes:settings:)`: probes and settings swapped between
@@ -26,10 +27,19 @@ import Testing
     final class Journal: RoundObserver {
         let events = Mutex<[String]>([])
         func roundCompleted(_ status: ReachabilityStatus) {
-            events.withLock { $0.append("round " + status.probes.map { MetricsRecorder.targetLabel($0.name, $0.interface) }.joined(separator: ",")) }
+            events.withLock {
+                $0.append(
+                    "round "
+                        + status.probes.map { MetricsRecorder.targetLabel($0.name, $0.interface) }.joined(
+                            separator: ","))
+            }
         }
         func probesChanged(_ probes: [ProbeSpec], settings: MonitorSettings) {
-            events.withLock { $0.append("changed " + probes.map(\.name).joined(separator: ",") + " uplinks " + settings.uplinks.joined(separator: ",")) }
+            events.withLock {
+                $0.append(
+                    "changed " + probes.map(\.name).joined(separator: ",") + " uplinks "
+                        + settings.uplinks.joined(separator: ","))
+            }
         }
         var all: [String] { events.withLock { $0 } }
     }
@@ -44,9 +54,13 @@ import Testing
 
     @Test func addedProbesRunAndRemovedOnesStop() async {
         let clock = ManualClock()
-        let a = ScriptedProber(type: .tcp, clock: clock), b = ScriptedProber(type: .tcp, clock: clock), c = ScriptedProber(type: .tcp, clock: clock)
+        let a = ScriptedProber(type: .tcp, clock: clock)
+        let b = ScriptedProber(type: .tcp, clock: clock)
+        let c = ScriptedProber(type: .tcp, clock: clock)
         let journal = Journal()
-        let monitor = ReachabilityMonitor(probes: [spec("a", a), spec("b", b)], settings: settings(), observers: [journal], clock: clock, wallClock: { 0 })
+        let monitor = ReachabilityMonitor(
+            probes: [spec("a", a), spec("b", b)], settings: settings(), observers: [journal], clock: clock,
+            wallClock: { 0 })
         _ = await monitor.check()
         await monitor.reconfigure(probes: [spec("b", b), spec("c", c)], settings: settings())
         let status = await monitor.check()
@@ -58,7 +72,8 @@ import Testing
     @Test func verdictStreaksSurviveAReloadWithTheSameHysteresis() async {
         let clock = ManualClock()
         let a = ScriptedProber(type: .tcp, clock: clock)
-        let monitor = ReachabilityMonitor(probes: [spec("a", a)], settings: settings(failAfter: 2), clock: clock, wallClock: { 0 })
+        let monitor = ReachabilityMonitor(
+            probes: [spec("a", a)], settings: settings(failAfter: 2), clock: clock, wallClock: { 0 })
         let first = await monitor.check()
         #expect(first.state == .full)
         a.set(Self.failed)
@@ -75,7 +90,8 @@ import Testing
         let clock = ManualClock()
         let wall = Mutex(100.0)
         let a = ScriptedProber(type: .tcp, clock: clock)
-        let monitor = ReachabilityMonitor(probes: [spec("a", a)], settings: settings(failAfter: 2), clock: clock, wallClock: { wall.withLock { $0 } })
+        let monitor = ReachabilityMonitor(
+            probes: [spec("a", a)], settings: settings(failAfter: 2), clock: clock, wallClock: { wall.withLock { $0 } })
         let first = await monitor.check()
         #expect(first.state == .full)
         a.set(Self.failed)
@@ -97,7 +113,8 @@ import Testing
             built.withLock { $0.append(iface ?? "-") }
             return good
         }
-        let monitor = ReachabilityMonitor(probes: [probe], settings: settings(uplinks: ["wan0"]), clock: clock, wallClock: { 0 })
+        let monitor = ReachabilityMonitor(
+            probes: [probe], settings: settings(uplinks: ["wan0"]), clock: clock, wallClock: { 0 })
         #expect(Set(await monitor.check().uplinks.keys) == ["wan0"])
         await monitor.reconfigure(probes: [probe], settings: settings(uplinks: ["wan1", "wan2"]))
         let status = await monitor.check()
@@ -111,13 +128,18 @@ import Testing
         let clock = ManualClock()
         let slow = ScriptedProber(type: .tcp, clock: clock)
         slow.set(Self.failed)
-        let monitor = ReachabilityMonitor(probes: [spec("a", slow, interval: .seconds(60))], settings: settings(), clock: clock, wallClock: { 0 })
+        let monitor = ReachabilityMonitor(
+            probes: [spec("a", slow, interval: .seconds(60))], settings: settings(), clock: clock, wallClock: { 0 })
         #expect(await monitor.check().probes.first?.result == Self.failed)
         // Same name, new target: the old failure must not stand in for the new probe.
         let fresh = ScriptedProber(type: .tcp, clock: clock)
-        await monitor.reconfigure(probes: [ProbeSpec(name: "a", type: .tcp, target: "elsewhere", interval: .seconds(60)) { _ in fresh }], settings: settings())
+        await monitor.reconfigure(
+            probes: [ProbeSpec(name: "a", type: .tcp, target: "elsewhere", interval: .seconds(60)) { _ in fresh }],
+            settings: settings())
         let status = await monitor.check()
-        #expect(status.probes.count == 1 && status.probes.first?.target == "elsewhere" && status.probes.first?.result.succeeded == true)
+        #expect(
+            status.probes.count == 1 && status.probes.first?.target == "elsewhere"
+                && status.probes.first?.result.succeeded == true)
     }
 
     @Test func aReloadCutsTheStaggerShortAndRunsTheNewProbesAtOnce() async {
@@ -125,8 +147,9 @@ import Testing
         let old = (0..<3).map { _ in ScriptedProber(type: .tcp, clock: clock) }
         let new = ScriptedProber(type: .tcp, clock: clock)
         let journal = Journal()
-        let monitor = ReachabilityMonitor(probes: old.enumerated().map { spec("p\($0.offset)", $0.element) }, settings: settings(),
-                                          observers: [journal], clock: clock, wallClock: { 0 })
+        let monitor = ReachabilityMonitor(
+            probes: old.enumerated().map { spec("p\($0.offset)", $0.element) }, settings: settings(),
+            observers: [journal], clock: clock, wallClock: { 0 })
         let running = Task { await monitor.run() }
         // The first periodic round: p0 starts at once, p1 and p2 wait on the stagger.
         #expect(await clock.waitForSleepers(2))
@@ -148,7 +171,8 @@ import Testing
     @Test func aNewIntervalTakesEffect() async {
         let clock = ManualClock()
         let a = ScriptedProber(type: .tcp, clock: clock)
-        let monitor = ReachabilityMonitor(probes: [spec("a", a)], settings: settings(interval: .seconds(5)), clock: clock, wallClock: { 0 })
+        let monitor = ReachabilityMonitor(
+            probes: [spec("a", a)], settings: settings(interval: .seconds(5)), clock: clock, wallClock: { 0 })
         let running = Task { await monitor.run() }
         #expect(await clock.waitForSleepers())
         await monitor.reconfigure(probes: [spec("a", a)], settings: settings(interval: .seconds(2)))

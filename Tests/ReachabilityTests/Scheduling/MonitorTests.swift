@@ -1,6 +1,7 @@
 import ReachabilityTestSupport
-import Testing
 import Synchronization
+import Testing
+
 @testable import Reachability
 
 /// The scheduler on a manual clock: no test here sleeps.
@@ -12,7 +13,9 @@ import Synchronization
         ProbeSpec(name: name, type: type, target: name, interval: interval) { _ in prober }
     }
 
-    func settings(interval: Duration = .seconds(5), timeout: Duration = .seconds(1), fastRecheck: Duration = .seconds(1)) -> MonitorSettings {
+    func settings(
+        interval: Duration = .seconds(5), timeout: Duration = .seconds(1), fastRecheck: Duration = .seconds(1)
+    ) -> MonitorSettings {
         var s = MonitorSettings()
         s.interval = interval
         s.timeout = timeout
@@ -43,7 +46,8 @@ import Synchronization
         let clock = ManualClock()
         let prober = ScriptedProber(type: .tcp, clock: clock)
         prober.set(Self.failed)
-        let monitor = ReachabilityMonitor(probes: [spec("a", prober)], settings: settings(), clock: clock, wallClock: { 0 })
+        let monitor = ReachabilityMonitor(
+            probes: [spec("a", prober)], settings: settings(), clock: clock, wallClock: { 0 })
         let task = Task { await monitor.run() }
         await step(clock, seconds: 17)
         task.cancel()
@@ -54,7 +58,8 @@ import Synchronization
     @Test func fullRoundsRunOnTheInterval() async {
         let clock = ManualClock()
         let prober = ScriptedProber(type: .tcp, clock: clock)
-        let monitor = ReachabilityMonitor(probes: [spec("a", prober)], settings: settings(), clock: clock, wallClock: { 0 })
+        let monitor = ReachabilityMonitor(
+            probes: [spec("a", prober)], settings: settings(), clock: clock, wallClock: { 0 })
         let task = Task { await monitor.run() }
         await step(clock, seconds: 15)
         task.cancel()
@@ -65,10 +70,12 @@ import Synchronization
     @Test func aPathChangeReProbesAtOnce() async throws {
         let clock = ManualClock()
         let prober = ScriptedProber(type: .tcp, clock: clock)
-        let path = FakePathSource(FakePathSource.snapshot(name: "eth0", type: .ethernet, families: [.ipv4], carrier: true))
+        let path = FakePathSource(
+            FakePathSource.snapshot(name: "eth0", type: .ethernet, families: [.ipv4], carrier: true))
         var s = settings()
         s.pathDebounce = .milliseconds(100)
-        let monitor = ReachabilityMonitor(probes: [spec("a", prober)], settings: s, path: SnapshotPathGate(path), clock: clock, wallClock: { 0 })
+        let monitor = ReachabilityMonitor(
+            probes: [spec("a", prober)], settings: s, path: SnapshotPathGate(path), clock: clock, wallClock: { 0 })
         let task = Task { await monitor.run() }
         #expect(await clock.waitForSleepers())
         #expect(prober.calls.count == 1)
@@ -87,10 +94,12 @@ import Synchronization
     @Test func aLostPathCutsTheRoundInFlightShort() async throws {
         let clock = ManualClock()
         let prober = ScriptedProber(type: .tcp, clock: clock, hold: .seconds(3))
-        let path = FakePathSource(FakePathSource.snapshot(name: "eth0", type: .ethernet, families: [.ipv4], carrier: true))
+        let path = FakePathSource(
+            FakePathSource.snapshot(name: "eth0", type: .ethernet, families: [.ipv4], carrier: true))
         var s = settings(timeout: .seconds(4))
         s.pathDebounce = .milliseconds(100)
-        let monitor = ReachabilityMonitor(probes: [spec("a", prober)], settings: s, path: SnapshotPathGate(path), clock: clock, wallClock: { 0 })
+        let monitor = ReachabilityMonitor(
+            probes: [spec("a", prober)], settings: s, path: SnapshotPathGate(path), clock: clock, wallClock: { 0 })
         let task = Task { await monitor.run() }
         #expect(await clock.waitForSleepers())  // the probe holds for 3 s
         path.send(FakePathSource.snapshot(name: "eth0", type: .ethernet, families: [.ipv4], carrier: false))
@@ -106,7 +115,9 @@ import Synchronization
         let clock = ManualClock()
         let probers = (0..<4).map { _ in ScriptedProber(type: .tcp, clock: clock) }
         let specs = probers.enumerated().map { spec("p\($0.offset)", $0.element) }
-        let monitor = ReachabilityMonitor(probes: specs, settings: settings(interval: .seconds(5), timeout: .seconds(1)), clock: clock, wallClock: { 0 })
+        let monitor = ReachabilityMonitor(
+            probes: specs, settings: settings(interval: .seconds(5), timeout: .seconds(1)), clock: clock,
+            wallClock: { 0 })
         let task = Task { await monitor.run() }
         // The first starts at once (no clock wait): let it, or a loaded machine stamps it after the
         // first advance below.
@@ -125,7 +136,8 @@ import Synchronization
     @Test func aProbeNeverOverlapsItself() async {
         let clock = ManualClock()
         let prober = ScriptedProber(type: .tcp, clock: clock, hold: .seconds(3))
-        let monitor = ReachabilityMonitor(probes: [spec("a", prober)], settings: settings(), clock: clock, wallClock: { 0 })
+        let monitor = ReachabilityMonitor(
+            probes: [spec("a", prober)], settings: settings(), clock: clock, wallClock: { 0 })
         let running = Task { await monitor.run() }
         #expect(await clock.waitForSleepers())
         let checks = Task { await monitor.check() }  // must wait for the running round
@@ -139,7 +151,8 @@ import Synchronization
     @Test func hysteresisAcrossRounds() async {
         let clock = ManualClock()
         let prober = ScriptedProber(type: .tcp, clock: clock)
-        let monitor = ReachabilityMonitor(probes: [spec("a", prober)], settings: settings(fastRecheck: .zero), clock: clock, wallClock: { 0 })
+        let monitor = ReachabilityMonitor(
+            probes: [spec("a", prober)], settings: settings(fastRecheck: .zero), clock: clock, wallClock: { 0 })
         #expect(await monitor.check().state == .full)
         prober.set(Self.failed)
         #expect(await monitor.check().state == .full)
@@ -152,10 +165,13 @@ import Synchronization
     @Test func everySubscriberSeesEveryStatus() async {
         let clock = ManualClock()
         let prober = ScriptedProber(type: .tcp, clock: clock)
-        let monitor = ReachabilityMonitor(probes: [spec("a", prober)], settings: settings(), clock: clock, wallClock: { 0 })
-        let a = monitor.updates(), b = monitor.updates()
+        let monitor = ReachabilityMonitor(
+            probes: [spec("a", prober)], settings: settings(), clock: clock, wallClock: { 0 })
+        let a = monitor.updates()
+        let b = monitor.updates()
         _ = await monitor.check()
-        var ia = a.makeAsyncIterator(), ib = b.makeAsyncIterator()
+        var ia = a.makeAsyncIterator()
+        var ib = b.makeAsyncIterator()
         #expect(await ia.next()?.round == 1)
         #expect(await ib.next()?.round == 1)
         _ = await monitor.check()
@@ -165,7 +181,8 @@ import Synchronization
 
     @Test func uplinksGetTheirOwnVerdict() async {
         let clock = ManualClock()
-        let good = ScriptedProber(type: .tcp, clock: clock), bad = ScriptedProber(type: .tcp, clock: clock)
+        let good = ScriptedProber(type: .tcp, clock: clock)
+        let bad = ScriptedProber(type: .tcp, clock: clock)
         bad.set(Self.failed)
         var s = settings()
         s.uplinks = ["wan0", "wan1"]
@@ -183,7 +200,8 @@ import Synchronization
         let clock = ManualClock()
         let prober = ScriptedProber(type: .tcp, clock: clock)
         let wall = Mutex(100.0)
-        let monitor = ReachabilityMonitor(probes: [spec("a", prober)], settings: settings(), clock: clock, wallClock: { wall.withLock { $0 } })
+        let monitor = ReachabilityMonitor(
+            probes: [spec("a", prober)], settings: settings(), clock: clock, wallClock: { wall.withLock { $0 } })
         var last: ProbeOutcome?
         for (i, result) in [Self.ok, Self.failed, Self.ok, Self.failed, Self.failed].enumerated() {
             wall.withLock { $0 = 100 + Double(i) * 10 }

@@ -1,20 +1,27 @@
 import ReachabilityTestSupport
 import Testing
+
 @testable import Reachability
 
 /// The evidence model (README "The evidence model"): which results can make a round `full`,
 /// which can only degrade it, and how the scopes agree.
 @Suite struct EvidenceTests {
     static func ok(_ type: ProbeType, _ evidence: Evidence, _ name: String = "") -> RoundEntry {
-        RoundEntry(name: name.isEmpty ? type.rawValue : name, type: type,
-                   result: ProbeResult(status: .success, duration: .milliseconds(5)), evidence: evidence)
+        RoundEntry(
+            name: name.isEmpty ? type.rawValue : name, type: type,
+            result: ProbeResult(status: .success, duration: .milliseconds(5)), evidence: evidence)
     }
-    static func fail(_ type: ProbeType, _ reason: FailureReason, _ evidence: Evidence? = nil, _ name: String = "") -> RoundEntry {
-        RoundEntry(name: name.isEmpty ? type.rawValue : name, type: type, result: .failure(reason, "x", duration: .seconds(1)),
-                   evidence: evidence)
+    static func fail(_ type: ProbeType, _ reason: FailureReason, _ evidence: Evidence? = nil, _ name: String = "")
+        -> RoundEntry
+    {
+        RoundEntry(
+            name: name.isEmpty ? type.rawValue : name, type: type, result: .failure(reason, "x", duration: .seconds(1)),
+            evidence: evidence)
     }
     static func portal(_ type: ProbeType, _ reason: FailureReason) -> RoundEntry {
-        RoundEntry(name: type.rawValue, type: type, result: ProbeResult(status: .portal, reason: reason, duration: .milliseconds(5)))
+        RoundEntry(
+            name: type.rawValue, type: type,
+            result: ProbeResult(status: .portal, reason: reason, duration: .milliseconds(5)))
     }
 
     struct Row: Sendable, CustomTestStringConvertible {
@@ -30,44 +37,70 @@ import Testing
 
     static let rows: [Row] = [
         // The two findings of the router lab.
-        Row(name: "router's DNS cache answers, every other probe times out (WAN down, blackhole)",
-            entries: [fail(.http, .timeout), fail(.https, .timeout), fail(.icmp, .timeout), fail(.icmp, .unreachable, nil, "v6"), ok(.dns, .local)],
+        Row(
+            name: "router's DNS cache answers, every other probe times out (WAN down, blackhole)",
+            entries: [
+                fail(.http, .timeout), fail(.https, .timeout), fail(.icmp, .timeout),
+                fail(.icmp, .unreachable, nil, "v6"), ok(.dns, .local),
+            ],
             expected: Verdict(.limited, reason: "timeout")),
-        Row(name: "a portal's 511 beats the local DNS answer",
+        Row(
+            name: "a portal's 511 beats the local DNS answer",
             entries: [portal(.http, .networkAuthenticationRequired), fail(.https, .timeout), ok(.dns, .local)],
             expected: Verdict(.portal, reason: "network_authentication_required")),
         // What cannot prove.
-        Row(name: "DNS-only configuration, every lookup answered", entries: [ok(.dns, .local), ok(.dns, .local, "b")],
+        Row(
+            name: "DNS-only configuration, every lookup answered", entries: [ok(.dns, .local), ok(.dns, .local, "b")],
             expected: Verdict(.limited, reason: "unproven")),
-        Row(name: "the gateway answers ICMP, nothing beyond does", entries: [ok(.icmp, .local), fail(.http, .timeout)],
+        Row(
+            name: "the gateway answers ICMP, nothing beyond does", entries: [ok(.icmp, .local), fail(.http, .timeout)],
             expected: Verdict(.limited, reason: "timeout")),
-        Row(name: "an interceptor completes TCP to port 443", entries: [ok(.tcp, .local)], expected: Verdict(.limited, reason: "unproven")),
-        Row(name: "a portal page answers a plain-HTTP web check", entries: [ok(.http, .local), fail(.icmp, .timeout)],
+        Row(
+            name: "an interceptor completes TCP to port 443", entries: [ok(.tcp, .local)],
+            expected: Verdict(.limited, reason: "unproven")),
+        Row(
+            name: "a portal page answers a plain-HTTP web check", entries: [ok(.http, .local), fail(.icmp, .timeout)],
             expected: Verdict(.limited, reason: "timeout")),
-        Row(name: "only local targets, refused: the failure, not 'unproven'", entries: [fail(.tcp, .refused, .local)],
+        Row(
+            name: "only local targets, refused: the failure, not 'unproven'", entries: [fail(.tcp, .refused, .local)],
             expected: Verdict(.limited, reason: "refused")),
         // What can.
-        Row(name: "ICMP from beyond the gateway with a local DNS answer", entries: [ok(.icmp, .internet), ok(.dns, .local)],
+        Row(
+            name: "ICMP from beyond the gateway with a local DNS answer",
+            entries: [ok(.icmp, .internet), ok(.dns, .local)],
             expected: Verdict(.full)),
-        Row(name: "captive HTTP check beyond the gateway", entries: [ok(.http, .internet), fail(.icmp, .timeout)], expected: Verdict(.full)),
+        Row(
+            name: "captive HTTP check beyond the gateway", entries: [ok(.http, .internet), fail(.icmp, .timeout)],
+            expected: Verdict(.full)),
         // Local evidence still degrades and counts toward a quorum.
-        Row(name: "DNS fails while a local ICMP succeeds", entries: [ok(.icmp, .local), fail(.dns, .timeout)],
+        Row(
+            name: "DNS fails while a local ICMP succeeds", entries: [ok(.icmp, .local), fail(.dns, .timeout)],
             expected: Verdict(.limited, reason: "dns")),
-        Row(name: "quorum 2: one internet and one local success", entries: [ok(.icmp, .internet), ok(.dns, .local), fail(.http, .timeout)],
+        Row(
+            name: "quorum 2: one internet and one local success",
+            entries: [ok(.icmp, .internet), ok(.dns, .local), fail(.http, .timeout)],
             policy: quorum2, expected: Verdict(.full)),
-        Row(name: "quorum 2: two local successes, the internet probe fails", entries: [ok(.dns, .local), ok(.tcp, .local), fail(.http, .refused)],
+        Row(
+            name: "quorum 2: two local successes, the internet probe fails",
+            entries: [ok(.dns, .local), ok(.tcp, .local), fail(.http, .refused)],
             policy: quorum2, expected: Verdict(.limited, reason: "refused")),
-        Row(name: "quorum 2: the internet probe succeeds, too few in all", entries: [ok(.http, .internet), fail(.dns, .servfail), fail(.tcp, .reset, .local)],
+        Row(
+            name: "quorum 2: the internet probe succeeds, too few in all",
+            entries: [ok(.http, .internet), fail(.dns, .servfail), fail(.tcp, .reset, .local)],
             policy: quorum2, expected: Verdict(.limited, reason: "dns")),
         // A family's scope caps quorum:N at its own probe count.
-        Row(name: "quorum 2 in a family with one probe", entries: [ok(.icmp, .internet)], policy: quorum2, familyScope: true, expected: Verdict(.full)),
-        Row(name: "quorum 2 overall with one probe", entries: [ok(.icmp, .internet)], policy: quorum2,
+        Row(
+            name: "quorum 2 in a family with one probe", entries: [ok(.icmp, .internet)], policy: quorum2,
+            familyScope: true, expected: Verdict(.full)),
+        Row(
+            name: "quorum 2 overall with one probe", entries: [ok(.icmp, .internet)], policy: quorum2,
             expected: Verdict(.limited, reason: "quorum")),
     ]
 
     @Test(arguments: rows)
     func classification(_ row: Row) {
-        let verdict = RoundClassifier.classify(pathUnsatisfiedReason: nil, entries: row.entries, policy: row.policy, familyScope: row.familyScope)
+        let verdict = RoundClassifier.classify(
+            pathUnsatisfiedReason: nil, entries: row.entries, policy: row.policy, familyScope: row.familyScope)
         #expect(verdict == row.expected)
     }
 
@@ -101,7 +134,8 @@ import Testing
     }
 
     @Test func configFileProbesCarryTheirEvidence() throws {
-        let block = "probes:\n  - name: web\n    type: http\n    target: \"http://192.0.2.1/\"\n    http:\n      mode: web\n"
+        let block =
+            "probes:\n  - name: web\n    type: http\n    target: \"http://192.0.2.1/\"\n    http:\n      mode: web\n"
             + "  - name: dns\n    type: dns\n    target: example.com\n  - name: ssh\n    type: tcp\n    target: \"192.0.2.1:22\"\n"
         let config = try ConfigLoader.parse(block, file: "t.yml")
         let specs = try config.probes.map { try ConfigProbeBuilder.spec($0, file: "t.yml") }
@@ -122,7 +156,8 @@ import Testing
     // MARK: - Where the answer came from
 
     @Test(arguments: [
-        ("127.0.0.1", true), ("127.8.9.10", true), ("0.0.0.0", true), ("169.254.1.1", true), ("::1", true), ("::", true),
+        ("127.0.0.1", true), ("127.8.9.10", true), ("0.0.0.0", true), ("169.254.1.1", true), ("::1", true),
+        ("::", true),
         ("fe80::1", true), ("::ffff:127.0.0.1", true), ("::ffff:169.254.0.9", true),
         ("192.0.2.1", false), ("10.0.0.1", false), ("2001:db8::1", false), ("not an address", false),
     ])
@@ -143,7 +178,8 @@ import Testing
     ])
     func snapshotLocality(_ address: String, _ local: Bool) {
         var snapshot = FakePathSource.snapshot()
-        snapshot.defaultRoutes.append(DefaultRoute(family: .ipv4, gateway: "203.0.113.9", interfaceIndex: 2, interfaceName: "eth0", metric: 200))
+        snapshot.defaultRoutes.append(
+            DefaultRoute(family: .ipv4, gateway: "203.0.113.9", interfaceIndex: 2, interfaceName: "eth0", metric: 200))
         #expect(snapshot.isLocal(address: address) == local)
     }
 
@@ -158,14 +194,18 @@ import Testing
 /// The monitor decides evidence from the path and keeps the scopes in agreement.
 @Suite struct EvidenceMonitorTests {
     static func result(_ status: ProbeStatus, _ address: String?, _ family: IPFamily?) -> ProbeResult {
-        var r = status == .success ? ProbeResult(status: .success, duration: .milliseconds(2)) : .failure(.timeout, "x", duration: .seconds(1))
+        var r =
+            status == .success
+            ? ProbeResult(status: .success, duration: .milliseconds(2)) : .failure(.timeout, "x", duration: .seconds(1))
         r.address = address
         r.family = family
         return r
     }
 
-    func monitor(_ probes: [(String, ProbeType, ProbeResult)], path: FakePathSource = FakePathSource(),
-                 policy: VerdictPolicy = .parallel, trustLocal: Bool = false) -> ReachabilityMonitor<ManualClock> {
+    func monitor(
+        _ probes: [(String, ProbeType, ProbeResult)], path: FakePathSource = FakePathSource(),
+        policy: VerdictPolicy = .parallel, trustLocal: Bool = false
+    ) -> ReachabilityMonitor<ManualClock> {
         let clock = ManualClock()
         let specs = probes.map { name, type, result -> ProbeSpec in
             let prober = ScriptedProber(type: type, clock: clock)
@@ -174,7 +214,8 @@ import Testing
         }
         var s = MonitorSettings()
         s.verdict = VerdictSettings(policy: policy, failAfter: 2, recoverAfter: 2, trustLocalTargets: trustLocal)
-        return ReachabilityMonitor(probes: specs, settings: s, path: SnapshotPathGate(path), clock: clock, wallClock: { 0 })
+        return ReachabilityMonitor(
+            probes: specs, settings: s, path: SnapshotPathGate(path), clock: clock, wallClock: { 0 })
     }
 
     @Test func anAnswerFromTheGatewayOrAnOnLinkHostIsNoEvidence() async {
@@ -210,10 +251,11 @@ import Testing
 
     /// quorum:2 with one probe per family: each family is full on its own probe, and so overall.
     @Test func aQuorumOverTwoFamiliesIsFullInEach() async {
-        let m = monitor([
-            ("v4", .icmp, Self.result(.success, "198.51.100.1", .ipv4)),
-            ("v6", .icmp, Self.result(.success, "2001:db8:100::1", .ipv6)),
-        ], policy: .quorum(minimum: 2, fraction: nil))
+        let m = monitor(
+            [
+                ("v4", .icmp, Self.result(.success, "198.51.100.1", .ipv4)),
+                ("v6", .icmp, Self.result(.success, "2001:db8:100::1", .ipv6)),
+            ], policy: .quorum(minimum: 2, fraction: nil))
         let status = await m.check()
         #expect(status.overall.verdict == Verdict(.full))
         #expect(status.families[.ipv4]?.verdict == Verdict(.full))
@@ -222,8 +264,11 @@ import Testing
 
     /// After hysteresis too: restored full overall, families limited ⇒ the first round caps overall.
     @Test func theTrackedOverallLeavesFullWhenEveryFamilyHas() async {
-        let m = monitor([("v4", .icmp, Self.result(.success, "198.51.100.1", .ipv4))], policy: .quorum(minimum: 2, fraction: nil))
-        m.restore(overall: Verdict(.full), since: 0, families: [.ipv4: ScopedVerdict(verdict: Verdict(.limited, reason: "timeout"), since: 0)])
+        let m = monitor(
+            [("v4", .icmp, Self.result(.success, "198.51.100.1", .ipv4))], policy: .quorum(minimum: 2, fraction: nil))
+        m.restore(
+            overall: Verdict(.full), since: 0,
+            families: [.ipv4: ScopedVerdict(verdict: Verdict(.limited, reason: "timeout"), since: 0)])
         // The family is full on its one probe after recover_after rounds; the overall round is
         // limited (quorum 2 of 1) and, while the family is still limited, capped at once.
         let first = await m.check()

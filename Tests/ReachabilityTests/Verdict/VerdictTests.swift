@@ -1,15 +1,21 @@
 import Testing
+
 @testable import Reachability
 
 @Suite struct VerdictTests {
     static func ok(_ type: ProbeType, _ name: String = "") -> RoundEntry {
-        RoundEntry(name: name.isEmpty ? type.rawValue : name, type: type, result: ProbeResult(status: .success, duration: .milliseconds(5)))
+        RoundEntry(
+            name: name.isEmpty ? type.rawValue : name, type: type,
+            result: ProbeResult(status: .success, duration: .milliseconds(5)))
     }
     static func fail(_ type: ProbeType, _ reason: FailureReason, _ name: String = "") -> RoundEntry {
-        RoundEntry(name: name.isEmpty ? type.rawValue : name, type: type, result: .failure(reason, "x", duration: .seconds(1)))
+        RoundEntry(
+            name: name.isEmpty ? type.rawValue : name, type: type, result: .failure(reason, "x", duration: .seconds(1)))
     }
     static func portal(_ type: ProbeType, _ reason: FailureReason) -> RoundEntry {
-        RoundEntry(name: type.rawValue, type: type, result: ProbeResult(status: .portal, reason: reason, duration: .milliseconds(5)))
+        RoundEntry(
+            name: type.rawValue, type: type,
+            result: ProbeResult(status: .portal, reason: reason, duration: .milliseconds(5)))
     }
 
     struct Row: Sendable, CustomTestStringConvertible {
@@ -22,32 +28,76 @@ import Testing
     }
 
     static let rows: [Row] = [
-        Row(name: "path down wins over successes", path: "no_carrier", entries: [ok(.http), ok(.icmp)], policy: .parallel, expected: Verdict(.none, reason: "no_carrier")),
-        Row(name: "any success under parallel", path: nil, entries: [fail(.http, .timeout), ok(.icmp)], policy: .parallel, expected: Verdict(.full)),
-        Row(name: "portal overrides ICMP success", path: nil, entries: [portal(.http, .redirect), ok(.icmp)], policy: .parallel, expected: Verdict(.portal, reason: "redirect")),
-        Row(name: "DNS private answer is a portal", path: nil, entries: [ok(.icmp), portal(.dns, .privateAddress)], policy: .parallel, expected: Verdict(.portal, reason: "private_address")),
-        Row(name: "all time out", path: nil, entries: [fail(.http, .timeout), fail(.icmp, .timeout)], policy: .parallel, expected: Verdict(.limited, reason: "timeout")),
-        Row(name: "dominant reason", path: nil, entries: [fail(.http, .refused), fail(.icmp, .timeout), fail(.tcp, .timeout)], policy: .parallel, expected: Verdict(.limited, reason: "timeout")),
-        Row(name: "ICMP blocked, HTTP fine, parallel", path: nil, entries: [ok(.http), fail(.icmp, .timeout)], policy: .parallel, expected: Verdict(.full)),
-        Row(name: "ICMP blocked, HTTP fine, icmp policy", path: nil, entries: [ok(.http), fail(.icmp, .timeout)], policy: .icmp, expected: Verdict(.limited, reason: "timeout")),
-        Row(name: "http policy ignores ICMP success", path: nil, entries: [fail(.http, .refused), ok(.icmp)], policy: .http, expected: Verdict(.limited, reason: "refused")),
-        Row(name: "HTTPS intercepted, HTTP fine", path: nil, entries: [ok(.http), fail(.https, .tls), ok(.icmp)], policy: .parallel, expected: Verdict(.limited, reason: "partial")),
-        Row(name: "DNS dead, IP fine", path: nil, entries: [ok(.icmp), fail(.dns, .timeout)], policy: .parallel, expected: Verdict(.limited, reason: "dns")),
-        Row(name: "blackhole: DNS fails with everything else", path: nil, entries: [fail(.http, .timeout), fail(.dns, .timeout), fail(.icmp, .timeout)], policy: .parallel, expected: Verdict(.limited, reason: "timeout")),
-        Row(name: "DNS dead ignored under icmp", path: nil, entries: [ok(.icmp), fail(.dns, .timeout)], policy: .icmp, expected: Verdict(.full)),
-        Row(name: "quorum 2 of 3 met", path: nil, entries: [ok(.http), ok(.icmp), fail(.tcp, .refused)], policy: .quorum(minimum: 2, fraction: nil), expected: Verdict(.full)),
-        Row(name: "quorum 2 not met", path: nil, entries: [ok(.http), fail(.icmp, .timeout), fail(.tcp, .refused)], policy: .quorum(minimum: 2, fraction: nil), expected: Verdict(.limited, reason: "timeout")),
-        Row(name: "quorum majority of 4 needs 2", path: nil, entries: [ok(.http), ok(.icmp), fail(.tcp, .refused), fail(.icmp, .timeout, "b")], policy: .quorum(minimum: nil, fraction: 0.5), expected: Verdict(.full)),
-        Row(name: "no probes", path: nil, entries: [], policy: .parallel, expected: Verdict(.limited, reason: "no_probes")),
-        Row(name: "no counting probes", path: nil, entries: [ok(.tcp)], policy: .icmp, expected: Verdict(.limited, reason: "no_probes")),
+        Row(
+            name: "path down wins over successes", path: "no_carrier", entries: [ok(.http), ok(.icmp)],
+            policy: .parallel, expected: Verdict(.none, reason: "no_carrier")),
+        Row(
+            name: "any success under parallel", path: nil, entries: [fail(.http, .timeout), ok(.icmp)],
+            policy: .parallel, expected: Verdict(.full)),
+        Row(
+            name: "portal overrides ICMP success", path: nil, entries: [portal(.http, .redirect), ok(.icmp)],
+            policy: .parallel, expected: Verdict(.portal, reason: "redirect")),
+        Row(
+            name: "DNS private answer is a portal", path: nil, entries: [ok(.icmp), portal(.dns, .privateAddress)],
+            policy: .parallel, expected: Verdict(.portal, reason: "private_address")),
+        Row(
+            name: "all time out", path: nil, entries: [fail(.http, .timeout), fail(.icmp, .timeout)], policy: .parallel,
+            expected: Verdict(.limited, reason: "timeout")),
+        Row(
+            name: "dominant reason", path: nil,
+            entries: [fail(.http, .refused), fail(.icmp, .timeout), fail(.tcp, .timeout)], policy: .parallel,
+            expected: Verdict(.limited, reason: "timeout")),
+        Row(
+            name: "ICMP blocked, HTTP fine, parallel", path: nil, entries: [ok(.http), fail(.icmp, .timeout)],
+            policy: .parallel, expected: Verdict(.full)),
+        Row(
+            name: "ICMP blocked, HTTP fine, icmp policy", path: nil, entries: [ok(.http), fail(.icmp, .timeout)],
+            policy: .icmp, expected: Verdict(.limited, reason: "timeout")),
+        Row(
+            name: "http policy ignores ICMP success", path: nil, entries: [fail(.http, .refused), ok(.icmp)],
+            policy: .http, expected: Verdict(.limited, reason: "refused")),
+        Row(
+            name: "HTTPS intercepted, HTTP fine", path: nil, entries: [ok(.http), fail(.https, .tls), ok(.icmp)],
+            policy: .parallel, expected: Verdict(.limited, reason: "partial")),
+        Row(
+            name: "DNS dead, IP fine", path: nil, entries: [ok(.icmp), fail(.dns, .timeout)], policy: .parallel,
+            expected: Verdict(.limited, reason: "dns")),
+        Row(
+            name: "blackhole: DNS fails with everything else", path: nil,
+            entries: [fail(.http, .timeout), fail(.dns, .timeout), fail(.icmp, .timeout)], policy: .parallel,
+            expected: Verdict(.limited, reason: "timeout")),
+        Row(
+            name: "DNS dead ignored under icmp", path: nil, entries: [ok(.icmp), fail(.dns, .timeout)], policy: .icmp,
+            expected: Verdict(.full)),
+        Row(
+            name: "quorum 2 of 3 met", path: nil, entries: [ok(.http), ok(.icmp), fail(.tcp, .refused)],
+            policy: .quorum(minimum: 2, fraction: nil), expected: Verdict(.full)),
+        Row(
+            name: "quorum 2 not met", path: nil, entries: [ok(.http), fail(.icmp, .timeout), fail(.tcp, .refused)],
+            policy: .quorum(minimum: 2, fraction: nil), expected: Verdict(.limited, reason: "timeout")),
+        Row(
+            name: "quorum majority of 4 needs 2", path: nil,
+            entries: [ok(.http), ok(.icmp), fail(.tcp, .refused), fail(.icmp, .timeout, "b")],
+            policy: .quorum(minimum: nil, fraction: 0.5), expected: Verdict(.full)),
+        Row(
+            name: "no probes", path: nil, entries: [], policy: .parallel,
+            expected: Verdict(.limited, reason: "no_probes")),
+        Row(
+            name: "no counting probes", path: nil, entries: [ok(.tcp)], policy: .icmp,
+            expected: Verdict(.limited, reason: "no_probes")),
     ]
 
     @Test(arguments: rows)
     func classification(_ row: Row) {
-        #expect(RoundClassifier.classify(pathUnsatisfiedReason: row.path, entries: row.entries, policy: row.policy) == row.expected)
+        #expect(
+            RoundClassifier.classify(pathUnsatisfiedReason: row.path, entries: row.entries, policy: row.policy)
+                == row.expected)
     }
 
-    @Test(arguments: [("parallel", "parallel"), ("http", "http"), ("icmp", "icmp"), ("quorum", "quorum(-, 0.5)"), ("quorum:2", "quorum(2, -)"), ("quorum:75%", "quorum(-, 0.75)")])
+    @Test(arguments: [
+        ("parallel", "parallel"), ("http", "http"), ("icmp", "icmp"), ("quorum", "quorum(-, 0.5)"),
+        ("quorum:2", "quorum(2, -)"), ("quorum:75%", "quorum(-, 0.75)"),
+    ])
     func policyParsing(text: String, expected: String) throws {
         #expect(try #require(VerdictPolicy.parse(text)).description == expected)
     }
@@ -85,7 +135,9 @@ import Testing
     }
 
     @Test func aGoodRoundResetsTheFailStreak() {
-        let (states, _) = run([Self.full, Self.timeout, Self.timeout, Self.full, Self.timeout, Self.timeout, Self.timeout])
+        let (states, _) = run([
+            Self.full, Self.timeout, Self.timeout, Self.full, Self.timeout, Self.timeout, Self.timeout,
+        ])
         #expect(states == [.full, .full, .full, .full, .full, .full, .limited])
     }
 

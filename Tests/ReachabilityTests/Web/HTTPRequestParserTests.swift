@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Reachability
 
 @Suite struct HTTPRequestParserTests {
@@ -9,7 +10,8 @@ import Testing
     @Test func simpleGet() throws {
         let text = "GET /metrics?x=1&y=a%20b HTTP/1.1\r\nHost: h\r\nAccept: text/plain\r\n\r\n"
         guard case .request(let r, let consumed) = parse(text + "GET /next") else {
-            Issue.record("not parsed"); return
+            Issue.record("not parsed")
+            return
         }
         #expect(r.method == "GET" && r.path == "/metrics" && r.version == "HTTP/1.1")
         #expect(r.query == ["x": "1", "y": "a b"])
@@ -20,14 +22,23 @@ import Testing
 
     @Test func pipelinedRequestsConsumeOneAtATime() {
         let two = "GET /a HTTP/1.1\r\n\r\nGET /b HTTP/1.0\r\n\r\n"
-        guard case .request(let a, let n) = parse(two) else { Issue.record("first not parsed"); return }
+        guard case .request(let a, let n) = parse(two) else {
+            Issue.record("first not parsed")
+            return
+        }
         #expect(a.path == "/a")
-        guard case .request(let b, _) = parser.parse(Array(two.utf8)[n...]) else { Issue.record("second not parsed"); return }
+        guard case .request(let b, _) = parser.parse(Array(two.utf8)[n...]) else {
+            Issue.record("second not parsed")
+            return
+        }
         #expect(b.path == "/b" && !b.keepAlive)
     }
 
     @Test func bodyIsConsumedWithTheRequest() {
-        guard case .request(_, let n) = parse("POST /-/reload HTTP/1.1\r\nContent-Length: 3\r\n\r\nabcGET") else { Issue.record("not parsed"); return }
+        guard case .request(_, let n) = parse("POST /-/reload HTTP/1.1\r\nContent-Length: 3\r\n\r\nabcGET") else {
+            Issue.record("not parsed")
+            return
+        }
         #expect(n == "POST /-/reload HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc".utf8.count)
         #expect(parse("POST / HTTP/1.1\r\nContent-Length: 10\r\n\r\nabc") == .incomplete)
     }

@@ -1,6 +1,7 @@
 import Foundation
 import ReachabilityTestSupport
 import Testing
+
 @testable import Reachability
 
 /// The status page's history summary (`StatusHistory`) from synthetic rounds: timeline segments
@@ -9,15 +10,23 @@ import Testing
     /// 2026-01-10T01:00:00Z: far from midnight, so a test's rounds stay in one UTC day.
     static let t0: Double = 1_768_006_800
 
-    static func round(_ h: StatusHistory, _ t: Double, _ v: Verdict, interval: Double = 10, probes: [ProbeRecord] = []) {
-        h.replay(.round(RoundSummary(RoundRecord(time: t, duration: 0, interval: interval, round: 0, overall: v, since: t))))
+    static func round(_ h: StatusHistory, _ t: Double, _ v: Verdict, interval: Double = 10, probes: [ProbeRecord] = [])
+    {
+        h.replay(
+            .round(RoundSummary(RoundRecord(time: t, duration: 0, interval: interval, round: 0, overall: v, since: t))))
         if !probes.isEmpty { h.log.withLock { $0.addSamples(probes, at: t) } }
     }
 
     /// A round with family and uplink verdicts too.
-    static func scopedRound(_ h: StatusHistory, _ t: Double, overall: Verdict, families: [String: Verdict], uplinks: [String: Verdict]) {
-        h.replay(.round(RoundSummary(RoundRecord(time: t, duration: 0, interval: 10, round: 0, overall: overall, since: t,
-                                                 families: families, uplinks: uplinks))))
+    static func scopedRound(
+        _ h: StatusHistory, _ t: Double, overall: Verdict, families: [String: Verdict], uplinks: [String: Verdict]
+    ) {
+        h.replay(
+            .round(
+                RoundSummary(
+                    RoundRecord(
+                        time: t, duration: 0, interval: 10, round: 0, overall: overall, since: t,
+                        families: families, uplinks: uplinks))))
     }
 
     /// Full for 600 s, limited (timeout) for 300 s, full for 300 s, stopped for 800 s, full again.
@@ -43,11 +52,15 @@ import Testing
         for (a, b) in zip(s.timeline, s.timeline.dropFirst()) { #expect(a.end == b.start, "no holes, no overlaps") }
         let limited = s.timeline[2]
         #expect(limited.start == Self.t0 + 600 && limited.end == Self.t0 + 900 && limited.verdict?.reason == "timeout")
-        #expect(s.timeline[4].start == Self.t0 + 1190.5 && s.timeline[4].end == Self.t0 + 2000, "the stop ends coverage; the start resumes it")
+        #expect(
+            s.timeline[4].start == Self.t0 + 1190.5 && s.timeline[4].end == Self.t0 + 2000,
+            "the stop ends coverage; the start resumes it")
 
         let outage = try #require(s.outages.first)
         #expect(s.outages.count == 1)
-        #expect(outage.start == Self.t0 + 600 && outage.duration == 300 && outage.state == .limited && outage.reason == "timeout" && outage.ended == .recovered)
+        #expect(
+            outage.start == Self.t0 + 600 && outage.duration == 300 && outage.state == .limited
+                && outage.reason == "timeout" && outage.ended == .recovered)
 
         #expect(s.days.count == StatusHistory.dayCount)
         let today = try #require(s.days.last)
@@ -63,14 +76,18 @@ import Testing
         for i in 0..<6 { Self.round(h, Self.t0 + 2400 + Double(i) * 10, Verdict(.none, reason: "no_default_route")) }
         let s = h.snapshot(at: Self.t0 + 2455)
         let first = try #require(s.outages.first)
-        #expect(first.state == .none && first.ended == .ongoing && first.start == Self.t0 + 2400 && first.end == Self.t0 + 2455)
+        #expect(
+            first.state == .none && first.ended == .ongoing && first.start == Self.t0 + 2400
+                && first.end == Self.t0 + 2455)
         #expect(s.outages.count == 2)
         // Long after the last round, the record stops: a gap, not an ongoing outage.
         #expect(h.snapshot(at: Self.t0 + 9000).outages.first?.ended == .gap)
     }
 
     static func probe(_ name: String, _ ms: Double, ok: Bool = true) -> ProbeRecord {
-        ProbeRecord(name: name, type: .tcp, interface: nil, status: ok ? .success : .failure, reason: ok ? nil : .timeout, duration: ms / 1000)
+        ProbeRecord(
+            name: name, type: .tcp, interface: nil, status: ok ? .success : .failure, reason: ok ? nil : .timeout,
+            duration: ms / 1000)
     }
 
     @Test func rttIsBucketedBoundedAndPruned() throws {
@@ -79,8 +96,9 @@ import Testing
         // Two days of rounds every 30 s; every tenth result of "b" fails.
         for i in 0..<(2 * 2880) {
             let t = start + Double(i) * 30
-            Self.round(h, t, Verdict(.full), interval: 30,
-                       probes: [Self.probe("a", 10 + Double(i % 7)), Self.probe("b", 50, ok: i % 10 != 0)])
+            Self.round(
+                h, t, Verdict(.full), interval: 30,
+                probes: [Self.probe("a", 10 + Double(i % 7)), Self.probe("b", 50, ok: i % 10 != 0)])
         }
         let now = start + 2 * 86_400
         let s = h.snapshot(at: now)
@@ -120,7 +138,9 @@ import Testing
     @Test func aFlappingDayFoldsIntoABoundedNumberOfSpans() {
         let h = StatusHistory(interval: .seconds(10))
         let start = Self.t0 - 86_400
-        for i in 0..<8640 { Self.round(h, start + Double(i) * 10, i % 2 == 0 ? Verdict(.full) : Verdict(.limited, reason: "timeout")) }
+        for i in 0..<8640 {
+            Self.round(h, start + Double(i) * 10, i % 2 == 0 ? Verdict(.full) : Verdict(.limited, reason: "timeout"))
+        }
         let s = h.snapshot(at: Self.t0)
         #expect(s.timeline.count >= 8000)
         let folded = s.timeline(minLength: 86.4)
@@ -159,12 +179,14 @@ import Testing
     @Test func familiesAndUplinksHaveTheirOwnTimelines() throws {
         let h = StatusHistory(interval: .seconds(10))
         h.replay(.start(time: Self.t0, interval: 10))
-        let full = Verdict(.full), down = Verdict(.limited, reason: "timeout")
+        let full = Verdict(.full)
+        let down = Verdict(.limited, reason: "timeout")
         for i in 0..<60 {
             let wanDown = i >= 20 && i < 40
-            Self.scopedRound(h, Self.t0 + Double(i) * 10, overall: full,
-                             families: ["ipv4": full, "ipv6": Verdict(.unknown)],
-                             uplinks: ["wan1": wanDown ? down : full, "wan2": full])
+            Self.scopedRound(
+                h, Self.t0 + Double(i) * 10, overall: full,
+                families: ["ipv4": full, "ipv6": Verdict(.unknown)],
+                uplinks: ["wan1": wanDown ? down : full, "wan2": full])
         }
         let s = h.snapshot(at: Self.t0 + 595)
         #expect(s.scopes.map(\.label) == ["IPv4", "uplink wan1", "uplink wan2"], "IPv6 was never known: no band")
@@ -175,7 +197,9 @@ import Testing
         #expect(wan1.last?.end == Self.t0 + 595)
         let table = StatusHistoryView.scopeOutageTable(s.scopes, now: s.to)
         #expect(table.occurrences(of: "<tr class=\"scope-outage\"") == 1)
-        #expect(table.contains("<td>uplink wan1</td><td>2026-01-10 01:03:20Z</td><td class=\"num\">3m 20s</td>"), "\(table)")
+        #expect(
+            table.contains("<td>uplink wan1</td><td>2026-01-10 01:03:20Z</td><td class=\"num\">3m 20s</td>"), "\(table)"
+        )
         #expect(table.contains("<td>timeout</td><td>recovered</td>"))
         // A stop ends every scope's coverage too.
         h.replay(.stop(time: Self.t0 + 600))
@@ -190,11 +214,14 @@ import Testing
         let h = StatusHistory(interval: .seconds(10))
         h.replay(.start(time: Self.t0, interval: 10))
         for i in 0..<20 {
-            Self.scopedRound(h, Self.t0 + Double(i) * 10, overall: Verdict(.full), families: ["ipv6": i < 10 ? Verdict(.full) : Verdict(.unknown)], uplinks: [:])
+            Self.scopedRound(
+                h, Self.t0 + Double(i) * 10, overall: Verdict(.full),
+                families: ["ipv6": i < 10 ? Verdict(.full) : Verdict(.unknown)], uplinks: [:])
         }
         let v6 = try #require(h.snapshot(at: Self.t0 + 195).scopes.first { $0.label == "IPv6" }).timeline
         #expect(v6.map { $0.verdict?.state } == [nil, .full, nil])
-        #expect(v6[1].end == Self.t0 + 100, "full until the first unknown round, not 2 intervals past the last full one")
+        #expect(
+            v6[1].end == Self.t0 + 100, "full until the first unknown round, not 2 intervals past the last full one")
     }
 
     /// A round carries the interval it ran under: after a reload from 10 s to 60 s, rounds 60 s

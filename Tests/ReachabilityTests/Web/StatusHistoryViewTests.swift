@@ -3,6 +3,7 @@ import Glibc
 import ReachabilityTestSupport
 import Synchronization
 import Testing
+
 @testable import Reachability
 
 /// The status page's history pictures: SVG structure, escaping of hostile names and reasons,
@@ -14,8 +15,9 @@ import Testing
     static func hostileHistory() -> StatusHistory {
         let h = StatusHistoryTests.scripted()
         let t = StatusHistoryTests.t0 + 2400
-        StatusHistoryTests.round(h, t, Verdict(.limited, reason: hostile),
-                                 probes: [StatusHistoryTests.probe(hostile, 12), StatusHistoryTests.probe("ok", 3)])
+        StatusHistoryTests.round(
+            h, t, Verdict(.limited, reason: hostile),
+            probes: [StatusHistoryTests.probe(hostile, 12), StatusHistoryTests.probe("ok", 3)])
         return h
     }
 
@@ -39,18 +41,24 @@ import Testing
         let t0 = StatusHistoryTests.t0
         h.replay(.start(time: t0, interval: 10))
         for i in 0..<60 {
-            StatusHistoryTests.scopedRound(h, t0 + Double(i) * 10, overall: Verdict(.full), families: ["ipv4": Verdict(.full)],
-                                           uplinks: [Self.hostile: i >= 30 ? Verdict(.none, reason: "no_carrier") : Verdict(.full)])
+            StatusHistoryTests.scopedRound(
+                h, t0 + Double(i) * 10, overall: Verdict(.full), families: ["ipv4": Verdict(.full)],
+                uplinks: [Self.hostile: i >= 30 ? Verdict(.none, reason: "no_carrier") : Verdict(.full)])
         }
         let html = StatusHistoryView.render(h.snapshot(at: t0 + 595))
         #expect(html.occurrences(of: "<div class=\"scopeband\">") == 2)
         #expect(html.contains("<span class=\"bandlabel\">IPv4</span>"))
-        #expect(html.contains("<span class=\"bandlabel\">uplink &lt;script&gt;alert(1)&lt;/script&gt;&quot;&#39;&amp;</span>"))
+        #expect(
+            html.contains(
+                "<span class=\"bandlabel\">uplink &lt;script&gt;alert(1)&lt;/script&gt;&quot;&#39;&amp;</span>"))
         #expect(!html.contains("<script>"))
         #expect(html.contains("· ✖ No network (no_carrier) · 01:05–01:09 UTC · 4m 55s</title>"), "\(html)")
         // The uplink's outage is listed under its scope, ongoing; IPv4 had none.
         #expect(html.occurrences(of: "<tr class=\"scope-outage\"") == 1)
-        #expect(html.contains("<tr class=\"scope-outage\" data-state=\"none\"><td>uplink &lt;script&gt;alert(1)&lt;/script&gt;&quot;&#39;&amp;</td>"))
+        #expect(
+            html.contains(
+                "<tr class=\"scope-outage\" data-state=\"none\"><td>uplink &lt;script&gt;alert(1)&lt;/script&gt;&quot;&#39;&amp;</td>"
+            ))
         #expect(html.contains("<td>no_carrier</td><td>ongoing</td></tr>"))
         #expect(html.occurrences(of: "<svg ") == html.occurrences(of: "role=\"img\""))
     }
@@ -60,11 +68,16 @@ import Testing
         let svg = StatusCharts.days(s.days)
         #expect(svg.occurrences(of: "<g class=\"day\"") == 30)
         #expect(svg.occurrences(of: ">n/a</text>") == 29)
-        #expect(svg.contains("<g class=\"day\" data-day=\"2026-01-10\"><title>2026-01-10: 81.0% available, 5m not full, 26.4% of the day covered</title>"))
+        #expect(
+            svg.contains(
+                "<g class=\"day\" data-day=\"2026-01-10\"><title>2026-01-10: 81.0% available, 5m not full, 26.4% of the day covered</title>"
+            ))
         #expect(svg.contains(">81.0</text>"))
         #expect(svg.contains(">today</text>"))
         #expect(svg.contains("role=\"img\" aria-label=\"Availability per UTC day, 2025-12-12 to 2026-01-10\""))
-        #expect(StatusCharts.percent(0.99999) == "99.9%" && StatusCharts.percent(1) == "100%" && StatusCharts.percent(.nan) == "n/a")
+        #expect(
+            StatusCharts.percent(0.99999) == "99.9%" && StatusCharts.percent(1) == "100%"
+                && StatusCharts.percent(.nan) == "n/a")
     }
 
     @Test func hostileNamesAndReasonsAreEscapedEverywhere() {
@@ -75,7 +88,9 @@ import Testing
         #expect(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;&quot;&#39;&amp;"))
         #expect(html.contains("<h3>&lt;script&gt;"), "the RTT chart's probe name")
         #expect(html.contains("<tr class=\"outage\" data-state=\"limited\">"))
-        #expect(html.contains("<td>&lt;script&gt;alert(1)&lt;/script&gt;&quot;&#39;&amp;</td><td>ongoing</td>"), "the outage reason")
+        #expect(
+            html.contains("<td>&lt;script&gt;alert(1)&lt;/script&gt;&quot;&#39;&amp;</td><td>ongoing</td>"),
+            "the outage reason")
         #expect(html.contains("aria-label=\"RTT of &lt;script&gt;"))
         #expect(html.occurrences(of: "<svg ") == html.occurrences(of: "role=\"img\""))
         #expect(html.occurrences(of: "<svg class=\"chart rtt\"") == 2)
@@ -120,27 +135,36 @@ import Testing
         try scenario.write(to: dir.path)
         let listener = try TCPTestListener()
         defer { listener.stop() }
-        let exporter = try ExporterProcess(["--web.listen-address=127.0.0.1:0", "--no-path.monitor", "--probe.tcp=127.0.0.1:\(listener.address.port)",
-                                            "--probe.interval=500ms", "--probe.timeout=250ms", "--history.dir=\(dir.path)"])
+        let exporter = try ExporterProcess([
+            "--web.listen-address=127.0.0.1:0", "--no-path.monitor", "--probe.tcp=127.0.0.1:\(listener.address.port)",
+            "--probe.interval=500ms", "--probe.timeout=250ms", "--history.dir=\(dir.path)",
+        ])
         try exporter.waitListening()
         let deadline = Date().addingTimeInterval(20)
         var page = ""
         // Until the live probe has a round and the background read of the last day is done.
         while Date() < deadline {
             page = try exporter.get("/").body
-            if page.contains("<tr class=\"probe\""), !page.contains("Reading the last day"), page.contains("<h3>127.0.0.1:\(listener.address.port) <small>") { break }
+            if page.contains("<tr class=\"probe\""), !page.contains("Reading the last day"),
+                page.contains("<h3>127.0.0.1:\(listener.address.port) <small>")
+            {
+                break
+            }
             usleep(100_000)
         }
         let start = try #require(page.range(of: "id=\"timeline\""))
         let end = try #require(page.range(of: "</svg>", range: start.upperBound..<page.endIndex))
         let timeline = String(page[start.lowerBound..<end.lowerBound])
-        #expect(timeline.occurrences(of: "<rect class=\"seg\" data-state=\"limited\"") == 4, "four outages in the last 24 hours")
+        #expect(
+            timeline.occurrences(of: "<rect class=\"seg\" data-state=\"limited\"") == 4,
+            "four outages in the last 24 hours")
         #expect(timeline.occurrences(of: "<rect class=\"seg\" data-state=\"gap\"") >= 1)
         #expect(page.contains("<span class=\"bandlabel\">IPv4</span>"), "the family's own band")
         #expect(page.occurrences(of: "<g class=\"day\"") == 30)
         #expect(page.occurrences(of: "<tr class=\"outage\"") == StatusHistory.outageCount)
         #expect(page.contains("<td>timeout</td><td>recovered</td>"))
-        #expect(page.contains("<h3>https://probe-0.example.net/generate_204 <small>https · median "), "RTT from the files")
+        #expect(
+            page.contains("<h3>https://probe-0.example.net/generate_204 <small>https · median "), "RTT from the files")
         #expect(page.contains("<h3>127.0.0.1:\(listener.address.port) <small>tcp · median "), "RTT of the live probe")
         #expect(try exporter.stop().status == 0)
     }

@@ -1,17 +1,25 @@
 import Testing
+
 @testable import Reachability
 
 @Suite struct StatusPageTests {
     static func status(_ state: ConnectivityState, reason: String? = nil) -> ReachabilityStatus {
-        let ok = ProbeOutcome(name: "http://192.0.2.1/generate_204", type: .http, target: "http://192.0.2.1/generate_204", interface: nil,
-                              result: ProbeResult(status: .success, duration: .milliseconds(12), phases: [.connect: .milliseconds(2), .processing: .milliseconds(9)]), at: 990,
-                              lastSuccess: 990, recentRuns: 20, recentFailures: 1)
-        let bad = ProbeOutcome(name: "<script>alert(1)</script>", type: .tcp, target: "x\"y", interface: "wan1",
-                               result: .failure(.refused, "connect: <refused>", duration: .milliseconds(1)), at: 990,
-                               recentRuns: 3, recentFailures: 3)
+        let ok = ProbeOutcome(
+            name: "http://192.0.2.1/generate_204", type: .http, target: "http://192.0.2.1/generate_204", interface: nil,
+            result: ProbeResult(
+                status: .success, duration: .milliseconds(12),
+                phases: [.connect: .milliseconds(2), .processing: .milliseconds(9)]), at: 990,
+            lastSuccess: 990, recentRuns: 20, recentFailures: 1)
+        let bad = ProbeOutcome(
+            name: "<script>alert(1)</script>", type: .tcp, target: "x\"y", interface: "wan1",
+            result: .failure(.refused, "connect: <refused>", duration: .milliseconds(1)), at: 990,
+            recentRuns: 3, recentFailures: 3)
         return ReachabilityStatus(
             overall: ScopedVerdict(verdict: Verdict(state, reason: reason), since: 1000 - 3725),
-            families: [.ipv4: ScopedVerdict(verdict: Verdict(.full), since: 900), .ipv6: ScopedVerdict(verdict: Verdict(.limited, reason: "timeout"), since: 950)],
+            families: [
+                .ipv4: ScopedVerdict(verdict: Verdict(.full), since: 900),
+                .ipv6: ScopedVerdict(verdict: Verdict(.limited, reason: "timeout"), since: 950),
+            ],
             uplinks: ["wan1": ScopedVerdict(verdict: Verdict(.limited, reason: "refused"), since: 980)],
             probes: [ok, bad], roundStarted: 990, roundDuration: .milliseconds(15), transitions: [], round: 7)
     }
@@ -33,7 +41,9 @@ import Testing
         #expect(html.occurrences(of: "<tr class=\"probe\"") == 2)
         #expect(html.contains("data-status=\"failure\""))
         #expect(html.contains("<th title=\"runs that did not succeed, of the last 20\">Loss</th><th>Last success</th>"))
-        #expect(html.contains("<td class=\"num\">5% <small>(1/20)</small></td><td>10s ago</td>"), "ok: one failure in 20, last success 10 s ago")
+        #expect(
+            html.contains("<td class=\"num\">5% <small>(1/20)</small></td><td>10s ago</td>"),
+            "ok: one failure in 20, last success 10 s ago")
         #expect(html.contains("<td class=\"num\">100% <small>(3/3)</small></td><td>never</td>"), "bad: never succeeded")
         #expect(!html.contains("http://") || !html.contains("src=\"http"), "no external assets")
     }
@@ -66,7 +76,9 @@ import Testing
     @Test func routes() {
         var routes = WebRoutes(registry: MetricsRegistry())
         routes.statusPage = page(Self.status(.full))
-        #expect(routes.handle(HTTPRequest(method: "GET", target: "/debug/probe?name=http%3A%2F%2F192.0.2.1%2Fgenerate_204")).status == 200)
+        #expect(
+            routes.handle(HTTPRequest(method: "GET", target: "/debug/probe?name=http%3A%2F%2F192.0.2.1%2Fgenerate_204"))
+                .status == 200)
         #expect(routes.handle(HTTPRequest(method: "GET", target: "/debug/probe?name=missing")).status == 404)
         #expect(routes.handle(HTTPRequest(method: "GET", target: "/debug/probe")).status == 400)
         #expect(routes.handle(HTTPRequest(method: "POST", target: "/")).status == 405)
@@ -85,7 +97,10 @@ extension String {
     func occurrences(of needle: String) -> Int {
         var count = 0
         var rest = self[...]
-        while let r = rest.firstRange(of: needle) { count += 1; rest = rest[r.upperBound...] }
+        while let r = rest.firstRange(of: needle) {
+            count += 1
+            rest = rest[r.upperBound...]
+        }
         return count
     }
 }

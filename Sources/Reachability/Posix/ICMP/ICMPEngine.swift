@@ -36,7 +36,9 @@ package final class ICMPEngine: Sendable {
         if let networkNamespace {
             self.init { domain, type, proto in
                 do throws(Errno) {
-                    return try NetworkNamespace.run(inNamespaceAt: networkNamespace) { Self.openSocket(domain, type, proto) }
+                    return try NetworkNamespace.run(inNamespaceAt: networkNamespace) {
+                        Self.openSocket(domain, type, proto)
+                    }
                 } catch {
                     return .failure(error)
                 }
@@ -74,7 +76,9 @@ package final class ICMPEngine: Sendable {
 
     /// The kind of socket that serves this family, mode and interface, opening it if needed.
     /// Throws when no socket can be opened (the error says how to fix it).
-    package func socketKind(family: IPFamily, mode: ICMPSocketMode = .auto, interface: String? = nil) throws(ICMPSocketError) -> ICMPSocketKind {
+    package func socketKind(family: IPFamily, mode: ICMPSocketMode = .auto, interface: String? = nil)
+        throws(ICMPSocketError) -> ICMPSocketKind
+    {
         try socket(family: family, mode: mode, interface: interface).kind
     }
 
@@ -113,7 +117,8 @@ package final class ICMPEngine: Sendable {
                 guard error.kind == .noPermission else { throw error }
                 throw ICMPSocketError(
                     kind: .noPermission, family: key.family, mode: .auto, code: error.code,
-                    description: "ICMP \(key.family.rawValue) needs ping sockets or raw sockets, and neither is allowed "
+                    description:
+                        "ICMP \(key.family.rawValue) needs ping sockets or raw sockets, and neither is allowed "
                         + "(ping socket: \(Errno(datagramError.code ?? 0)); raw socket: \(Errno(error.code ?? 0))). "
                         + ICMPSocketError.fixHint(for: .auto))
             }
@@ -154,11 +159,12 @@ package enum ICMPEchoOutcome: Sendable, Equatable {
 
     /// The outcome for an errno from `sendto`.
     static func sendFailure(_ code: Int32, destination: SocketAddress) -> ICMPEchoOutcome {
-        let reason: FailureReason = switch code {
-        case ENETUNREACH, EHOSTUNREACH, EADDRNOTAVAIL, ENETDOWN, EHOSTDOWN, ENODEV, ENXIO, ENONET: .unreachable
-        case EPERM, EACCES: .permission
-        default: .error
-        }
+        let reason: FailureReason =
+            switch code {
+            case ENETUNREACH, EHOSTUNREACH, EADDRNOTAVAIL, ENETDOWN, EHOSTDOWN, ENODEV, ENXIO, ENONET: .unreachable
+            case EPERM, EACCES: .permission
+            default: .error
+            }
         var text = "sending to \(destination.ip): \(Errno(code))"
         if reason == .permission { text += " (a local firewall rule rejected the packet)" }
         return .notSent(reason, text)

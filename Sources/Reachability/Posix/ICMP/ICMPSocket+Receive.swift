@@ -24,14 +24,20 @@ extension ICMPSocket {
         let message = UnsafeMutablePointer<msghdr>.allocate(capacity: 1)
 
         func deallocate() {
-            data.deallocate(); control.deallocate(); name.deallocate(); iov.deallocate(); message.deallocate()
+            data.deallocate()
+            control.deallocate()
+            name.deallocate()
+            iov.deallocate()
+            message.deallocate()
         }
     }
 
     func receiveLoop() {
         let buffers = Buffers()
         defer { buffers.deallocate() }
-        var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
+        var fds = [
+            pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0),
+        ]
         while true {
             let now = clock.now
             let timeout: Int32? = state.withLock { s in
@@ -136,7 +142,8 @@ extension ICMPSocket {
         var r = Received()
         var header = cshim_CMSG_FIRSTHDR(message)
         while let h = header {
-            let level = h.pointee.cmsg_level, type = h.pointee.cmsg_type
+            let level = h.pointee.cmsg_level
+            let type = h.pointee.cmsg_type
             let headerLength = cshim_CMSG_LEN(0)
             let dataLength = Int(h.pointee.cmsg_len) - headerLength
             if let data = cshim_CMSG_DATA(h), dataLength >= 0 {
@@ -144,9 +151,12 @@ extension ICMPSocket {
                 if level == SOL_SOCKET, type == SO_TIMESTAMPNS, dataLength >= MemoryLayout<timespec>.size {
                     let ts = raw.loadUnaligned(as: timespec.self)
                     r.realtimeNanos = Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
-                } else if (level == IPPROTO_IP && type == IP_TTL) || (level == IPPROTO_IPV6 && type == IPV6_HOPLIMIT), dataLength >= 4 {
+                } else if (level == IPPROTO_IP && type == IP_TTL) || (level == IPPROTO_IPV6 && type == IPV6_HOPLIMIT),
+                    dataLength >= 4
+                {
                     r.hopLimit = Int(raw.loadUnaligned(as: Int32.self))
-                } else if (level == IPPROTO_IP && type == IP_RECVERR) || (level == IPPROTO_IPV6 && type == IPV6_RECVERR) {
+                } else if (level == IPPROTO_IP && type == IP_RECVERR) || (level == IPPROTO_IPV6 && type == IPV6_RECVERR)
+                {
                     r.extendedError = raw
                 }
             }
@@ -164,12 +174,16 @@ extension ICMPSocket {
             guard echo.identifier == identifier else { return }
             let matched: Pending? = state.withLock { s in
                 guard let p = s.pending[echo.sequence], p.destination == source,
-                      !p.checksNonce || echo.nonce == p.nonce else { return nil }
+                    !p.checksNonce || echo.nonce == p.nonce
+                else { return nil }
                 s.pending[echo.sequence] = nil
                 return p
             }
             guard let p = matched else { return }
-            p.continuation.resume(returning: .reply(rtt: roundTrip(p, receivedAt: receivedAt, kernelStamp: meta.realtimeNanos), ttl: ttl ?? meta.hopLimit))
+            p.continuation.resume(
+                returning: .reply(
+                    rtt: roundTrip(p, receivedAt: receivedAt, kernelStamp: meta.realtimeNanos),
+                    ttl: ttl ?? meta.hopLimit))
         case .error(let report)?:
             guard report.echo.identifier == identifier else { return }
             let reporter = sourceName.withMemoryRebound(to: sockaddr.self, capacity: 1) {
@@ -183,18 +197,23 @@ extension ICMPSocket {
 
     private func handleQueuedError(_ bytes: UnsafeRawBufferPointer, meta: Received, destination: ICMPAddressKey) {
         guard let ee = meta.extendedError,
-              let report = ICMPPacket.decodeQueuedError(extendedError: ee, quote: bytes, destination: nil),
-              report.echo.identifier == identifier else { return }
+            let report = ICMPPacket.decodeQueuedError(extendedError: ee, quote: bytes, destination: nil),
+            report.echo.identifier == identifier
+        else { return }
         // SO_EE_OFFENDER: the sockaddr of the node that sent the error follows the 16-byte header.
         var reporter = "?"
         if ee.count >= 16 + MemoryLayout<sockaddr_in>.size, let base = ee.baseAddress {
             let family = Int32(base.loadUnaligned(fromByteOffset: 16, as: sa_family_t.self))
             let size = family == AF_INET6 ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size
-            if (family == AF_INET || family == AF_INET6), ee.count >= 16 + size {
+            if family == AF_INET || family == AF_INET6, ee.count >= 16 + size {
                 var storage = sockaddr_storage()
-                withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: ee[16..<(16 + size)])) }
+                withUnsafeMutableBytes(of: &storage) {
+                    $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: ee[16..<(16 + size)]))
+                }
                 reporter = withUnsafePointer(to: &storage) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { SocketAddress($0, length: socklen_t(size)).ip }
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        SocketAddress($0, length: socklen_t(size)).ip
+                    }
                 }
             }
         }

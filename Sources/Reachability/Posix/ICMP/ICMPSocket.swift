@@ -55,7 +55,9 @@ final class ICMPSocket: Sendable {
 
     /// Wraps a freshly opened ICMP socket `fd` (ownership passes here, also on error), configures
     /// it and starts its receive thread.
-    init(fd: Int32, family: IPFamily, kind: ICMPSocketKind, interface: String?, mode: ICMPSocketMode) throws(ICMPSocketError) {
+    init(fd: Int32, family: IPFamily, kind: ICMPSocketKind, interface: String?, mode: ICMPSocketMode)
+        throws(ICMPSocketError)
+    {
         self.family = family
         self.kind = kind
         self.interface = interface
@@ -64,13 +66,17 @@ final class ICMPSocket: Sendable {
         secret = UInt64.random(in: .min ... .max)
         func fail(_ k: ICMPSocketError.Kind, _ what: String, _ code: Int32) -> ICMPSocketError {
             Glibc.close(fd)
-            return ICMPSocketError(kind: k, family: family, mode: mode, code: code, description: "\(what): \(Errno(code))")
+            return ICMPSocketError(
+                kind: k, family: family, mode: mode, code: code, description: "\(what): \(Errno(code))")
         }
         do {
             try Self.configure(fd, family: family, kind: kind, interface: interface)
         } catch {
-            let k: ICMPSocketError.Kind = interface != nil && (error.code == ENODEV || error.code == EINVAL) ? .badInterface : .system
-            throw fail(k, interface.map { "binding an ICMP socket to interface \($0)" } ?? "configuring an ICMP socket", error.code)
+            let k: ICMPSocketError.Kind =
+                interface != nil && (error.code == ENODEV || error.code == EINVAL) ? .badInterface : .system
+            throw fail(
+                k, interface.map { "binding an ICMP socket to interface \($0)" } ?? "configuring an ICMP socket",
+                error.code)
         }
         if kind == .datagram {
             switch Self.boundIdentifier(fd, family: family) {
@@ -88,10 +94,13 @@ final class ICMPSocket: Sendable {
 
     /// Socket options: receive stamps and TTL, a larger receive buffer, error queue (datagram),
     /// kernel-side type filters (raw), the bound device.
-    private static func configure(_ fd: Int32, family: IPFamily, kind: ICMPSocketKind, interface: String?) throws(Errno) {
+    private static func configure(_ fd: Int32, family: IPFamily, kind: ICMPSocketKind, interface: String?) throws(Errno)
+    {
         if let interface {
             guard InterfaceName.problem(interface) == nil else { throw Errno(EINVAL) }
-            let rc = interface.withCString { setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, $0, socklen_t(strlen($0) + 1)) }
+            let rc = interface.withCString {
+                setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, $0, socklen_t(strlen($0) + 1))
+            }
             if rc != 0 { throw Errno.current }
         }
         try setSocketOption(fd, SOL_SOCKET, SO_TIMESTAMPNS, 1)
@@ -138,12 +147,17 @@ final class ICMPSocket: Sendable {
 
     /// Sends one echo request to `destination` and waits for its reply, an ICMP error quoting it,
     /// or the deadline. Never throws; cancellation completes it at once (`.abandoned`).
-    func echo(to destination: SocketAddress, payloadSize: Int, deadline: ContinuousClock.Instant) async -> ICMPEchoOutcome {
+    func echo(to destination: SocketAddress, payloadSize: Int, deadline: ContinuousClock.Instant) async
+        -> ICMPEchoOutcome
+    {
         if clock.now >= deadline { return .notSent(.timeout, "the deadline passed before sending") }
         let tokenBox = Mutex<UInt64>(0)
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<ICMPEchoOutcome, Never>) in
-                if Task.isCancelled { continuation.resume(returning: .notSent(.error, "cancelled")); return }
+                if Task.isCancelled {
+                    continuation.resume(returning: .notSent(.error, "cancelled"))
+                    return
+                }
                 let key = ICMPAddressKey(destination)
                 let realtime = Self.realtimeNanos()
                 let now = clock.now
@@ -178,9 +192,14 @@ final class ICMPSocket: Sendable {
                 var retries = 0
                 while true {
                     let rc = packet.withUnsafeBytes { bytes in
-                        destination.withSockAddr { sendto(fd, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT), $0, $1) }
+                        destination.withSockAddr {
+                            sendto(fd, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT), $0, $1)
+                        }
                     }
-                    if rc >= 0 { sendErrno = 0; break }
+                    if rc >= 0 {
+                        sendErrno = 0
+                        break
+                    }
                     sendErrno = errno
                     if sendErrno == EINTR { continue }
                     // A ping socket with IP_RECVERR also latches each ICMP error in sk_err, and the

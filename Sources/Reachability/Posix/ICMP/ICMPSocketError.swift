@@ -39,7 +39,11 @@ package struct ICMPSocketError: Error, Sendable, Equatable, CustomStringConverti
     package let description: String
 
     package init(kind: Kind, family: IPFamily, mode: ICMPSocketMode, code: Int32?, description: String) {
-        self.kind = kind; self.family = family; self.mode = mode; self.code = code; self.description = description
+        self.kind = kind
+        self.family = family
+        self.mode = mode
+        self.code = code
+        self.description = description
     }
 
     /// The failure reason a probe reports for this error.
@@ -52,27 +56,36 @@ package struct ICMPSocketError: Error, Sendable, Equatable, CustomStringConverti
     }
 
     /// Classifies a failed `socket()` call.
-    static func opening(_ kind: ICMPSocketKind, family: IPFamily, mode: ICMPSocketMode, errno code: Int32) -> ICMPSocketError {
+    static func opening(_ kind: ICMPSocketKind, family: IPFamily, mode: ICMPSocketMode, errno code: Int32)
+        -> ICMPSocketError
+    {
         let what = "\(kind == .raw ? "raw" : "datagram (ping)") ICMP socket for \(family.rawValue)"
         if code == EACCES || code == EPERM {
-            return ICMPSocketError(kind: .noPermission, family: family, mode: mode, code: code,
-                                   description: "cannot open a \(what): \(Errno(code)). \(fixHint(for: mode))")
+            return ICMPSocketError(
+                kind: .noPermission, family: family, mode: mode, code: code,
+                description: "cannot open a \(what): \(Errno(code)). \(fixHint(for: mode))")
         }
         if code == EAFNOSUPPORT || code == EPROTONOSUPPORT || code == ESOCKTNOSUPPORT {
-            return ICMPSocketError(kind: .unsupported, family: family, mode: mode, code: code,
-                                   description: "cannot open a \(what): \(Errno(code)) (is \(family.rawValue) enabled in this kernel?)")
+            return ICMPSocketError(
+                kind: .unsupported, family: family, mode: mode, code: code,
+                description: "cannot open a \(what): \(Errno(code)) (is \(family.rawValue) enabled in this kernel?)")
         }
-        return ICMPSocketError(kind: .system, family: family, mode: mode, code: code, description: "cannot open a \(what): \(Errno(code))")
+        return ICMPSocketError(
+            kind: .system, family: family, mode: mode, code: code, description: "cannot open a \(what): \(Errno(code))")
     }
 
     /// What a person can do to allow ICMP, phrased for the mode that was asked for.
     static func fixHint(for mode: ICMPSocketMode) -> String {
-        let datagram = "allow ping sockets for the daemon's group: sysctl -w net.ipv4.ping_group_range=\"0 2147483647\" (persist it in /etc/sysctl.d/)"
-        let raw = "or grant raw sockets: setcap cap_net_raw+ep <binary>, or AmbientCapabilities=CAP_NET_RAW in the systemd unit"
+        let datagram =
+            "allow ping sockets for the daemon's group: sysctl -w net.ipv4.ping_group_range=\"0 2147483647\" (persist it in /etc/sysctl.d/)"
+        let raw =
+            "or grant raw sockets: setcap cap_net_raw+ep <binary>, or AmbientCapabilities=CAP_NET_RAW in the systemd unit"
         switch mode {
         case .auto: return "To fix: \(datagram); \(raw)."
         case .datagram: return "To fix: \(datagram) (this sysctl also covers IPv6)."
-        case .raw: return "To fix: run as root, setcap cap_net_raw+ep <binary>, or AmbientCapabilities=CAP_NET_RAW in the systemd unit."
+        case .raw:
+            return
+                "To fix: run as root, setcap cap_net_raw+ep <binary>, or AmbientCapabilities=CAP_NET_RAW in the systemd unit."
         }
     }
 }

@@ -63,8 +63,9 @@ enum RTNL {
     static let familyInet6 = UInt8(AF_INET6)
     static let familyBridge = UInt8(AF_BRIDGE)
     /// Links, IPv4/IPv6 addresses, IPv4/IPv6 routes (0x551).
-    static let monitorGroups = UInt32(RTMGRP_LINK | RTMGRP_IPV4_IFADDR | RTMGRP_IPV4_ROUTE
-        | RTMGRP_IPV6_IFADDR | RTMGRP_IPV6_ROUTE)
+    static let monitorGroups = UInt32(
+        RTMGRP_LINK | RTMGRP_IPV4_IFADDR | RTMGRP_IPV4_ROUTE
+            | RTMGRP_IPV6_IFADDR | RTMGRP_IPV6_ROUTE)
 
     // link flags and hardware types
     static let iffUp = UInt32(IFF_UP)

@@ -25,8 +25,10 @@ final class NetlinkSocket {
     /// Opens, sizes (`SO_RCVBUFFORCE` when privileged, else `SO_RCVBUF`, which `rmem_max`
     /// caps) and binds the socket to `groups`.
     init(groups: UInt32 = RTNL.monitorGroups, receiveBufferSize: Int = 1 << 20) throws(Errno) {
-        let fd = socket(AF_NETLINK, Int32(SOCK_RAW.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
-            | Int32(SOCK_NONBLOCK.rawValue), NETLINK_ROUTE)
+        let fd = socket(
+            AF_NETLINK,
+            Int32(SOCK_RAW.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+                | Int32(SOCK_NONBLOCK.rawValue), NETLINK_ROUTE)
         guard fd >= 0 else { throw Errno.current }
         do throws(Errno) {
             let size = Int32(clamping: receiveBufferSize)
@@ -90,8 +92,9 @@ final class NetlinkSocket {
             request.withUnsafeBytes { bytes in
                 withUnsafePointer(to: &kernel) {
                     $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                        sendto(fd, bytes.baseAddress, bytes.count, 0, $0,
-                               socklen_t(MemoryLayout<sockaddr_nl>.size))
+                        sendto(
+                            fd, bytes.baseAddress, bytes.count, 0, $0,
+                            socklen_t(MemoryLayout<sockaddr_nl>.size))
                     }
                 }
             }
@@ -124,7 +127,9 @@ final class NetlinkSocket {
                 }
             }
             if truncated { return .lost }
-            return buffer.withUnsafeBytes { .messages(NetlinkDecoder.decode(UnsafeRawBufferPointer(rebasing: $0[0..<n]))) }
+            return buffer.withUnsafeBytes {
+                .messages(NetlinkDecoder.decode(UnsafeRawBufferPointer(rebasing: $0[0..<n])))
+            }
         }
     }
 }

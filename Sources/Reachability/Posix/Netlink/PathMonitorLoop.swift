@@ -51,8 +51,9 @@ final class PathMonitorLoop {
             return shared.reportStarted(.netlinkUnavailable(error))
         }
         let readsSysfs = configuration.readsSysfs && configuration.networkNamespacePath == nil
-        let loop = PathMonitorLoop(shared: shared, socket: socket, wakeFD: wakeFD,
-                                   sysfs: readsSysfs ? SysfsReader() : nil)
+        let loop = PathMonitorLoop(
+            shared: shared, socket: socket, wakeFD: wakeFD,
+            sysfs: readsSysfs ? SysfsReader() : nil)
         loop.loop()
     }
 
@@ -121,7 +122,8 @@ final class PathMonitorLoop {
 
     private func handle(_ message: NetlinkMessage) {
         if let dump = active, message.header.portID == socket.portID,
-           message.header.sequence == dump.sequence {
+            message.header.sequence == dump.sequence
+        {
             handleDumpReply(message, dump)
             return
         }
@@ -200,7 +202,8 @@ final class PathMonitorLoop {
     }
 
     private func classify(name: String, kind: String?, hardwareType: UInt16, index: Int32) -> InterfaceType {
-        InterfaceClassifier.classify(name: name, kind: kind, hardwareType: hardwareType,
-                                     sysfs: sysfs?.facts(name: name, index: index))
+        InterfaceClassifier.classify(
+            name: name, kind: kind, hardwareType: hardwareType,
+            sysfs: sysfs?.facts(name: name, index: index))
     }
 }

@@ -15,7 +15,8 @@ struct SysfsReader {
         guard !name.isEmpty, name != ".", name != "..", !name.contains("/") else { return nil }
         let directory = "\(root)/\(name)"
         guard let text = readSmallFile("\(directory)/ifindex"),
-              Int32(text.filter { !$0.isWhitespace }) == index else { return nil }
+            Int32(text.filter { !$0.isWhitespace }) == index
+        else { return nil }
         var facts = InterfaceClassifier.SysfsFacts()
         facts.isWireless = exists("\(directory)/wireless") || exists("\(directory)/phy80211")
         if let uevent = readSmallFile("\(directory)/uevent") {

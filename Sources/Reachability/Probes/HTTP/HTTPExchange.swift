@@ -34,7 +34,9 @@ struct HTTPExchange {
         return try await readResponse(from: stream, deadline: deadline, trace: &trace)
     }
 
-    private func connect(deadline: ContinuousClock.Instant, trace: inout HTTPRoundTrace) async throws(HTTPHopFailure) -> StreamSocket {
+    private func connect(deadline: ContinuousClock.Instant, trace: inout HTTPRoundTrace) async throws(HTTPHopFailure)
+        -> StreamSocket
+    {
         trace.begin(.resolve)
         let addresses: [SocketAddress]
         do throws(Resolver.Failure) {
@@ -53,7 +55,8 @@ struct HTTPExchange {
             let attemptDeadline = left > 1 ? now + now.duration(to: deadline) / left : deadline
             trace.address = address
             do throws(StreamError) {
-                return try await StreamSocket.connect(to: address, interface: config.interface, deadline: attemptDeadline)
+                return try await StreamSocket.connect(
+                    to: address, interface: config.interface, deadline: attemptDeadline)
             } catch {
                 lastError = error
                 failures.append("\(address): \(error)")
@@ -62,11 +65,15 @@ struct HTTPExchange {
         }
         let context = failures.isEmpty ? "connecting to \(url.authority)" : "connecting"
         var failure = HTTPHopFailure(lastError, context: context)
-        if failures.count > 0 { failure = HTTPHopFailure(failure.reason, "connecting: " + failures.joined(separator: "; ")) }
+        if failures.count > 0 {
+            failure = HTTPHopFailure(failure.reason, "connecting: " + failures.joined(separator: "; "))
+        }
         throw failure
     }
 
-    private func handshake(over socket: StreamSocket, deadline: ContinuousClock.Instant, trace: inout HTTPRoundTrace) async throws(HTTPHopFailure) -> TLSConnection {
+    private func handshake(over socket: StreamSocket, deadline: ContinuousClock.Instant, trace: inout HTTPRoundTrace)
+        async throws(HTTPHopFailure) -> TLSConnection
+    {
         trace.begin(.tls)
         let context: TLSContext
         do throws(TLSContext.Failure) {
@@ -90,7 +97,9 @@ struct HTTPExchange {
         }
     }
 
-    private func readResponse(from stream: any ByteStream, deadline: ContinuousClock.Instant, trace: inout HTTPRoundTrace) async throws(HTTPHopFailure) -> Response {
+    private func readResponse(
+        from stream: any ByteStream, deadline: ContinuousClock.Instant, trace: inout HTTPRoundTrace
+    ) async throws(HTTPHopFailure) -> Response {
         var parser = HTTPResponseParser(limits: .init(bodyBytes: config.bodyLimit), isHeadRequest: method == .head)
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)
         var sawFirstByte = false

@@ -61,7 +61,8 @@ extension StringProtocol {
     /// The text without leading and trailing whitespace (Foundation-free).
     fileprivate func trimmingWhitespace() -> Substring {
         let s = Substring(self)
-        guard let first = s.firstIndex(where: { !$0.isWhitespace }), let last = s.lastIndex(where: { !$0.isWhitespace }) else { return "" }
+        guard let first = s.firstIndex(where: { !$0.isWhitespace }), let last = s.lastIndex(where: { !$0.isWhitespace })
+        else { return "" }
         return s[first...last]
     }
 }

@@ -16,7 +16,9 @@ struct HTTPHopFailure: Error {
         case .cancelled: self.init(.error, "\(context): cancelled")
         case .tls(let text): self.init(.tls, "\(context): \(text)")
         case .certificateNameMismatch(let text):
-            self.init(.tlsNameMismatch, "\(context): \(text) (a trusted certificate for another name: intercepted)", status: .portal)
+            self.init(
+                .tlsNameMismatch, "\(context): \(text) (a trusted certificate for another name: intercepted)",
+                status: .portal)
         case .system(let step, let errno): self.init(Self.reason(for: error.kind), "\(context): \(step): \(errno)")
         }
     }

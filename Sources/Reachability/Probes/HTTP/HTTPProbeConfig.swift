@@ -8,7 +8,10 @@ package struct HTTPProbeConfigError: Error, Sendable, Equatable, CustomStringCon
 /// Everything one HTTP(S) prober needs, validated in the throwing initialiser so that a bad URL,
 /// header or CA file is a configuration error at load time, never a probe-time failure.
 package struct HTTPProbeConfig: Sendable, Equatable {
-    package enum Method: String, Sendable, Equatable { case head = "HEAD", get = "GET" }
+    package enum Method: String, Sendable, Equatable {
+        case head = "HEAD"
+        case get = "GET"
+    }
 
     /// How an answer is judged.
     package enum Mode: Sendable, Equatable {
@@ -26,7 +29,10 @@ package struct HTTPProbeConfig: Sendable, Equatable {
     package struct Header: Sendable, Equatable {
         package var name: String
         package var value: String
-        package init(_ name: String, _ value: String) { self.name = name; self.value = value }
+        package init(_ name: String, _ value: String) {
+            self.name = name
+            self.value = value
+        }
     }
 
     /// A query parameter that makes every request URL unique, so no cache answers for the network.
@@ -39,7 +45,10 @@ package struct HTTPProbeConfig: Sendable, Equatable {
         }
         package var parameter: String
         package var value: Value
-        package init(parameter: String = "_rx", value: Value = .random) { self.parameter = parameter; self.value = value }
+        package init(parameter: String = "_rx", value: Value = .random) {
+            self.parameter = parameter
+            self.value = value
+        }
     }
 
     /// `reachability_exporter/<version>`; the lead may point this at a project-wide version constant.
@@ -82,7 +91,9 @@ package struct HTTPProbeConfig: Sendable, Equatable {
         bodyLimit: Int = 65_536, cacheBust: CacheBust? = nil, headers: [Header] = [],
         userAgent: String = HTTPProbeConfig.defaultUserAgent
     ) throws(HTTPProbeConfigError) {
-        func fail(_ field: String, _ message: String) -> HTTPProbeConfigError { HTTPProbeConfigError(field: field, message: message) }
+        func fail(_ field: String, _ message: String) -> HTTPProbeConfigError {
+            HTTPProbeConfigError(field: field, message: message)
+        }
         do throws(ProbeURL.ParseError) {
             self.url = try ProbeURL(url)
         } catch {
@@ -91,16 +102,23 @@ package struct HTTPProbeConfig: Sendable, Equatable {
         var checksBody = false
         if case .captive(let expectation) = mode {
             checksBody = expectation.body != nil
-            if followRedirects == true { throw fail("follow_redirects", "a captive check never follows redirects: a redirect is the portal signal") }
+            if followRedirects == true {
+                throw fail(
+                    "follow_redirects", "a captive check never follows redirects: a redirect is the portal signal")
+            }
             if let bad = expectation.statusCodes.first(where: { !(100...599).contains($0) }) {
                 throw fail("expected_status", "\(bad) is not an HTTP status code")
             }
         }
         self.method = method ?? .get
-        if checksBody && self.method == .head { throw fail("method", "a body expectation needs GET (HEAD has no body)") }
+        if checksBody && self.method == .head {
+            throw fail("method", "a body expectation needs GET (HEAD has no body)")
+        }
         self.mode = mode
         if case .web = mode { self.followRedirects = followRedirects ?? true } else { self.followRedirects = false }
-        guard (0...100).contains(maxRedirects) else { throw fail("max_redirects", "must be in 0...100, got \(maxRedirects)") }
+        guard (0...100).contains(maxRedirects) else {
+            throw fail("max_redirects", "must be in 0...100, got \(maxRedirects)")
+        }
         self.maxRedirects = maxRedirects
         if let hostHeader, hostHeader.isEmpty || hostHeader.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }) {
             throw fail("host_header", "must be non-empty without spaces or control characters")
@@ -110,7 +128,9 @@ package struct HTTPProbeConfig: Sendable, Equatable {
             throw fail("server_name", "\(serverName.debugDescription) is not a host name or IP address")
         }
         self.serverName = serverName
-        if caFile != nil && insecureSkipVerify { throw fail("ca_file", "a CA file and insecure_skip_verify exclude each other") }
+        if caFile != nil && insecureSkipVerify {
+            throw fail("ca_file", "a CA file and insecure_skip_verify exclude each other")
+        }
         self.caFile = caFile
         self.insecureSkipVerify = insecureSkipVerify
         self.family = family
@@ -118,7 +138,9 @@ package struct HTTPProbeConfig: Sendable, Equatable {
             throw fail("interface", "\(interface.debugDescription) is not an interface name: \(problem)")
         }
         self.interface = interface
-        guard (0...16 << 20).contains(bodyLimit) else { throw fail("body_limit", "must be in 0...16 MiB, got \(bodyLimit)") }
+        guard (0...16 << 20).contains(bodyLimit) else {
+            throw fail("body_limit", "must be in 0...16 MiB, got \(bodyLimit)")
+        }
         if checksBody && bodyLimit == 0 { throw fail("body_limit", "a body expectation needs a body limit above 0") }
         self.bodyLimit = bodyLimit
         if let cacheBust, cacheBust.parameter.isEmpty || !cacheBust.parameter.utf8.allSatisfy(Self.isUnreserved) {
@@ -129,7 +151,9 @@ package struct HTTPProbeConfig: Sendable, Equatable {
             if let problem = Self.validate(header) { throw fail("headers", problem) }
         }
         self.headers = headers
-        if userAgent.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) { throw fail("user_agent", "control characters are not allowed") }
+        if userAgent.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
+            throw fail("user_agent", "control characters are not allowed")
+        }
         self.userAgent = userAgent
         // Load the trust settings now (https, or web mode that may be redirected to https) so an
         // unreadable CA file fails at configuration time, not at probe time.
@@ -149,7 +173,8 @@ package struct HTTPProbeConfig: Sendable, Equatable {
             return "\(header.name.debugDescription) is not a header name"
         }
         if reservedHeaders.contains(header.name.lowercased()) {
-            return "\(header.name) is set by the prober" + (header.name.lowercased() == "host" ? " (use host_header)" : "")
+            return "\(header.name) is set by the prober"
+                + (header.name.lowercased() == "host" ? " (use host_header)" : "")
         }
         if header.value.utf8.contains(where: { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F }) {
             return "the value of \(header.name) has control characters"
@@ -158,7 +183,8 @@ package struct HTTPProbeConfig: Sendable, Equatable {
     }
 
     private static func isUnreserved(_ b: UInt8) -> Bool {
-        (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x2D || b == 0x2E || b == 0x5F || b == 0x7E
+        (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x2D || b == 0x2E
+            || b == 0x5F || b == 0x7E
     }
 
     private static func isTokenByte(_ b: UInt8) -> Bool {

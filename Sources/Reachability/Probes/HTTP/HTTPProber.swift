@@ -43,13 +43,16 @@ package struct HTTPProber: Prober {
                 let (verdict, reason, text) = Self.judge(response, against: expectation)
                 return trace.result(verdict, reason, text)
             case .web:
-                if status == 511 { return trace.result(.portal, .networkAuthenticationRequired, Self.loginWanted(response.head)) }
+                if status == 511 {
+                    return trace.result(.portal, .networkAuthenticationRequired, Self.loginWanted(response.head))
+                }
                 guard config.followRedirects, (300...399).contains(status), let location else {
                     let ok = (200...399).contains(status)
                     return trace.result(ok ? .success : .failure, .httpStatus, response.head.statusLine)
                 }
                 if trace.detail.redirects >= config.maxRedirects {
-                    return trace.result(.failure, .redirect, "more than \(config.maxRedirects) redirects (last to \(location))")
+                    return trace.result(
+                        .failure, .redirect, "more than \(config.maxRedirects) redirects (last to \(location))")
                 }
                 do throws(ProbeURL.ParseError) {
                     url = try url.resolving(location)
@@ -62,7 +65,9 @@ package struct HTTPProber: Prober {
     }
 
     /// Captive-portal judgement of a final response (see `HTTPProbeConfig.Mode.captive`).
-    static func judge(_ response: HTTPExchange.Response, against expectation: HTTPExpectation) -> (ProbeStatus, FailureReason?, String) {
+    static func judge(_ response: HTTPExchange.Response, against expectation: HTTPExpectation) -> (
+        ProbeStatus, FailureReason?, String
+    ) {
         let head = response.head
         let status = head.status
         if expectation.admits(status: status) {
@@ -70,7 +75,10 @@ package struct HTTPProber: Prober {
             let text = String(decoding: response.body, as: UTF8.self)
             let read = "\(response.body.count) bytes\(response.bodyTruncated ? " (truncated)" : "")"
             if match.matches(text) { return (.success, nil, "\(head.statusLine), body matched in \(read)") }
-            return (.portal, .bodyMismatch, "\(head.statusLine), body does not match: \(read) \(HTTPResponseParser.printable(response.body.prefix(48)))")
+            return (
+                .portal, .bodyMismatch,
+                "\(head.statusLine), body does not match: \(read) \(HTTPResponseParser.printable(response.body.prefix(48)))"
+            )
         }
         if status == 511 { return (.portal, .networkAuthenticationRequired, loginWanted(head)) }
         if (300...399).contains(status) {

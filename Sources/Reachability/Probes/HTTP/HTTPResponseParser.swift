@@ -43,9 +43,20 @@ package struct HTTPResponseParser: Sendable {
 
     package enum Progress: Sendable, Equatable { case needMore, complete }
 
-    private enum Framing: Sendable { case length(remaining: Int), chunked, untilClose }
-    private enum Chunk: Sendable { case size, data(remaining: Int), dataEnd, trailer }
-    private enum Stage: Sendable { case head, body(Framing), done }
+    private enum Framing: Sendable {
+        case length(remaining: Int)
+        case chunked, untilClose
+    }
+    private enum Chunk: Sendable {
+        case size
+        case data(remaining: Int)
+        case dataEnd, trailer
+    }
+    private enum Stage: Sendable {
+        case head
+        case body(Framing)
+        case done
+    }
 
     package let limits: Limits
     private let isHeadRequest: Bool
@@ -107,7 +118,9 @@ package struct HTTPResponseParser: Sendable {
     // MARK: - Head
 
     /// Collects bytes up to a line feed; returns the line without CR LF, or nil if more is needed.
-    private mutating func takeLine(_ bytes: ArraySlice<UInt8>, _ i: inout Int, countingTowardHead: Bool, maxLine: Int = .max) throws(Failure) -> [UInt8]? {
+    private mutating func takeLine(
+        _ bytes: ArraySlice<UInt8>, _ i: inout Int, countingTowardHead: Bool, maxLine: Int = .max
+    ) throws(Failure) -> [UInt8]? {
         let lf = bytes[i...].firstIndex(of: 0x0A)
         let end = lf ?? bytes.endIndex
         let taken = end - i + (lf == nil ? 0 : 1)
@@ -162,11 +175,13 @@ package struct HTTPResponseParser: Sendable {
     private static func parseStatusLine(_ l: [UInt8]) throws(Failure) -> (String, Int, String) {
         let parts = l.split(separator: 0x20, maxSplits: 2, omittingEmptySubsequences: false)
         let version = String(decoding: parts[0], as: UTF8.self)
-        guard version.utf8.count == 8, version.hasPrefix("HTTP/1."), version.utf8.last.map({ $0 >= 0x30 && $0 <= 0x39 }) == true else {
+        guard version.utf8.count == 8, version.hasPrefix("HTTP/1."),
+            version.utf8.last.map({ $0 >= 0x30 && $0 <= 0x39 }) == true
+        else {
             throw .malformed("unsupported version in status line \(printable(l.prefix(40)))")
         }
         guard parts.count >= 2, parts[1].count == 3, parts[1].allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
-              let status = Int(String(decoding: parts[1], as: UTF8.self)), status >= 100
+            let status = Int(String(decoding: parts[1], as: UTF8.self)), status >= 100
         else { throw .malformed("bad status code in \(printable(l.prefix(40)))") }
         let reason = parts.count == 3 ? String(decoding: parts[2], as: UTF8.self) : ""
         return (version, status, reason)
@@ -196,7 +211,7 @@ package struct HTTPResponseParser: Sendable {
             return
         }
         guard lengths.allSatisfy({ $0 == first }), first.utf8.count <= 18,
-              first.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let length = Int(first)
+            first.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let length = Int(first)
         else { throw .malformed("invalid Content-Length \(lengths.joined(separator: ", "))") }
         stage = length == 0 ? .done : .body(.length(remaining: length))
     }
@@ -230,7 +245,9 @@ package struct HTTPResponseParser: Sendable {
             guard let l = try takeLine(bytes, &i, countingTowardHead: false, maxLine: 1024) else { return }
             let digits = Self.trimmedText((l.firstIndex(of: 0x3B).map { l[..<$0] } ?? l[...]))
             let isHex: (UInt8) -> Bool = { ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x66) }
-            guard !digits.isEmpty, digits.utf8.count <= 15, digits.utf8.allSatisfy(isHex), let size = Int(digits, radix: 16) else {
+            guard !digits.isEmpty, digits.utf8.count <= 15, digits.utf8.allSatisfy(isHex),
+                let size = Int(digits, radix: 16)
+            else {
                 throw .malformed("invalid chunk size \(Self.printable(l.prefix(32)))")
             }
             chunk = size == 0 ? .trailer : .data(remaining: size)
@@ -268,15 +285,17 @@ package struct HTTPResponseParser: Sendable {
         switch b {
         case 0x30...0x39, 0x41...0x5A, 0x61...0x7A: true
         case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"),
-             UInt8(ascii: "'"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."),
-             UInt8(ascii: "^"), UInt8(ascii: "_"), UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"): true
+            UInt8(ascii: "'"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."),
+            UInt8(ascii: "^"), UInt8(ascii: "_"), UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
+            true
         default: false
         }
     }
 
     private static func trimmedText<C: BidirectionalCollection>(_ bytes: C) -> String where C.Element == UInt8 {
         let isSpace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 }
-        guard let first = bytes.firstIndex(where: { !isSpace($0) }), let last = bytes.lastIndex(where: { !isSpace($0) }) else { return "" }
+        guard let first = bytes.firstIndex(where: { !isSpace($0) }), let last = bytes.lastIndex(where: { !isSpace($0) })
+        else { return "" }
         return String(decoding: bytes[first...last], as: UTF8.self)
     }
 
@@ -284,7 +303,11 @@ package struct HTTPResponseParser: Sendable {
     static func printable<C: Collection>(_ bytes: C) -> String where C.Element == UInt8 {
         var out = ""
         for b in bytes {
-            if b >= 0x20 && b < 0x7F { out.append(Character(Unicode.Scalar(b))) } else { out += "\\x" + (b < 16 ? "0" : "") + String(b, radix: 16) }
+            if b >= 0x20 && b < 0x7F {
+                out.append(Character(Unicode.Scalar(b)))
+            } else {
+                out += "\\x" + (b < 16 ? "0" : "") + String(b, radix: 16)
+            }
         }
         return "\"" + out + "\""
     }

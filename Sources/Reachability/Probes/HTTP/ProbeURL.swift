@@ -33,7 +33,8 @@ package struct ProbeURL: Sendable, Hashable, CustomStringConvertible {
             throw fail("unsupported scheme \(input[..<sep.lowerBound].debugDescription) (only http and https)")
         }
         let rest = input[sep.upperBound...]
-        let authorityEnd = rest.firstIndex(where: { (c: Character) in c == "/" || c == "?" || c == "#" }) ?? rest.endIndex
+        let authorityEnd =
+            rest.firstIndex(where: { (c: Character) in c == "/" || c == "?" || c == "#" }) ?? rest.endIndex
         do throws(Problem) {
             (host, port) = try Self.parseAuthority(rest[..<authorityEnd], scheme: scheme)
             target = try Self.normalizeTarget(rest[authorityEnd...])
@@ -44,7 +45,10 @@ package struct ProbeURL: Sendable, Hashable, CustomStringConvertible {
     }
 
     private init(scheme: Scheme, host: String, port: UInt16, target: String) {
-        self.scheme = scheme; self.host = host; self.port = port; self.target = target
+        self.scheme = scheme
+        self.host = host
+        self.port = port
+        self.target = target
     }
 
     package var isIPv6Literal: Bool { host.contains(":") }
@@ -70,7 +74,8 @@ package struct ProbeURL: Sendable, Hashable, CustomStringConvertible {
         if Self.hasScheme(ref) { return try ProbeURL(String(ref)) }
         if ref.hasPrefix("//") { return try ProbeURL(scheme.rawValue + ":" + ref) }
         if ref.isEmpty { return self }
-        let refPath: Substring, refQuery: Substring?
+        let refPath: Substring
+        let refQuery: Substring?
         if let q = ref.firstIndex(of: "?") {
             refPath = ref[..<q]
             refQuery = ref[ref.index(after: q)...]
@@ -114,7 +119,8 @@ package struct ProbeURL: Sendable, Hashable, CustomStringConvertible {
     private static func trimmed(_ s: String) -> Substring {
         let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" || $0 == "\n" }
         let sub = Substring(s)
-        guard let first = sub.firstIndex(where: { !isSpace($0) }), let last = sub.lastIndex(where: { !isSpace($0) }) else { return "" }
+        guard let first = sub.firstIndex(where: { !isSpace($0) }), let last = sub.lastIndex(where: { !isSpace($0) })
+        else { return "" }
         return sub[first...last]
     }
 
@@ -154,7 +160,7 @@ package struct ProbeURL: Sendable, Hashable, CustomStringConvertible {
         var port = scheme.defaultPort
         if let portPart, !portPart.isEmpty {
             guard portPart.count <= 5, portPart.allSatisfy({ $0.isASCII && $0.isNumber }),
-                  let value = UInt16(portPart), value > 0
+                let value = UInt16(portPart), value > 0
             else { throw Problem("port \(portPart.debugDescription) is not a number in 1...65535") }
             port = value
         }
@@ -187,7 +193,9 @@ package struct ProbeURL: Sendable, Hashable, CustomStringConvertible {
         for byte in text.utf8 {
             if byte < 0x20 || byte == 0x7F { throw Problem("control character in the path or query") }
             if byte == 0x20 || byte > 0x7E {
-                out.append("%"); out.append(hex[Int(byte >> 4)]); out.append(hex[Int(byte & 0xF)])
+                out.append("%")
+                out.append(hex[Int(byte >> 4)])
+                out.append(hex[Int(byte & 0xF)])
             } else {
                 out.append(Character(Unicode.Scalar(byte)))
             }

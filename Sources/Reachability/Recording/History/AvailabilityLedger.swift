@@ -43,16 +43,22 @@ package struct AvailabilityLedger: Sendable, CoverageLog {
         let n = ends.count
         let covered = n == 0 ? 0 : coveredBefore[n - 1] + (ends[n - 1] - starts[n - 1])
         let upTotal = n == 0 ? 0 : upBefore[n - 1] + (ups[n - 1] ? ends[n - 1] - starts[n - 1] : 0)
-        starts.append(s.start); ends.append(s.end); ups.append(up)
-        coveredBefore.append(covered); upBefore.append(upTotal)
+        starts.append(s.start)
+        ends.append(s.end)
+        ups.append(up)
+        coveredBefore.append(covered)
+        upBefore.append(upTotal)
         prune(before: s.end - keep)
     }
 
     private mutating func prune(before limit: Double) {
         while head < ends.count - 1, ends[head] < limit { head += 1 }
         if head > 1024, head * 2 > ends.count {
-            starts.removeFirst(head); ends.removeFirst(head); ups.removeFirst(head)
-            coveredBefore.removeFirst(head); upBefore.removeFirst(head)
+            starts.removeFirst(head)
+            ends.removeFirst(head)
+            ups.removeFirst(head)
+            coveredBefore.removeFirst(head)
+            upBefore.removeFirst(head)
             head = 0
         }
     }
@@ -61,7 +67,8 @@ package struct AvailabilityLedger: Sendable, CoverageLog {
     private func cumulative(_ x: Double) -> (covered: Double, up: Double) {
         guard head < starts.count else { return (0, 0) }
         // The last segment starting at or before x.
-        var lo = head, hi = starts.count
+        var lo = head
+        var hi = starts.count
         while lo < hi {
             let mid = (lo + hi) / 2
             if starts[mid] <= x { lo = mid + 1 } else { hi = mid }
@@ -75,7 +82,8 @@ package struct AvailabilityLedger: Sendable, CoverageLog {
     /// Covered and up time in [now - length, now], including the latest round's coverage so far.
     package func window(_ length: Double, now: Double) -> Window {
         let from = now - length
-        let a = cumulative(from), b = cumulative(now)
+        let a = cumulative(from)
+        let b = cumulative(now)
         var w = Window(covered: max(0, b.covered - a.covered), up: max(0, b.up - a.up))
         if let p = timeline.pending(now: now) {
             let part = max(0, min(p.end, now) - max(p.start, from))

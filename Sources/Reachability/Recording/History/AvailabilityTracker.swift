@@ -30,7 +30,11 @@ package final class AvailabilityTracker: RoundObserver, Sendable {
     }
 
     package func roundCompleted(_ status: ReachabilityStatus) {
-        ledger.withLock { $0.add(at: status.roundStarted + status.roundDuration.seconds, verdict: status.overall.verdict, cap: status.interval.map { 2 * $0.seconds } ?? cap) }
+        ledger.withLock {
+            $0.add(
+                at: status.roundStarted + status.roundDuration.seconds, verdict: status.overall.verdict,
+                cap: status.interval.map { 2 * $0.seconds } ?? cap)
+        }
         refresh()
     }
 

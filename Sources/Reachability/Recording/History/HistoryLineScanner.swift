@@ -2,7 +2,10 @@
 package struct NamedVerdict: Sendable, Equatable {
     package var name: String
     package var verdict: Verdict
-    package init(_ name: String, _ verdict: Verdict) { self.name = name; self.verdict = verdict }
+    package init(_ name: String, _ verdict: Verdict) {
+        self.name = name
+        self.verdict = verdict
+    }
 }
 
 /// What the reports need from a round: times and verdicts, not probe results.
@@ -20,45 +23,55 @@ package struct RoundSummary: Sendable, Equatable {
     package var at: Double { time + duration }
 
     init(_ r: RoundRecord) {
-        time = r.time; duration = r.duration; interval = r.interval; since = r.since; overall = r.overall
+        time = r.time
+        duration = r.duration
+        interval = r.interval
+        since = r.since
+        overall = r.overall
         families = r.families.sorted { $0.key < $1.key }.map { NamedVerdict($0.key, $0.value) }
         uplinks = r.uplinks.sorted { $0.key < $1.key }.map { NamedVerdict($0.key, $0.value) }
     }
 
     init() {
-        time = 0; duration = 0; interval = 0; since = 0; overall = .unknown; families = []; uplinks = []
+        time = 0
+        duration = 0
+        interval = 0
+        since = 0
+        overall = .unknown
+        families = []
+        uplinks = []
     }
 }
 
 /// Packed key and value words the fast path compares tokens with (`JSONScanner.pack`,
 /// written out as literals so the comparisons compile to immediates; a test checks them).
 enum Word {
-    static var time: UInt64 { 0x656d6974 }  // "time"
-    static var duration: UInt64 { 0x6e6f697461727564 }  // "duration"
-    static var interval: UInt64 { 0x6c61767265746e69 }  // "interval"
-    static var round: UInt64 { 0x646e756f72 }  // "round"
-    static var state: UInt64 { 0x6574617473 }  // "state"
-    static var reason: UInt64 { 0x6e6f73616572 }  // "reason"
-    static var since: UInt64 { 0x65636e6973 }  // "since"
-    static var families: UInt64 { 0x7365696c696d6166 }  // "families"
-    static var uplinks: UInt64 { 0x736b6e696c7075 }  // "uplinks"
-    static var probes: UInt64 { 0x7365626f7270 }  // "probes"
-    static var name: UInt64 { 0x656d616e }  // "name"
-    static var type: UInt64 { 0x65707974 }  // "type"
-    static var status: UInt64 { 0x737574617473 }  // "status"
-    static var target: UInt64 { 0x746567726174 }  // "target"
-    static var detail: UInt64 { 0x6c6961746564 }  // "detail"
-    static var address: UInt64 { 0x73736572646461 }  // "address"
-    static var full: UInt64 { 0x6c6c7566 }  // "full"
-    static var limited: UInt64 { 0x646574696d696c }  // "limited"
-    static var noneWord: UInt64 { 0x656e6f6e }  // "none"
-    static var portal: UInt64 { 0x6c6174726f70 }  // "portal"
-    static var unknown: UInt64 { 0x6e776f6e6b6e75 }  // "unknown"
-    static var success: UInt64 { 0x73736563637573 }  // "success"
-    static var failure: UInt64 { 0x6572756c696166 }  // "failure"
-    static var icmpWord: UInt64 { 0x706d6369 }  // "icmp"
-    static var httpWord: UInt64 { 0x70747468 }  // "http"
-    static var httpsWord: UInt64 { 0x7370747468 }  // "https"
+    static var time: UInt64 { 0x656d_6974 }  // "time"
+    static var duration: UInt64 { 0x6e6f_6974_6172_7564 }  // "duration"
+    static var interval: UInt64 { 0x6c61_7672_6574_6e69 }  // "interval"
+    static var round: UInt64 { 0x64_6e75_6f72 }  // "round"
+    static var state: UInt64 { 0x65_7461_7473 }  // "state"
+    static var reason: UInt64 { 0x6e6f_7361_6572 }  // "reason"
+    static var since: UInt64 { 0x65_636e_6973 }  // "since"
+    static var families: UInt64 { 0x7365_696c_696d_6166 }  // "families"
+    static var uplinks: UInt64 { 0x73_6b6e_696c_7075 }  // "uplinks"
+    static var probes: UInt64 { 0x7365_626f_7270 }  // "probes"
+    static var name: UInt64 { 0x656d_616e }  // "name"
+    static var type: UInt64 { 0x6570_7974 }  // "type"
+    static var status: UInt64 { 0x7375_7461_7473 }  // "status"
+    static var target: UInt64 { 0x7465_6772_6174 }  // "target"
+    static var detail: UInt64 { 0x6c69_6174_6564 }  // "detail"
+    static var address: UInt64 { 0x73_7365_7264_6461 }  // "address"
+    static var full: UInt64 { 0x6c6c_7566 }  // "full"
+    static var limited: UInt64 { 0x64_6574_696d_696c }  // "limited"
+    static var noneWord: UInt64 { 0x656e_6f6e }  // "none"
+    static var portal: UInt64 { 0x6c61_7472_6f70 }  // "portal"
+    static var unknown: UInt64 { 0x6e_776f_6e6b_6e75 }  // "unknown"
+    static var success: UInt64 { 0x73_7365_6363_7573 }  // "success"
+    static var failure: UInt64 { 0x65_7275_6c69_6166 }  // "failure"
+    static var icmpWord: UInt64 { 0x706d_6369 }  // "icmp"
+    static var httpWord: UInt64 { 0x7074_7468 }  // "http"
+    static var httpsWord: UInt64 { 0x73_7074_7468 }  // "https"
     static var dnsWord: UInt64 { 0x736e64 }  // "dns"
     static var tcpWord: UInt64 { 0x706374 }  // "tcp"
 }
@@ -91,7 +104,8 @@ package struct HistoryLineScanner {
         guard line.count <= HistoryRecord.maxLineBytes else { throw .corrupt("line too long") }
         let prefix = Self.roundPrefix
         if line.count > prefix.utf8CodeUnitCount, let base = line.baseAddress,
-           bytesEqual(base, prefix.utf8Start, prefix.utf8CodeUnitCount) {
+            bytesEqual(base, prefix.utf8Start, prefix.utf8CodeUnitCount)
+        {
             if let summary = fastRound(line) { return .round(summary) }
         }
         return try Self.full(line)
@@ -143,29 +157,57 @@ package struct HistoryLineScanner {
             try s.beginObject()
             var first = true
             guard let k1 = try s.nextKey(&first), s.equals(k1, "v"), try s.readNumber() == 1,
-                  let k2 = try s.nextKey(&first), s.equals(k2, "type"), s.equals(try s.readString(), "round") else { return nil }
+                let k2 = try s.nextKey(&first), s.equals(k2, "type"), s.equals(try s.readString(), "round")
+            else { return nil }
             var seen: UInt16 = 0
             while let key = try s.nextKey(&first) {
                 let bit: UInt16
                 switch s.word(key) {
-                case Word.time: bit = 1; out.time = try s.readNumber()
-                case Word.duration: bit = 2; out.duration = try s.readNumber()
-                case Word.interval: bit = 4; out.interval = try s.readNumber()
-                case Word.round: bit = 8; let r = try s.readNumber(); guard r >= 0, r <= 9e15 else { return nil }
-                case Word.state: bit = 16; guard let st = try Self.state(&s) else { return nil }; out.overall.state = st
-                case Word.reason: bit = 32; out.overall.reason = try optionalString(&s)
-                case Word.since: bit = 64; out.since = try s.readNumber()
-                case Word.families: bit = 128; guard let f = try scopes(&s) else { return nil }; out.families = f
-                case Word.uplinks: bit = 256; guard let u = try scopes(&s) else { return nil }; out.uplinks = u
-                case Word.probes: bit = 512; guard try Self.probes(&s) else { return nil }
+                case Word.time:
+                    bit = 1
+                    out.time = try s.readNumber()
+                case Word.duration:
+                    bit = 2
+                    out.duration = try s.readNumber()
+                case Word.interval:
+                    bit = 4
+                    out.interval = try s.readNumber()
+                case Word.round:
+                    bit = 8
+                    let r = try s.readNumber()
+                    guard r >= 0, r <= 9e15 else { return nil }
+                case Word.state:
+                    bit = 16
+                    guard let st = try Self.state(&s) else { return nil }
+                    out.overall.state = st
+                case Word.reason:
+                    bit = 32
+                    out.overall.reason = try optionalString(&s)
+                case Word.since:
+                    bit = 64
+                    out.since = try s.readNumber()
+                case Word.families:
+                    bit = 128
+                    guard let f = try scopes(&s) else { return nil }
+                    out.families = f
+                case Word.uplinks:
+                    bit = 256
+                    guard let u = try scopes(&s) else { return nil }
+                    out.uplinks = u
+                case Word.probes:
+                    bit = 512
+                    guard try Self.probes(&s) else { return nil }
                 default: return nil  // unknown, longer or escaped: the full decoder decides
                 }
                 guard seen & bit == 0 else { return nil }
                 seen |= bit
             }
             try s.expectEnd()
-            guard seen & 0b101_1111 == 0b101_1111, HistoryRecord.validTimes.contains(out.time), HistoryRecord.validTimes.contains(out.since),
-                  out.duration >= 0, out.duration <= HistoryRecord.maxSeconds, out.interval > 0, out.interval <= HistoryRecord.maxSeconds else { return nil }
+            guard seen & 0b101_1111 == 0b101_1111, HistoryRecord.validTimes.contains(out.time),
+                HistoryRecord.validTimes.contains(out.since),
+                out.duration >= 0, out.duration <= HistoryRecord.maxSeconds, out.interval > 0,
+                out.interval <= HistoryRecord.maxSeconds
+            else { return nil }
         } catch {
             return nil
         }
@@ -247,16 +289,32 @@ package struct HistoryLineScanner {
             while let key = try s.nextKey(&inner) {
                 let bit: UInt16
                 switch s.word(key) {
-                case Word.name: bit = 1; _ = try s.readString()
-                case Word.type: bit = 2; guard isProbeType(s, try s.readString()) else { return false }
-                case Word.status: bit = 4; guard isProbeStatus(s, try s.readString()) else { return false }
-                case Word.duration: bit = 8; guard try s.readNumber() >= 0 else { return false }
+                case Word.name:
+                    bit = 1
+                    _ = try s.readString()
+                case Word.type:
+                    bit = 2
+                    guard isProbeType(s, try s.readString()) else { return false }
+                case Word.status:
+                    bit = 4
+                    guard isProbeStatus(s, try s.readString()) else { return false }
+                case Word.duration:
+                    bit = 8
+                    guard try s.readNumber() >= 0 else { return false }
                 case Word.reason:
                     bit = 16
-                    if try !s.readNull() { guard FailureReason(rawValue: s.string(try s.readString())) != nil else { return false } }
-                case Word.target: bit = 32; if try !s.readNull() { _ = try s.readString() }
-                case Word.detail: bit = 128; if try !s.readNull() { _ = try s.readString() }
-                case Word.address: bit = 256; if try !s.readNull() { _ = try s.readString() }
+                    if try !s.readNull() {
+                        guard FailureReason(rawValue: s.string(try s.readString())) != nil else { return false }
+                    }
+                case Word.target:
+                    bit = 32
+                    if try !s.readNull() { _ = try s.readString() }
+                case Word.detail:
+                    bit = 128
+                    if try !s.readNull() { _ = try s.readString() }
+                case Word.address:
+                    bit = 256
+                    if try !s.readNull() { _ = try s.readString() }
                 default:
                     guard s.equals(key, "interface"), !key.escaped else { return false }
                     bit = 64

@@ -21,8 +21,13 @@ package struct HistoryReader {
         package init() {}
 
         mutating func add(_ o: Stats) {
-            files += o.files; bytes += o.bytes; records += o.records; rounds += o.rounds
-            corrupt += o.corrupt; skipped += o.skipped; unreadable += o.unreadable
+            files += o.files
+            bytes += o.bytes
+            records += o.records
+            rounds += o.rounds
+            corrupt += o.corrupt
+            skipped += o.skipped
+            unreadable += o.unreadable
             firstError = firstError ?? o.firstError
         }
     }
@@ -30,7 +35,9 @@ package struct HistoryReader {
     static let chunkSize = 4 << 20
 
     /// Reads every history file of `directory` whose records may reach `from` (all if nil).
-    package static func read(directory: String, from: Double? = nil, _ body: (HistoryEvent) -> Void) throws(HistoryStoreError) -> Stats {
+    package static func read(directory: String, from: Double? = nil, _ body: (HistoryEvent) -> Void)
+        throws(HistoryStoreError) -> Stats
+    {
         read(paths: try paths(directory: directory, from: from), body)
     }
 
@@ -52,7 +59,9 @@ package struct HistoryReader {
     /// Reads the given files in order. With several files and cores, files are decoded ahead
     /// on helper threads (at most `lookahead` files in memory); `body` still sees every event
     /// in order, on the calling thread.
-    package static func read(paths: [String], threads: Int = min(2, FileIO.processorCount()), _ body: (HistoryEvent) -> Void) -> Stats {
+    package static func read(
+        paths: [String], threads: Int = min(2, FileIO.processorCount()), _ body: (HistoryEvent) -> Void
+    ) -> Stats {
         guard paths.count > 1, threads > 1 else {
             var stats = Stats()
             var buffer = [UInt8](repeating: 0, count: chunkSize)
@@ -78,7 +87,9 @@ package struct HistoryReader {
                     guard i < paths.count, !stop.load(ordering: .relaxed) else { break }
                     var events: [HistoryEvent] = []
                     var stats = Stats()
-                    readFile(paths[i], buffer: &buffer, stats: &stats) { line, stats in decode(line, scanner: &scanner, stats: &stats) { events.append($0) } }
+                    readFile(paths[i], buffer: &buffer, stats: &stats) { line, stats in
+                        decode(line, scanner: &scanner, stats: &stats) { events.append($0) }
+                    }
                     slots[i].put(events, stats)
                 }
                 exited.signal()
@@ -120,8 +131,10 @@ package struct HistoryReader {
     }
 
     /// Opens one file and hands each complete line to `line`; unreadable files are counted.
-    private static func readFile(_ path: String, buffer: inout [UInt8], stats: inout Stats,
-                                 _ line: (UnsafeBufferPointer<UInt8>, inout Stats) -> Void) {
+    private static func readFile(
+        _ path: String, buffer: inout [UInt8], stats: inout Stats,
+        _ line: (UnsafeBufferPointer<UInt8>, inout Stats) -> Void
+    ) {
         stats.files += 1
         let fd: Int32
         do { fd = try FileIO.openRead(path) } catch {
@@ -136,8 +149,10 @@ package struct HistoryReader {
         }
     }
 
-    private static func readLines(_ fd: Int32, buffer: inout [UInt8], stats: inout Stats,
-                                  _ line: (UnsafeBufferPointer<UInt8>, inout Stats) -> Void) -> Errno? {
+    private static func readLines(
+        _ fd: Int32, buffer: inout [UInt8], stats: inout Stats,
+        _ line: (UnsafeBufferPointer<UInt8>, inout Stats) -> Void
+    ) -> Errno? {
         var filled = 0
         var skippingLongLine = false
         while true {
@@ -148,7 +163,9 @@ package struct HistoryReader {
                 filled = 0
             }
             let result = buffer.withUnsafeMutableBytes { b -> Result<Int, Errno> in
-                do throws(Errno) { return .success(try FileIO.read(fd, into: UnsafeMutableRawBufferPointer(rebasing: b[filled...]))) } catch { return .failure(error) }
+                do throws(Errno) {
+                    return .success(try FileIO.read(fd, into: UnsafeMutableRawBufferPointer(rebasing: b[filled...])))
+                } catch { return .failure(error) }
             }
             let n: Int
             switch result {
@@ -180,7 +197,8 @@ package struct HistoryReader {
             let rest = end - lineStart
             if rest > 0 && lineStart > 0 {
                 buffer.withUnsafeMutableBytes { b in
-                    b.baseAddress!.advanced(by: 0).copyMemory(from: b.baseAddress!.advanced(by: lineStart), byteCount: rest)
+                    b.baseAddress!.advanced(by: 0).copyMemory(
+                        from: b.baseAddress!.advanced(by: lineStart), byteCount: rest)
                 }
             }
             filled = skippingLongLine ? 0 : rest
@@ -188,12 +206,16 @@ package struct HistoryReader {
     }
 
     @inline(__always) private static func memchrIndex(_ all: UnsafeBufferPointer<UInt8>, from: Int, to: Int) -> Int? {
-        guard let base = all.baseAddress, let hit = FileIO.findNewline(base + from, count: to - from) else { return nil }
+        guard let base = all.baseAddress, let hit = FileIO.findNewline(base + from, count: to - from) else {
+            return nil
+        }
         return hit - base
     }
 
-    private static func decode(_ line: UnsafeBufferPointer<UInt8>, scanner: inout HistoryLineScanner, stats: inout Stats,
-                               _ body: (HistoryEvent) -> Void) {
+    private static func decode(
+        _ line: UnsafeBufferPointer<UInt8>, scanner: inout HistoryLineScanner, stats: inout Stats,
+        _ body: (HistoryEvent) -> Void
+    ) {
         do {
             let event = try scanner.scan(line)
             stats.records += 1

@@ -68,8 +68,10 @@ package enum HistoryRecord: Sendable, Equatable {
         case "start":
             let interval = try number(value, "interval")
             guard interval > 0, interval <= maxSeconds else { throw .corrupt("bad interval") }
-            return .start(StartRecord(time: time, interval: interval,
-                                      version: value["version"]?.string ?? "", pid: Int(exactly: value["pid"]?.number ?? 0) ?? 0))
+            return .start(
+                StartRecord(
+                    time: time, interval: interval,
+                    version: value["version"]?.string ?? "", pid: Int(exactly: value["pid"]?.number ?? 0) ?? 0))
         case "stop": return .stop(StopRecord(time: time))
         default: throw .unknownType(type)
         }
@@ -80,7 +82,9 @@ package enum HistoryRecord: Sendable, Equatable {
         return n
     }
 
-    static func verdict(_ object: JSONValue?, stateKey: String = "state", reasonKey: String = "reason") throws(HistoryDecodeError) -> Verdict {
+    static func verdict(_ object: JSONValue?, stateKey: String = "state", reasonKey: String = "reason")
+        throws(HistoryDecodeError) -> Verdict
+    {
         guard let object, let text = object[stateKey]?.string, let state = ConnectivityState(rawValue: text) else {
             throw .corrupt("missing or bad \(stateKey)")
         }
@@ -91,7 +95,9 @@ package enum HistoryRecord: Sendable, Equatable {
         }
     }
 
-    static func writeVerdict(_ v: Verdict, into w: inout JSONWriter, stateKey: String = "state", reasonKey: String = "reason") {
+    static func writeVerdict(
+        _ v: Verdict, into w: inout JSONWriter, stateKey: String = "state", reasonKey: String = "reason"
+    ) {
         w.field(stateKey, v.state.rawValue)
         if let r = v.reason { w.field(reasonKey, r) }
     }
@@ -116,7 +122,10 @@ package struct StartRecord: Sendable, Equatable {
     package var pid: Int
 
     package init(time: Double, interval: Double, version: String = BuildInfo.version, pid: Int = 0) {
-        self.time = time; self.interval = interval; self.version = version; self.pid = pid
+        self.time = time
+        self.interval = interval
+        self.version = version
+        self.pid = pid
     }
 
     func encode(into w: inout JSONWriter) {
@@ -143,14 +152,18 @@ package struct TransitionRecord: Sendable, Equatable {
     package var to: Verdict
 
     package init(time: Double, scope: String, from: Verdict, to: Verdict) {
-        self.time = time; self.scope = scope; self.from = from; self.to = to
+        self.time = time
+        self.scope = scope
+        self.from = from
+        self.to = to
     }
 
     init(decoding v: JSONValue, time: Double) throws(HistoryDecodeError) {
         guard let scope = v["scope"]?.string else { throw .corrupt("missing scope") }
-        self.init(time: time, scope: scope,
-                  from: try HistoryRecord.verdict(v, stateKey: "from", reasonKey: "from_reason"),
-                  to: try HistoryRecord.verdict(v, stateKey: "to", reasonKey: "reason"))
+        self.init(
+            time: time, scope: scope,
+            from: try HistoryRecord.verdict(v, stateKey: "from", reasonKey: "from_reason"),
+            to: try HistoryRecord.verdict(v, stateKey: "to", reasonKey: "reason"))
     }
 
     func encode(into w: inout JSONWriter) {

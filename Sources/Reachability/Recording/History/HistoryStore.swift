@@ -77,7 +77,9 @@ package struct HistoryStore: Sendable {
         listed = true
         enforceRetention(now: now)
         guard let newest = files.last, !isExpired(newest, now: now), newest.size < config.maxFileSize else { return 0 }
-        do { fd = try FileIO.openAppend(path(newest), create: false) } catch { throw HistoryStoreError(operation: .open, errno: error) }
+        do { fd = try FileIO.openAppend(path(newest), create: false) } catch {
+            throw HistoryStoreError(operation: .open, errno: error)
+        }
         return repairTail()
     }
 
@@ -92,10 +94,14 @@ package struct HistoryStore: Sendable {
         var block = [UInt8](repeating: 0, count: 64 << 10)
         search: while end > 0 {
             let start = max(0, end - block.count)
-            let n = (try? block.withUnsafeMutableBytes { b throws(Errno) in
-                try FileIO.pread(fd, into: UnsafeMutableRawBufferPointer(rebasing: b[0..<(end - start)]), at: start)
-            }) ?? -1
-            guard n == end - start else { needsNewline = true; return 0 }
+            let n =
+                (try? block.withUnsafeMutableBytes { b throws(Errno) in
+                    try FileIO.pread(fd, into: UnsafeMutableRawBufferPointer(rebasing: b[0..<(end - start)]), at: start)
+                }) ?? -1
+            guard n == end - start else {
+                needsNewline = true
+                return 0
+            }
             for i in stride(from: n - 1, through: 0, by: -1) where block[i] == 0x0A {
                 keep = start + i + 1
                 break search
@@ -122,7 +128,8 @@ package struct HistoryStore: Sendable {
     /// truncated back so the file never holds half a record before a whole one.
     package mutating func append(_ record: [UInt8], now: Double) throws(HistoryStoreError) {
         if fd >= 0, let current = files.last,
-           isExpired(current, now: now) || (current.size > 0 && current.size + record.count > config.maxFileSize) {
+            isExpired(current, now: now) || (current.size > 0 && current.size + record.count > config.maxFileSize)
+        {
             try rotate(now: now)
         }
         if fd < 0 && !listed { _ = try open(now: now) }
@@ -131,7 +138,9 @@ package struct HistoryStore: Sendable {
         let bytes = needsNewline ? [0x0A] + record : record
         let before = files[last].size
         let written: Int
-        do { written = try FileIO.writeOnce(fd, bytes) } catch { throw HistoryStoreError(operation: .write, errno: error) }
+        do { written = try FileIO.writeOnce(fd, bytes) } catch {
+            throw HistoryStoreError(operation: .write, errno: error)
+        }
         files[last].modified = now
         if written == bytes.count {
             files[last].size = before + written
@@ -190,7 +199,8 @@ package struct HistoryStore: Sendable {
             let name = Self.fileName(startingAt: time)
             do {
                 fd = try FileIO.openAppend(directory + "/" + name, create: true)
-                files.append(HistoryFile(name: name, startTime: Self.startTime(ofName: name) ?? time, size: 0, modified: now))
+                files.append(
+                    HistoryFile(name: name, startTime: Self.startTime(ofName: name) ?? time, size: 0, modified: now))
                 try? FileIO.syncDirectory(directory)
                 return
             } catch {
@@ -213,7 +223,10 @@ package struct HistoryStore: Sendable {
             let end = min(files.count > 1 ? files[1].startTime : .infinity, files[0].modified)
             guard end < now - config.retention.seconds || totalBytes > config.maxTotalSize else { break }
             do { try FileIO.remove(path(files[0])) } catch {
-                if error.code != 2 { firstError = firstError ?? HistoryStoreError(operation: .remove, errno: error); break }
+                if error.code != 2 {
+                    firstError = firstError ?? HistoryStoreError(operation: .remove, errno: error)
+                    break
+                }
             }
             files.removeFirst()
             removed = true

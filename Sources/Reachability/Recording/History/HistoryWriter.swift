@@ -38,8 +38,10 @@ package final class HistoryWriter: RoundObserver, Sendable {
     private let started = Atomic<Bool>(false)
 
     /// `store`: an already opened store (see `HistoryFlags.start`), or nil to open one lazily.
-    package init(config: HistoryConfig, interval: Duration, metrics: HistoryMetrics, logger: Logger,
-                store: HistoryStore? = nil, now: @escaping @Sendable () -> Double = { unixNow() }) {
+    package init(
+        config: HistoryConfig, interval: Duration, metrics: HistoryMetrics, logger: Logger,
+        store: HistoryStore? = nil, now: @escaping @Sendable () -> Double = { unixNow() }
+    ) {
         self.config = config
         self.interval = interval
         self.metrics = metrics
@@ -84,7 +86,9 @@ package final class HistoryWriter: RoundObserver, Sendable {
         case .dropped: metrics.dropped.inc()
         case .droppedFirst:
             metrics.dropped.inc()
-            logger.warn("history queue full; dropping records until the disk keeps up", ("capacity", String(config.queueCapacity)))
+            logger.warn(
+                "history queue full; dropping records until the disk keeps up",
+                ("capacity", String(config.queueCapacity)))
         case .closed: break
         }
     }
@@ -166,7 +170,8 @@ package final class HistoryWriter: RoundObserver, Sendable {
     private func write(_ record: HistoryRecord) -> Bool {
         let bytes = record.encoded()
         let t = now()
-        let (result, retention, bytesNow, files) = store.withLock { s -> (HistoryStoreError?, HistoryStoreError?, Int, Int) in
+        let (result, retention, bytesNow, files) = store.withLock {
+            s -> (HistoryStoreError?, HistoryStoreError?, Int, Int) in
             var result: HistoryStoreError?
             do throws(HistoryStoreError) { try s.append(bytes, now: t) } catch { result = error }
             return (result, s.takeRetentionFailure(), s.totalBytes, s.files.count)
@@ -192,7 +197,10 @@ package final class HistoryWriter: RoundObserver, Sendable {
 
     private func sync() {
         let result: HistoryStoreError? = store.withLock { s in
-            do throws(HistoryStoreError) { try s.sync(); return nil } catch { return error }
+            do throws(HistoryStoreError) {
+                try s.sync()
+                return nil
+            } catch { return error }
         }
         let (bytes, files) = store.withLock { ($0.totalBytes, $0.files.count) }
         metrics.bytes.set(Double(bytes))
@@ -208,8 +216,9 @@ package final class HistoryWriter: RoundObserver, Sendable {
         let key = "\(error.operation.rawValue):\(error.errno.code)"
         let isNew = conditions.withLock { $0.insert(key).inserted }
         if isNew {
-            logger.error("history write failed; records are being lost (logged once until it recovers)",
-                         ("dir", config.directory), ("op", error.operation.rawValue), ("err", error.errno.description))
+            logger.error(
+                "history write failed; records are being lost (logged once until it recovers)",
+                ("dir", config.directory), ("op", error.operation.rawValue), ("err", error.errno.description))
         }
     }
 

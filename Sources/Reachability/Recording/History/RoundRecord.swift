@@ -19,19 +19,29 @@ package struct RoundRecord: Sendable, Equatable {
     /// When the round's verdict was decided (`time + duration`).
     package var at: Double { time + duration }
 
-    package init(time: Double, duration: Double, interval: Double, round: Int, overall: Verdict, since: Double,
-                families: [String: Verdict] = [:], uplinks: [String: Verdict] = [:], probes: [ProbeRecord] = []) {
-        self.time = time; self.duration = duration; self.interval = interval; self.round = round
-        self.overall = overall; self.since = since; self.families = families; self.uplinks = uplinks; self.probes = probes
+    package init(
+        time: Double, duration: Double, interval: Double, round: Int, overall: Verdict, since: Double,
+        families: [String: Verdict] = [:], uplinks: [String: Verdict] = [:], probes: [ProbeRecord] = []
+    ) {
+        self.time = time
+        self.duration = duration
+        self.interval = interval
+        self.round = round
+        self.overall = overall
+        self.since = since
+        self.families = families
+        self.uplinks = uplinks
+        self.probes = probes
     }
 
     /// The record of a finished round; only probes that ran in this round are listed.
     package init(_ status: ReachabilityStatus, interval: Duration) {
-        self.init(time: status.roundStarted, duration: status.roundDuration.seconds, interval: interval.seconds,
-                  round: status.round, overall: status.overall.verdict, since: status.overall.since,
-                  families: Dictionary(uniqueKeysWithValues: status.families.map { ($0.key.rawValue, $0.value.verdict) }),
-                  uplinks: status.uplinks.mapValues(\.verdict),
-                  probes: status.probes.filter { $0.at >= status.roundStarted }.map(ProbeRecord.init))
+        self.init(
+            time: status.roundStarted, duration: status.roundDuration.seconds, interval: interval.seconds,
+            round: status.round, overall: status.overall.verdict, since: status.overall.since,
+            families: Dictionary(uniqueKeysWithValues: status.families.map { ($0.key.rawValue, $0.value.verdict) }),
+            uplinks: status.uplinks.mapValues(\.verdict),
+            probes: status.probes.filter { $0.at >= status.roundStarted }.map(ProbeRecord.init))
     }
 
     init(decoding v: JSONValue, time: Double) throws(HistoryDecodeError) {
@@ -49,16 +59,18 @@ package struct RoundRecord: Sendable, Equatable {
         }
         let duration = try HistoryRecord.number(v, "duration")
         let interval = try HistoryRecord.number(v, "interval")
-        guard duration >= 0, duration <= HistoryRecord.maxSeconds, interval > 0, interval <= HistoryRecord.maxSeconds else {
+        guard duration >= 0, duration <= HistoryRecord.maxSeconds, interval > 0, interval <= HistoryRecord.maxSeconds
+        else {
             throw .corrupt("bad duration or interval")
         }
         let round = try HistoryRecord.number(v, "round")
         guard round >= 0, round <= 9e15 else { throw .corrupt("bad round") }
         let since = try HistoryRecord.number(v, "since")
         guard HistoryRecord.validTimes.contains(since) else { throw .corrupt("since out of range") }
-        self.init(time: time, duration: duration, interval: interval, round: Int(round),
-                  overall: try HistoryRecord.verdict(v), since: since,
-                  families: try scopes("families"), uplinks: try scopes("uplinks"), probes: probes)
+        self.init(
+            time: time, duration: duration, interval: interval, round: Int(round),
+            overall: try HistoryRecord.verdict(v), since: since,
+            families: try scopes("families"), uplinks: try scopes("uplinks"), probes: probes)
     }
 
     func encode(into w: inout JSONWriter) {
@@ -102,16 +114,26 @@ package struct ProbeRecord: Sendable, Equatable {
     package var detail: String
     package var address: String?
 
-    package init(name: String, type: ProbeType, target: String? = nil, interface: String? = nil, status: ProbeStatus,
-                reason: FailureReason? = nil, duration: Double, detail: String = "", address: String? = nil) {
-        self.name = name; self.type = type; self.target = target ?? name; self.interface = interface
-        self.status = status; self.reason = reason; self.duration = duration
-        self.detail = ProbeRecord.cut(detail); self.address = address
+    package init(
+        name: String, type: ProbeType, target: String? = nil, interface: String? = nil, status: ProbeStatus,
+        reason: FailureReason? = nil, duration: Double, detail: String = "", address: String? = nil
+    ) {
+        self.name = name
+        self.type = type
+        self.target = target ?? name
+        self.interface = interface
+        self.status = status
+        self.reason = reason
+        self.duration = duration
+        self.detail = ProbeRecord.cut(detail)
+        self.address = address
     }
 
     init(_ o: ProbeOutcome) {
-        self.init(name: o.name, type: o.type, target: o.target, interface: o.interface, status: o.result.status,
-                  reason: o.result.reason, duration: o.result.duration.seconds, detail: o.result.detail, address: o.result.address)
+        self.init(
+            name: o.name, type: o.type, target: o.target, interface: o.interface, status: o.result.status,
+            reason: o.result.reason, duration: o.result.duration.seconds, detail: o.result.detail,
+            address: o.result.address)
     }
 
     /// The longest prefix of whole characters within the byte limit.
@@ -127,7 +149,8 @@ package struct ProbeRecord: Sendable, Equatable {
 
     init(decoding v: JSONValue) throws(HistoryDecodeError) {
         guard let name = v["name"]?.string, let type = v["type"]?.string.flatMap(ProbeType.init(rawValue:)),
-              let status = v["status"]?.string.flatMap(ProbeStatus.init(rawValue:)) else { throw .corrupt("bad probe") }
+            let status = v["status"]?.string.flatMap(ProbeStatus.init(rawValue:))
+        else { throw .corrupt("bad probe") }
         func optionalString(_ key: String) throws(HistoryDecodeError) -> String? {
             switch v[key] {
             case nil, .null?: return nil
@@ -142,9 +165,10 @@ package struct ProbeRecord: Sendable, Equatable {
         }
         let duration = try HistoryRecord.number(v, "duration")
         guard duration >= 0 else { throw .corrupt("negative probe duration") }
-        self.init(name: name, type: type, target: try optionalString("target"), interface: try optionalString("interface"),
-                  status: status, reason: reason, duration: duration, detail: try optionalString("detail") ?? "",
-                  address: try optionalString("address"))
+        self.init(
+            name: name, type: type, target: try optionalString("target"), interface: try optionalString("interface"),
+            status: status, reason: reason, duration: duration, detail: try optionalString("detail") ?? "",
+            address: try optionalString("address"))
     }
 
     func encode(into w: inout JSONWriter) {

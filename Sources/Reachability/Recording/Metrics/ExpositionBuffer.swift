@@ -30,7 +30,9 @@ package struct ExpositionBuffer: ~Copyable {
     @inline(__always)
     package mutating func write(_ bytes: UnsafeRawBufferPointer) {
         reserve(bytes.count)
-        if let src = bytes.baseAddress { (base + count).update(from: src.assumingMemoryBound(to: UInt8.self), count: bytes.count) }
+        if let src = bytes.baseAddress {
+            (base + count).update(from: src.assumingMemoryBound(to: UInt8.self), count: bytes.count)
+        }
         count += bytes.count
     }
 
@@ -46,12 +48,22 @@ package struct ExpositionBuffer: ~Copyable {
     /// Writes a non-negative or negative integer in decimal.
     package mutating func writeInteger(_ value: Int64) {
         reserve(21)
-        if value == 0 { base[count] = 0x30; count += 1; return }
+        if value == 0 {
+            base[count] = 0x30
+            count += 1
+            return
+        }
         var v = value.magnitude
-        if value < 0 { base[count] = UInt8(ascii: "-"); count += 1 }
+        if value < 0 {
+            base[count] = UInt8(ascii: "-")
+            count += 1
+        }
         var digits = 0
         var t = v
-        while t > 0 { digits += 1; t /= 10 }
+        while t > 0 {
+            digits += 1
+            t /= 10
+        }
         var i = count + digits - 1
         while v > 0 {
             base[i] = UInt8(truncatingIfNeeded: v % 10) + 0x30
@@ -64,8 +76,14 @@ package struct ExpositionBuffer: ~Copyable {
     /// Writes a sample value: `+Inf`, `-Inf`, `NaN`, integers without a fraction, else the
     /// shortest round-tripping decimal.
     package mutating func writeValue(_ v: Double) {
-        if v.isNaN { write(staticBytes: "NaN"); return }
-        if v.isInfinite { write(staticBytes: v > 0 ? "+Inf" : "-Inf"); return }
+        if v.isNaN {
+            write(staticBytes: "NaN")
+            return
+        }
+        if v.isInfinite {
+            write(staticBytes: v > 0 ? "+Inf" : "-Inf")
+            return
+        }
         if v == v.rounded(.towardZero), abs(v) < 9.007199254740992e15 {
             writeInteger(Int64(v))
             return

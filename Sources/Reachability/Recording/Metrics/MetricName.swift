@@ -47,7 +47,9 @@ enum MetricName {
 
     /// `name{a="x",b="y"}` (or just `name` without labels), with `extra` appended as the last label
     /// (used for a histogram's `le`).
-    static func seriesPrefix(_ name: String, labelNames: [String], labelValues: [String], extra: (String, String)? = nil) -> [UInt8] {
+    static func seriesPrefix(
+        _ name: String, labelNames: [String], labelValues: [String], extra: (String, String)? = nil
+    ) -> [UInt8] {
         var out = Array(name.utf8)
         if labelNames.isEmpty && extra == nil { return out }
         out.append(UInt8(ascii: "{"))
@@ -76,8 +78,14 @@ enum MetricName {
 /// fraction, everything else in Swift's shortest round-tripping form.
 enum SampleValue {
     static func append(_ v: Double, to out: inout [UInt8]) {
-        if v.isNaN { out.append(contentsOf: "NaN".utf8); return }
-        if v.isInfinite { out.append(contentsOf: (v > 0 ? "+Inf" : "-Inf").utf8); return }
+        if v.isNaN {
+            out.append(contentsOf: "NaN".utf8)
+            return
+        }
+        if v.isInfinite {
+            out.append(contentsOf: (v > 0 ? "+Inf" : "-Inf").utf8)
+            return
+        }
         if v == v.rounded(.towardZero), abs(v) < 9.007199254740992e15 {
             appendInteger(Int64(v), to: &out)
             return
@@ -86,12 +94,18 @@ enum SampleValue {
     }
 
     static func appendInteger(_ value: Int64, to out: inout [UInt8]) {
-        if value == 0 { out.append(UInt8(ascii: "0")); return }
+        if value == 0 {
+            out.append(UInt8(ascii: "0"))
+            return
+        }
         var v = value.magnitude
         if value < 0 { out.append(UInt8(ascii: "-")) }
-        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
-                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
-            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var digits:
+            (
+                UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8
+            ) =
+                (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         var count = 0
         withUnsafeMutableBytes(of: &digits) { buf in
             while v > 0 {

@@ -75,9 +75,13 @@ package final class MetricsRegistry: Sendable {
         }
     }
 
-    package func histogram(_ name: String, help: String, labels: [String] = [], buckets: [Double]) -> MetricFamily<Histogram> {
-        precondition(!buckets.isEmpty && zip(buckets, buckets.dropFirst()).allSatisfy { $0 < $1 } && buckets.allSatisfy(\.isFinite),
-                     "histogram \(name): buckets must be finite and strictly increasing")
+    package func histogram(_ name: String, help: String, labels: [String] = [], buckets: [Double]) -> MetricFamily<
+        Histogram
+    > {
+        precondition(
+            !buckets.isEmpty && zip(buckets, buckets.dropFirst()).allSatisfy { $0 < $1 }
+                && buckets.allSatisfy(\.isFinite),
+            "histogram \(name): buckets must be finite and strictly increasing")
         precondition(!labels.contains("le"), "histogram \(name): `le` is reserved")
         return register(name: name, help: help, type: .histogram, labels: labels, buckets: buckets) { _, values in
             Histogram(name: name, labelNames: labels, labelValues: values, upperBounds: buckets)
@@ -111,17 +115,22 @@ package final class MetricsRegistry: Sendable {
         make: @escaping @Sendable ([UInt8], [String]) -> S
     ) -> MetricFamily<S> {
         precondition(MetricName.isValidMetricName(name), "invalid metric name \(name.debugDescription)")
-        for l in labels { precondition(MetricName.isValidLabelName(l), "metric \(name): invalid label name \(l.debugDescription)") }
+        for l in labels {
+            precondition(MetricName.isValidLabelName(l), "metric \(name): invalid label name \(l.debugDescription)")
+        }
         precondition(Set(labels).count == labels.count, "metric \(name): duplicate label names")
         return state.withLock { s in
             if let existing = s.families[name] {
                 guard let family = existing as? MetricFamily<S>, family.type == type, family.help == help,
-                      family.labelNames == labels, family.buckets == buckets else {
-                    preconditionFailure("metric \(name) registered twice with a different type, help, labels or buckets")
+                    family.labelNames == labels, family.buckets == buckets
+                else {
+                    preconditionFailure(
+                        "metric \(name) registered twice with a different type, help, labels or buckets")
                 }
                 return family
             }
-            let family = MetricFamily<S>(name: name, help: help, type: type, labelNames: labels, buckets: buckets, make: make)
+            let family = MetricFamily<S>(
+                name: name, help: help, type: type, labelNames: labels, buckets: buckets, make: make)
             s.families[name] = family
             s.sortedNames = nil
             return family
@@ -200,7 +209,10 @@ package final class MetricFamily<S: MetricSeries>: AnyMetricFamily, Sendable {
     }
     private let table = Mutex(Table())
 
-    init(name: String, help: String, type: MetricType, labelNames: [String], buckets: [Double]?, make: @escaping @Sendable ([UInt8], [String]) -> S) {
+    init(
+        name: String, help: String, type: MetricType, labelNames: [String], buckets: [Double]?,
+        make: @escaping @Sendable ([UInt8], [String]) -> S
+    ) {
         self.name = name
         self.help = help
         self.type = type
@@ -209,8 +221,12 @@ package final class MetricFamily<S: MetricSeries>: AnyMetricFamily, Sendable {
         self.make = make
         let omName = type == .counter ? String(name.dropLast("_total".count)) : name
         headers = (
-            Array("# HELP \(name) \(MetricName.escapeHelp(help, openMetrics: false))\n# TYPE \(name) \(type.rawValue)\n".utf8),
-            Array("# HELP \(omName) \(MetricName.escapeHelp(help, openMetrics: true))\n# TYPE \(omName) \(type.rawValue)\n".utf8)
+            Array(
+                "# HELP \(name) \(MetricName.escapeHelp(help, openMetrics: false))\n# TYPE \(name) \(type.rawValue)\n"
+                    .utf8),
+            Array(
+                "# HELP \(omName) \(MetricName.escapeHelp(help, openMetrics: true))\n# TYPE \(omName) \(type.rawValue)\n"
+                    .utf8)
         )
     }
 
@@ -218,7 +234,9 @@ package final class MetricFamily<S: MetricSeries>: AnyMetricFamily, Sendable {
     package func labels(_ values: String...) -> S { labels(values) }
 
     package func labels(_ values: [String]) -> S {
-        precondition(values.count == labelNames.count, "metric \(name) takes \(labelNames.count) label values, got \(values.count)")
+        precondition(
+            values.count == labelNames.count,
+            "metric \(name) takes \(labelNames.count) label values, got \(values.count)")
         return table.withLock { t in
             if let s = t.series[values] { return s }
             let s = make(MetricName.seriesPrefix(name, labelNames: labelNames, labelValues: values), values)

@@ -1,4 +1,3 @@
-
 /// Runs at most one render at a time and shares its result with every caller that arrived
 /// before it started ("single flight"). A caller never gets a result older than its own arrival:
 /// one that arrives while a render is running waits for the next one, which it shares with

@@ -72,7 +72,10 @@ package final class Histogram: Sendable {
         var all: [UInt8] = []
         var ends: [Int] = []
         for b in upperBounds + [.infinity] {
-            all += MetricName.seriesPrefix(name + "_bucket", labelNames: labelNames, labelValues: labelValues, extra: ("le", SampleValue.text(b))) + [0x20]
+            all +=
+                MetricName.seriesPrefix(
+                    name + "_bucket", labelNames: labelNames, labelValues: labelValues,
+                    extra: ("le", SampleValue.text(b))) + [0x20]
             ends.append(all.count)
         }
         all += MetricName.seriesPrefix(name + "_sum", labelNames: labelNames, labelValues: labelValues) + [0x20]
@@ -87,7 +90,8 @@ package final class Histogram: Sendable {
     package func observe(_ value: Double) {
         // Buckets are `le` (less than or equal); NaN lands in +Inf only.
         var index = upperBounds.count
-        var lo = 0, hi = upperBounds.count
+        var lo = 0
+        var hi = upperBounds.count
         while lo < hi {
             let mid = (lo + hi) / 2
             if value <= upperBounds[mid] { hi = mid } else { lo = mid + 1 }
@@ -105,7 +109,12 @@ package final class Histogram: Sendable {
     package var snapshot: (cumulative: [UInt64], sum: Double) {
         let (counts, sum) = state.withLock { ($0.counts, $0.sum) }
         var running: UInt64 = 0
-        return (counts.map { running += $0; return running }, sum)
+        return (
+            counts.map {
+                running += $0
+                return running
+            }, sum
+        )
     }
 
     package func render(into out: inout ExpositionBuffer) {
@@ -151,7 +160,10 @@ package enum Buckets {
         precondition(start > 0 && factor > 1 && count > 0, "invalid exponential buckets")
         var out: [Double] = []
         var v = start
-        for _ in 0..<count { out.append(v); v *= factor }
+        for _ in 0..<count {
+            out.append(v)
+            v *= factor
+        }
         return out
     }
 }

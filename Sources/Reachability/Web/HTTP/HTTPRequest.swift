@@ -7,8 +7,13 @@ package struct HTTPRequest: Sendable, Equatable {
     /// Header fields in arrival order, names as sent.
     package var headers: [(name: String, value: String)]
 
-    package init(method: String, target: String, version: String = "HTTP/1.1", headers: [(name: String, value: String)] = []) {
-        self.method = method; self.target = target; self.version = version; self.headers = headers
+    package init(
+        method: String, target: String, version: String = "HTTP/1.1", headers: [(name: String, value: String)] = []
+    ) {
+        self.method = method
+        self.target = target
+        self.version = version
+        self.headers = headers
     }
 
     /// The path without the query string.
@@ -48,8 +53,13 @@ func percentDecode(_ s: Substring) -> String {
     var bytes: [UInt8] = []
     var it = Array(s.utf8)[...]
     while let b = it.popFirst() {
-        if b == UInt8(ascii: "+") { bytes.append(0x20); continue }
-        if b == UInt8(ascii: "%"), it.count >= 2, let hi = hexValue(it[it.startIndex]), let lo = hexValue(it[it.startIndex + 1]) {
+        if b == UInt8(ascii: "+") {
+            bytes.append(0x20)
+            continue
+        }
+        if b == UInt8(ascii: "%"), it.count >= 2, let hi = hexValue(it[it.startIndex]),
+            let lo = hexValue(it[it.startIndex + 1])
+        {
             bytes.append(hi << 4 | lo)
             it = it.dropFirst(2)
             continue
@@ -74,7 +84,10 @@ package struct HTTPResponse: Sendable {
     package var headers: [(name: String, value: String)]
     package var body: [UInt8]
 
-    package init(status: Int, contentType: String = "text/plain; charset=utf-8", body: [UInt8], headers: [(name: String, value: String)] = []) {
+    package init(
+        status: Int, contentType: String = "text/plain; charset=utf-8", body: [UInt8],
+        headers: [(name: String, value: String)] = []
+    ) {
         self.status = status
         self.headers = [("Content-Type", contentType)] + headers
         self.body = body

@@ -28,7 +28,9 @@ package struct HTTPRequestParser: Sendable {
         let data = buffer[start...]
         guard let headEnd = findHeadEnd(data) else {
             if let lineEnd = data.firstIndex(of: 0x0a) {
-                if lineEnd - data.startIndex > limits.maxRequestLine { return .reject(status: 414, message: "request line too long") }
+                if lineEnd - data.startIndex > limits.maxRequestLine {
+                    return .reject(status: 414, message: "request line too long")
+                }
             } else if data.count > limits.maxRequestLine {
                 return .reject(status: 414, message: "request line too long")
             }
@@ -45,14 +47,19 @@ package struct HTTPRequestParser: Sendable {
             return Substring(String(decoding: bytes, as: UTF8.self))
         }
         let requestLine = lines.removeFirst()
-        if requestLine.utf8.count > limits.maxRequestLine { return .reject(status: 414, message: "request line too long") }
+        if requestLine.utf8.count > limits.maxRequestLine {
+            return .reject(status: 414, message: "request line too long")
+        }
         let parts = requestLine.split(separator: " ", omittingEmptySubsequences: false)
         guard parts.count == 3, !parts[0].isEmpty, parts[0].utf8.allSatisfy(isTokenChar), !parts[1].isEmpty,
-              parts[1].utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7f }) else {
+            parts[1].utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7f })
+        else {
             return .reject(status: 400, message: "malformed request line")
         }
         guard parts[2] == "HTTP/1.1" || parts[2] == "HTTP/1.0" else {
-            return parts[2].hasPrefix("HTTP/") ? .reject(status: 505, message: "unsupported HTTP version") : .reject(status: 400, message: "malformed request line")
+            return parts[2].hasPrefix("HTTP/")
+                ? .reject(status: 505, message: "unsupported HTTP version")
+                : .reject(status: 400, message: "malformed request line")
         }
         if headEnd.lineEnd - data.startIndex - requestLine.utf8.count > limits.maxHeaderBytes {
             return .reject(status: 431, message: "request header fields too large")
@@ -60,14 +67,21 @@ package struct HTTPRequestParser: Sendable {
         var headers: [(name: String, value: String)] = []
         for line in lines where !line.isEmpty {
             if headers.count >= limits.maxHeaderCount { return .reject(status: 431, message: "too many header fields") }
-            guard let colon = line.firstIndex(of: ":") else { return .reject(status: 400, message: "malformed header field") }
+            guard let colon = line.firstIndex(of: ":") else {
+                return .reject(status: 400, message: "malformed header field")
+            }
             let name = line[..<colon]
-            guard !name.isEmpty, name.utf8.allSatisfy(isTokenChar) else { return .reject(status: 400, message: "malformed header field name") }
+            guard !name.isEmpty, name.utf8.allSatisfy(isTokenChar) else {
+                return .reject(status: 400, message: "malformed header field name")
+            }
             let value = line[line.index(after: colon)...].trimmingSpaces
             headers.append((String(name), value))
         }
-        let request = HTTPRequest(method: String(parts[0]), target: String(parts[1]), version: String(parts[2]), headers: headers)
-        if request.header("transfer-encoding") != nil { return .reject(status: 501, message: "request bodies with transfer-encoding are not supported") }
+        let request = HTTPRequest(
+            method: String(parts[0]), target: String(parts[1]), version: String(parts[2]), headers: headers)
+        if request.header("transfer-encoding") != nil {
+            return .reject(status: 501, message: "request bodies with transfer-encoding are not supported")
+        }
         var bodyLength = 0
         if let cl = request.header("content-length") {
             guard let n = Int(cl), n >= 0 else { return .reject(status: 400, message: "invalid content-length") }
@@ -98,9 +112,12 @@ package struct HTTPRequestParser: Sendable {
 private func isTokenChar(_ b: UInt8) -> Bool {
     switch b {
     case 0x30...0x39, 0x41...0x5a, 0x61...0x7a: true
-    case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"), UInt8(ascii: "'"),
-         UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"),
-         UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"): true
+    case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"),
+        UInt8(ascii: "'"),
+        UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"),
+        UInt8(ascii: "_"),
+        UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
+        true
     default: false
     }
 }

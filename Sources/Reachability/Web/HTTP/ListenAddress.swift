@@ -4,7 +4,10 @@ package struct ListenAddress: Sendable, Equatable, CustomStringConvertible {
     package var host: String
     package var port: UInt16
 
-    package init(host: String, port: UInt16) { self.host = host; self.port = port }
+    package init(host: String, port: UInt16) {
+        self.host = host
+        self.port = port
+    }
 
     package struct Invalid: Error, CustomStringConvertible, Equatable {
         package let description: String
@@ -12,22 +15,31 @@ package struct ListenAddress: Sendable, Equatable, CustomStringConvertible {
 
     package static func parse(_ text: String) throws(Invalid) -> ListenAddress {
         guard let colon = text.lastIndex(of: ":") else {
-            throw Invalid(description: "listen address \(text.debugDescription) needs a port, as in :10361 or 127.0.0.1:10361")
+            throw Invalid(
+                description: "listen address \(text.debugDescription) needs a port, as in :10361 or 127.0.0.1:10361")
         }
         var host = String(text[..<colon])
         let portText = text[text.index(after: colon)...]
         guard let port = UInt16(portText) else {
-            throw Invalid(description: "listen address \(text.debugDescription): port \(String(portText).debugDescription) is not a number from 0 to 65535")
+            throw Invalid(
+                description:
+                    "listen address \(text.debugDescription): port \(String(portText).debugDescription) is not a number from 0 to 65535"
+            )
         }
         if host.hasPrefix("[") {
-            guard host.hasSuffix("]") else { throw Invalid(description: "listen address \(text.debugDescription): unbalanced brackets") }
+            guard host.hasSuffix("]") else {
+                throw Invalid(description: "listen address \(text.debugDescription): unbalanced brackets")
+            }
             host = String(host.dropFirst().dropLast())
         } else if host.contains(":") {
-            throw Invalid(description: "listen address \(text.debugDescription): write IPv6 addresses in brackets, as in [::1]:10361")
+            throw Invalid(
+                description:
+                    "listen address \(text.debugDescription): write IPv6 addresses in brackets, as in [::1]:10361")
         }
         if host == "localhost" { host = "127.0.0.1" }
         if !host.isEmpty && SocketAddress(ip: host) == nil {
-            throw Invalid(description: "listen address \(text.debugDescription): \(host.debugDescription) is not an IP address")
+            throw Invalid(
+                description: "listen address \(text.debugDescription): \(host.debugDescription) is not an IP address")
         }
         return ListenAddress(host: host, port: port)
     }

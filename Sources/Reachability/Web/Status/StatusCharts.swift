@@ -29,7 +29,9 @@ enum StatusCharts {
     }
 
     /// Tick marks and `HH:MM` labels every three hours (UTC) along `y`.
-    static func hourTicks(from: Double, to: Double, y: Double, top: Double, left: Double = 0, right: Double = width) -> String {
+    static func hourTicks(from: Double, to: Double, y: Double, top: Double, left: Double = 0, right: Double = width)
+        -> String
+    {
         var out = ""
         var t = (from / 10_800).rounded(.up) * 10_800
         while t <= to {
@@ -54,22 +56,29 @@ enum StatusCharts {
             let l = label(span.verdict)
             let key = span.verdict.map { HTML.style($0.state).label } ?? "No data"
             shares[key, default: (0, l.colour, l.symbol)].0 += span.length
-            let x0 = x(span.start, from: s.from, to: s.to), x1 = x(span.end, from: s.from, to: s.to)
+            let x0 = x(span.start, from: s.from, to: s.to)
+            let x1 = x(span.end, from: s.from, to: s.to)
             let state = span.verdict?.state.rawValue ?? "gap"
             let fill = span.verdict == nil ? "url(#gap-hatch)" : l.colour
             let folded = span.merged > 1 ? " · \(span.merged) changes, worst shown" : ""
-            rects += "<rect class=\"seg\" data-state=\"\(state)\" x=\"\(n(x0))\" y=\"4\" width=\"\(n(max(1, x1 - x0)))\" height=\"36\" fill=\"\(fill)\">"
-            rects += "<title>\(HTML.escape("\(l.symbol) \(l.text) · \(clock(span.start))–\(clock(span.end)) UTC · \(HTML.age(span.length))\(folded)"))</title></rect>"
+            rects +=
+                "<rect class=\"seg\" data-state=\"\(state)\" x=\"\(n(x0))\" y=\"4\" width=\"\(n(max(1, x1 - x0)))\" height=\"36\" fill=\"\(fill)\">"
+            rects +=
+                "<title>\(HTML.escape("\(l.symbol) \(l.text) · \(clock(span.start))–\(clock(span.end)) UTC · \(HTML.age(span.length))\(folded)"))</title></rect>"
             if x1 - x0 >= 24, span.verdict?.state != .full {
-                rects += "<text x=\"\(n((x0 + x1) / 2))\" y=\"28\" text-anchor=\"middle\" class=\"segsym\" aria-hidden=\"true\">\(l.symbol)</text>"
+                rects +=
+                    "<text x=\"\(n((x0 + x1) / 2))\" y=\"28\" text-anchor=\"middle\" class=\"segsym\" aria-hidden=\"true\">\(l.symbol)</text>"
             }
         }
         let total = max(1, s.to - s.from)
         let order = ["Full", "Limited", "Captive portal", "No network", "No data"]
-        let legend = shares.sorted { (order.firstIndex(of: $0.key) ?? 9) < (order.firstIndex(of: $1.key) ?? 9) }.map { key, v in
+        let legend = shares.sorted { (order.firstIndex(of: $0.key) ?? 9) < (order.firstIndex(of: $1.key) ?? 9) }.map {
+            key, v in
             "<span class=\"key\"><span class=\"swatch\" style=\"background:\(key == "No data" ? gapColour : v.1)\"></span>\(v.2) \(HTML.escape(key)) \(percent(v.0 / total))</span>"
         }
-        let summary = legend.isEmpty ? "" : "; " + shares.map { "\($0.key) \(percent($0.value.0 / total))" }.sorted().joined(separator: ", ")
+        let summary =
+            legend.isEmpty
+            ? "" : "; " + shares.map { "\($0.key) \(percent($0.value.0 / total))" }.sorted().joined(separator: ", ")
         return """
             <svg class="chart" id="timeline" viewBox="0 0 1000 64" role="img" aria-label="Overall state over the last 24 hours\(HTML.escape(summary))">\
             <defs><pattern id="gap-hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)">\
@@ -88,13 +97,17 @@ enum StatusCharts {
         for span in StatusHistorySnapshot.fold(spans, minLength: (to - from) / width) {
             let l = label(span.verdict)
             shares[span.verdict.map { HTML.style($0.state).label } ?? "No data", default: 0] += span.length
-            let x0 = x(span.start, from: from, to: to), x1 = x(span.end, from: from, to: to)
+            let x0 = x(span.start, from: from, to: to)
+            let x1 = x(span.end, from: from, to: to)
             let fill = span.verdict == nil ? "url(#gap-hatch)" : l.colour
-            rects += "<rect class=\"seg\" data-state=\"\(span.verdict?.state.rawValue ?? "gap")\" x=\"\(n(x0))\" y=\"0\" width=\"\(n(max(1, x1 - x0)))\" height=\"14\" fill=\"\(fill)\">"
-            rects += "<title>\(HTML.escape("\(scope) · \(l.symbol) \(l.text) · \(clock(span.start))–\(clock(span.end)) UTC · \(HTML.age(span.length))"))</title></rect>"
+            rects +=
+                "<rect class=\"seg\" data-state=\"\(span.verdict?.state.rawValue ?? "gap")\" x=\"\(n(x0))\" y=\"0\" width=\"\(n(max(1, x1 - x0)))\" height=\"14\" fill=\"\(fill)\">"
+            rects +=
+                "<title>\(HTML.escape("\(scope) · \(l.symbol) \(l.text) · \(clock(span.start))–\(clock(span.end)) UTC · \(HTML.age(span.length))"))</title></rect>"
         }
         let total = max(1, to - from)
-        let summary = shares.sorted { $0.value > $1.value }.map { "\($0.key) \(percent($0.value / total))" }.joined(separator: ", ")
+        let summary = shares.sorted { $0.value > $1.value }.map { "\($0.key) \(percent($0.value / total))" }.joined(
+            separator: ", ")
         return """
             <div class="scopeband"><div><span class="bandlabel">\(HTML.escape(scope))</span> <small class="bandshare">\(HTML.escape(summary))</small></div>\
             <svg class="chart scope-band" data-scope="\(HTML.escape(scope))" viewBox="0 0 1000 14" preserveAspectRatio="none" role="img" \
@@ -116,13 +129,20 @@ enum StatusCharts {
     /// One probe's RTT: the min–max band, the average line (broken where no result succeeded),
     /// and red marks for buckets with failures.
     static func rtt(_ series: RTTSeries, from: Double, to: Double) -> String {
-        let left = 56.0, right = 992.0, top = 8.0, bottom = 96.0
+        let left = 56.0
+        let right = 992.0
+        let top = 8.0
+        let bottom = 96.0
         let maxMs = niceCeiling((series.buckets.map(\.max).max() ?? 0) * 1000)
         func y(_ seconds: Double) -> Double { bottom - min(1, seconds * 1000 / maxMs) * (bottom - top) }
         let half = StatusHistoryLog.bucketSeconds / 2
         var runs: [[RTTBucket]] = []
         for b in series.buckets where b.count > 0 {
-            if let last = runs.last?.last, b.start - last.start <= StatusHistoryLog.bucketSeconds { runs[runs.count - 1].append(b) } else { runs.append([b]) }
+            if let last = runs.last?.last, b.start - last.start <= StatusHistoryLog.bucketSeconds {
+                runs[runs.count - 1].append(b)
+            } else {
+                runs.append([b])
+            }
         }
         var body = ""
         for run in runs {
@@ -130,7 +150,8 @@ enum StatusCharts {
             let upper = zip(xs, run).map { "\(n($0)),\(n(y($1.max)))" }
             let lower = zip(xs, run).reversed().map { "\(n($0)),\(n(y($1.min)))" }
             body += "<polygon class=\"band\" points=\"\((upper + lower).joined(separator: " "))\"/>"
-            body += "<polyline class=\"avg\" points=\"\(zip(xs, run).map { "\(n($0)),\(n(y($1.average ?? 0)))" }.joined(separator: " "))\"/>"
+            body +=
+                "<polyline class=\"avg\" points=\"\(zip(xs, run).map { "\(n($0)),\(n(y($1.average ?? 0)))" }.joined(separator: " "))\"/>"
             if run.count == 1, let b = run.first {  // a lone bucket: a line of one point draws nothing
                 body += "<circle class=\"dot\" cx=\"\(n(xs[0]))\" cy=\"\(n(y(b.average ?? 0)))\" r=\"3\"/>"
             }
@@ -139,14 +160,17 @@ enum StatusCharts {
         for b in series.buckets where b.failures > 0 {
             let x0 = x(b.start, from: from, to: to, left: left, right: right)
             let avg = b.average.map { ", avg \(HTML.milliseconds(.seconds($0)))" } ?? ""
-            body += "<rect class=\"loss\" x=\"\(n(x0))\" y=\"\(n(bottom + 2))\" width=\"\(n(max(1, step)))\" height=\"6\">"
-            body += "<title>\(clock(b.start)) UTC: \(b.failures) of \(b.failures + b.count) failed (\(percent(b.lossRatio)))\(avg)</title></rect>"
+            body +=
+                "<rect class=\"loss\" x=\"\(n(x0))\" y=\"\(n(bottom + 2))\" width=\"\(n(max(1, step)))\" height=\"6\">"
+            body +=
+                "<title>\(clock(b.start)) UTC: \(b.failures) of \(b.failures + b.count) failed (\(percent(b.lossRatio)))\(avg)</title></rect>"
         }
         var grid = ""
         for f in [0.0, 0.5, 1.0] {
             let yy = n(bottom - f * (bottom - top))
             grid += "<line x1=\"\(n(left))\" y1=\"\(yy)\" x2=\"\(n(right))\" y2=\"\(yy)\" class=\"grid\"/>"
-            grid += "<text x=\"\(n(left - 6))\" y=\"\(yy)\" dy=\"4\" text-anchor=\"end\" class=\"axis\">\(msLabel(f * maxMs))</text>"
+            grid +=
+                "<text x=\"\(n(left - 6))\" y=\"\(yy)\" dy=\"4\" text-anchor=\"end\" class=\"axis\">\(msLabel(f * maxMs))</text>"
         }
         let aria = HTML.escape("RTT of \(series.name) over the last 24 hours, up to \(msLabel(maxMs))")
         return """
@@ -163,25 +187,34 @@ enum StatusCharts {
     /// Availability per UTC day: a bar per day, its percentage written above it.
     static func days(_ days: [DayAvailability]) -> String {
         let slot = width / Double(max(1, days.count))
-        let top = 22.0, bottom = 112.0
+        let top = 22.0
+        let bottom = 112.0
         var bars = ""
         for (i, d) in days.enumerated() {
-            let x0 = Double(i) * slot + 3, w = slot - 6, cx = n(Double(i) * slot + slot / 2)
+            let x0 = Double(i) * slot + 3
+            let w = slot - 6
+            let cx = n(Double(i) * slot + slot / 2)
             let a = d.availability
             let colour = !a.isFinite ? gapColour : a >= 0.999 ? "#1a7f37" : a >= 0.99 ? "#9a6700" : "#cf222e"
             let h = a.isFinite ? max(2, a * (bottom - top)) : 2
             let date = UTCTime.date(day: d.day)
-            let title = a.isFinite
+            let title =
+                a.isFinite
                 ? "\(date): \(percent(a)) available, \(HTML.age(d.down)) not full, \(percent(d.coverage)) of the day covered"
                 : "\(date): no data"
             let dayLabel = i == days.count - 1 ? "today" : String(date.suffix(2))
             bars += "<g class=\"day\" data-day=\"\(date)\"><title>\(title)</title>"
-            bars += "<rect x=\"\(n(x0))\" y=\"\(n(top))\" width=\"\(n(w))\" height=\"\(n(bottom - top))\" class=\"slot\"/>"
-            bars += "<rect x=\"\(n(x0))\" y=\"\(n(bottom - h))\" width=\"\(n(w))\" height=\"\(n(h))\" fill=\"\(colour)\"/>"
-            bars += "<text x=\"\(cx)\" y=\"\(n(top - 6))\" text-anchor=\"middle\" class=\"pct\">\(a.isFinite ? String(percent(a).dropLast()) : "n/a")</text>"
-            bars += "<text x=\"\(cx)\" y=\"\(n(bottom + 14))\" text-anchor=\"middle\" class=\"axis\">\(dayLabel)</text></g>"
+            bars +=
+                "<rect x=\"\(n(x0))\" y=\"\(n(top))\" width=\"\(n(w))\" height=\"\(n(bottom - top))\" class=\"slot\"/>"
+            bars +=
+                "<rect x=\"\(n(x0))\" y=\"\(n(bottom - h))\" width=\"\(n(w))\" height=\"\(n(h))\" fill=\"\(colour)\"/>"
+            bars +=
+                "<text x=\"\(cx)\" y=\"\(n(top - 6))\" text-anchor=\"middle\" class=\"pct\">\(a.isFinite ? String(percent(a).dropLast()) : "n/a")</text>"
+            bars +=
+                "<text x=\"\(cx)\" y=\"\(n(bottom + 14))\" text-anchor=\"middle\" class=\"axis\">\(dayLabel)</text></g>"
         }
-        let range = days.first.map { "\(UTCTime.date(day: $0.day)) to \(UTCTime.date(day: days[days.count - 1].day))" } ?? ""
+        let range =
+            days.first.map { "\(UTCTime.date(day: $0.day)) to \(UTCTime.date(day: days[days.count - 1].day))" } ?? ""
         return """
             <svg class="chart" id="days" viewBox="0 0 1000 132" role="img" aria-label="Availability per UTC day, \(range)">\(bars)</svg>
 

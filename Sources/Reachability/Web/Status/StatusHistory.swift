@@ -31,8 +31,10 @@ package final class StatusHistory: RoundObserver, Sendable {
         log.withLock { l in
             l.replay(event)
             if case .round(let r) = event {
-                l.addScopes(families: r.families.map { ($0.name, $0.verdict) }, uplinks: r.uplinks.map { ($0.name, $0.verdict) },
-                            at: r.at, cap: 2 * r.interval)
+                l.addScopes(
+                    families: r.families.map { ($0.name, $0.verdict) },
+                    uplinks: r.uplinks.map { ($0.name, $0.verdict) },
+                    at: r.at, cap: 2 * r.interval)
             }
         }
     }
@@ -69,8 +71,10 @@ package final class StatusHistory: RoundObserver, Sendable {
         let cap = 2 * record.interval
         log.withLock { l in
             l.add(at: record.at, verdict: record.overall, cap: cap)
-            l.addScopes(families: record.families.map { ($0.key, $0.value) }, uplinks: record.uplinks.map { ($0.key, $0.value) },
-                        at: record.at, cap: cap)
+            l.addScopes(
+                families: record.families.map { ($0.key, $0.value) },
+                uplinks: record.uplinks.map { ($0.key, $0.value) },
+                at: record.at, cap: cap)
             l.addSamples(record.probes, at: record.time)
         }
     }

@@ -9,7 +9,10 @@ package struct TimelineSpan: Sendable, Equatable {
     package var merged = 1
 
     package init(_ start: Double, _ end: Double, _ verdict: Verdict?, merged: Int = 1) {
-        self.start = start; self.end = end; self.verdict = verdict; self.merged = merged
+        self.start = start
+        self.end = end
+        self.verdict = verdict
+        self.merged = merged
     }
 
     package var length: Double { end - start }
@@ -43,7 +46,10 @@ package struct RTTBucket: Sendable, Equatable {
     package var lossRatio: Double { count + failures > 0 ? Double(failures) / Double(count + failures) : 0 }
 
     mutating func add(_ p: ProbeRecord) {
-        guard p.status == .success else { failures += 1; return }
+        guard p.status == .success else {
+            failures += 1
+            return
+        }
         count += 1
         min = Swift.min(min, p.duration)
         max = Swift.max(max, p.duration)
@@ -126,14 +132,20 @@ struct StatusHistoryLog: CoverageLog {
     /// A round's family and uplink verdicts. `unknown` ends a scope's coverage (no data, as in the
     /// overall timeline) but does not create a scope: one never known draws no band.
     mutating func addScopes(families: [(String, Verdict)], uplinks: [(String, Verdict)], at: Double, cap: Double) {
-        let labelled = families.map { (IPFamily(rawValue: $0.0).map(Self.label) ?? $0.0, $0.1) } + uplinks.map { ("uplink \($0.0)", $0.1) }
+        let labelled =
+            families.map { (IPFamily(rawValue: $0.0).map(Self.label) ?? $0.0, $0.1) }
+            + uplinks.map { ("uplink \($0.0)", $0.1) }
         for (label, verdict) in labelled where scopes[label] != nil || verdict.state != .unknown {
             if scopes[label] == nil, scopes.count >= Self.maxScopes {
                 // Free the slots of scopes gone for a day (an uplink removed by a reload).
-                scopes = scopes.filter { ($0.value.segments.last?.end ?? -.infinity) >= at - Self.span || $0.value.timeline.latest.map { $0.at >= at - Self.span } == true }
+                scopes = scopes.filter {
+                    ($0.value.segments.last?.end ?? -.infinity) >= at - Self.span
+                        || $0.value.timeline.latest.map { $0.at >= at - Self.span } == true
+                }
                 guard scopes.count < Self.maxScopes else { continue }
             }
-            let segment = scopes[label, default: (VerdictTimeline(), [])].timeline.add(at: at, verdict: verdict, cap: cap)
+            let segment = scopes[label, default: (VerdictTimeline(), [])].timeline.add(
+                at: at, verdict: verdict, cap: cap)
             takeScope(label, segment)
         }
     }
@@ -157,7 +169,9 @@ struct StatusHistoryLog: CoverageLog {
         }
     }
 
-    mutating func add(at: Double, verdict: Verdict, cap: Double) { take(overall.timeline.add(at: at, verdict: verdict, cap: cap)) }
+    mutating func add(at: Double, verdict: Verdict, cap: Double) {
+        take(overall.timeline.add(at: at, verdict: verdict, cap: cap))
+    }
 
     mutating func cut(at time: Double) {
         take(overall.timeline.cut(at: time))
@@ -176,9 +190,15 @@ struct StatusHistoryLog: CoverageLog {
         if drop > 64 { segments.removeFirst(drop) }
         DayAvailability.split(s) { day, seconds in
             if upDown[day] == nil { upDown = upDown.filter { $0.key > day - StatusHistory.dayCount } }
-            if s.verdict.state == .full { upDown[day, default: (0, 0)].up += seconds } else { upDown[day, default: (0, 0)].down += seconds }
+            if s.verdict.state == .full {
+                upDown[day, default: (0, 0)].up += seconds
+            } else {
+                upDown[day, default: (0, 0)].down += seconds
+            }
         }
-        if overall.outages.count > 2 * Self.maxOutages { overall.outages.removeFirst(overall.outages.count - Self.maxOutages) }
+        if overall.outages.count > 2 * Self.maxOutages {
+            overall.outages.removeFirst(overall.outages.count - Self.maxOutages)
+        }
     }
 
     /// Adds a round's probe results to the bucket of `time` (the round's start).
@@ -197,7 +217,9 @@ struct StatusHistoryLog: CoverageLog {
         for p in probes {
             let name = MetricsRecorder.targetLabel(p.name, p.interface)
             guard series[name] != nil || series.count < Self.maxProbes else { continue }
-            series[name, default: (p.type, [:])].buckets[index, default: RTTBucket(start: Double(index) * Self.bucketSeconds)].add(p)
+            series[name, default: (p.type, [:])].buckets[
+                index, default: RTTBucket(start: Double(index) * Self.bucketSeconds)
+            ].add(p)
         }
     }
 
@@ -221,7 +243,11 @@ struct StatusHistoryLog: CoverageLog {
         var totals = upDown
         if let p = pending {
             DayAvailability.split(p) { day, seconds in
-                if p.verdict.state == .full { totals[day, default: (0, 0)].up += seconds } else { totals[day, default: (0, 0)].down += seconds }
+                if p.verdict.state == .full {
+                    totals[day, default: (0, 0)].up += seconds
+                } else {
+                    totals[day, default: (0, 0)].down += seconds
+                }
             }
         }
         let days = (today - StatusHistory.dayCount + 1...today).map { day in
@@ -229,11 +255,15 @@ struct StatusHistoryLog: CoverageLog {
             return DayAvailability(day: day, length: length, up: totals[day]?.up ?? 0, down: totals[day]?.down ?? 0)
         }
         let rtt = series.map { name, s in
-            RTTSeries(name: name, type: s.type, buckets: s.buckets.values.filter { $0.start + Self.bucketSeconds > from }.sorted { $0.start < $1.start })
+            RTTSeries(
+                name: name, type: s.type,
+                buckets: s.buckets.values.filter { $0.start + Self.bucketSeconds > from }.sorted { $0.start < $1.start }
+            )
         }.filter { !$0.buckets.isEmpty }.sorted { $0.name < $1.name }
-        return StatusHistorySnapshot(from: from, to: now, timeline: timeline, scopes: scopeTimelines, rtt: rtt, days: days,
-                                     outages: Array(log.outages.suffix(StatusHistory.outageCount).reversed()),
-                                     samplesLoaded: samplesLoaded, generation: generation)
+        return StatusHistorySnapshot(
+            from: from, to: now, timeline: timeline, scopes: scopeTimelines, rtt: rtt, days: days,
+            outages: Array(log.outages.suffix(StatusHistory.outageCount).reversed()),
+            samplesLoaded: samplesLoaded, generation: generation)
     }
 
     /// `[from, now]` as spans: the covered segments (plus the pending one) clipped to it, with
@@ -244,7 +274,8 @@ struct StatusHistoryLog: CoverageLog {
         var out: [TimelineSpan] = []
         var t = from
         for s in covered where s.end > from && s.start < now {
-            let start = max(s.start, from, t), end = min(s.end, now)
+            let start = max(s.start, from, t)
+            let end = min(s.end, now)
             guard end > start else { continue }
             if start > t { out.append(TimelineSpan(t, start, nil)) }
             out.append(TimelineSpan(start, end, s.verdict))

@@ -24,7 +24,9 @@ package final class StatusHistoryView: Sendable {
         guard let history else { return Self.off }
         let t = now()
         let generation = history.generation
-        if let c = cache.withLock({ $0 }), c.generation == generation, t - c.at >= 0, t - c.at < maxAge { return c.html }
+        if let c = cache.withLock({ $0 }), c.generation == generation, t - c.at >= 0, t - c.at < maxAge {
+            return c.html
+        }
         let html = Self.render(history.snapshot(at: t))
         renders.add(1, ordering: .relaxed)
         cache.withLock { $0 = (generation, t, html) }
@@ -41,7 +43,9 @@ package final class StatusHistoryView: Sendable {
 
     static func render(_ s: StatusHistorySnapshot) -> String {
         var out = "<section id=\"history\"><h2>Last 24 hours (UTC)</h2>\n" + StatusCharts.timeline(s)
-        for scope in s.scopes { out += StatusCharts.band(scope: scope.label, spans: scope.timeline, from: s.from, to: s.to) }
+        for scope in s.scopes {
+            out += StatusCharts.band(scope: scope.label, spans: scope.timeline, from: s.from, to: s.to)
+        }
         out += "</section>\n"
         out += "<section id=\"rtt\"><h2>Response time per probe, last 24 hours</h2>\n"
         if !s.samplesLoaded { out += "<p class=\"note\">Reading the last day of probe results from the history…</p>\n" }
@@ -50,7 +54,8 @@ package final class StatusHistoryView: Sendable {
         out += "</section>\n"
         out += "<section id=\"availability\"><h2>Availability per day, last \(s.days.count) days (UTC)</h2>\n"
         out += StatusCharts.days(s.days)
-        out += "<p class=\"legend\">Percent of each day's recorded time with the verdict <em>full</em>; time without a record is not counted (see the tooltips for coverage). Bars are green at 99.9 % or more, amber at 99 % or more, red below.</p>\n</section>\n"
+        out +=
+            "<p class=\"legend\">Percent of each day's recorded time with the verdict <em>full</em>; time without a record is not counted (see the tooltips for coverage). Bars are green at 99.9 % or more, amber at 99 % or more, red below.</p>\n</section>\n"
         out += outageTable(s.outages, now: s.to)
         out += scopeOutageTable(s.scopes, now: s.to)
         return out
@@ -65,14 +70,18 @@ package final class StatusHistoryView: Sendable {
             for (i, span) in scope.timeline.enumerated() {
                 guard let v = span.verdict, v.state != .full else { continue }
                 let next = i + 1 < scope.timeline.count ? scope.timeline[i + 1] : nil
-                let ended = next == nil && span.end >= now ? "ongoing"
-                    : next?.verdict == nil ? "no data after"
-                    : next?.verdict?.state == .full ? "recovered" : "changed"
+                let ended =
+                    next == nil && span.end >= now
+                    ? "ongoing"
+                    : next?.verdict == nil
+                        ? "no data after"
+                        : next?.verdict?.state == .full ? "recovered" : "changed"
                 found.append((scope.label, span, ended))
             }
         }
         guard !found.isEmpty else {
-            return "<section id=\"scope-outages\"><h2>Family and uplink outages, last 24 hours</h2>\n<p class=\"note\">None.</p></section>\n"
+            return
+                "<section id=\"scope-outages\"><h2>Family and uplink outages, last 24 hours</h2>\n<p class=\"note\">None.</p></section>\n"
         }
         var rows = ""
         for o in found.sorted(by: { $0.span.start > $1.span.start }).prefix(StatusHistory.outageCount) {
@@ -97,8 +106,12 @@ package final class StatusHistoryView: Sendable {
 
     static func rttBlock(_ series: RTTSeries, from: Double, to: Double) -> String {
         let averages = series.buckets.compactMap(\.average).sorted()
-        let median = averages.isEmpty ? "no successful result" : "median \(HTML.milliseconds(.seconds(averages[averages.count / 2])))"
-        let peak = series.buckets.filter { $0.count > 0 }.map(\.max).max().map { " · max \(HTML.milliseconds(.seconds($0)))" } ?? ""
+        let median =
+            averages.isEmpty
+            ? "no successful result" : "median \(HTML.milliseconds(.seconds(averages[averages.count / 2])))"
+        let peak =
+            series.buckets.filter { $0.count > 0 }.map(\.max).max().map { " · max \(HTML.milliseconds(.seconds($0)))" }
+            ?? ""
         let results = series.buckets.reduce((0, 0)) { ($0.0 + $1.count, $0.1 + $1.failures) }
         let loss = results.0 + results.1 > 0 ? Double(results.1) / Double(results.0 + results.1) : 0
         return """
@@ -111,12 +124,16 @@ package final class StatusHistoryView: Sendable {
 
     static func outageTable(_ outages: [Outage], now: Double) -> String {
         guard !outages.isEmpty else {
-            return "<section id=\"outages\"><h2>Recent outages</h2>\n<p class=\"note\">No outage recorded in the last 30 days.</p></section>\n"
+            return
+                "<section id=\"outages\"><h2>Recent outages</h2>\n<p class=\"note\">No outage recorded in the last 30 days.</p></section>\n"
         }
         var rows = ""
         for o in outages {
             let st = HTML.style(o.state)
-            let ended = o.ended == .ongoing ? "ongoing" : o.ended == .recovered ? "recovered" : o.ended == .gap ? "record stops (not running)" : "changed"
+            let ended =
+                o.ended == .ongoing
+                ? "ongoing"
+                : o.ended == .recovered ? "recovered" : o.ended == .gap ? "record stops (not running)" : "changed"
             rows += """
                 <tr class="outage" data-state="\(o.state.rawValue)"><td>\(String(UTCTime.rfc3339(o.start).map { $0 == "T" ? " " : $0 }))</td>\
                 <td class="num">\(HTML.age(o.duration))</td><td><span style="color:\(st.colour)">\(st.symbol)</span> \(st.label)</td>\

@@ -11,7 +11,9 @@ package struct StatusPage: Sendable {
     var sections: [Section] = []
     var refreshSeconds = 10
 
-    package init(status: @escaping @Sendable () -> ReachabilityStatus?, now: @escaping @Sendable () -> Double = { unixNow() }) {
+    package init(
+        status: @escaping @Sendable () -> ReachabilityStatus?, now: @escaping @Sendable () -> Double = { unixNow() }
+    ) {
         self.status = status
         self.now = now
     }
@@ -68,9 +70,13 @@ package struct StatusPage: Sendable {
     private func scopes(_ s: ReachabilityStatus, now: Double) -> String {
         var cards: [String] = []
         for family in IPFamily.allCases {
-            if let v = s.families[family] { cards.append(card(family == .ipv4 ? "IPv4" : "IPv6", v, now: now, id: family.rawValue)) }
+            if let v = s.families[family] {
+                cards.append(card(family == .ipv4 ? "IPv4" : "IPv6", v, now: now, id: family.rawValue))
+            }
         }
-        for (uplink, v) in s.uplinks.sorted(by: { $0.key < $1.key }) { cards.append(card("uplink \(uplink)", v, now: now, id: "uplink-\(uplink)")) }
+        for (uplink, v) in s.uplinks.sorted(by: { $0.key < $1.key }) {
+            cards.append(card("uplink \(uplink)", v, now: now, id: "uplink-\(uplink)"))
+        }
         guard !cards.isEmpty else { return "" }
         return "<div class=\"scopes\">\(cards.joined())</div>\n"
     }
@@ -78,7 +84,8 @@ package struct StatusPage: Sendable {
     private func card(_ title: String, _ v: ScopedVerdict, now: Double, id: String) -> String {
         let st = HTML.style(v.verdict.state)
         let reason = v.verdict.reason.map { " (\(HTML.escape($0)))" } ?? ""
-        return "<div class=\"scope\" id=\"scope-\(HTML.escape(id))\" data-state=\"\(v.verdict.state.rawValue)\" style=\"border-left-color:\(st.colour)\"><strong>\(HTML.escape(title))</strong><br>\(st.symbol) \(st.label)\(reason)<br><small>for \(HTML.age(now - v.since))</small></div>"
+        return
+            "<div class=\"scope\" id=\"scope-\(HTML.escape(id))\" data-state=\"\(v.verdict.state.rawValue)\" style=\"border-left-color:\(st.colour)\"><strong>\(HTML.escape(title))</strong><br>\(st.symbol) \(st.label)\(reason)<br><small>for \(HTML.age(now - v.since))</small></div>"
     }
 
     private func probeTable(_ s: ReachabilityStatus, now: Double) -> String {
@@ -90,7 +97,8 @@ package struct StatusPage: Sendable {
             let target = MetricsRecorder.targetLabel(p.name, p.interface)
             var timing = HTML.milliseconds(r.duration)
             if let icmp = r.icmp { timing += " · loss \(Int((icmp.lossRatio * 100).rounded()))%" }
-            let phases = r.phases.sorted { $0.key < $1.key }.map { "\($0.key.rawValue) \(HTML.milliseconds($0.value))" }.joined(separator: ", ")
+            let phases = r.phases.sorted { $0.key < $1.key }.map { "\($0.key.rawValue) \(HTML.milliseconds($0.value))" }
+                .joined(separator: ", ")
             rows += """
                 <tr class="probe" data-status="\(r.status.rawValue)"><td>\(p.type.rawValue)</td>\
                 <td><a href="/debug/probe?name=\(HTML.escape(urlEncode(target)))">\(HTML.escape(target))</a></td>\
@@ -120,7 +128,9 @@ package struct StatusPage: Sendable {
     /// `/debug/probe?name=…`: the last round of one probe in detail, like blackbox_exporter's
     /// `debug=true`.
     package func renderDebug(name: String) -> String? {
-        guard let s = status(), let p = s.probes.first(where: { MetricsRecorder.targetLabel($0.name, $0.interface) == name }) else { return nil }
+        guard let s = status(),
+            let p = s.probes.first(where: { MetricsRecorder.targetLabel($0.name, $0.interface) == name })
+        else { return nil }
         let r = p.result
         var lines = [
             "probe: \(p.type.rawValue)", "name: \(name)", "destination: \(p.target)",
@@ -130,13 +140,17 @@ package struct StatusPage: Sendable {
             "last success: \(p.lastSuccess.map(UTCTime.rfc3339) ?? "never (since the exporter started)")",
             "recent runs failed: \(p.recentFailures) of \(p.recentRuns)",
         ]
-        for (phase, d) in r.phases.sorted(by: { $0.key < $1.key }) { lines.append("phase \(phase.rawValue): \(HTML.milliseconds(d))") }
+        for (phase, d) in r.phases.sorted(by: { $0.key < $1.key }) {
+            lines.append("phase \(phase.rawValue): \(HTML.milliseconds(d))")
+        }
         if let h = r.http {
             lines.append("http status: \(h.statusCode.map(String.init) ?? "-")")
             if let l = h.location { lines.append("location: \(l)") }
             lines.append("body bytes: \(h.bodyBytes), redirects: \(h.redirects)")
             if let v = h.tlsVersion { lines.append("tls: \(v) \(h.tlsCipher ?? "")") }
-            if let e = h.certificateNotAfter { lines.append("certificate expires: \(Logger.rfc3339(seconds: Int(e), millis: 0))") }
+            if let e = h.certificateNotAfter {
+                lines.append("certificate expires: \(Logger.rfc3339(seconds: Int(e), millis: 0))")
+            }
         }
         if let i = r.icmp {
             lines.append("icmp: sent \(i.sent), received \(i.received), loss \(i.lossRatio)")
@@ -148,7 +162,8 @@ package struct StatusPage: Sendable {
             lines.append("addresses: " + d.addresses.joined(separator: ", "))
         }
         lines.append("detail: \(r.detail)")
-        let body = "<h1>Probe \(HTML.escape(name))</h1>\n<pre id=\"debug\">\(HTML.escape(lines.joined(separator: "\n")))</pre>\n<p><a href=\"/\">Back</a></p>\n"
+        let body =
+            "<h1>Probe \(HTML.escape(name))</h1>\n<pre id=\"debug\">\(HTML.escape(lines.joined(separator: "\n")))</pre>\n<p><a href=\"/\">Back</a></p>\n"
         return page(title: "probe \(name)", body: body)
     }
 }
@@ -157,7 +172,8 @@ func urlEncode(_ s: String) -> String {
     var out = ""
     for b in s.utf8 {
         switch b {
-        case 0x30...0x39, 0x41...0x5a, 0x61...0x7a, UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "~"):
+        case 0x30...0x39, 0x41...0x5a, 0x61...0x7a, UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."),
+            UInt8(ascii: "~"):
             out.unicodeScalars.append(Unicode.Scalar(b))
         default:
             let hex = String(b, radix: 16, uppercase: true)

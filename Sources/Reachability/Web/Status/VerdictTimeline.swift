@@ -5,7 +5,9 @@ package struct Segment: Sendable, Equatable {
     package var verdict: Verdict
 
     package init(_ start: Double, _ end: Double, _ verdict: Verdict) {
-        self.start = start; self.end = end; self.verdict = verdict
+        self.start = start
+        self.end = end
+        self.verdict = verdict
     }
 
     package var length: Double { end - start }
@@ -57,13 +59,17 @@ package struct VerdictTimeline: Sendable {
     private mutating func close(until t: Double) -> Segment? {
         guard let last else { return nil }
         let s = Self.segment(last, horizon: horizon, until: t)
-        if let s { horizon = s.end } else if last.verdict.state == .unknown {
+        if let s {
+            horizon = s.end
+        } else if last.verdict.state == .unknown {
             horizon = max(horizon, min(t, last.at + last.cap))
         }
         return s
     }
 
-    private static func segment(_ last: (at: Double, verdict: Verdict, cap: Double), horizon: Double, until t: Double) -> Segment? {
+    private static func segment(_ last: (at: Double, verdict: Verdict, cap: Double), horizon: Double, until t: Double)
+        -> Segment?
+    {
         let start = max(last.at, horizon)
         let end = min(t, last.at + last.cap)
         guard end > start, last.verdict.state != .unknown else { return nil }
