@@ -1,13 +1,12 @@
 import Synchronization
 
-/// The scheduler and the verdict keeper: runs the probes in rounds on an interval (staggered,
-/// bounded in concurrency, never overlapping themselves), re-probes at once when the path
-/// changes, re-checks faster while not `full`, and turns each round into verdicts with
-/// hysteresis — overall, per IP family and per uplink.
+/// The scheduler: decides *when* probes run — in rounds on an interval (staggered, bounded in
+/// concurrency, never overlapping themselves, each probe on its own interval if it has one),
+/// at once when the path changes, faster while not `full` — with every instant from the
+/// injected clock. Each round's outcomes go to the `VerdictEngine` (the verdicts), then to the
+/// observers and to the subscribers (`updates()`, a `Broadcaster`).
 ///
-/// This is the library's embedding API: `run()` in a task for continuous monitoring, `check()`
-/// for one round now, `updates()` for a stream of statuses that any number of subscribers can
-/// iterate (each gets its own stream; slow ones see the latest).
+/// `run()` in a task for continuous monitoring, `check()` for one round now.
 ///
 /// `reconfigure(probes:settings:)` swaps probes and settings between rounds (configuration
 /// reload); `maxConcurrentProbes` and `pathDebounce` are fixed at creation.
@@ -17,7 +16,7 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
         var specs: [ProbeSpec]
         var settings: MonitorSettings
         /// One prober per (probe, uplink), built once per plan so probers may keep state (sockets, contexts).
-        var probers: [String: any Prober]
+        var probers: [ProbeKey: any Prober]
     }
     private let plan: Mutex<Plan>
     private let path: any PathGate
@@ -32,18 +31,14 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
     private let concurrency: AsyncSemaphore
 
     private struct State {
-        var overall: VerdictTracker
-        var families: [IPFamily: VerdictTracker]
-        var uplinks: [String: VerdictTracker]
-        var status: ReachabilityStatus?
-        var subscribers: [UInt64: AsyncStream<ReachabilityStatus>.Continuation] = [:]
-        var nextSubscriber: UInt64 = 0
+        var verdicts: VerdictEngine
         var round = 0
-        var lastRun: [String: ContinuousClock.Instant] = [:]
-        var lastOutcome: [String: ProbeOutcome] = [:]
-        var recent: [String: ProbeRecent] = [:]
+        var lastRun: [ProbeKey: C.Instant] = [:]
+        var lastOutcome: [ProbeKey: ProbeOutcome] = [:]
+        var recent: [ProbeKey: ProbeRecent] = [:]
     }
     private let state: Mutex<State>
+    private let statuses = Broadcaster<ReachabilityStatus>()
 
     package init(
         probes: [ProbeSpec], settings: MonitorSettings = MonitorSettings(), path: any PathGate = OpenPathGate(),
@@ -56,50 +51,26 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
         self.wallClock = wallClock
         self.observers = observers
         concurrency = AsyncSemaphore(max(1, settings.maxConcurrentProbes))
-        let now = wallClock()
         state = Mutex(
-            State(
-                overall: VerdictTracker(settings: settings.verdict, now: now),
-                families: Dictionary(
-                    uniqueKeysWithValues: IPFamily.allCases.map {
-                        ($0, VerdictTracker(settings: settings.verdict, now: now))
-                    }),
-                uplinks: Dictionary(
-                    uniqueKeysWithValues: settings.uplinks.map {
-                        ($0, VerdictTracker(settings: settings.verdict, now: now))
-                    })))
+            State(verdicts: VerdictEngine(settings: settings.verdict, uplinks: settings.uplinks, now: wallClock())))
     }
 
-    private static func makeProbers(_ specs: [ProbeSpec], uplinks: [String]) -> [String: any Prober] {
-        var made: [String: any Prober] = [:]
+    private static func makeProbers(_ specs: [ProbeSpec], uplinks: [String]) -> [ProbeKey: any Prober] {
+        var made: [ProbeKey: any Prober] = [:]
         for spec in specs {
             for interface in spec.interfaces(uplinks) {
-                made[key(spec.name, interface)] = spec.prober(bound: interface)
+                made[ProbeKey(spec.name, interface)] = spec.prober(bound: interface)
             }
         }
         return made
     }
 
-    static func key(_ name: String, _ interface: String?) -> String { interface.map { "\(name)@\($0)" } ?? name }
-
     /// The latest status, or nil before the first round.
-    package var current: ReachabilityStatus? { state.withLock { $0.status } }
+    package var current: ReachabilityStatus? { statuses.latest }
 
-    /// A stream of statuses, one per round, for as long as the caller iterates it.
-    package func updates() -> AsyncStream<ReachabilityStatus> {
-        let (stream, continuation) = AsyncStream<ReachabilityStatus>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        let id: UInt64 = state.withLock { s in
-            let id = s.nextSubscriber
-            s.nextSubscriber += 1
-            s.subscribers[id] = continuation
-            if let status = s.status { continuation.yield(status) }
-            return id
-        }
-        continuation.onTermination = { [weak self] _ in
-            self?.state.withLock { _ = $0.subscribers.removeValue(forKey: id) }
-        }
-        return stream
-    }
+    /// A stream of statuses, one per round (the latest first), for as long as the caller
+    /// iterates it; any number of subscribers, slow ones see the latest.
+    package func updates() -> AsyncStream<ReachabilityStatus> { statuses.updates() }
 
     /// Runs one round now (every probe at once, no stagger) and returns the resulting status.
     package func check() async -> ReachabilityStatus {
@@ -151,16 +122,15 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
         let settings = plan.settings
         let started = wallClock()
         let clockStart = clock.now
-        let monotonicStart = ContinuousClock.now
         let jobs: [(spec: ProbeSpec, interface: String?)] = plan.specs.flatMap { spec in
             spec.interfaces(settings.uplinks).map { (spec, $0) }
         }
         let due = state.withLock { s in
             jobs.filter { job in
                 guard let interval = job.spec.interval, periodic,
-                    let last = s.lastRun[Self.key(job.spec.name, job.interface)]
+                    let last = s.lastRun[ProbeKey(job.spec.name, job.interface)]
                 else { return true }
-                return last.duration(to: monotonicStart) + .milliseconds(50) >= interval
+                return last.duration(to: clockStart) + .milliseconds(50) >= interval
             }
         }
         let gate = StaggerGate()
@@ -187,72 +157,28 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
         }
         let roundDuration = clockStart.duration(to: clock.now)
         let finished = wallClock()
+        let specs = Dictionary(plan.specs.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        let facts = PathFacts(path)
         let status: ReachabilityStatus = state.withLock { s in
             for o in outcomes {
-                let key = Self.key(o.name, o.interface)
+                let key = ProbeKey(o.name, o.interface)
                 s.recent[key, default: ProbeRecent()].record(o)
                 s.lastOutcome[key] = s.recent[key]!.annotate(o)
-                s.lastRun[key] = monotonicStart
+                s.lastRun[key] = clockStart
             }
             s.round += 1
             // Latest result of every probe (those not due this round keep their last one), in config order.
-            let all = jobs.compactMap { s.lastOutcome[Self.key($0.spec.name, $0.interface)] }
-            var transitions: [(String, Transition)] = []
-            let specs = Dictionary(plan.specs.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
-            let policy = settings.verdict.policy
-            let routed = all.filter { $0.interface == nil }
-            let routedEntries = routed.map { entry($0, spec: specs[$0.name], verdict: settings.verdict) }
-            var familyRounds: [Verdict] = []
-            for family in IPFamily.allCases {
-                let entries = zip(routed, routedEntries).filter {
-                    (specs[$0.0.name]?.family ?? $0.0.result.family) == family
-                }.map(\.1)
-                // A family with no probe of its own follows the path alone.
-                let round =
-                    entries.isEmpty
-                    ? (path.unsatisfiedReason(for: family).map { Verdict(.none, reason: $0) } ?? Verdict(.unknown))
-                    : RoundClassifier.classify(
-                        pathUnsatisfiedReason: path.unsatisfiedReason(for: family), entries: entries, policy: policy,
-                        familyScope: true)
-                familyRounds.append(round)
-                if let t = s.families[family]?.update(round, now: finished) { transitions.append((family.rawValue, t)) }
-            }
-            // Scopes agree: the overall verdict is never full while every family that was
-            // decided is worse, neither in this round nor after hysteresis.
-            var overallRound = RoundClassifier.classify(
-                pathUnsatisfiedReason: path.unsatisfiedReason(for: nil), entries: routedEntries, policy: policy)
-            if overallRound.state == .full, let best = Self.bestDecided(familyRounds), best.state != .full {
-                overallRound = best
-            }
-            var overallTransitions: [(String, Transition)] = []
-            if let t = s.overall.update(overallRound, now: finished) { overallTransitions.append(("overall", t)) }
-            if let best = Self.bestDecided(IPFamily.allCases.compactMap { s.families[$0]?.current }),
-                best.state != .full,
-                let t = s.overall.cap(at: best, now: finished)
-            {
-                overallTransitions.append(("overall", t))
-            }
-            transitions.insert(contentsOf: overallTransitions, at: 0)
-            for uplink in settings.uplinks {
-                let entries = all.filter { $0.interface == uplink }.map {
-                    entry($0, spec: specs[$0.name], verdict: settings.verdict)
-                }
-                let round = RoundClassifier.classify(
-                    pathUnsatisfiedReason: path.unsatisfiedReason(interface: uplink), entries: entries, policy: policy)
-                if let t = s.uplinks[uplink]?.update(round, now: finished) { transitions.append((uplink, t)) }
-            }
-            let status = ReachabilityStatus(
-                overall: ScopedVerdict(verdict: s.overall.current, since: s.overall.since),
-                families: s.families.mapValues { ScopedVerdict(verdict: $0.current, since: $0.since) },
-                uplinks: s.uplinks.mapValues { ScopedVerdict(verdict: $0.current, since: $0.since) },
+            let all = jobs.compactMap { s.lastOutcome[ProbeKey($0.spec.name, $0.interface)] }
+            let transitions = s.verdicts.decide(all, specs: specs, path: facts, now: finished)
+            return ReachabilityStatus(
+                overall: s.verdicts.overallVerdict, families: s.verdicts.familyVerdicts,
+                uplinks: s.verdicts.uplinkVerdicts,
                 probes: all, roundStarted: started, roundDuration: roundDuration,
-                transitions: transitions, round: s.round, interval: settings.interval,
-                connectionType: path.connectionType)
-            s.status = status
-            return status
+                transitions: transitions.map { (scope: $0.0.description, transition: $0.1) }, round: s.round,
+                interval: settings.interval, connectionType: path.connectionType)
         }
         for o in observers { o.roundCompleted(status) }
-        for c in state.withLock({ Array($0.subscribers.values) }) { c.yield(status) }
+        statuses.publish(status)
         return status
     }
 
@@ -260,7 +186,7 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
         -> ProbeOutcome
     {
         let timeout = spec.timeout ?? plan.settings.timeout
-        let prober = plan.probers[Self.key(spec.name, interface)]!
+        let prober = plan.probers[ProbeKey(spec.name, interface)]!
         let result: ProbeResult
         var lateness: Duration?
         // No usable path for this probe: fail at once, without traffic.
@@ -279,42 +205,12 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
             startLateness: lateness)
     }
 
-    /// The round entry of an outcome, with its evidence: the probe's own (`ProbeSpec.evidence`),
-    /// made `local` when the answer came from an address on the local network.
-    private func entry(_ o: ProbeOutcome, spec: ProbeSpec?, verdict: VerdictSettings) -> RoundEntry {
-        var evidence = spec?.evidence ?? Evidence.typical(of: o.type)
-        if evidence == .internet, !verdict.trustLocalTargets, let address = o.result.address,
-            path.isLocal(address: address)
-        {
-            evidence = .local
-        }
-        return RoundEntry(name: o.name, type: o.type, result: o.result, evidence: evidence)
-    }
-
-    /// The best of the verdicts that are decided (not `unknown`); nil when none is.
-    static func bestDecided(_ verdicts: [Verdict]) -> Verdict? {
-        var best: Verdict?
-        for v in verdicts where v.state != .unknown && (best == nil || v.state > best!.state) { best = v }
-        return best
-    }
-
     /// Restores verdicts read back from history at start-up.
     package func restore(
         overall: Verdict, since: Double, families: [IPFamily: ScopedVerdict] = [:],
         uplinks: [String: ScopedVerdict] = [:]
     ) {
-        state.withLock { s in
-            s.overall.restore(overall, since: since)
-            // Uplinks this configuration no longer has are not revived. Families always exist: one
-            // that no probe answers any more (the configuration changed across the restart) shows its
-            // restored verdict until `fail_after` rounds of `unknown` replace it.
-            for (family, v) in families where v.verdict.state != .unknown {
-                s.families[family]?.restore(v.verdict, since: v.since)
-            }
-            for (uplink, v) in uplinks where v.verdict.state != .unknown {
-                s.uplinks[uplink]?.restore(v.verdict, since: v.since)
-            }
-        }
+        state.withLock { $0.verdicts.restore(overall: overall, since: since, families: families, uplinks: uplinks) }
     }
 
     /// Replaces the probes and settings between rounds (a configuration reload): waits for a
@@ -345,21 +241,7 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
         let probers = Self.makeProbers(probes, uplinks: settings.uplinks)
         let now = wallClock()
         state.withLock { s in
-            if settings.verdict != old.settings.verdict {
-                s.overall = Self.carried(s.overall, settings.verdict, now: now)
-                for family in IPFamily.allCases {
-                    s.families[family] = s.families[family].map { Self.carried($0, settings.verdict, now: now) }
-                }
-                for (uplink, tracker) in s.uplinks {
-                    s.uplinks[uplink] = Self.carried(tracker, settings.verdict, now: now)
-                }
-            }
-            for uplink in s.uplinks.keys where !settings.uplinks.contains(uplink) {
-                s.uplinks.removeValue(forKey: uplink)
-            }
-            for uplink in settings.uplinks where s.uplinks[uplink] == nil {
-                s.uplinks[uplink] = VerdictTracker(settings: settings.verdict, now: now)
-            }
+            s.verdicts.reconfigure(settings: settings.verdict, uplinks: settings.uplinks, now: now)
             let kept = Set(
                 probes.compactMap { spec -> String? in
                     guard let before = old.specs.first(where: { $0.name == spec.name }),
@@ -369,7 +251,7 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
                 })
             let keys = Set(
                 probes.filter { kept.contains($0.name) }.flatMap { spec in
-                    spec.interfaces(settings.uplinks).map { Self.key(spec.name, $0) }
+                    spec.interfaces(settings.uplinks).map { ProbeKey(spec.name, $0) }
                 })
             s.lastOutcome = s.lastOutcome.filter { keys.contains($0.key) }
             s.lastRun = s.lastRun.filter { keys.contains($0.key) }
@@ -379,12 +261,30 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
         for o in observers { o.probesChanged(probes, settings: settings) }
         trigger.fire()
     }
+}
 
-    /// A tracker under new settings that keeps the old one's verdict and its start.
-    private static func carried(_ tracker: VerdictTracker, _ settings: VerdictSettings, now: Double) -> VerdictTracker {
-        var t = VerdictTracker(settings: settings, now: now)
-        t.restore(tracker.current, since: tracker.since)
-        return t
+/// One probe on one interface (nil: the routing table's choice): what probers, results and
+/// schedules are kept by.
+struct ProbeKey: Hashable, Sendable {
+    var name: String
+    var interface: String?
+    init(_ name: String, _ interface: String?) {
+        self.name = name
+        self.interface = interface
+    }
+}
+
+extension PathFacts {
+    /// The facts of the scheduler's path gate.
+    init(_ gate: any PathGate) {
+        self.init(
+            unsatisfied: { scope in
+                switch scope {
+                case .overall: gate.unsatisfiedReason(for: nil)
+                case .family(let f): gate.unsatisfiedReason(for: f)
+                case .uplink(let i): gate.unsatisfiedReason(interface: i)
+                }
+            }, isLocal: { gate.isLocal(address: $0) })
     }
 }
 

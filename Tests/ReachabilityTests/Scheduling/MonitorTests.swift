@@ -218,3 +218,31 @@ import Testing
         #expect(last?.recentFailures == 0)
     }
 }
+
+/// Every instant the scheduler uses comes from the injected clock, so a probe's own interval
+/// can be stepped through without sleeping.
+@Suite struct PerProbeIntervalTests {
+    @Test func aProbeWithItsOwnIntervalSkipsRoundsOnTheManualClock() async {
+        let clock = ManualClock()
+        let every = ScriptedProber(type: .tcp, clock: clock)
+        let slow = ScriptedProber(type: .tcp, clock: clock)
+        let specs = [
+            ProbeSpec(name: "every", type: .tcp, target: "every") { _ in every },
+            ProbeSpec(name: "slow", type: .tcp, target: "slow", interval: .seconds(10)) { _ in slow },
+        ]
+        var s = MonitorSettings()
+        s.interval = .seconds(5)
+        s.timeout = .seconds(1)
+        s.stagger = false
+        let monitor = ReachabilityMonitor(probes: specs, settings: s, clock: clock, wallClock: { 0 })
+        let task = Task { await monitor.run() }
+        for _ in 0..<4 {
+            _ = await clock.waitForSleepers()
+            clock.advance(by: .seconds(5))
+        }
+        _ = await clock.waitForSleepers()
+        task.cancel()
+        #expect(every.calls.map { Int($0.offset.seconds) } == [0, 5, 10, 15, 20])
+        #expect(slow.calls.map { Int($0.offset.seconds) } == [0, 10, 20])
+    }
+}

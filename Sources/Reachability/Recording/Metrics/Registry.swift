@@ -262,9 +262,6 @@ package final class MetricFamily<S: MetricSeries>: AnyMetricFamily, Sendable {
         }
     }
 
-    /// The label values of every current series.
-    package var allLabelValues: [[String]] { table.withLock { Array($0.series.keys) } }
-
     func render(into out: inout ExpositionBuffer, format: ExpositionFormat) {
         let series: [S] = table.withLock { t in
             if t.sorted == nil {

@@ -105,18 +105,6 @@ package final class Histogram: Sendable {
 
     package func observe(_ duration: Duration) { observe(duration.seconds) }
 
-    /// Cumulative counts per bound (the last is `+Inf`) and the sum.
-    package var snapshot: (cumulative: [UInt64], sum: Double) {
-        let (counts, sum) = state.withLock { ($0.counts, $0.sum) }
-        var running: UInt64 = 0
-        return (
-            counts.map {
-                running += $0
-                return running
-            }, sum
-        )
-    }
-
     package func render(into out: inout ExpositionBuffer) {
         let bytes = prefixes.bytes
         ends.withUnsafeBufferPointer { ends in
