@@ -128,6 +128,22 @@ private struct Parts {
             history?.stop()
             return .failure(ExitStatus(1))
         }
+        let services = services(monitor: monitor, history: history, reloader: reloader, server: server)
+        let onHangup: @Sendable () -> Void = { [logger] in
+            guard let reloader else {
+                logger.info("SIGHUP received; nothing to reload without --config.file")
+                return
+            }
+            reloader.requestReload(ConfigReloader.Request(trigger: "SIGHUP"))
+        }
+        return .success(Exporter(logger: logger, services: services, onHangup: onHangup))
+    }
+
+    /// The services in start order: path monitor, history, scheduler, reloader, web server.
+    private func services(
+        monitor: ReachabilityMonitor<ContinuousClock>, history: HistoryService?, reloader: ConfigReloader?,
+        server: HTTPServer
+    ) -> [any Service] {
         var services: [any Service] = []
         if let pathMonitor { services.append(ClosureService("path-monitor", stop: { pathMonitor.stop() })) }
         if let history { services.append(ClosureService("history", stop: { history.stop() })) }
@@ -152,14 +168,7 @@ private struct Parts {
                         "listening", ("address", server.boundAddress.description), ("version", BuildInfo.version))
                     await untilCancelled()
                 }, stop: { server.shutdown(grace: .seconds(2)) }))
-        let onHangup: @Sendable () -> Void = { [logger] in
-            guard let reloader else {
-                logger.info("SIGHUP received; nothing to reload without --config.file")
-                return
-            }
-            reloader.requestReload(ConfigReloader.Request(trigger: "SIGHUP"))
-        }
-        return .success(Exporter(logger: logger, services: services, onHangup: onHangup))
+        return services
     }
 }
 

@@ -2,6 +2,7 @@
 /// validating) the prober's own configuration once: a bad URL, DNS name or CA file is a
 /// `ConfigError` at load time, pointing at the key, never a probe-time failure.
 package enum ConfigProbeBuilder {
+    // Long on purpose: one case per probe type, each mapping its errors to the file's keys.
     package static func spec(_ d: ProbeDefinition, file: String) throws(ConfigError) -> ProbeSpec {
         let family = d.family.flatMap { IPFamily(rawValue: $0.rawValue) }
         switch d.type {

@@ -135,6 +135,7 @@ enum ProbeSchema {
         return out
     }
 
+    // Long on purpose: the `http:` keys checked one after another, in the order the docs list them.
     static func http(_ m: ConfigMap?, type: ProbeType, marks: inout [String: YAMLMark]) throws(ConfigError)
         -> HTTPOptions
     {

@@ -147,6 +147,7 @@ final class ICMPSocket: Sendable {
 
     /// Sends one echo request to `destination` and waits for its reply, an ICMP error quoting it,
     /// or the deadline. Never throws; cancellation completes it at once (`.abandoned`).
+    // Long on purpose: one echo from send to reply or deadline, every errno path in place.
     func echo(to destination: SocketAddress, payloadSize: Int, deadline: ContinuousClock.Instant) async
         -> ICMPEchoOutcome
     {

@@ -149,6 +149,7 @@ package struct HistoryLineScanner {
     }
 
     /// Nil when the line must go to the full decoder (which then decides valid or corrupt).
+    // Long on purpose: the start-up hot path over millions of lines; one pass, no calls per key.
     private mutating func fastRound(_ line: UnsafeBufferPointer<UInt8>) -> RoundSummary? {
         var s = JSONScanner(line)
         var out = RoundSummary()

@@ -39,9 +39,46 @@ package final class HistoryService: Sendable {
     ) -> HistoryService {
         let metrics = HistoryMetrics(registry: registry)
         let startTime = now()
+        let store = open(config, metrics: metrics, logger: logger, now: startTime)
+        let tracker = AvailabilityTracker(interval: interval, metrics: metrics, now: now)
+        let summary = StatusHistory(interval: interval, now: now)
+        let back = readBack(
+            config.directory, since: startTime - (HistoryMetrics.windows.map(\.seconds).max() ?? 0),
+            into: [tracker.replay, summary.replay], metrics: metrics, logger: logger)
+        tracker.markStart(at: startTime)
+        summary.markStart(at: startTime)
+        // The fast pass above skips probe results; the page's RTT charts read the last day again.
+        let directory = config.directory
+        _ = startThread(name: "history-rtt") {
+            let began = ContinuousClock().now
+            let read = summary.loadSamples(directory: directory, until: startTime)
+            logger.info(
+                "history: probe results of the last day read for the status page", ("rounds", String(read.rounds)),
+                ("ms", String(began.duration(to: ContinuousClock().now).milliseconds)))
+        }
+        registry.onCollect { tracker.refresh() }
+        let writer = HistoryWriter(
+            config: config, interval: interval, metrics: metrics, logger: logger, store: store, now: now)
+        writer.start(at: startTime)
+        let last = back.lastRound
+        let families = Dictionary(
+            last?.families.compactMap { f in IPFamily(rawValue: f.name).map { ($0, back.since(f, startTime)) } } ?? [],
+            uniquingKeysWith: { a, _ in a })
+        let uplinks = Dictionary(
+            last?.uplinks.map { ($0.name, back.since($0, startTime)) } ?? [], uniquingKeysWith: { a, _ in a })
+        return HistoryService(
+            writer: writer, tracker: tracker, summary: summary, lastRound: last, families: families,
+            uplinks: uplinks, loaded: back.stats)
+    }
+
+    /// The store, opened: a torn final line is cut and counted; an unusable directory is logged
+    /// and counted, and the exporter runs on without it.
+    private static func open(_ config: HistoryConfig, metrics: HistoryMetrics, logger: Logger, now: Double)
+        -> HistoryStore
+    {
         var store = HistoryStore(config: config)
         do {
-            let torn = try store.open(now: startTime)
+            let torn = try store.open(now: now)
             if torn > 0 {
                 metrics.corrupt.inc()
                 logger.warn(
@@ -58,71 +95,59 @@ package final class HistoryService: Sendable {
             logger.error(
                 "history: cannot delete an expired file", ("dir", config.directory), ("err", failure.description))
         }
+        return store
+    }
 
-        let tracker = AvailabilityTracker(interval: interval, metrics: metrics, now: now)
-        let summary = StatusHistory(interval: interval, now: now)
+    /// What reading the history back found: the newest round, each scope's last transition and
+    /// the first record's time.
+    private struct ReadBack {
         var lastRound: RoundSummary?
         var changes: [String: (to: Verdict, at: Double)] = [:]
         var firstTime: Double?
-        let clock = ContinuousClock()
-        let began = clock.now
-        let longest = HistoryMetrics.windows.map(\.seconds).max() ?? 0
         var stats = HistoryReader.Stats()
-        do {
-            stats = try HistoryReader.read(directory: config.directory, from: startTime - longest) { event in
-                tracker.replay(event)
-                summary.replay(event)
-                switch event {
-                case .round(let r):
-                    lastRound = r
-                    firstTime = firstTime ?? r.time
-                case .transition(let t): changes[t.scope] = (t.to, t.time)
-                case .start(let time, _): firstTime = firstTime ?? time
-                case .stop: break
-                }
-            }
-        } catch {
-            logger.warn("history: cannot read the directory", ("dir", config.directory), ("err", error.description))
-        }
-        if stats.corrupt > 0 {
-            metrics.corrupt.inc(Double(stats.corrupt))
-            logger.warn("history: skipped corrupt lines", ("count", String(stats.corrupt)))
-        }
-        logger.info(
-            "history loaded", ("dir", config.directory), ("files", String(stats.files)),
-            ("rounds", String(stats.rounds)),
-            ("corrupt", String(stats.corrupt)), ("ms", String(began.duration(to: clock.now).milliseconds)))
-        tracker.markStart(at: startTime)
-        summary.markStart(at: startTime)
-        // The fast pass above skips probe results; the page's RTT charts read the last day again.
-        let directory = config.directory
-        _ = startThread(name: "history-rtt") {
-            let began = ContinuousClock().now
-            let read = summary.loadSamples(directory: directory, until: startTime)
-            logger.info(
-                "history: probe results of the last day read for the status page", ("rounds", String(read.rounds)),
-                ("ms", String(began.duration(to: ContinuousClock().now).milliseconds)))
-        }
-        registry.onCollect { tracker.refresh() }
 
-        let writer = HistoryWriter(
-            config: config, interval: interval, metrics: metrics, logger: logger, store: store, now: now)
-        writer.start(at: startTime)
-        // When each family's and uplink's last verdict began: its last transition to that verdict,
-        // else (it held through the whole window read) the window's first record.
-        func since(_ scope: NamedVerdict) -> ScopedVerdict {
+        /// When a scope's last verdict began: its last transition to that verdict, else (it held
+        /// through the whole window read) the window's first record.
+        func since(_ scope: NamedVerdict, _ startTime: Double) -> ScopedVerdict {
             let change = changes[scope.name]
             let at =
                 change.flatMap { $0.to == scope.verdict ? $0.at : nil } ?? firstTime ?? lastRound?.time ?? startTime
             return ScopedVerdict(verdict: scope.verdict, since: at)
         }
-        let families = Dictionary(
-            lastRound?.families.compactMap { f in IPFamily(rawValue: f.name).map { ($0, since(f)) } } ?? [],
-            uniquingKeysWith: { a, _ in a })
-        let uplinks = Dictionary(lastRound?.uplinks.map { ($0.name, since($0)) } ?? [], uniquingKeysWith: { a, _ in a })
-        return HistoryService(
-            writer: writer, tracker: tracker, summary: summary, lastRound: lastRound, families: families,
-            uplinks: uplinks, loaded: stats)
+    }
+
+    /// Reads the records newer than `since`, handing each to `consumers`; logs and counts what it
+    /// could not read.
+    private static func readBack(
+        _ directory: String, since: Double, into consumers: [(HistoryEvent) -> Void], metrics: HistoryMetrics,
+        logger: Logger
+    ) -> ReadBack {
+        var back = ReadBack()
+        let began = ContinuousClock.now
+        do {
+            back.stats = try HistoryReader.read(directory: directory, from: since) { event in
+                for consume in consumers { consume(event) }
+                switch event {
+                case .round(let r):
+                    back.lastRound = r
+                    back.firstTime = back.firstTime ?? r.time
+                case .transition(let t): back.changes[t.scope] = (t.to, t.time)
+                case .start(let time, _): back.firstTime = back.firstTime ?? time
+                case .stop: break
+                }
+            }
+        } catch {
+            logger.warn("history: cannot read the directory", ("dir", directory), ("err", error.description))
+        }
+        if back.stats.corrupt > 0 {
+            metrics.corrupt.inc(Double(back.stats.corrupt))
+            logger.warn("history: skipped corrupt lines", ("count", String(back.stats.corrupt)))
+        }
+        logger.info(
+            "history loaded", ("dir", directory), ("files", String(back.stats.files)),
+            ("rounds", String(back.stats.rounds)),
+            ("corrupt", String(back.stats.corrupt)), ("ms", String(began.duration(to: .now).milliseconds)))
+        return back
     }
 
     /// Gives the monitor the last verdicts (overall, per family and uplink) and when they began, so a restart neither

@@ -21,6 +21,7 @@ package struct HTTPRequestParser: Sendable {
     package let limits: Limits
     package init(limits: Limits = Limits()) { self.limits = limits }
 
+    // Long on purpose: one pass over hostile input, each refusal next to the byte that causes it.
     package func parse(_ buffer: ArraySlice<UInt8>) -> Outcome {
         // Tolerate empty lines before a request (RFC 9112 §2.2).
         var start = buffer.startIndex
