@@ -1,6 +1,5 @@
-/// The exporter's `--history.*` flags and how they become a `HistoryConfig`. The lead wires
-/// them into `ExporterCommand` (flags list, config in the usage-error block, `start` before the
-/// monitor is built, `stop` at shutdown).
+/// The exporter's `--history.*` flags and how they become a `HistoryConfig` (read by
+/// `ExporterOptions.resolve`, flags over the file's `history:` section).
 package enum HistoryFlags {
     static let specs: [FlagSpec] = [
         FlagSpec(

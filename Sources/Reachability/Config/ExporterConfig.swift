@@ -101,7 +101,7 @@ package struct ProbeDefinition: Sendable, Equatable {
     /// Equal apart from where it is written: a probe that only moved in the file is unchanged.
     package func sameSettings(as other: ProbeDefinition) -> Bool {
         var a = self
-        var b = other
+        let b = other
         (a.mark, a.path, a.marks) = (b.mark, b.path, b.marks)
         return a == b
     }

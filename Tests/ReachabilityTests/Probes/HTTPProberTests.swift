@@ -166,7 +166,7 @@ let deadlineSlack = Duration.seconds(2)
     }
 }
 
-/// Captive checks behave like the operating systems' (issue: the verdict lies on hotspots).
+/// Captive checks behave like the operating systems': GET, every 3xx and 511 are portal signals.
 @Suite struct PortalSignalTests {
     @Test func theDefaultGETSeesOpenNDSsRedirect() async throws {
         let (r, _, server) = try await probeLoopback(.openNDSPortal(), path: "/generate_204")

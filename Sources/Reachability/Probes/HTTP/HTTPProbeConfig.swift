@@ -51,8 +51,8 @@ package struct HTTPProbeConfig: Sendable, Equatable {
         }
     }
 
-    /// `reachability_exporter/<version>`; the lead may point this at a project-wide version constant.
-    package static let defaultUserAgent = "reachability_exporter/0.1.0"
+    /// `reachability_exporter/<version>`.
+    package static let defaultUserAgent = "reachability_exporter/\(BuildInfo.version)"
 
     package let url: ProbeURL
     package let method: Method
