@@ -36,23 +36,41 @@ package enum AddressLocality {
     }
 }
 
-extension PathSnapshot {
-    /// Whether `address` is on the local network of this snapshot (see `AddressLocality`).
-    package func isLocal(address: String) -> Bool {
-        guard let bytes = SocketAddress(ip: address)?.addressBytes else { return false }
-        if AddressLocality.isIntrinsicallyLocal(bytes) { return true }
-        for own in addresses {
-            guard let ownBytes = SocketAddress(ip: own.address)?.addressBytes, ownBytes.count == bytes.count else {
-                continue
+extension AddressLocality {
+    /// The local-network test of one snapshot with its addresses parsed once: built once per
+    /// round, asked once per probe result.
+    package struct Matcher: Sendable {
+        /// The host's own addresses with their prefix lengths (0: the address alone).
+        private var networks: [(bytes: [UInt8], prefixLength: Int)] = []
+        private var gateways: [[UInt8]] = []
+
+        /// Knows only the rules that need no path (no path monitor).
+        package static let intrinsicOnly = Matcher()
+
+        private init() {}
+
+        package init(_ snapshot: PathSnapshot) {
+            networks = snapshot.addresses.compactMap { own in
+                SocketAddress(ip: own.address).map { (bytes: $0.addressBytes, prefixLength: own.prefixLength) }
             }
-            if ownBytes == bytes { return true }
-            // A /0 "prefix" would make the whole internet on-link; such addresses say nothing.
-            if own.prefixLength > 0, AddressLocality.samePrefix(ownBytes, bytes, length: own.prefixLength) {
-                return true
-            }
+            gateways = snapshot.defaultRoutes.compactMap { $0.gateway.flatMap { SocketAddress(ip: $0)?.addressBytes } }
         }
-        return defaultRoutes.contains { route in
-            route.gateway.flatMap { SocketAddress(ip: $0)?.addressBytes } == bytes
+
+        /// Whether `address` is on the local network (see `AddressLocality`).
+        package func isLocal(_ address: String) -> Bool {
+            guard let bytes = SocketAddress(ip: address)?.addressBytes else { return false }
+            if AddressLocality.isIntrinsicallyLocal(bytes) { return true }
+            for (own, length) in networks where own.count == bytes.count {
+                if own == bytes { return true }
+                // A /0 "prefix" would make the whole internet on-link; such addresses say nothing.
+                if length > 0, AddressLocality.samePrefix(own, bytes, length: length) { return true }
+            }
+            return gateways.contains(bytes)
         }
     }
+}
+
+extension PathSnapshot {
+    /// Whether `address` is on the local network of this snapshot (see `AddressLocality`).
+    package func isLocal(address: String) -> Bool { AddressLocality.Matcher(self).isLocal(address) }
 }

@@ -25,7 +25,7 @@ package struct SnapshotPathGate: PathGate {
         return usable ? nil : PathUnsatisfiedReason.noAddress.rawValue
     }
 
-    package func isLocal(address: String) -> Bool { source.current.isLocal(address: address) }
+    package func localityMatcher() -> AddressLocality.Matcher { AddressLocality.Matcher(source.current) }
 
     package var defaultRouteInterfaces: [String] {
         var seen: [String] = []

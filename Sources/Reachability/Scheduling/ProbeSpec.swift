@@ -50,16 +50,16 @@ package protocol PathGate: Sendable {
     var defaultRouteInterfaces: [String] { get }
     /// A new element after each coalesced change.
     func changes() -> AsyncStream<Void>
-    /// Whether an answer from `address` may have come from the local network (loopback,
-    /// link-local, on-link, the gateway): see `AddressLocality`. Such an answer is no evidence
-    /// of the internet. The default knows only the rules that need no path.
-    func isLocal(address: String) -> Bool
+    /// The test of whether an answer may have come from the local network (loopback,
+    /// link-local, on-link, the gateway), for the path as it is now: see `AddressLocality`. Such
+    /// an answer is no evidence of the internet. The default knows only the rules that need no path.
+    func localityMatcher() -> AddressLocality.Matcher
     /// The kind of the interface carrying the preferred default route (IPv4, else IPv6).
     var connectionType: ConnectionType { get }
 }
 
 extension PathGate {
-    package func isLocal(address: String) -> Bool { AddressLocality.isIntrinsicallyLocal(address) }
+    package func localityMatcher() -> AddressLocality.Matcher { .intrinsicOnly }
     package var connectionType: ConnectionType { .unknown }
 }
 

@@ -275,8 +275,9 @@ struct ProbeKey: Hashable, Sendable {
 }
 
 extension PathFacts {
-    /// The facts of the scheduler's path gate.
+    /// The facts of the scheduler's path gate; its addresses are read and parsed once.
     init(_ gate: any PathGate) {
+        let locality = gate.localityMatcher()
         self.init(
             unsatisfied: { scope in
                 switch scope {
@@ -284,7 +285,7 @@ extension PathFacts {
                 case .family(let f): gate.unsatisfiedReason(for: f)
                 case .uplink(let i): gate.unsatisfiedReason(interface: i)
                 }
-            }, isLocal: { gate.isLocal(address: $0) })
+            }, isLocal: { locality.isLocal($0) })
     }
 }
 
