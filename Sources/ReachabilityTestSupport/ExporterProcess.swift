@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Reachability
 
 /// The built `reachability_exporter` binary run as a child process, for end-to-end tests.
 ///
@@ -26,6 +27,7 @@ package final class ExporterProcess {
     }
 
     package init(_ args: [String], environment: [String: String] = [:]) throws {
+        ignoreBrokenPipes()  // a child that exits early must fail the test, not kill the run
         stderrPath = NSTemporaryDirectory() + "rx-stderr-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).log"
         _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
         process.executableURL = URL(fileURLWithPath: Self.binaryPath)

@@ -32,6 +32,7 @@ package final class LoopbackHTTPServer: Sendable {
     package init(
         host: String = "127.0.0.1", port: UInt16 = 0, tls: LoopbackTLSIdentity? = nil, behavior: LoopbackHTTPBehavior
     ) throws(Errno) {
+        ignoreBrokenPipes()  // a client that leaves early must fail the test, not kill the run
         guard let address = SocketAddress(ip: host, port: port) else { throw Errno(EINVAL) }
         let fd = socket(address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         if fd < 0 { throw Errno.current }

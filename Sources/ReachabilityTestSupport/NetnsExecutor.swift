@@ -21,6 +21,7 @@ package final class NetnsExecutor: TaskExecutor {
     /// Starts the thread and moves it into the namespace at `path`; throws if that fails or if
     /// the thread's namespace afterwards is not the one at `path` (checked by inode).
     package init(namespacePath path: String) throws {
+        ignoreBrokenPipes()  // a child that exits early must fail the test, not kill the run
         let ready = DispatchSemaphore(value: 0)
         let outcome = Mutex<String?>(nil)
         startThread(name: "netns-executor") { [self] in

@@ -1,4 +1,5 @@
 import Foundation
+import Reachability
 import Synchronization
 
 /// A network namespace a test creates for itself (`ip netns add rx-<pid>-dt<n>`), configures
@@ -15,6 +16,7 @@ package final class ScratchNetns: Sendable {
     package var path: String { "/var/run/netns/\(name)" }
 
     package init() throws {
+        ignoreBrokenPipes()  // a child that exits early must fail the test, not kill the run
         let n = Self.counter.add(1, ordering: .relaxed).newValue
         name = "rx-\(getpid())-dt\(n)"
         try Self.command(["ip", "netns", "add", name])

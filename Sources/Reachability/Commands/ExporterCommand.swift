@@ -43,6 +43,7 @@ package enum ExporterCommand {
 
     /// Runs the command and returns the process exit status.
     package static func main(_ args: [String]) async -> Int32 {
+        ignoreBrokenPipes()
         switch args.first {
         case "check": return await CheckCommand.main(Array(args.dropFirst()))
         case "check-config": return CheckConfigCommand.main(Array(args.dropFirst()))

@@ -22,6 +22,13 @@ package enum ProcessSignal: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
+/// Makes a write to a pipe or socket whose reader is gone fail with `EPIPE` instead of killing
+/// the process with SIGPIPE (a log pipe closed under the exporter, say). Every socket send
+/// already passes `MSG_NOSIGNAL`; this covers the rest. Idempotent.
+package func ignoreBrokenPipes() {
+    signal(SIGPIPE, SIG_IGN)
+}
+
 /// Delivers process signals as an async stream. The default action of each watched signal is
 /// ignored first (closing the race before the source is armed), so a SIGHUP never kills us.
 ///

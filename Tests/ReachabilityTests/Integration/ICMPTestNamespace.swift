@@ -47,6 +47,7 @@ struct ICMPTestNamespace {
     }
 
     static func create(allowPingSockets: Bool) throws -> ICMPTestNamespace {
+        ignoreBrokenPipes()  // a child that exits early must fail the test, not kill the run
         let n = counter.add(1, ordering: .relaxed).newValue
         let ns = ICMPTestNamespace(name: "rx-icmp-\(getpid())-\(n)")
         let (status, output) = try run(["ip", "netns", "add", ns.name])
