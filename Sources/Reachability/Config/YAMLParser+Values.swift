@@ -1,4 +1,5 @@
-/// Values that sit on one line: plain, quoted and flow-list scalars (the parser's lexical half).
+/// Values that sit on one line: plain and quoted scalars, flow lists and flow maps (the parser's
+/// lexical half).
 extension YAMLParser {
     /// A value that starts at `c` and must end the line (a comment may follow).
     func parseInlineValue(_ line: Line, from c: Int, path: String) throws(ConfigError) -> YAMLNode {
@@ -8,6 +9,8 @@ extension YAMLParser {
         switch ch {
         case "[":
             (node, end) = try flowList(line, c, path: path, depth: depth + 1)
+        case "{":
+            (node, end) = try flowMap(line, c, path: path, depth: depth + 1)
         case "\"", "'":
             let (scalar, e) = try quoted(line, c, path: path)
             (node, end) = (YAMLNode(.scalar(scalar), mark: line.mark(c)), e)
@@ -43,21 +46,12 @@ extension YAMLParser {
             }
             if ch == "]" { return (YAMLNode(.list(items), mark: line.mark(open)), j + 1) }
             let itemPath = KeyPath.index(path, items.count)
-            let item: YAMLNode
-            switch ch {
-            case "[":
-                (item, j) = try flowList(line, j, path: itemPath, depth: depth + 1)
-            case "\"", "'":
-                let (scalar, e) = try quoted(line, j, path: itemPath)
-                (item, j) = (YAMLNode(.scalar(scalar), mark: line.mark(j)), e)
-            case ",":
+            if ch == "," {
                 throw fail(
                     line, j, itemPath, expected: "a list item", found: "','", hint: "empty entries are not allowed")
-            default:
-                try checkPlainStart(line, j, path: itemPath)
-                let (text, e) = try plain(line, j, flow: true, path: itemPath)
-                (item, j) = (YAMLNode(.scalar(YAMLScalar(text)), mark: line.mark(j)), e)
             }
+            let item: YAMLNode
+            (item, j) = try flowValue(line, j, path: itemPath, depth: depth)
             items.append(item)
             j = skipBlanks(line, j)
             if line[j] == "," {
@@ -70,8 +64,110 @@ extension YAMLParser {
         }
     }
 
-    /// A plain scalar from `c`: to the end of the line or a comment (and in a flow list, to
-    /// `,` or `]`), trailing blanks trimmed. Returns the text and the column after it.
+    /// A flow map on one line: `{key: value, "quoted key": [a, b], nested: {k: v}}`. Keys are
+    /// plain or quoted scalars followed by `:` and a blank (or `,`/`}` for an empty value); each
+    /// key once, as in block maps.
+    func flowMap(_ line: Line, _ open: Int, path: String, depth: Int) throws(ConfigError) -> (YAMLNode, Int) {
+        if depth > Self.maxDepth { throw tooDeep(line, open, path) }
+        var entries: [YAMLMapEntry] = []
+        var seen: [String: YAMLMark] = [:]
+        var j = open + 1
+        while true {
+            j = skipBlanks(line, j)
+            guard let ch = line[j], !isCommentStart(line, j) else {
+                throw fail(
+                    line, j, path, expected: "'}' to close the map opened at column \(open + 1)",
+                    found: "the end of the line",
+                    hint: "flow maps must fit on one line; use 'key: value' lines for longer maps")
+            }
+            if ch == "}" { return (YAMLNode(.map(entries), mark: line.mark(open)), j + 1) }
+            if ch == "," {
+                throw fail(
+                    line, j, path, expected: "a 'key: value' entry", found: "','", hint: "empty entries are not allowed"
+                )
+            }
+            let keyMark = line.mark(j)
+            let keyText: String
+            (keyText, j) = try flowKey(line, j, path: path)
+            let keyPath = KeyPath.child(path, keyText)
+            if let first = seen[keyText] {
+                throw ConfigError(
+                    file: file, mark: keyMark, path: keyPath, expected: "each key once per map",
+                    found: "\(keyText.debugDescription) again",
+                    hint: "first at line \(first.line), column \(first.column)")
+            }
+            seen[keyText] = keyMark
+            j = skipBlanks(line, j + 1)  // past the ':'
+            let value: YAMLNode
+            if line[j] == "," || line[j] == "}" {
+                value = YAMLNode(.scalar(YAMLScalar("")), mark: line.mark(j))
+            } else {
+                (value, j) = try flowValue(line, j, path: keyPath, depth: depth)
+            }
+            entries.append(YAMLMapEntry(key: keyText, keyMark: keyMark, value: value))
+            j = skipBlanks(line, j)
+            if line[j] == "," {
+                j += 1
+                continue
+            }
+            if line[j] == "}" || isLineEnd(line, j) { continue }
+            throw fail(
+                line, j, path, expected: "',' or '}' in the map opened at column \(open + 1)", found: rest(line, j))
+        }
+    }
+
+    /// The key of a flow-map entry at `c`; returns its text and the column of its `:`.
+    private func flowKey(_ line: Line, _ c: Int, path: String) throws(ConfigError) -> (String, Int) {
+        var text: String
+        var j: Int
+        switch line[c] {
+        case "\"", "'":
+            let (scalar, e) = try quoted(line, c, path: path)
+            (text, j) = (scalar.text, skipBlanks(line, e))
+        case "[", "{":
+            throw fail(
+                line, c, path, expected: "a key", found: "a \(line[c] == "[" ? "list" : "map") as a key",
+                hint: "complex keys are not supported")
+        default:
+            try checkPlainStart(line, c, path: path)
+            j = c
+            while let ch = line[j], !isCommentStart(line, j), !",[]{}".unicodeScalars.contains(ch) {
+                if ch == ":", line[j + 1] == nil || " \t,}".unicodeScalars.contains(line[j + 1]!) { break }
+                j += 1
+            }
+            var end = j
+            while end > c && (line.text[end - 1] == " " || line.text[end - 1] == "\t") { end -= 1 }
+            text = String(String.UnicodeScalarView(line.text[c..<end]))
+        }
+        guard line[j] == ":" else {
+            let glued = text.contains(":")
+            throw fail(
+                line, j, path, expected: "':' after the key \(text.debugDescription)",
+                found: isLineEnd(line, j) ? "the end of the line" : rest(line, j),
+                hint: glued ? "put a space after the ':' that ends a key" : "flow map entries are 'key: value'")
+        }
+        return (text, j)
+    }
+
+    /// One value inside a flow collection: a nested flow list or map, a quoted or a plain scalar.
+    private func flowValue(_ line: Line, _ j: Int, path: String, depth: Int) throws(ConfigError) -> (YAMLNode, Int) {
+        switch line[j] {
+        case "[":
+            return try flowList(line, j, path: path, depth: depth + 1)
+        case "{":
+            return try flowMap(line, j, path: path, depth: depth + 1)
+        case "\"", "'":
+            let (scalar, e) = try quoted(line, j, path: path)
+            return (YAMLNode(.scalar(scalar), mark: line.mark(j)), e)
+        default:
+            try checkPlainStart(line, j, path: path)
+            let (text, e) = try plain(line, j, flow: true, path: path)
+            return (YAMLNode(.scalar(YAMLScalar(text)), mark: line.mark(j)), e)
+        }
+    }
+
+    /// A plain scalar from `c`: to the end of the line or a comment (and in a flow collection, to
+    /// `,`, `]` or `}`), trailing blanks trimmed. Returns the text and the column after it.
     func plain(_ line: Line, _ c: Int, flow: Bool, path: String) throws(ConfigError) -> (String, Int) {
         var j = c
         while let ch = line[j] {
@@ -79,7 +175,7 @@ extension YAMLParser {
             if flow && (ch == "," || ch == "]" || ch == "[" || ch == "{" || ch == "}") { break }
             if ch == ":"
                 && (line[j + 1] == nil || line[j + 1] == " " || line[j + 1] == "\t"
-                    || (flow && (line[j + 1] == "," || line[j + 1] == "]")))
+                    || (flow && (line[j + 1] == "," || line[j + 1] == "]" || line[j + 1] == "}")))
             {
                 throw fail(
                     line, j, path, expected: "a value",
@@ -104,8 +200,6 @@ extension YAMLParser {
             unsupported = (
                 "a block scalar ('\(ch)')", "block scalars are not supported; use a quoted string with \\n escapes"
             )
-        case "{":
-            unsupported = ("a flow map", "flow maps are not supported; use a block map, one 'key: value' per line")
         case "?" where line[c + 1] == nil || line[c + 1] == " ":
             unsupported = ("a complex key ('?')", "complex keys are not supported")
         case "@", "`", "%": unsupported = ("the reserved character '\(ch)'", "quote values that start with it")

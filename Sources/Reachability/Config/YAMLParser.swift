@@ -1,9 +1,10 @@
 /// A strict parser for the small YAML subset the configuration file uses (docs/configuration.md):
-/// block maps and block lists by indentation, one-line flow lists (`[a, "b"]`), plain,
-/// single-quoted and double-quoted scalars (with escapes), and `#` comments.
+/// block maps and block lists by indentation, one-line flow lists and flow maps, nested
+/// (`[a, "b"]`, `{interval: 5s}`, `[{targets: [a, b]}]`), plain, single-quoted and
+/// double-quoted scalars (with escapes), and `#` comments.
 ///
 /// Everything outside the subset is an error that names the construct (anchors, aliases, tags,
-/// block scalars, flow maps, multi-line scalars, several documents), as are tabs in
+/// block scalars, complex keys, multi-line scalars and flow collections, several documents), as are tabs in
 /// indentation, duplicate keys and inconsistent indentation. Errors carry file:line:column and
 /// the key path. Not for: general YAML; the schema (types, known keys) is `ConfigSchema`'s job.
 package struct YAMLParser {

@@ -368,3 +368,44 @@ import Testing
         #expect(Self.error(text) == message)
     }
 }
+
+/// The flow style people paste from Prometheus configs means what the block style means.
+@Suite struct FlowStyleConfigTests {
+    @Test func flowStyleBuildsTheSameProbes() throws {
+        let block = try ConfigLoader.parse(
+            """
+            global:
+              interval: 5s
+              timeout: 2s
+            uplinks: [eth0]
+            probes:
+              - type: dns
+                target: example.test
+                dns:
+                  server: 127.0.0.1:5353
+                  record_type: AAAA
+              - type: tcp
+                target: 127.0.0.1:9
+                labels:
+                  site: x
+            """, file: "block.yml")
+        let flow = try ConfigLoader.parse(
+            "global: {interval: 5s, timeout: 2s}\nuplinks: [eth0]\nprobes: ["
+                + "{type: dns, target: example.test, dns: {server: \"127.0.0.1:5353\", record_type: AAAA}}, "
+                + "{type: tcp, target: \"127.0.0.1:9\", labels: {site: x}}]\n", file: "flow.yml")
+        #expect(flow.global.interval == block.global.interval && flow.global.timeout == block.global.timeout)
+        #expect(flow.uplinks == block.uplinks)
+        let a = try CheckConfigCommand.check(block)
+        let b = try CheckConfigCommand.check(flow)
+        #expect(a.map(\.target) == b.map(\.target) && a.map(\.name) == b.map(\.name))
+        #expect(flow.probes.map(\.labels) == block.probes.map(\.labels))
+    }
+
+    /// Schema errors inside a flow map point at the flow map's own line and column.
+    @Test func schemaErrorsInsideFlowMapsHaveTheirColumn() {
+        let message = ConfigSchemaTests.error("global: {interval: 5s, timeout: soon}\n")
+        #expect(message?.hasPrefix("t.yml:1:33: global.timeout: expected a duration") == true, "\(message ?? "")")
+        let unknown = ConfigSchemaTests.error("probes: [{type: tcp, target: \"127.0.0.1:9\", colour: red}]\n")
+        #expect(unknown?.hasPrefix("t.yml:1:45: probes[0].colour:") == true, "\(unknown ?? "")")
+    }
+}

@@ -40,6 +40,16 @@ import Testing
         ("-\n  k: v\n- \n", "[{k: v}, ~]"),
         ("a: [1, \"two\", 'three', [4], five six]\n", "{a: [1, \"two\", 'three', [4], five six]}"),
         ("a: []\nb: [x, ]\n", "{a: [], b: [x]}"),
+        // Flow maps, nested in flow lists and maps, as pasted from Prometheus configs.
+        ("global: {interval: 5s, timeout: '2s'}\n", "{global: {interval: 5s, timeout: '2s'}}"),
+        ("a: {}\nb: {k: , l: }\n", "{a: {}, b: {k: ~, l: ~}}"),
+        (
+            "static_configs: [{targets: [a, \"b\"], labels: {site: x}}, {}]\n",
+            "{static_configs: [{targets: [a, \"b\"], labels: {site: x}}, {}]}"
+        ),
+        ("- {name: a, url: http://h:80/x?y=1}\n- b\n", "[{name: a, url: http://h:80/x?y=1}, b]"),
+        ("{\"quoted key\": 1, 'k2': {deep: [1]}} # comment\n", "{quoted key: 1, k2: {deep: [1]}}"),
+        ("a: {k: v,}\n", "{a: {k: v}}"),
         ("a: # a comment\n  b: 1 # another\n# full line\n\n   # indented comment\n", "{a: {b: 1}}"),
         ("a: b#c\nd: 'e # f'\n", "{a: b#c, d: 'e # f'}"),
         (
@@ -151,8 +161,44 @@ import Testing
             "t.yml:1:4: a: expected a value, found a block scalar ('|') (block scalars are not supported; use a quoted string with \\n escapes)"
         ),
         (
-            "a: {b: 1}\n",
-            "t.yml:1:4: a: expected a value, found a flow map (flow maps are not supported; use a block map, one 'key: value' per line)"
+            "a: {b: 1\n",
+            "t.yml:1:9: a: expected '}' to close the map opened at column 4, found the end of the line (flow maps must fit on one line; use 'key: value' lines for longer maps)"
+        ),
+        (
+            "a: {b: 1, b: 2}\n",
+            "t.yml:1:11: a.b: expected each key once per map, found \"b\" again (first at line 1, column 5)"
+        ),
+        (
+            "a: {b:1}\n",
+            "t.yml:1:8: a: expected ':' after the key \"b:1\", found \"}\" (put a space after the ':' that ends a key)"
+        ),
+        (
+            "a: {b}\n",
+            "t.yml:1:6: a: expected ':' after the key \"b\", found \"}\" (flow map entries are 'key: value')"
+        ),
+        (
+            "a: {b: 1,, c: 2}\n",
+            "t.yml:1:10: a: expected a 'key: value' entry, found ',' (empty entries are not allowed)"
+        ),
+        (
+            "a: {[x]: 1}\n",
+            "t.yml:1:5: a: expected a key, found a list as a key (complex keys are not supported)"
+        ),
+        (
+            "a: {b: c d: e}\n",
+            "t.yml:1:11: a.b: expected a value, found ':' followed by a space inside the unquoted value \"c d: e}\" (quote the value, or start a nested map on the next line)"
+        ),
+        (
+            "a: {b: 1} c\n",
+            "t.yml:1:11: a: expected the end of the line or a comment, found \"c\""
+        ),
+        (
+            "a: {b: [1, 2}\n",
+            "t.yml:1:13: a.b: expected ',' or ']' in the list opened at column 8, found \"}\""
+        ),
+        (
+            "a: {b: *x}\n",
+            "t.yml:1:8: a.b: expected a value, found an alias (anchors and aliases are not supported)"
         ),
         (
             "a: [1, 2\n",
@@ -230,6 +276,8 @@ import Testing
         #expect(Self.error(blocks)?.hasSuffix("expected at most 64 levels of nesting, found more") == true)
         let flow = "a: " + String(repeating: "[", count: 10_000) + "\n"
         #expect(Self.error(flow)?.hasSuffix("expected at most 64 levels of nesting, found more") == true)
+        let maps = "a: " + String(repeating: "{b: ", count: 10_000) + "\n"
+        #expect(Self.error(maps)?.hasSuffix("expected at most 64 levels of nesting, found more") == true)
         #expect(Self.error(String(repeating: "- ", count: 60) + "x\n") == nil)
     }
 
