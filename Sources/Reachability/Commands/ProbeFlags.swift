@@ -15,7 +15,7 @@ package enum ProbeFlags {
         FlagSpec(
             "probe.http.expect-status", .value(default: nil), placeholder: "CODES",
             help:
-                "Comma-separated status codes the --probe.http checks expect (default 204, or 200 with --probe.http.expect-body)."
+                "Status codes the --probe.http checks expect: codes, ranges and classes, comma-separated (204, 200,204, 200-399, 2xx; default 204, or 200 with --probe.http.expect-body)."
         ),
         FlagSpec(
             "probe.http.expect-body", .value(default: nil), placeholder: "TEXT",
@@ -130,16 +130,13 @@ package enum ProbeFlags {
     private static func httpExpectation(_ flags: ParsedFlags) throws(UsageError) -> HTTPExpectation {
         var codes: Set<Int>?
         if let text = flags.string("probe.http.expect-status") {
-            var parsed = Set<Int>()
-            for part in text.split(separator: ",") {
-                guard let code = Int(part.trimmingSpaces), (100...599).contains(code) else {
-                    throw UsageError(
-                        "invalid value \(text.debugDescription) for flag '--probe.http.expect-status': expected status codes such as 204 or 200,204"
-                    )
-                }
-                parsed.insert(code)
+            do throws(HTTPStatusSet.ParseError) {
+                codes = try HTTPStatusSet.parse(text)
+            } catch {
+                throw UsageError(
+                    "invalid value \(text.debugDescription) for flag '--probe.http.expect-status': \(error.message); expected codes, ranges or classes such as 204, 200,204, 200-399 or 2xx"
+                )
             }
-            codes = parsed
         }
         if let body = flags.string("probe.http.expect-body") {
             guard !body.isEmpty else {

@@ -218,8 +218,9 @@ enum ProbeSchema {
         return o
     }
 
+    /// `expected_status`: one status set (`204`, `"200,204"`, `200-399`, `2xx`) or a list of them.
     static func statusCodes(_ m: ConfigMap) throws(ConfigError) -> [Int] {
-        let expected = "a status code or a list of them, such as [200, 204]"
+        let expected = "a status set such as 204, 200-399 or 2xx, or a list of them, such as [200, 204]"
         guard let node = m.value("expected_status") else { return [] }
         let items: [YAMLNode]
         switch node.kind {
@@ -227,17 +228,23 @@ enum ProbeSchema {
         case .list(let list) where !list.isEmpty: items = list
         default: throw m.fail("expected_status", expected: expected)
         }
-        var codes: [Int] = []
+        var codes = Set<Int>()
         for (i, item) in items.enumerated() {
-            guard let text = item.scalar?.text, let code = Int(text), (100...599).contains(code) else {
-                let path = node.scalar == nil ? KeyPath.index(m.path("expected_status"), i) : m.path("expected_status")
+            let path = node.scalar == nil ? KeyPath.index(m.path("expected_status"), i) : m.path("expected_status")
+            guard let text = item.scalar?.text, !(item.scalar?.isNull ?? true) else {
                 throw ConfigError(
-                    file: m.file, mark: item.mark, path: path, expected: "an HTTP status code (100–599)",
-                    found: item.foundDescription)
+                    file: m.file, mark: item.mark, path: path, expected: expected, found: item.foundDescription)
             }
-            codes.append(code)
+            do throws(HTTPStatusSet.ParseError) {
+                codes.formUnion(try HTTPStatusSet.parse(text))
+            } catch {
+                throw ConfigError(
+                    file: m.file, mark: item.mark, path: path,
+                    expected: "HTTP status codes (100–599), ranges such as 200-399 or classes such as 2xx",
+                    found: item.foundDescription, hint: error.message)
+            }
         }
-        return codes
+        return codes.sorted()
     }
 
     static func dns(_ m: ConfigMap?) throws(ConfigError) -> DNSOptions {

@@ -16,7 +16,8 @@
 /// and count toward a quorum, but they never by themselves make it `full`.
 ///
 /// What can prove: a captive-style HTTP(S) check that gets its exact expected answer (a portal
-/// answers with a redirect, a 511 or its own page instead), an HTTPS check whose certificate
+/// answers with a redirect, a 511 or its own page instead; so over plain HTTP only a body
+/// check or a status set without 200 and 3xx proves), an HTTPS check whose certificate
 /// verifies, an ICMP echo reply, or a TCP connection to another port, from beyond the gateway.
 package enum Evidence: String, Sendable, Codable, CaseIterable {
     /// The answer came from beyond the gateway: it can make a round `full`.
@@ -39,13 +40,28 @@ extension TCPProbeConfig {
 }
 
 extension HTTPProbeConfig {
-    /// A captive check proves by its exact expected answer; a web check only over HTTPS with a
-    /// verified certificate (over plain HTTP, or without verification, a portal's page also
-    /// answers 200–399).
+    /// A web check proves only over HTTPS with a verified certificate (over plain HTTP, or
+    /// without verification, a portal's page also answers 200–399). A captive check proves by
+    /// its exact expected answer: over verified HTTPS any expected answer; otherwise only an
+    /// answer a portal does not give — a body check, or a status set without 200 and without
+    /// redirects (`204`): a set such as `200-399` or `2xx` is met by a portal's own page or its
+    /// redirect, so it can degrade the verdict but never prove the internet.
     package var evidence: Evidence {
+        let verified = url.scheme == .https && !insecureSkipVerify
         switch mode {
-        case .captive: .internet
-        case .web: url.scheme == .https && !insecureSkipVerify ? .internet : .local
+        case .captive(let expectation):
+            return verified || expectation.isUnlikeAPortalAnswer ? .internet : .local
+        case .web:
+            return verified ? .internet : .local
         }
+    }
+}
+
+extension HTTPExpectation {
+    /// Whether no captive portal answers this way by itself: a body check, or only status codes
+    /// other than 200 and 3xx (portals answer with their page, 200, or a redirect).
+    package var isUnlikeAPortalAnswer: Bool {
+        if body != nil { return true }
+        return !statusCodes.isEmpty && !statusCodes.contains { $0 == 200 || (300...399).contains($0) }
     }
 }

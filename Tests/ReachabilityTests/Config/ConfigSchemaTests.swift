@@ -283,11 +283,11 @@ import Testing
         ),
         (
             probe + "    type: http\n    target: http://127.0.0.1/\n    http:\n      expected_status: [204, 999]\n",
-            "t.yml:6:30: probes[0].http.expected_status[1]: expected an HTTP status code (100–599), found \"999\""
+            "t.yml:6:30: probes[0].http.expected_status[1]: expected HTTP status codes (100–599), ranges such as 200-399 or classes such as 2xx, found \"999\" (\"999\" is not a status code (100–599), a range such as 200-399, or a class such as 2xx)"
         ),
         (
             probe + "    type: http\n    target: http://127.0.0.1/\n    http:\n      expected_status: []\n",
-            "t.yml:6:24: probes[0].http.expected_status: expected a status code or a list of them, such as [200, 204], found a list"
+            "t.yml:6:24: probes[0].http.expected_status: expected a status set such as 204, 200-399 or 2xx, or a list of them, such as [200, 204], found a list"
         ),
         (
             probe

@@ -133,6 +133,23 @@ import Testing
         #expect(try HTTPProbeConfig(url: "http://192.0.2.1/generate_204").evidence == .internet)
     }
 
+    /// Over plain HTTP a captive check proves only with an answer no portal gives by itself.
+    @Test(arguments: [
+        (["--probe.http.expect-status=204"], Evidence.internet),
+        (["--probe.http.expect-status=200-399"], .local),
+        (["--probe.http.expect-status=2xx"], .local),
+        (["--probe.http.expect-status=200"], .local),
+        (["--probe.http.expect-status=204,302"], .local),
+        (["--probe.http.expect-status=201-299"], .internet),
+        (["--probe.http.expect-status=200-399", "--probe.http.expect-body=Success"], .internet),
+    ])
+    func captiveStatusSetsProveOnlyWhatAPortalCannotAnswer(_ flags: [String], _ evidence: Evidence) throws {
+        #expect(try Self.flagSpecs(["--probe.http=http://192.0.2.1/generate_204"] + flags).first?.evidence == evidence)
+        // Over verified HTTPS, the certificate proves whatever the status set.
+        #expect(
+            try Self.flagSpecs(["--probe.http=https://192.0.2.1/generate_204"] + flags).first?.evidence == .internet)
+    }
+
     @Test func configFileProbesCarryTheirEvidence() throws {
         let block =
             "probes:\n  - name: web\n    type: http\n    target: \"http://192.0.2.1/\"\n    http:\n      mode: web\n"

@@ -85,7 +85,7 @@ package struct HTTPProber: Prober {
             return (.portal, .redirect, "\(head.statusLine) to \(head.value(of: "Location") ?? "(no Location)")")
         }
         if (200...299).contains(status) {
-            let wanted = expectation.statusCodes.sorted().map(String.init).joined(separator: "|")
+            let wanted = HTTPStatusSet.format(expectation.statusCodes)
             return (.portal, .httpStatus, "\(head.statusLine), expected \(wanted)")
         }
         return (.failure, .httpStatus, head.statusLine)

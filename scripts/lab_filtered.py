@@ -1,0 +1,300 @@
+"""The network of the fault lab's `filtered` phase: a router that filters what the client may
+send, and a forward proxy on it, between the exporter and a lab internet with real DNS servers.
+
+    client (the exporter)  --flan0/flan-->  router (NAT, nft, squid)  --fwan/fup-->  upstream
+
+- upstream (the lab "internet"): unbound on 198.51.100.53 serving the static zone lab.example
+  over UDP/53, TCP/53 and DNS over TLS on 853 (certificate for dns.lab.example and the IP), and
+  reachability-lab's HTTP :80 / HTTPS :443 on 198.51.100.80 (www.lab.example; /generate_204
+  answers 204), both on the upstream's loopback. Certificates come from a CA of this phase that
+  the exporter's trust store does not hold: a probe verifies only with its own `tls.ca_file`.
+- router: forwarding and NAT (nft masquerade on the WAN), the faults as an nft forward chain,
+  and squid on the LAN address: :3128 open to the LAN, :3129 the same but basic auth
+  (basic_ncsa_auth, an htpasswd file made here). squid's own traffic is output, not forward:
+  the forward faults never touch it. It resolves names with the upstream unbound
+  (`dns_nameservers`), so a CONNECT www.lab.example:443 works without any resolver file.
+- client: 198.18.2.2/24, default via the router; /etc/netns/<client>/resolv.conf names the
+  upstream unbound (nothing in the lab falls back to the host's resolver).
+
+Addresses are benchmark/documentation ranges only (LAN 198.18.2.0/24, WAN 198.18.3.0/24, the
+upstream's 198.51.100.53 and .80), as in the rest of the lab: the exporter takes an RFC 1918
+answer for a public name as a portal signal (`private_address`), and the upstream must count as
+the internet (beyond the client's gateway; no --probe.trust-local-targets). Nothing routes out
+of the namespaces: the upstream has no default route at all.
+"""
+import os
+import shutil
+import socket
+import subprocess
+import time
+
+LAN_NET, ROUTER_LAN, CLIENT_IP = "198.18.2.0/24", "198.18.2.1", "198.18.2.2"
+ROUTER_WAN, UPSTREAM_WAN = "198.18.3.2", "198.18.3.1"
+DNS_IP, WEB_IP = "198.51.100.53", "198.51.100.80"
+ZONE, WEB_NAME, DNS_NAME, MX_NAME = "lab.example", "www.lab.example", "dns.lab.example", "mail.lab.example"
+TXT_TEXT = "rxlab filtered phase"
+PROXY_PORT, AUTH_PROXY_PORT, CLOSED_PORT = 3128, 3129, 3130
+PROXY_USER, PROXY_PASSWORD = "rxlab", "s3cret-lab"
+FAULT_TABLE = ("inet", "rxffault")
+TOOLS = ("unbound", "squid", "conntrack")
+BASIC_NCSA = "/usr/lib/squid/basic_ncsa_auth"
+
+UNBOUND_CONF = """server:
+  do-daemonize: no
+  chroot: ""
+  username: ""
+  pidfile: ""
+  use-syslog: no
+  logfile: ""
+  verbosity: 1
+  log-queries: yes
+  do-ip6: no
+  interface: {dns}
+  interface: {dns}@853
+  tls-port: 853
+  tls-service-key: "{work}/dns.key"
+  tls-service-pem: "{work}/dns.pem"
+  access-control: 0.0.0.0/0 allow
+  module-config: "iterator"
+  # Nothing is ever looked up outside the lab: every other name is refused.
+  local-zone: "." refuse
+  local-zone: "{zone}." static
+  local-data: "{web}. 60 IN A {web_ip}"
+  local-data: "{dns_name}. 60 IN A {dns}"
+  local-data: '{web}. 60 IN TXT "{txt}"'
+  local-data: "{zone}. 60 IN MX 10 {mx}."
+  local-data: "{mx}. 60 IN A {web_ip}"
+remote-control:
+  control-enable: no
+"""
+
+SQUID_CONF = """http_port {lan}:{port}
+http_port {lan}:{auth_port} name=authport
+pid_filename {work}/squid.pid
+cache_log {work}/cache.log
+access_log stdio:{work}/access.log
+cache deny all
+cache_mem 8 MB
+shutdown_lifetime 1 seconds
+dns_nameservers {dns}
+pinger_enable off
+auth_param basic program {ncsa} {htpasswd}
+auth_param basic children 3
+auth_param basic realm rxlab
+acl lan src {lan_net}
+acl SSL_ports port 443
+acl Safe_ports port 80 443
+acl CONNECT method CONNECT
+acl authport myportname authport
+acl authed proxy_auth REQUIRED
+http_access deny !Safe_ports
+http_access deny CONNECT !SSL_ports
+http_access deny authport !authed
+http_access allow lan
+http_access deny all
+"""
+
+
+def sh(*cmd, check=True, input_text=None, timeout=30):
+    p = subprocess.run(cmd, capture_output=True, text=True, input=input_text, timeout=timeout)
+    if check and p.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} exited {p.returncode}: {p.stdout}{p.stderr}")
+    return p
+
+
+def tail(path, lines=15):
+    try:
+        with open(path, errors="replace") as f:
+            return "".join(f.readlines()[-lines:])
+    except OSError:
+        return ""
+
+
+class FilteredNet:
+    """The three namespaces, the certificates and the daemons. Namespaces and processes are
+    registered with the Lab as soon as they exist, so `Lab.close()` removes them on every
+    path; `close()` here removes /etc/netns/<client>."""
+
+    def __init__(self, lab):
+        self.lab = lab
+        p = lab.prefix
+        self.client, self.router, self.upstream = f"{p}-fclient", f"{p}-frouter", f"{p}-fup"
+        self.work = os.path.join(lab.work, "filtered")
+        self.netns_dir = f"/etc/netns/{self.client}"
+        self.made_netns_root = False
+        self.ca = os.path.join(self.work, "ca.pem")
+        self.unbound = self.squid = self.web = None
+
+    @staticmethod
+    def missing_tools():
+        missing = [t for t in TOOLS if not shutil.which(t)]
+        return missing + ([BASIC_NCSA] if not os.access(BASIC_NCSA, os.X_OK) else [])
+
+    # ---- topology -------------------------------------------------------------------------
+    def build(self):
+        missing = self.missing_tools()
+        if missing:
+            raise RuntimeError(f"filtered phase cannot run: missing {', '.join(missing)}")
+        # squid drops to the `proxy` user: its files need a path that user can traverse.
+        os.chmod(self.lab.work, 0o711)
+        os.makedirs(self.work, mode=0o755, exist_ok=True)
+        lab, c, r, u = self.lab, self.client, self.router, self.upstream
+        for ns in (c, r, u):
+            lab.add_namespace(ns)
+        sh("ip", "-n", c, "link", "add", "flan0", "type", "veth", "peer", "name", "flan", "netns", r)
+        sh("ip", "-n", r, "link", "add", "fwan", "type", "veth", "peer", "name", "fup", "netns", u)
+        sh("ip", "netns", "exec", r, "sysctl", "-qw", "net.ipv4.ip_forward=1")
+        for ns, dev, addr in ((c, "flan0", CLIENT_IP), (r, "flan", ROUTER_LAN), (r, "fwan", ROUTER_WAN), (u, "fup", UPSTREAM_WAN)):
+            sh("ip", "-n", ns, "addr", "add", f"{addr}/24", "dev", dev)
+            sh("ip", "-n", ns, "link", "set", dev, "up")
+        for address in (DNS_IP, WEB_IP):
+            sh("ip", "-n", u, "addr", "add", f"{address}/32", "dev", "lo")
+        sh("ip", "-n", c, "route", "add", "default", "via", ROUTER_LAN)
+        sh("ip", "-n", r, "route", "add", "default", "via", UPSTREAM_WAN)
+        sh("ip", "netns", "exec", r, "nft", "-f", "-", input_text=(
+            'table ip rxfnat {\n  chain postrouting {\n    type nat hook postrouting priority srcnat;\n'
+            '    oifname "fwan" masquerade\n  }\n}\n'))
+        self.made_netns_root = not os.path.isdir("/etc/netns")
+        os.makedirs(self.netns_dir, exist_ok=True)
+        with open(os.path.join(self.netns_dir, "resolv.conf"), "w") as f:
+            f.write(f"nameserver {DNS_IP}\n")
+        self.make_certificates()
+        self.start_unbound()
+        self.start_web()
+        self.start_squid()
+
+    def make_certificates(self):
+        """This phase's CA, and leaves for the DNS-over-TLS server and the web server, each with
+        its name and its IP address as subject alternative names."""
+        w = self.work
+        key = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+        sh("openssl", "req", "-x509", *key, "-keyout", f"{w}/ca.key", "-out", f"{w}/ca.pem", "-days", "2",
+           "-subj", "/CN=rxlab-filtered-ca", "-addext", "basicConstraints=critical,CA:TRUE",
+           "-addext", "keyUsage=critical,keyCertSign,cRLSign")
+        for leaf, name, ip in (("dns", DNS_NAME, DNS_IP), ("www", WEB_NAME, WEB_IP)):
+            ext = f"{w}/{leaf}.ext"
+            with open(ext, "w") as f:
+                f.write(f"subjectAltName=DNS:{name},IP:{ip}\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n")
+            sh("openssl", "req", "-new", *key, "-keyout", f"{w}/{leaf}.key", "-out", f"{w}/{leaf}.csr", "-subj", f"/CN={name}")
+            sh("openssl", "x509", "-req", "-in", f"{w}/{leaf}.csr", "-CA", f"{w}/ca.pem", "-CAkey", f"{w}/ca.key",
+               "-CAcreateserial", "-out", f"{w}/{leaf}.pem", "-days", "2", "-extfile", ext)
+            os.chmod(f"{w}/{leaf}.key", 0o644)
+
+    def start_unbound(self):
+        conf = os.path.join(self.work, "unbound.conf")
+        with open(conf, "w") as f:
+            f.write(UNBOUND_CONF.format(dns=DNS_IP, work=self.work, zone=ZONE, web=WEB_NAME, web_ip=WEB_IP,
+                                        dns_name=DNS_NAME, txt=TXT_TEXT, mx=MX_NAME))
+        sh("unbound-checkconf", conf)
+        log = os.path.join(self.work, "unbound.log")
+        self.unbound = self.daemon(self.upstream, ["unbound", "-d", "-c", conf], log)
+        self.wait_ports("unbound", self.unbound, log, [(DNS_IP, 53), (DNS_IP, 853)])
+
+    def start_web(self):
+        """reachability-lab, the lab's own HTTP/HTTPS upstream, with this phase's certificate."""
+        w = self.work
+        log = os.path.join(w, "web.log")
+        p = subprocess.Popen(
+            ["ip", "netns", "exec", self.upstream, self.lab.args.lab_bin, f"--control={w}/web.sock",
+             f"--cert={w}/www.pem", f"--key={w}/www.key", f"--wrong-cert={w}/www.pem", f"--wrong-key={w}/www.key",
+             f"--address={WEB_IP}"],
+            stdout=subprocess.PIPE, stderr=open(log, "w"), text=True)
+        self.lab.processes.append(p)
+        self.web = p
+        line = p.stdout.readline()
+        if not line.startswith("ready"):
+            raise RuntimeError(f"reachability-lab in {self.upstream} did not start: {line!r}\n{tail(log)}")
+
+    def write_htpasswd(self):
+        """user:APR1 hash for basic_ncsa_auth, made by openssl."""
+        hashed = sh("openssl", "passwd", "-apr1", PROXY_PASSWORD).stdout.strip()
+        path = os.path.join(self.work, "htpasswd")
+        with open(path, "w") as f:
+            f.write(f"{PROXY_USER}:{hashed}\n")
+        os.chmod(path, 0o644)
+        return path
+
+    def start_squid(self):
+        sq = os.path.join(self.work, "squid")
+        os.makedirs(sq, exist_ok=True)
+        shutil.chown(sq, "proxy", "proxy")
+        conf = os.path.join(self.work, "squid.conf")
+        with open(conf, "w") as f:
+            f.write(SQUID_CONF.format(lan=ROUTER_LAN, port=PROXY_PORT, auth_port=AUTH_PROXY_PORT, work=sq, dns=DNS_IP,
+                                      ncsa=BASIC_NCSA, htpasswd=self.write_htpasswd(), lan_net=LAN_NET))
+        os.chmod(conf, 0o644)
+        log = os.path.join(self.work, "squid.log")
+        self.squid = self.daemon(self.router, ["squid", "-N", "-f", conf], log)
+        self.wait_ports("squid", self.squid, log, [(ROUTER_LAN, PROXY_PORT), (ROUTER_LAN, AUTH_PROXY_PORT)],
+                        extra=os.path.join(sq, "cache.log"))
+
+    def daemon(self, ns, argv, log):
+        p = subprocess.Popen(["ip", "netns", "exec", ns] + argv, stdin=subprocess.DEVNULL, stdout=open(log, "w"),
+                             stderr=subprocess.STDOUT)
+        self.lab.processes.append(p)
+        return p
+
+    def wait_ports(self, what, process, log, ports, extra=None, limit=15.0):
+        """Waits until every (address, port) accepts a TCP connection from the client (this
+        thread is in the client namespace: the LAN and, through the router, the upstream)."""
+        deadline = time.time() + limit
+        while time.time() < deadline:
+            if process.poll() is not None:
+                break
+            if all(self.connects(a, p) for a, p in ports):
+                return
+            time.sleep(0.1)
+        state = f"exited {process.returncode}" if process.poll() is not None else f"not listening after {limit:.0f} s"
+        raise RuntimeError(f"{what} {state}:\n{tail(log)}{tail(extra) if extra else ''}")
+
+    @staticmethod
+    def connects(address, port):
+        try:
+            with socket.create_connection((address, port), timeout=0.5):
+                return True
+        except OSError:
+            return False
+
+    # ---- faults ---------------------------------------------------------------------------
+    def filter(self, rules):
+        """The router's forward filter: `rules` (nft statements) replace whatever was there;
+        no rules removes the table. Conntrack is flushed either way (NAT entries of running
+        flows would otherwise outlive the change)."""
+        family, name = FAULT_TABLE
+        sh("ip", "netns", "exec", self.router, "nft", "delete", "table", family, name, check=False)
+        if rules:
+            body = "\n    ".join(rules)
+            sh("ip", "netns", "exec", self.router, "nft", "-f", "-", input_text=(
+                f"table {family} {name} {{\n  chain forward {{\n    type filter hook forward priority 0;\n"
+                f"    {body}\n  }}\n}}\n"))
+        sh("ip", "netns", "exec", self.router, "conntrack", "-F", check=False)
+
+    def filter_counters(self):
+        """The fault rules' packet counters (text), to show the fault saw traffic."""
+        family, name = FAULT_TABLE
+        p = sh("ip", "netns", "exec", self.router, "nft", "list", "table", family, name, check=False)
+        return " ".join(line.strip() for line in p.stdout.splitlines() if "counter" in line)
+
+    def squid_log(self, mark=0):
+        """squid's access log since byte `mark` (what went through the proxy)."""
+        path = os.path.join(self.work, "squid", "access.log")
+        try:
+            with open(path, errors="replace") as f:
+                f.seek(mark)
+                return f.read()
+        except OSError:
+            return ""
+
+    def squid_log_mark(self):
+        try:
+            return os.path.getsize(os.path.join(self.work, "squid", "access.log"))
+        except OSError:
+            return 0
+
+    def close(self):
+        shutil.rmtree(self.netns_dir, ignore_errors=True)
+        if self.made_netns_root:
+            try:
+                os.rmdir("/etc/netns")  # only when this run made it and it is empty again
+            except OSError:
+                pass
