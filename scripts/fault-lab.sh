@@ -8,13 +8,20 @@
 # observed verdicts with detection and recovery times. A scenario that cannot run (ICMP not
 # permitted, a flag refused) fails the run; only --loss-seconds=0 skips one, on request.
 #
-#   scripts/fault-lab.sh [--loss-seconds=90] [--only=single,loss,icmp,uplinks,router] ...  (see fault_lab.py --help)
+#   scripts/fault-lab.sh [--loss-seconds=90] [--only=single,loss,icmp,uplinks,router,filtered] ...  (see fault_lab.py --help)
 #   RXLAB_BIN_DIR=/path/to/bin scripts/fault-lab.sh ...   (prebuilt binaries; no swift build)
+#   RXLAB_LAB_BIN=/path/to/reachability-lab ...            (the lab services from elsewhere than that dir)
 #
 # The router phase puts real home-router software between the exporter and the lab internet:
 # dnsmasq (DHCP + caching DNS forwarder), openNDS (captive portal), NAT and nft faults on a
 # router namespace (scripts/lab_router.py). It needs dnsmasq, opennds, busybox, iptables-legacy,
 # conntrack; without them that phase FAILS (it is not skipped).
+#
+# The filtered phase (scripts/lab_filtered.py) puts a filtering router with a squid forward proxy
+# (open on :3128, basic auth on :3129) between the exporter and unbound (DNS over UDP, TCP and
+# TLS, a lab CA) plus the lab's HTTP/HTTPS: UDP/53 dropped or rejected, direct web dropped. It
+# needs unbound, squid (its basic_ncsa_auth helper), kdig (knot-dnsutils), curl and conntrack;
+# without them that phase FAILS too.
 #
 # Traffic: only inside the namespaces made here (documentation prefixes, no route to the host).
 # Namespaces are named rxlab-<pid>-*, and every process in them and the namespaces themselves
@@ -36,7 +43,8 @@ if [ -z "${RXLAB_NO_BUILD:-}" ] && [ -z "${RXLAB_BIN_DIR:-}" ]; then  # RXLAB_NO
 fi
 bin="${RXLAB_BIN_DIR:-}"  # RXLAB_BIN_DIR=DIR: binaries built elsewhere (implies RXLAB_NO_BUILD)
 [ -n "$bin" ] || bin="$(swift build --show-bin-path)"
-[ -x "$bin/reachability_exporter" ] && [ -x "$bin/reachability-lab" ] || { echo "fault lab: build failed"; exit 1; }
+lab_bin="${RXLAB_LAB_BIN:-$bin/reachability-lab}"
+[ -x "$bin/reachability_exporter" ] && [ -x "$lab_bin" ] || { echo "fault lab: build failed"; exit 1; }
 
 prefix="rxlab-$$"
 keep=""
@@ -56,4 +64,4 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-python3 -u scripts/fault_lab.py --prefix="$prefix" --exporter-bin="$bin/reachability_exporter" --lab-bin="$bin/reachability-lab" "$@"
+python3 -u scripts/fault_lab.py --prefix="$prefix" --exporter-bin="$bin/reachability_exporter" --lab-bin="$lab_bin" "$@"

@@ -27,11 +27,20 @@ captive portal. Two exporters (the default probe-set shape with names through th
 and the explicit probes) watch each fault; besides the verdicts, the overall verdict must
 never be `full` while no family is, and `reachability_exporter check` must exit with the
 status of the daemon's settled state.
+
+The `filtered` phase puts a filtering router with a squid forward proxy between a third client
+and a lab internet of real DNS servers (scripts/lab_filtered.py: unbound over UDP, TCP and DNS
+over TLS; reachability-lab's HTTP/HTTPS): UDP/53 dropped and rejected, direct web dropped so
+that only the proxy (open, or with basic auth) carries it. Several exporters, each one probe
+set (DNS per transport, web direct/proxied/from the environment, proxy credentials and proxy
+errors), assert the overall verdict and every probe's failure reason through the metrics and
+`reachability_exporter check --output=json`; kdig and curl witness each fault.
 """
 # The driver's parts live in scripts/faultlab/: common.py (addresses, log, run), metrics.py (a
 # parsed scrape), lab.py (namespaces, lab services, exporter processes), runner.py (Row, Runner,
-# the table), faults.py (nft rulesets, probe flags), phases.py (single, loss, icmp, uplinks) and
-# router_phase.py (router). This file is the entry point: arguments, the phases in order, the summary.
+# the table), faults.py (nft rulesets, probe flags), phases.py (single, loss, icmp, uplinks),
+# router_phase.py (router) and filtered_phase.py (filtered). This file is the entry point:
+# arguments, the phases in order, the summary.
 import argparse
 import os
 import signal
@@ -44,6 +53,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # faultlab/ and 
 from faultlab.common import log  # noqa: E402
 from faultlab.lab import Lab  # noqa: E402
 from faultlab.phases import phase_icmp_policy, phase_loss, phase_single_uplink, phase_uplinks  # noqa: E402
+from faultlab.filtered_phase import phase_filtered  # noqa: E402
 from faultlab.router_phase import phase_router  # noqa: E402
 from faultlab.runner import Row, Runner  # noqa: E402
 
@@ -60,16 +70,16 @@ def main():
     ap.add_argument("--flap-down", type=float, default=1.0)
     ap.add_argument("--flap-up", type=float, default=2.0)
     ap.add_argument("--keep", action="store_true", help="keep the work directory (logs, certificates)")
-    ap.add_argument("--only", default="", help="comma-separated phases: single,loss,icmp,uplinks,router")
+    ap.add_argument("--only", default="", help="comma-separated phases: single,loss,icmp,uplinks,router,filtered")
     args = ap.parse_args()
     lab = Lab(args)
     started = time.time()
     runner = Runner(lab, args)
     failed, current = True, "lab setup"
     try:
-        phases = [p for p in (args.only or "single,loss,icmp,uplinks,router").split(",") if p]
+        phases = [p for p in (args.only or "single,loss,icmp,uplinks,router,filtered").split(",") if p]
         known = ("single", phase_single_uplink), ("loss", phase_loss), ("icmp", phase_icmp_policy), \
-            ("uplinks", phase_uplinks), ("router", phase_router)
+            ("uplinks", phase_uplinks), ("router", phase_router), ("filtered", phase_filtered)
         unknown = set(phases) - {name for name, _ in known}
         if unknown:
             raise RuntimeError(f"unknown phase(s) {', '.join(sorted(unknown))}")

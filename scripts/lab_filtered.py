@@ -36,7 +36,7 @@ TXT_TEXT = "rxlab filtered phase"
 PROXY_PORT, AUTH_PROXY_PORT, CLOSED_PORT = 3128, 3129, 3130
 PROXY_USER, PROXY_PASSWORD = "rxlab", "s3cret-lab"
 FAULT_TABLE = ("inet", "rxffault")
-TOOLS = ("unbound", "squid", "conntrack")
+TOOLS = ("unbound", "unbound-checkconf", "squid", "conntrack", "kdig", "curl")
 BASIC_NCSA = "/usr/lib/squid/basic_ncsa_auth"
 
 UNBOUND_CONF = """server:
@@ -83,7 +83,7 @@ auth_param basic children 3
 auth_param basic realm rxlab
 acl lan src {lan_net}
 acl SSL_ports port 443
-acl Safe_ports port 80 443
+acl Safe_ports port 80 443 8080
 acl CONNECT method CONNECT
 acl authport myportname authport
 acl authed proxy_auth REQUIRED
@@ -131,7 +131,8 @@ class FilteredNet:
         return missing + ([BASIC_NCSA] if not os.access(BASIC_NCSA, os.X_OK) else [])
 
     # ---- topology -------------------------------------------------------------------------
-    def build(self):
+    def build_namespaces(self):
+        """The namespaces, links, routes, NAT, the client's resolver file and the certificates."""
         missing = self.missing_tools()
         if missing:
             raise RuntimeError(f"filtered phase cannot run: missing {', '.join(missing)}")
@@ -159,6 +160,10 @@ class FilteredNet:
         with open(os.path.join(self.netns_dir, "resolv.conf"), "w") as f:
             f.write(f"nameserver {DNS_IP}\n")
         self.make_certificates()
+
+    def start_daemons(self):
+        """unbound and the web server upstream, squid on the router; each waited for on its
+        ports, so the calling thread must be in the client namespace."""
         self.start_unbound()
         self.start_web()
         self.start_squid()
@@ -274,6 +279,25 @@ class FilteredNet:
         family, name = FAULT_TABLE
         p = sh("ip", "netns", "exec", self.router, "nft", "list", "table", family, name, check=False)
         return " ".join(line.strip() for line in p.stdout.splitlines() if "counter" in line)
+
+    # ---- independent witnesses: what ordinary clients see from the client namespace ----------
+    def dig(self, transport, name=WEB_NAME, rtype="A"):
+        """kdig from the client over `transport` (udp, tcp, tls): (ok, first answer or error)."""
+        opts = {"udp": ["+notcp"], "tcp": ["+tcp"],
+                "tls": ["+tls", f"+tls-ca={self.ca}", f"+tls-hostname={DNS_NAME}"]}[transport]
+        p = sh("ip", "netns", "exec", self.client, "kdig", "+short", "+time=1", "+retry=0", *opts, f"@{DNS_IP}", name, rtype,
+               check=False, timeout=10)
+        lines = [l for l in p.stdout.splitlines() if l.strip()]
+        ok = p.returncode == 0 and bool(lines) and not any(l.startswith(";;") for l in lines)
+        return ok, lines[0] if ok else (lines or [f"kdig exit {p.returncode}"])[-1].lstrip("; ")
+
+    def curl(self, url, proxy=None):
+        """curl from the client (the phase CA trusted): the status code, or curl's error."""
+        p = sh("ip", "netns", "exec", self.client, "curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "2",
+               "--cacert", self.ca, *(["-x", proxy] if proxy else []), url, check=False, timeout=10)
+        if p.returncode != 0:
+            return f"curl exit {p.returncode}"
+        return p.stdout.strip()
 
     def squid_log(self, mark=0):
         """squid's access log since byte `mark` (what went through the proxy)."""

@@ -1,7 +1,7 @@
 import Reachability
 
 /// Builds the datagrams `DNSTestServer` sends back, independently of the prober's codec.
-enum DNSTestReplies {
+package enum DNSTestReplies {
     static func replies(to query: [UInt8], behaviour: DNSTestServer.Behaviour) -> [[UInt8]] {
         guard query.count >= 12 else { return [] }
         let id = UInt16(query[0]) << 8 | UInt16(query[1])
@@ -29,6 +29,9 @@ enum DNSTestReplies {
             return [message(id: id, rcode: rcode, question: question, answers: [])]
         case .noAnswer:
             return [message(id: id, rcode: 0, question: question, answers: [])]
+        case .records(let records):
+            let answers = records.map { record(owner: toQuestion, type: $0.type, rdata: $0.rdata) }
+            return [message(id: id, rcode: 0, question: question, answers: answers)]
         case .truncated:
             return [message(id: id, rcode: 0, question: question, answers: [], extraFlags: 0x0200)]
         case .wrongIDFirst(let decoy, let addresses):
@@ -91,4 +94,37 @@ enum DNSTestReplies {
     }
 
     private static func be16(_ v: UInt16) -> [UInt8] { [UInt8(v >> 8), UInt8(v & 0xFF)] }
+
+    /// `name` in uncompressed wire form, for record data.
+    package static func name(_ name: String) -> [UInt8] {
+        name.split(separator: ".").flatMap { [UInt8($0.utf8.count)] + Array($0.utf8) } + [0]
+    }
+
+    /// TXT record data: each string length-prefixed.
+    package static func txt(_ strings: [String]) -> [UInt8] {
+        strings.flatMap { [UInt8($0.utf8.count)] + Array($0.utf8) }
+    }
+}
+
+extension LoopbackHTTPBehavior {
+    /// DNS over a stream (TCP, or TLS when the server has an identity): reads length-prefixed
+    /// queries and answers each per `behaviour`, framed, until the client closes. `.silence`
+    /// holds the connection open without answering.
+    package static func dns(_ behaviour: DNSTestServer.Behaviour) -> LoopbackHTTPBehavior {
+        LoopbackHTTPBehavior { c in
+            while let prefix = c.readExactly(2) {
+                let length = Int(prefix[0]) << 8 | Int(prefix[1])
+                guard let query = c.readExactly(length) else { return }
+                c.record(request: "dns query of \(length) bytes")
+                let replies = DNSTestReplies.replies(to: query, behaviour: behaviour)
+                if replies.isEmpty {
+                    c.holdOpen()
+                    return
+                }
+                for reply in replies {
+                    guard c.write([UInt8(reply.count >> 8), UInt8(reply.count & 0xFF)] + reply) else { return }
+                }
+            }
+        }
+    }
 }

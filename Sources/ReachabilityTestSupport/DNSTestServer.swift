@@ -34,6 +34,9 @@ package final class DNSTestServer: Sendable {
         case compressedCNAME(alias: String, addresses: [String])
         /// NOERROR, TC set, no answers (what a server sends when the answer does not fit).
         case truncated
+        /// NOERROR with records of any type owned by the question name: (type code, rdata).
+        /// Names inside rdata are written uncompressed by the test (`DNSTestReplies.name`).
+        case records([(type: UInt16, rdata: [UInt8])])
     }
 
     /// Where the responder listens (numeric, with the port the kernel chose).

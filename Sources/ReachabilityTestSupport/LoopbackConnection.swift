@@ -10,6 +10,8 @@ package final class LoopbackConnection {
     private unowned let server: LoopbackHTTPServer
     private let identity: LoopbackTLSIdentity?
     private var ssl: OpaquePointer?
+    /// Bytes read past what `readExactly` returned so far.
+    private var pending: [UInt8] = []
 
     init(fd: Int32, server: LoopbackHTTPServer, tls: LoopbackTLSIdentity?) {
         self.fd = fd
@@ -52,6 +54,21 @@ package final class LoopbackConnection {
         }
         return nil
     }
+
+    /// Reads exactly `count` bytes (buffered across calls); nil if the peer closed, the server
+    /// stopped or 10 s passed first.
+    package func readExactly(_ count: Int) -> [UInt8]? {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while pending.count < count {
+            guard case .data(let n) = read(into: &buffer) else { return nil }
+            pending.append(contentsOf: buffer[0..<n])
+        }
+        defer { pending.removeFirst(count) }
+        return Array(pending.prefix(count))
+    }
+
+    /// Records a line in the server's request log (what `requests` returns).
+    package func record(request: String) { server.record(request: request) }
 
     /// Writes all bytes; false if the peer went away or the server stopped.
     @discardableResult

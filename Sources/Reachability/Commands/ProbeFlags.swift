@@ -26,7 +26,7 @@ package enum ProbeFlags {
         FlagSpec(
             "probe.dns", .repeated, placeholder: "NAME[@SERVER]",
             help:
-                "DNS lookup of NAME through the system resolver, or as a direct UDP query to SERVER (an IP, optional :port)."
+                "DNS lookup of NAME through the system resolver, or as a direct query to SERVER (an IP, optional :port): over UDP, or tcp://SERVER, tls://SERVER (port 853)."
         ),
         FlagSpec("probe.tcp", .repeated, placeholder: "HOST:PORT", help: "TCP connect target."),
         FlagSpec("probe.interval", .value(default: "5s"), placeholder: "DURATION", help: "Time between probe rounds."),

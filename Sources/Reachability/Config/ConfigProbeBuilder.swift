@@ -26,23 +26,22 @@ package enum ConfigProbeBuilder {
             let o = d.dns ?? DNSOptions()
             let make = { @Sendable (iface: String?) throws(ProbeConfigError) -> DNSProbeConfig in
                 try DNSProbeConfig(
-                    name: d.target, queryType: o.recordType, server: o.server, interface: iface,
-                    allowPrivateAnswers: o.allowPrivateAnswers)
+                    name: d.target, queryType: o.recordType, server: o.server, transport: o.transport,
+                    interface: iface, allowPrivateAnswers: o.allowPrivateAnswers, expectAnswer: o.expectAnswer,
+                    tlsServerName: o.tls.serverName, caFile: o.tls.caFile, insecureSkipVerify: o.tls.insecureSkipVerify,
+                    tcpFallback: o.tcpFallback)
             }
             let config: DNSProbeConfig
             do throws(ProbeConfigError) { config = try make(nil) } catch {
-                let key = error.message.hasPrefix("dns server") ? "dns.server" : "target"
-                throw fail(
-                    d, key,
-                    expected: key == "target" ? "a DNS name to look up" : "an IP address, optionally with a port",
-                    found: error.message, file: file)
+                let (key, expected) = dnsErrorKey(error.message)
+                throw fail(d, key, expected: expected, found: error.message, file: file)
             }
             let destination = o.server.map { "\(d.target)@\($0)" } ?? d.target
             // The system resolver cannot be bound to an interface: without a server the probe runs
             // on the routing table only.
             return ProbeSpec(
                 name: d.name, type: .dns, target: destination, family: family, interval: d.interval, timeout: d.timeout,
-                bindsToUplinks: o.server != nil
+                evidence: config.evidence, bindsToUplinks: o.server != nil
             ) { iface throws(ProbeConfigError) in
                 guard iface != nil else { return DNSProber(config: config) }
                 return DNSProber(config: try make(iface))
@@ -83,6 +82,22 @@ package enum ConfigProbeBuilder {
                 makeICMP(host: d.target, family: d.family ?? .any, count: count, interface: iface)
             }
         }
+    }
+
+    /// The `dns.` key a DNS configuration error is about, and what that key expects.
+    private static func dnsErrorKey(_ message: String) -> (String, String) {
+        let table: [(String, String, String)] = [
+            ("dns server", "dns.server", "an IP address, optionally with a port and a scheme"),
+            ("dns transport", "dns.transport", "a transport the server can be asked over"),
+            ("dns record type", "dns.record_type", "a record type the probe can ask for"),
+            ("dns expect_answer regex", "dns.expect_answer", "a regular expression (Swift Regex syntax)"),
+            ("dns expect_answer", "dns.expect_answer", "an answer expectation that fits the record type"),
+            ("dns tls ca_file", "dns.tls.ca_file", "a readable PEM file of CA certificates"),
+            ("dns tls server_name", "dns.tls.server_name", "a host name or IP address"),
+            ("dns tls", "dns.tls", "TLS options on a tls-transport probe only"),
+        ]
+        for (prefix, key, expected) in table where message.hasPrefix(prefix) { return (key, expected) }
+        return ("target", "a DNS name to look up")
     }
 
     /// The one place the file's ICMP probes get their prober.

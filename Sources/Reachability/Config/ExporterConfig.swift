@@ -167,8 +167,14 @@ package struct TLSOptions: Sendable, Equatable {
 package struct DNSOptions: Sendable, Equatable {
     /// An IP with an optional port; nil: the system resolver.
     package var server: String?
+    /// nil: the server's scheme, else udp.
+    package var transport: DNSTransport?
     package var recordType: DNSQueryType = .a
     package var allowPrivateAnswers = false
+    package var expectAnswer: DNSAnswerExpectation?
+    /// `dns.tls:` (tls transport only).
+    package var tls = TLSOptions()
+    package var tcpFallback = true
 
     package init() {}
 }

@@ -10,7 +10,10 @@ enum ProbeSchema {
     ]
     static let bodyKeys = ["contains", "equals", "prefix"]
     static let tlsKeys = ["ca_file", "server_name", "insecure_skip_verify"]
-    static let dnsKeys = ["server", "record_type", "allow_private_answers"]
+    static let dnsKeys = [
+        "server", "transport", "record_type", "allow_private_answers", "expect_answer", "tls", "tcp_fallback",
+    ]
+    static let expectAnswerKeys = ["regex", "addresses"]
     static let icmpKeys = ["count"]
     /// Label names a probe's constant labels may not use: the join key, the series' own labels,
     /// and the labels Prometheus attaches at scrape time.
@@ -251,12 +254,48 @@ enum ProbeSchema {
         var o = DNSOptions()
         guard let m else { return o }
         o.server = try m.string(
-            "server", expected: "an IP address, optionally with a port (192.0.2.53, [2001:db8::53]:5353)")
-        if let type = try m.string("record_type", expected: "A or AAAA") {
-            guard let t = DNSQueryType(rawValue: type) else { throw m.fail("record_type", expected: "A or AAAA") }
+            "server",
+            expected:
+                "an IP address, optionally with a port and a scheme (192.0.2.53, [2001:db8::53]:5353, tls://192.0.2.53)"
+        )
+        o.transport = try m.choice("transport", DNSTransport.self)
+        let types = DNSQueryType.allCases.map(\.rawValue).joined(separator: ", ")
+        if let type = try m.string("record_type", expected: types) {
+            guard let t = DNSQueryType(rawValue: type.uppercased()) else {
+                throw m.fail("record_type", expected: types)
+            }
             o.recordType = t
         }
         o.allowPrivateAnswers = try m.bool("allow_private_answers") ?? false
+        o.tcpFallback = try m.bool("tcp_fallback") ?? true
+        if let e = try m.map("expect_answer", keys: expectAnswerKeys, what: "regex or addresses") {
+            guard e.entries.count == 1, let key = e.keys.first else {
+                throw ConfigError(
+                    file: m.file, mark: e.node.mark, path: e.path, expected: "exactly one of regex, addresses",
+                    found: e.entries.isEmpty ? "none" : e.keys.joined(separator: " and "))
+            }
+            if key == "regex" {
+                o.expectAnswer = .regex(try e.string("regex", expected: "a regular expression") ?? "")
+            } else {
+                let expected = "a list of IP addresses"
+                let items = try e.list("addresses", expected: expected) ?? []
+                var set = Set<String>()
+                for (i, item) in items.enumerated() {
+                    guard let text = item.scalar?.text, SocketAddress(ip: text) != nil else {
+                        throw ConfigError(
+                            file: m.file, mark: item.mark, path: KeyPath.index(e.path("addresses"), i),
+                            expected: "an IP address", found: item.foundDescription)
+                    }
+                    set.insert(text)
+                }
+                o.expectAnswer = .addresses(set)
+            }
+        }
+        if let t = try m.map("tls", keys: tlsKeys, what: "the TLS options") {
+            o.tls.caFile = try t.string("ca_file", expected: "a path to a PEM file of CA certificates")
+            o.tls.serverName = try t.string("server_name", expected: "a host name")
+            o.tls.insecureSkipVerify = try t.bool("insecure_skip_verify") ?? false
+        }
         return o
     }
 }

@@ -1,13 +1,31 @@
-/// The record types a DNS probe asks for.
-/// The record type a DNS probe asks for.
+/// The record type a DNS probe asks for. A and AAAA answers are addresses (judged by the
+/// portal rule); the others are judged by their presence, and by `expect_answer` when set.
 public enum DNSQueryType: String, Sendable, CaseIterable, Codable {
     case a = "A"
     case aaaa = "AAAA"
+    case cname = "CNAME"
+    case mx = "MX"
+    case txt = "TXT"
+    case ns = "NS"
+    case soa = "SOA"
 
     /// The QTYPE code on the wire.
-    package var code: UInt16 { self == .a ? 1 : 28 }
-    /// The IP family whose addresses this type returns.
+    package var code: UInt16 {
+        switch self {
+        case .a: 1
+        case .ns: 2
+        case .cname: 5
+        case .soa: 6
+        case .mx: 15
+        case .txt: 16
+        case .aaaa: 28
+        }
+    }
+    /// The IP family whose addresses this type returns (A: IPv4; every other type: IPv6, the
+    /// system resolver's only other choice).
     package var family: IPFamily { self == .a ? .ipv4 : .ipv6 }
+    /// Whether the answers are addresses (A, AAAA).
+    package var isAddress: Bool { self == .a || self == .aaaa }
 }
 
 /// Why a DNS message could not be built or read. Decoding never traps: every malformed,
@@ -23,7 +41,7 @@ package enum DNSMessageError: Error, Sendable, Equatable, CustomStringConvertibl
     case badLabelType(at: Int)
     /// A decoded name longer than 255 bytes on the wire.
     case nameTooLong(at: Int)
-    /// An A/AAAA record whose data length is not 4/16, or a CNAME whose name leaves its rdata.
+    /// An A/AAAA record whose data length is not 4/16, or a name, TXT string or SOA field that leaves its rdata.
     case badRecordData(at: Int)
     /// The header is not a standard query response (QR clear or opcode not 0).
     case notAResponse
@@ -154,15 +172,45 @@ package enum DNSMessage {
         case 28:
             guard length == 16 else { throw .badRecordData(at: start) }
             data = .aaaa(IPAddressText.format(rdata))
-        case typeCNAME:
+        case typeCNAME, 2:
             var inner = DNSReader(reader.bytes, offset: start)
             let target = try inner.readName()
             guard inner.offset <= start + length else { throw .badRecordData(at: start) }
-            data = .cname(target)
+            data = type == typeCNAME ? .cname(target) : .ns(target)
+        case 15:
+            var inner = DNSReader(reader.bytes, offset: start)
+            let preference = try inner.u16()
+            let exchange = try inner.readName()
+            guard inner.offset <= start + length else { throw .badRecordData(at: start) }
+            data = .mx(preference: preference, exchange: exchange)
+        case 16:
+            data = .txt(try txtStrings(rdata, at: start))
+        case 6:
+            var inner = DNSReader(reader.bytes, offset: start)
+            let mname = try inner.readName()
+            let rname = try inner.readName()
+            let serial = try inner.u32()
+            _ = try inner.take(16)  // refresh, retry, expire, minimum
+            guard inner.offset <= start + length else { throw .badRecordData(at: start) }
+            data = .soa(primary: mname, mailbox: rname, serial: serial)
         default:
             data = .other(type: type)
         }
         return DNSRecord(name: name, type: type, klass: klass, ttl: ttl, data: data)
+    }
+
+    /// The character-strings of a TXT record (RFC 1035 §3.3.14): length-prefixed, at least one.
+    private static func txtStrings(_ rdata: ArraySlice<UInt8>, at start: Int) throws(DNSMessageError) -> [String] {
+        var strings: [String] = []
+        var i = rdata.startIndex
+        while i < rdata.endIndex {
+            let n = Int(rdata[i])
+            guard i + 1 + n <= rdata.endIndex else { throw .badRecordData(at: start) }
+            strings.append(String(decoding: rdata[(i + 1)..<(i + 1 + n)], as: UTF8.self))
+            i += 1 + n
+        }
+        guard !strings.isEmpty else { throw .badRecordData(at: start) }
+        return strings
     }
 
     static func isHostNameByte(_ b: UInt8) -> Bool {

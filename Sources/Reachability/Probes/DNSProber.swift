@@ -1,38 +1,106 @@
 /// Resolves one name per round and judges the answer: through the system resolver, or by a
-/// direct UDP query to one server (which tells NXDOMAIN, SERVFAIL and REFUSED apart). Answers
-/// that put a public name on a private address are reported as a portal (`DNSPortalRule`).
+/// direct query to one server over UDP, TCP or TLS (which tells NXDOMAIN, SERVFAIL and REFUSED
+/// apart). Answers that put a public name on a private address are reported as a portal
+/// (`DNSPortalRule`); `expect_answer` checks what the answer holds.
+///
+/// Over UDP, an answer with TC set is asked again over TCP; and when the datagrams go
+/// unanswered or are refused by ICMP, the same query goes to the same server over TCP in the
+/// round's last third: if that answers, the reason is `dns_udp_blocked`, not a bare timeout.
 ///
 /// Failure reasons: `nxdomain` (rcode 3), `servfail` (2), `refused` (rcode 5, or ICMP port
 /// unreachable), `dns` (other rcodes; any system-resolver error), `timeout`, `no_answer`
-/// (NOERROR without a matching address), `protocol` (a malformed reply), `unreachable`,
-/// `permission`, `error`. Not for: resolving targets of other probes (that is `Resolver`).
+/// (NOERROR without a matching record), `answer_mismatch`, `dns_udp_blocked`, `tls`,
+/// `protocol` (a malformed reply), `unreachable`, `reset`, `permission`, `error`.
+/// Phases: `resolve` is the whole lookup; a direct query adds `connect`, `tls` and `query`.
+/// Not for: resolving targets of other probes (that is `Resolver`).
 package struct DNSProber: Prober {
     package let config: DNSProbeConfig
     package var type: ProbeType { .dns }
 
     package init(config: DNSProbeConfig) { self.config = config }
 
+    /// What one exchange with the server gave.
+    enum Outcome {
+        case response(DNSResponse)
+        case failed(ProbeFailure)
+    }
+
     package func probe(deadline: ContinuousClock.Instant) async -> ProbeResult {
         let start = ContinuousClock.now
-        if let server = config.server {
-            return await queryServer(server, start: start, deadline: deadline)
+        guard let server = config.server else { return await querySystemResolver(start: start, deadline: deadline) }
+        var phases: [ProbePhase: Duration] = [:]
+        var transport = config.transport
+        var note = ""
+        var outcome: Outcome
+        switch config.transport {
+        case .tcp, .tls:
+            outcome = await queryStream(server, tls: config.transport == .tls, deadline: deadline, phases: &phases)
+        case .udp:
+            let udpDeadline = config.tcpFallback ? start + start.duration(to: deadline) * 2 / 3 : deadline
+            outcome = await queryUDP(server, deadline: udpDeadline)
+            phases[.query] = ContinuousClock.now - start
+            switch outcome {
+            case .response(let udp) where udp.header.isTruncated:
+                let tcp = await queryStream(server, tls: false, deadline: deadline, phases: &phases)
+                if case .failed(let f) = tcp {
+                    note = "; the TCP retry failed: \(f.message)"
+                } else {
+                    (outcome, transport, note) = (tcp, .tcp, "; truncated over UDP, answered over TCP")
+                }
+            case .failed(let udp) where config.tcpFallback && [.timeout, .refused, .unreachable].contains(udp.reason):
+                var tcpPhases: [ProbePhase: Duration] = [:]
+                let tcp = await queryStream(server, tls: false, deadline: deadline, phases: &tcpPhases)
+                guard case .response(let answer) = tcp else {
+                    if case .failed(let f) = tcp { note = "; over TCP too: \(f.message)" }
+                    break
+                }
+                let ms = ((tcpPhases[.connect] ?? .zero) + (tcpPhases[.query] ?? .zero)).milliseconds
+                outcome = .failed(
+                    ProbeFailure(
+                        .dnsUDPBlocked,
+                        "\(udp.message); the same server answered over TCP (\(Self.rcodeName(answer.header.rcode)) in \(ms) ms): DNS over UDP is blocked on the path"
+                    ))
+            default:
+                break
+            }
         }
-        return await querySystemResolver(start: start, deadline: deadline)
+        let elapsed = ContinuousClock.now - start
+        phases[.resolve] = elapsed
+        switch outcome {
+        case .failed(let f):
+            var r = ProbeResult(
+                status: f.status, reason: f.reason, detail: "\(what) @\(server): \(f.message)\(note)",
+                duration: elapsed, phases: phases)
+            r.address = server.ip
+            r.family = server.ipFamily
+            return r
+        case .response(let response):
+            var r = conclude(response, via: "@\(server) over \(transport.rawValue)\(note)", elapsed: elapsed)
+            r.phases = phases
+            r.dns?.transport = transport.rawValue
+            r.address = server.ip
+            r.family = server.ipFamily
+            return r
+        }
     }
+
+    private var what: String { "\(config.queryType.rawValue) \(config.name)" }
 
     // MARK: System resolver
 
     private func querySystemResolver(start: ContinuousClock.Instant, deadline: ContinuousClock.Instant) async
         -> ProbeResult
     {
-        let family: FamilyPreference = config.queryType == .a ? .ipv4 : .ipv6
         do {
+            let family: FamilyPreference = config.queryType == .a ? .ipv4 : .ipv6
             let found = try await Resolver.resolve(config.name, family: family, deadline: deadline)
             let elapsed = ContinuousClock.now - start
             let addresses = found.map(\.ip)
-            return judge(
-                addresses: addresses, detail: DNSDetail(rcode: nil, answers: addresses.count, addresses: addresses),
-                via: "system resolver", elapsed: elapsed, server: nil)
+            var r = judge(
+                values: addresses, detail: DNSDetail(rcode: nil, answers: addresses.count, addresses: addresses),
+                via: "system resolver", elapsed: elapsed)
+            r.phases = [.resolve: elapsed]
+            return r
         } catch {
             let elapsed = ContinuousClock.now - start
             return .failure(
@@ -42,18 +110,10 @@ package struct DNSProber: Prober {
 
     // MARK: Direct UDP query
 
-    private func queryServer(_ server: SocketAddress, start: ContinuousClock.Instant, deadline: ContinuousClock.Instant)
-        async -> ProbeResult
-    {
+    // Long on purpose: one send/wait/drain loop against the deadline, each exit its own result.
+    private func queryUDP(_ server: SocketAddress, deadline: ContinuousClock.Instant) async -> Outcome {
         let id = UInt16.random(in: 0...UInt16.max)
-        func fail(_ reason: FailureReason, _ text: String) -> ProbeResult {
-            var r = ProbeResult.failure(
-                reason, "\(config.queryType.rawValue) \(config.name) @\(server): \(text)",
-                duration: ContinuousClock.now - start)
-            r.address = server.ip
-            r.family = server.ipFamily
-            return r
-        }
+        func fail(_ reason: FailureReason, _ text: String) -> Outcome { .failed(ProbeFailure(reason, text)) }
         let query: [UInt8]
         do {
             query = try DNSMessage.encodeQuery(name: config.name, type: config.queryType, id: id)
@@ -94,7 +154,7 @@ package struct DNSProber: Prober {
                     switch exchange.consider(packet) {
                     case .ignored: continue drain
                     case .malformed(let error): return fail(.protocolError, "malformed reply: \(error)")
-                    case .answer(let response): return conclude(response, server: server, start: start)
+                    case .answer(let response): return .response(response)
                     }
                 }
             }
@@ -106,18 +166,19 @@ package struct DNSProber: Prober {
             return fail(.protocolError, "no valid reply before the deadline; ignored \(exchange.summary)")
         }
         let ignored = exchange.ignored > 0 ? "; ignored \(exchange.summary)" : ""
-        return fail(.timeout, "no reply to \(sent) queries\(ignored)")
+        return fail(.timeout, "no reply to \(sent) queries over UDP\(ignored)")
     }
 
+    // MARK: Judging
+
     /// Turns a matched response into the round's result.
-    private func conclude(_ response: DNSResponse, server: SocketAddress, start: ContinuousClock.Instant) -> ProbeResult
-    {
-        let elapsed = ContinuousClock.now - start
+    private func conclude(_ response: DNSResponse, via: String, elapsed: Duration) -> ProbeResult {
         let rcode = response.header.rcode
-        let addresses = response.addresses(for: config.name, type: config.queryType)
+        let records = response.records(for: config.name, type: config.queryType).map(\.presentation)
+        let addresses = config.queryType.isAddress ? records : []
         let detail = DNSDetail(
-            rcode: rcode, answers: response.answers.count, addresses: addresses, truncated: response.header.isTruncated)
-        let via = "@\(server)"
+            rcode: rcode, answers: response.answers.count, addresses: addresses,
+            truncated: response.header.isTruncated, records: records)
         guard rcode == 0 else {
             let reason: FailureReason =
                 switch rcode {
@@ -126,47 +187,53 @@ package struct DNSProber: Prober {
                 case 5: .refused
                 default: .dns
                 }
-            var r = ProbeResult.failure(
-                reason, "\(config.queryType.rawValue) \(config.name) \(via): \(Self.rcodeName(rcode))",
-                duration: elapsed, phases: [.resolve: elapsed])
+            var r = ProbeResult.failure(reason, "\(what) \(via): \(Self.rcodeName(rcode))", duration: elapsed)
             r.dns = detail
-            r.address = server.ip
-            r.family = server.ipFamily
             return r
         }
-        return judge(addresses: addresses, detail: detail, via: via, elapsed: elapsed, server: server)
+        return judge(values: records, detail: detail, via: via, elapsed: elapsed)
     }
 
-    /// The verdict on a NOERROR answer: no address, a portal signal, or success.
-    private func judge(addresses: [String], detail: DNSDetail, via: String, elapsed: Duration, server: SocketAddress?)
-        -> ProbeResult
-    {
-        let what = "\(config.queryType.rawValue) \(config.name) \(via)"
-        let tc = detail.truncated ? " (TC set: truncated)" : ""
+    /// The verdict on a NOERROR answer: no record, a portal signal, an answer that does not
+    /// meet the expectation, or success.
+    private func judge(values: [String], detail: DNSDetail, via: String, elapsed: Duration) -> ProbeResult {
+        let what = "\(what) \(via)"
+        let tc = detail.truncated && detail.transport != "tcp" ? " (TC set: truncated)" : ""
         var result: ProbeResult
-        if addresses.isEmpty {
+        if values.isEmpty {
             result = .failure(
                 .noAnswer, "\(what): no \(config.queryType.rawValue) records in \(detail.answers) answers\(tc)",
                 duration: elapsed)
+        } else if case let offending = DNSPortalRule.offendingAddresses(
+            config.queryType.isAddress ? values : [], name: config.name,
+            allowPrivateAnswers: config.allowPrivateAnswers), !offending.isEmpty
+        {
+            result = ProbeResult(
+                status: .portal, reason: .privateAddress,
+                detail: "\(what): public name answered with private address \(offending.joined(separator: ", "))\(tc)",
+                duration: elapsed)
+        } else if let expectation = config.expectAnswer, let problem = Self.mismatch(values, expectation) {
+            result = .failure(
+                .answerMismatch, "\(what): \(values.joined(separator: ", ")): \(problem)", duration: elapsed)
         } else {
-            let offending = DNSPortalRule.offendingAddresses(
-                addresses, name: config.name, allowPrivateAnswers: config.allowPrivateAnswers)
-            if offending.isEmpty {
-                result = ProbeResult(
-                    status: .success, detail: "\(what): \(addresses.joined(separator: ", "))\(tc)", duration: elapsed)
-            } else {
-                result = ProbeResult(
-                    status: .portal, reason: .privateAddress,
-                    detail:
-                        "\(what): public name answered with private address \(offending.joined(separator: ", "))\(tc)",
-                    duration: elapsed)
-            }
+            result = ProbeResult(
+                status: .success, detail: "\(what): \(values.joined(separator: ", "))\(tc)", duration: elapsed)
         }
-        result.phases = [.resolve: elapsed]
         result.dns = detail
-        result.address = server?.ip
-        result.family = server?.ipFamily
         return result
+    }
+
+    /// Why `values` do not meet `expectation`; nil when they do.
+    static func mismatch(_ values: [String], _ expectation: DNSAnswerExpectation) -> String? {
+        switch expectation {
+        case .regex(let pattern):
+            // Validated at configuration time, so this compiles.
+            guard let regex = try? Regex(pattern) else { return "the pattern /\(pattern)/ does not compile" }
+            return values.contains { $0.contains(regex) } ? nil : "no answer matches /\(pattern)/"
+        case .addresses(let set):
+            let foreign = values.filter { !set.contains(SocketAddress(ip: $0)?.ip ?? $0) }
+            return foreign.isEmpty ? nil : "\(foreign.joined(separator: ", ")) not in the expected addresses"
+        }
     }
 
     static func rcodeName(_ rcode: Int) -> String {

@@ -34,6 +34,14 @@ package struct DNSRecord: Sendable, Equatable {
         case aaaa(String)
         /// The canonical name this owner is an alias of (lower-cased).
         case cname(String)
+        /// A name server of the owner's zone (lower-cased).
+        case ns(String)
+        /// A mail exchanger and its preference.
+        case mx(preference: UInt16, exchange: String)
+        /// The character-strings of a TXT record, decoded as UTF-8 (invalid bytes replaced).
+        case txt([String])
+        /// The start of authority: primary server, responsible mailbox and serial.
+        case soa(primary: String, mailbox: String, serial: UInt32)
         /// Any other type, kept only as its code.
         case other(type: UInt16)
     }
@@ -44,6 +52,30 @@ package struct DNSRecord: Sendable, Equatable {
     package var klass: UInt16
     package var ttl: UInt32
     package var data: Data
+
+    /// The record data in presentation form, as `expect_answer.regex` sees it: `192.0.2.1`,
+    /// `alias.example.`, `10 mx.example.`, `"v=spf1 -all"` (TXT strings quoted, space-separated),
+    /// `ns.example. hostmaster.example. 2024010101`.
+    package var presentation: String {
+        switch data {
+        case .a(let ip), .aaaa(let ip): ip
+        case .cname(let name), .ns(let name): Self.absolute(name)
+        case .mx(let preference, let exchange): "\(preference) \(Self.absolute(exchange))"
+        case .txt(let strings): strings.map { $0.debugDescription }.joined(separator: " ")
+        case .soa(let primary, let mailbox, let serial): "\(Self.absolute(primary)) \(Self.absolute(mailbox)) \(serial)"
+        case .other(let type): "type \(type)"
+        }
+    }
+
+    /// Whether the decoded data is of `type` (decoding follows the type code).
+    package func isOf(_ type: DNSQueryType) -> Bool {
+        switch (data, type) {
+        case (.a, .a), (.aaaa, .aaaa), (.cname, .cname), (.ns, .ns), (.mx, .mx), (.txt, .txt), (.soa, .soa): true
+        default: false
+        }
+    }
+
+    private static func absolute(_ name: String) -> String { name == "." || name.hasSuffix(".") ? name : name + "." }
 }
 
 /// A decoded response: header, questions and the answer section. Authority and additional
@@ -56,25 +88,29 @@ package struct DNSResponse: Sendable, Equatable {
     /// Addresses of `type` that answer `name`, following CNAME records in the answer section
     /// (owner names compared case-insensitively). Records for unrelated owners are ignored.
     package func addresses(for name: String, type: DNSQueryType) -> [String] {
+        guard type.isAddress else { return [] }
+        return records(for: name, type: type).map(\.presentation)
+    }
+
+    /// The records of `type` that answer `name`: for CNAME the aliases `name` itself has; for
+    /// every other type those owned by `name` or by a name it is an alias of (CNAME chains in
+    /// the answer section followed, owners compared case-insensitively).
+    package func records(for name: String, type: DNSQueryType) -> [DNSRecord] {
+        let canonical = DNSMessage.canonical(name)
+        if type == .cname { return answers.filter { $0.isOf(type) && $0.name == canonical } }
         // Walk the alias graph from the question name; linear in the number of records, so a
         // hostile answer section full of CNAMEs costs no more than reading it did.
         var aliases: [String: [String]] = [:]
         for record in answers {
             if case .cname(let target) = record.data { aliases[record.name, default: []].append(target) }
         }
-        var names: Set<String> = [DNSMessage.canonical(name)]
+        var names: Set<String> = [canonical]
         var pending = Array(names)
         while let next = pending.popLast() {
             for target in aliases[next] ?? [] where names.insert(target).inserted {
                 pending.append(target)
             }
         }
-        return answers.compactMap { record in
-            guard names.contains(record.name) else { return nil }
-            switch (record.data, type) {
-            case (.a(let ip), .a), (.aaaa(let ip), .aaaa): return ip
-            default: return nil
-            }
-        }
+        return answers.filter { names.contains($0.name) && $0.isOf(type) }
     }
 }

@@ -70,8 +70,10 @@ public struct Probe: Sendable {
     }
 
     /// A DNS lookup of `name` (an A record by default): through the system resolver, or as a
-    /// direct UDP query to `server` (an IP address, optionally with a port). DNS answers can come
-    /// from the local network, so they degrade a verdict but never prove `full` alone.
+    /// direct query to `server` (an IP address, optionally with a port): over UDP, or over TCP
+    /// or TLS when the server is written `tcp://…` or `tls://…`. DNS answers can come from the
+    /// local network, so they degrade a verdict but never prove `full` alone — except over TLS
+    /// with a verified certificate.
     public static func dns(_ name: String, server: String? = nil, recordType: DNSQueryType = .a) -> Probe {
         let target = server.map { "\(name)@\($0)" } ?? name
         let config: DNSProbeConfig
@@ -81,7 +83,9 @@ public struct Probe: Sendable {
             return unusable(target, .dns, error.message)
         }
         // The system resolver cannot be bound to an interface: such a probe runs on the routing table only.
-        let spec = ProbeSpec(name: target, type: .dns, target: target, bindsToUplinks: server != nil) {
+        let spec = ProbeSpec(
+            name: target, type: .dns, target: target, evidence: config.evidence, bindsToUplinks: server != nil
+        ) {
             iface throws(ProbeConfigError) in
             guard let iface else { return DNSProber(config: config) }
             return DNSProber(

@@ -60,6 +60,18 @@ public enum FailureReason: String, Sendable, CaseIterable, Codable {
     /// A certificate the trust store accepts, but for another name: someone else answered in
     /// place of the target (an HTTPS-intercepting portal). A portal signal.
     case tlsNameMismatch = "tls_name_mismatch"
+    /// A UDP DNS query went unanswered (or was refused by ICMP) while the same server answered
+    /// over TCP: something on the path drops or rejects DNS over UDP.
+    case dnsUDPBlocked = "dns_udp_blocked"
+    /// A DNS answer that does not meet the probe's `expect_answer`.
+    case answerMismatch = "answer_mismatch"
+    /// The HTTP proxy could not be reached (refused, unreachable, timed out, reset).
+    case proxyRefused = "proxy_refused"
+    /// The HTTP proxy asked for credentials, or refused the ones given (407).
+    case proxyAuth = "proxy_auth"
+    /// The HTTP proxy refused the tunnel or could not reach the origin (a CONNECT answered
+    /// with another status than 2xx; 502, 503 or 504 to a proxied plain-HTTP request).
+    case proxyStatus = "proxy_status"
     case tooLarge = "too_large"
     case protocolError = "protocol"
     case permission
@@ -69,7 +81,11 @@ public enum FailureReason: String, Sendable, CaseIterable, Codable {
 
 /// A phase of a probe, for `*_phase_duration_seconds{phase}`.
 public enum ProbePhase: String, Sendable, CaseIterable, Codable, Comparable {
-    case resolve, connect, tls, processing, transfer, rtt
+    /// `resolve`: name resolution (for a DNS probe, the whole lookup); `connect`: TCP connect
+    /// (to the proxy, when there is one); `proxy`: the CONNECT exchange with a proxy; `tls`:
+    /// the TLS handshake; `query`: a direct DNS query's exchange after connect and TLS;
+    /// `processing`: time to the first response byte; `transfer`: the rest of the response.
+    case resolve, connect, proxy, tls, query, processing, transfer, rtt
 
     public static func < (a: ProbePhase, b: ProbePhase) -> Bool {
         allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
@@ -115,14 +131,25 @@ public struct DNSDetail: Sendable, Equatable, Codable {
     public var rcode: Int?
     public var answers: Int
     public var addresses: [String]
-    /// The server set TC: the answer did not fit in the UDP datagram (no TCP retry is made).
+    /// The server set TC over UDP: the answer did not fit in the datagram (it is asked again
+    /// over TCP; `transport` says which answer was judged).
     public var truncated: Bool = false
+    /// The answer records of the asked type, in presentation form (`10 mx.example.`,
+    /// `"v=spf1 -all"`); for A/AAAA the same as `addresses`.
+    public var records: [String] = []
+    /// How the judged answer came: `udp`, `tcp`, `tls`; nil for the system resolver.
+    public var transport: String?
 
-    public init(rcode: Int? = nil, answers: Int, addresses: [String], truncated: Bool = false) {
+    public init(
+        rcode: Int? = nil, answers: Int, addresses: [String], truncated: Bool = false, records: [String]? = nil,
+        transport: String? = nil
+    ) {
         self.rcode = rcode
         self.answers = answers
         self.addresses = addresses
         self.truncated = truncated
+        self.records = records ?? addresses
+        self.transport = transport
     }
 }
 

@@ -328,12 +328,41 @@ import Testing
             "t.yml:7:18: probes[0].http.tls.ca_file: expected a readable PEM file of CA certificates, found a CA file and insecure_skip_verify exclude each other"
         ),
         (
+            probe + "    type: dns\n    target: example.test\n    dns:\n      record_type: SRV\n",
+            "t.yml:6:20: probes[0].dns.record_type: expected A, AAAA, CNAME, MX, TXT, NS, SOA, found \"SRV\""
+        ),
+        (
             probe + "    type: dns\n    target: example.test\n    dns:\n      record_type: MX\n",
-            "t.yml:6:20: probes[0].dns.record_type: expected A or AAAA, found \"MX\""
+            "t.yml:6:20: probes[0].dns.record_type: expected a record type the probe can ask for, found dns record type MX: needs a server; the system resolver looks up addresses only"
+        ),
+        (
+            probe
+                + "    type: dns\n    target: example.test\n    dns:\n      server: tcp://127.0.0.1\n      transport: tls\n",
+            "t.yml:6:15: probes[0].dns.server: expected an IP address, optionally with a port and a scheme, found dns server \"tcp://127.0.0.1\": says tcp:// but the transport is tls"
+        ),
+        (
+            probe
+                + "    type: dns\n    target: example.test\n    dns:\n      server: 127.0.0.1\n      tls: {server_name: dns.test}\n",
+            "t.yml:7:12: probes[0].dns.tls: expected TLS options on a tls-transport probe only, found dns tls: applies to the tls transport only, not udp"
+        ),
+        (
+            probe
+                + "    type: dns\n    target: example.test\n    dns: {server: 127.0.0.1, record_type: TXT, expect_answer: {addresses: [192.0.2.1]}}\n",
+            "t.yml:5:63: probes[0].dns.expect_answer: expected an answer expectation that fits the record type, found dns expect_answer addresses: apply to A and AAAA records, not TXT; use regex"
+        ),
+        (
+            probe
+                + "    type: dns\n    target: example.test\n    dns: {server: 127.0.0.1, expect_answer: {regex: \"(\"}}\n",
+            "t.yml:5:45: probes[0].dns.expect_answer: expected a regular expression (Swift Regex syntax), found dns expect_answer regex \"(\": expected ')'"
+        ),
+        (
+            probe
+                + "    type: dns\n    target: example.test\n    dns: {server: 127.0.0.1, expect_answer: {regex: a, addresses: [192.0.2.1]}}\n",
+            "t.yml:5:45: probes[0].dns.expect_answer: expected exactly one of regex, addresses, found regex and addresses"
         ),
         (
             probe + "    type: dns\n    target: example.test\n    dns:\n      server: dns.example\n",
-            "t.yml:6:15: probes[0].dns.server: expected an IP address, optionally with a port, found dns server \"dns.example\": must be an IP address, optionally with :port or [ipv6]:port"
+            "t.yml:6:15: probes[0].dns.server: expected an IP address, optionally with a port and a scheme, found dns server \"dns.example\": must be an IP address, optionally with :port or [ipv6]:port"
         ),
         (
             probe + "    type: dns\n    target: 127.0.0.1\n",

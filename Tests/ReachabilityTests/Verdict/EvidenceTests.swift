@@ -114,6 +114,9 @@ import Testing
     @Test(arguments: [
         ("--probe.dns=example.com", Evidence.local),
         ("--probe.dns=example.com@192.0.2.53", .local),
+        ("--probe.dns=example.com@tcp://192.0.2.53", .local),
+        ("--probe.dns=example.com@udp://192.0.2.53:5353", .local),
+        ("--probe.dns=example.com@tls://192.0.2.53", .internet),
         ("--probe.http=http://192.0.2.1/generate_204", .internet),
         ("--probe.http=https://192.0.2.1/generate_204", .internet),
         ("--probe.tcp=192.0.2.1:80", .local),

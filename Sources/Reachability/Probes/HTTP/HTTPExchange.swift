@@ -19,7 +19,7 @@ struct HTTPExchange {
     let serverName: String
     let config: HTTPProbeConfig
 
-    func run(deadline: ContinuousClock.Instant, trace: inout HTTPRoundTrace) async throws(HTTPHopFailure) -> Response {
+    func run(deadline: ContinuousClock.Instant, trace: inout HTTPRoundTrace) async throws(ProbeFailure) -> Response {
         let socket = try await connect(deadline: deadline, trace: &trace)
         var stream: any ByteStream = socket
         if url.scheme == .https {
@@ -29,12 +29,12 @@ struct HTTPExchange {
         do throws(StreamError) {
             try await stream.write(requestBytes(), deadline: deadline)
         } catch {
-            throw HTTPHopFailure(error, context: "sending the request")
+            throw ProbeFailure(error, context: "sending the request")
         }
         return try await readResponse(from: stream, deadline: deadline, trace: &trace)
     }
 
-    private func connect(deadline: ContinuousClock.Instant, trace: inout HTTPRoundTrace) async throws(HTTPHopFailure)
+    private func connect(deadline: ContinuousClock.Instant, trace: inout HTTPRoundTrace) async throws(ProbeFailure)
         -> StreamSocket
     {
         trace.begin(.resolve)
@@ -42,7 +42,7 @@ struct HTTPExchange {
         do throws(Resolver.Failure) {
             addresses = try await Resolver.resolve(url.host, port: url.port, family: config.family, deadline: deadline)
         } catch {
-            throw HTTPHopFailure(.dns, error.message)
+            throw ProbeFailure(.dns, error.message)
         }
         trace.begin(.connect)
         var failures: [String] = []
@@ -64,22 +64,22 @@ struct HTTPExchange {
             }
         }
         let context = failures.isEmpty ? "connecting to \(url.authority)" : "connecting"
-        var failure = HTTPHopFailure(lastError, context: context)
+        var failure = ProbeFailure(lastError, context: context)
         if failures.count > 0 {
-            failure = HTTPHopFailure(failure.reason, "connecting: " + failures.joined(separator: "; "))
+            failure = ProbeFailure(failure.reason, "connecting: " + failures.joined(separator: "; "))
         }
         throw failure
     }
 
     private func handshake(over socket: StreamSocket, deadline: ContinuousClock.Instant, trace: inout HTTPRoundTrace)
-        async throws(HTTPHopFailure) -> TLSConnection
+        async throws(ProbeFailure) -> TLSConnection
     {
         trace.begin(.tls)
         let context: TLSContext
         do throws(TLSContext.Failure) {
             context = try TLSContext.shared(config.tlsOptions)
         } catch {
-            throw HTTPHopFailure(.tls, error.message)
+            throw ProbeFailure(.tls, error.message)
         }
         var tls: TLSConnection?
         do throws(StreamError) {
@@ -93,13 +93,13 @@ struct HTTPExchange {
         } catch {
             // A refused certificate still tells when it expires.
             trace.detail.certificateNotAfter = tls?.summary.certificateNotAfter
-            throw HTTPHopFailure(error, context: "TLS handshake with \(serverName)")
+            throw ProbeFailure(error, context: "TLS handshake with \(serverName)")
         }
     }
 
     private func readResponse(
         from stream: any ByteStream, deadline: ContinuousClock.Instant, trace: inout HTTPRoundTrace
-    ) async throws(HTTPHopFailure) -> Response {
+    ) async throws(ProbeFailure) -> Response {
         var parser = HTTPResponseParser(limits: .init(bodyBytes: config.bodyLimit), isHeadRequest: method == .head)
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)
         var sawFirstByte = false
@@ -108,7 +108,7 @@ struct HTTPExchange {
             do throws(StreamError) {
                 n = try await stream.read(into: &buffer, deadline: deadline)
             } catch {
-                throw HTTPHopFailure(error, context: sawFirstByte ? "reading the response" : "waiting for the response")
+                throw ProbeFailure(error, context: sawFirstByte ? "reading the response" : "waiting for the response")
             }
             if !sawFirstByte {
                 sawFirstByte = true
@@ -121,11 +121,11 @@ struct HTTPExchange {
                 }
                 if try parser.consume(buffer[0..<n]) == .complete { break }
             } catch {
-                throw HTTPHopFailure(error)
+                throw ProbeFailure(error)
             }
         }
         trace.closeOpenPhase()
-        guard let head = parser.head else { throw HTTPHopFailure(.protocolError, "no response head") }
+        guard let head = parser.head else { throw ProbeFailure(.protocolError, "no response head") }
         return Response(head: head, body: parser.body, bodyTruncated: parser.bodyTruncated)
     }
 

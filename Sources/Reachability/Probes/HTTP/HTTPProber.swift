@@ -28,7 +28,7 @@ package struct HTTPProber: Prober {
                 serverName: sameHost ? (config.serverName ?? url.host) : url.host,
                 config: config)
             let response: HTTPExchange.Response
-            do throws(HTTPHopFailure) {
+            do throws(ProbeFailure) {
                 response = try await exchange.run(deadline: deadline, trace: &trace)
             } catch {
                 return trace.result(error.status, error.reason, error.message)

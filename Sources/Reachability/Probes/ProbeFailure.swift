@@ -1,5 +1,6 @@
-/// A hop failed before a response could be judged, or (`status == .portal`) was intercepted.
-struct HTTPHopFailure: Error {
+/// A step of a probe (an HTTP hop, a DNS exchange over a stream) failed before an answer could
+/// be judged, or (`status == .portal`) was intercepted: the reason, status and text of the result.
+struct ProbeFailure: Error {
     let reason: FailureReason
     let message: String
     let status: ProbeStatus
