@@ -144,7 +144,10 @@ class FilteredNet:
             lab.add_namespace(ns)
         sh("ip", "-n", c, "link", "add", "flan0", "type", "veth", "peer", "name", "flan", "netns", r)
         sh("ip", "-n", r, "link", "add", "fwan", "type", "veth", "peer", "name", "fup", "netns", u)
-        sh("ip", "netns", "exec", r, "sysctl", "-qw", "net.ipv4.ip_forward=1")
+        # No ICMP rate limit on the router: its "port unreachable" for each rejected UDP query
+        # is the fault under test (the kernel's default, about one per second per client, would
+        # turn some refusals into timeouts).
+        sh("ip", "netns", "exec", r, "sysctl", "-qw", "net.ipv4.ip_forward=1", "net.ipv4.icmp_ratelimit=0")
         for ns, dev, addr in ((c, "flan0", CLIENT_IP), (r, "flan", ROUTER_LAN), (r, "fwan", ROUTER_WAN), (u, "fup", UPSTREAM_WAN)):
             sh("ip", "-n", ns, "addr", "add", f"{addr}/24", "dev", dev)
             sh("ip", "-n", ns, "link", "set", dev, "up")

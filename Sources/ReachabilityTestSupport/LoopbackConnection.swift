@@ -1,4 +1,5 @@
 import COpenSSL
+import CShim
 import Glibc
 import Reachability
 
@@ -65,6 +66,48 @@ package final class LoopbackConnection {
         }
         defer { pending.removeFirst(count) }
         return Array(pending.prefix(count))
+    }
+
+    /// Connects to `host:port`, sends `initial`, then copies bytes both ways until either side
+    /// closes, the server stops or nothing moves for 5 s (a plain connection only: for the
+    /// test forward proxy). False if the upstream connection failed.
+    @discardableResult
+    package func splice(toHost host: String, port: UInt16, initial: [UInt8]) -> Bool {
+        guard let address = SocketAddress(ip: host, port: port) else { return false }
+        let upstream = socket(address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard upstream >= 0 else { return false }
+        defer { Glibc.close(upstream) }
+        guard address.withSockAddr({ Glibc.connect(upstream, $0, $1) }) == 0 else { return false }
+        guard Self.sendAll(upstream, initial) else { return false }
+        var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+        while !isStopped {
+            var fds = [
+                pollfd(fd: fd, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: upstream, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: server.stopFD, events: Int16(POLLIN), revents: 0),
+            ]
+            guard poll(&fds, 3, 5_000) > 0, fds[2].revents == 0 else { return true }
+            for (from, to) in [(fd, upstream), (upstream, fd)] {
+                let i = from == fd ? 0 : 1
+                guard fds[i].revents != 0 else { continue }
+                let n = buffer.withUnsafeMutableBytes { Glibc.recv(from, $0.baseAddress, $0.count, 0) }
+                guard n > 0, Self.sendAll(to, Array(buffer[0..<n])) else { return true }
+            }
+        }
+        return true
+    }
+
+    private static func sendAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeBytes {
+                Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL))
+            }
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else { return false }
+            offset += n
+        }
+        return true
     }
 
     /// Records a line in the server's request log (what `requests` returns).

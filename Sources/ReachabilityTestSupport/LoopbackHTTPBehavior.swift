@@ -1,3 +1,5 @@
+import Reachability
+
 /// What a `LoopbackHTTPServer` does with each connection: ordinary answers for positive tests
 /// and hostile ones (silence, slow drip, endless body, huge head, garbage, reset) for the rest.
 package struct LoopbackHTTPBehavior: Sendable {
@@ -134,5 +136,61 @@ package struct LoopbackHTTPBehavior: Sendable {
         }
         text += "Connection: close\r\n\r\n"
         return isHead ? text : text + body
+    }
+}
+
+extension LoopbackHTTPBehavior {
+    /// A minimal forward proxy to loopback origins: `CONNECT 127.0.0.1:PORT` answers 200 and
+    /// tunnels; an absolute-form request (`GET http://127.0.0.1:PORT/path`) is sent on in origin
+    /// form and the answer copied back. With `credentials` ("user:password"), a request without
+    /// the matching `Proxy-Authorization: Basic` gets 407. Anything else gets 400.
+    package static func forwardProxy(credentials: String? = nil) -> LoopbackHTTPBehavior {
+        LoopbackHTTPBehavior { c in
+            guard let head = c.readRequest() else { return }
+            var lines = head.split(separator: "\r\n", omittingEmptySubsequences: false).map(String.init)
+            let parts = lines[0].split(separator: " ").map(String.init)
+            if let credentials {
+                let wanted = "proxy-authorization: basic " + Base64.encode(Array(credentials.utf8)).lowercased()
+                guard lines.contains(where: { $0.lowercased() == wanted }) else {
+                    c.write(
+                        "HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm=\"t\"\r\nContent-Length: 0\r\n\r\n"
+                    )
+                    return
+                }
+            }
+            guard parts.count == 3 else {
+                c.write("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+                return
+            }
+            func hostPort(_ authority: Substring) -> (String, UInt16)? {
+                guard let colon = authority.lastIndex(of: ":"),
+                    let port = UInt16(authority[authority.index(after: colon)...])
+                else { return nil }
+                return (String(authority[..<colon]).trimmingCharacters(in: "[]"), port)
+            }
+            if parts[0] == "CONNECT", let (host, port) = hostPort(Substring(parts[1])) {
+                c.write("HTTP/1.1 200 Connection established\r\n\r\n")
+                c.splice(toHost: host, port: port, initial: [])
+                return
+            }
+            guard parts[1].hasPrefix("http://"), let slash = parts[1].dropFirst(7).firstIndex(of: "/"),
+                let (host, port) = hostPort(parts[1].dropFirst(7)[..<slash])
+            else {
+                c.write("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+                return
+            }
+            lines[0] = "\(parts[0]) \(parts[1].dropFirst(7)[slash...]) \(parts[2])"
+            lines.removeAll { $0.lowercased().hasPrefix("proxy-authorization:") }
+            if !c.splice(toHost: host, port: port, initial: Array((lines.joined(separator: "\r\n") + "\r\n\r\n").utf8))
+            {
+                c.write("HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n")
+            }
+        }
+    }
+}
+
+extension String {
+    fileprivate func trimmingCharacters(in set: String) -> String {
+        String(drop(while: set.contains).reversed().drop(while: set.contains).reversed())
     }
 }

@@ -21,6 +21,14 @@ package enum ProbeFlags {
             "probe.http.expect-body", .value(default: nil), placeholder: "TEXT",
             help: "Text the --probe.http response bodies must contain (uses GET)."),
         FlagSpec(
+            "probe.http.proxy-url", .value(default: nil), placeholder: "URL",
+            help:
+                "Send the --probe.http checks through this HTTP proxy (http://[user:password@]host[:port]; HTTPS through CONNECT)."
+        ),
+        FlagSpec(
+            "probe.http.proxy-from-environment", .bool(default: false),
+            help: "Send the --probe.http checks through the proxy HTTP_PROXY/HTTPS_PROXY name, except NO_PROXY hosts."),
+        FlagSpec(
             "probe.icmp", .repeated, placeholder: "HOST",
             help: "ICMP echo target (name or address; names are re-resolved every round)."),
         FlagSpec(
@@ -114,8 +122,9 @@ package enum ProbeFlags {
             specs.append(probe.spec)
         }
         let expectation = try httpExpectation(flags)
+        let proxy = try httpProxy(flags)
         for url in source.strings("probe.http") {
-            try add(.http(url, expectation: expectation), flag: "probe.http", value: url)
+            try add(.http(url, expectation: expectation, proxy: proxy), flag: "probe.http", value: url)
         }
         for target in source.strings("probe.dns") {
             let parts = target.split(separator: "@", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
@@ -125,6 +134,23 @@ package enum ProbeFlags {
         let count = try flags.int("probe.icmp.count", range: 1...ICMPProber.Configuration.maxCount) ?? 3
         for host in source.strings("probe.icmp") { try add(.icmp(host, count: count), flag: "probe.icmp", value: host) }
         return specs
+    }
+
+    private static func httpProxy(_ flags: ParsedFlags) throws(UsageError) -> HTTPProxySetting {
+        let fromEnvironment = flags.bool("probe.http.proxy-from-environment")
+        guard let text = flags.string("probe.http.proxy-url") else {
+            guard fromEnvironment else { return .direct }
+            do throws(ProbeConfigError) { return .environment(try ProxyEnvironment(processEnvironment())) } catch {
+                throw UsageError("flag '--probe.http.proxy-from-environment': \(error.message)")
+            }
+        }
+        guard !fromEnvironment else {
+            throw UsageError(
+                "flags '--probe.http.proxy-url' and '--probe.http.proxy-from-environment' exclude each other")
+        }
+        do throws(ProbeConfigError) { return .fixed(try HTTPProxy(parsing: text)) } catch {
+            throw UsageError("invalid value for flag '--probe.http.proxy-url': \(error.message)")
+        }
     }
 
     private static func httpExpectation(_ flags: ParsedFlags) throws(UsageError) -> HTTPExpectation {

@@ -110,12 +110,22 @@ package enum ConfigProbeBuilder {
     {
         let o = d.http ?? HTTPOptions()
         let mode: HTTPProbeConfig.Mode = o.mode == .web ? .web : .captive(o.expectation)
+        // The environment is read once, when the file is loaded (a reload reads it again).
+        let environment = o.proxyFromEnvironment ? processEnvironment() : [:]
         return { iface throws(HTTPProbeConfigError) in
-            try HTTPProbeConfig(
+            var proxy = HTTPProxySetting.direct
+            do throws(ProbeConfigError) {
+                if let url = o.proxyURL { proxy = .fixed(try HTTPProxy(parsing: url)) }
+                if o.proxyFromEnvironment { proxy = .environment(try ProxyEnvironment(environment)) }
+            } catch {
+                throw HTTPProbeConfigError(
+                    field: o.proxyURL != nil ? "proxy_url" : "proxy_from_environment", message: error.message)
+            }
+            return try HTTPProbeConfig(
                 url: d.target, method: o.method, mode: mode, followRedirects: o.followRedirects,
                 maxRedirects: o.maxRedirects ?? 10, hostHeader: o.hostHeader, serverName: o.tls.serverName,
                 caFile: o.tls.caFile, insecureSkipVerify: o.tls.insecureSkipVerify, family: d.family ?? .any,
-                interface: iface, headers: o.headers)
+                interface: iface, headers: o.headers, proxy: proxy)
         }
     }
 
@@ -129,6 +139,10 @@ package enum ConfigProbeBuilder {
         case "tls": (key, expected) = (d.marks["http.tls"] != nil ? "http.tls" : "target", "usable TLS settings")
         case "host_header": (key, expected) = ("http.host_header", "a host name without spaces or control characters")
         case "headers": (key, expected) = ("http.headers", "header names and values the prober may send")
+        case "proxy_url":
+            (key, expected) = ("http.proxy_url", "an http:// proxy URL (http://[user:password@]host[:port])")
+        case "proxy_from_environment":
+            (key, expected) = ("http.proxy_from_environment", "proxy variables that hold http:// proxy URLs")
         default: (key, expected) = ("http.\(e.field)", "a value the HTTP prober accepts")
         }
         return fail(d, key, expected: expected, found: e.message, file: file)

@@ -144,6 +144,9 @@ package struct HTTPOptions: Sendable, Equatable {
     package var hostHeader: String?
     package var headers: [HTTPProbeConfig.Header] = []
     package var tls = TLSOptions()
+    /// `http.proxy_url`, as written (parsed when the probe is built).
+    package var proxyURL: String?
+    package var proxyFromEnvironment = false
 
     package init() {}
 

@@ -6,7 +6,7 @@ enum ProbeSchema {
     static let keys = ["name", "type", "target", "interval", "timeout", "family", "labels", "http", "dns", "icmp"]
     static let httpKeys = [
         "mode", "method", "expected_status", "expected_body", "follow_redirects", "max_redirects", "host_header",
-        "headers", "tls",
+        "headers", "tls", "proxy_url", "proxy_from_environment",
     ]
     static let bodyKeys = ["contains", "equals", "prefix"]
     static let tlsKeys = ["ca_file", "server_name", "insecure_skip_verify"]
@@ -204,6 +204,13 @@ enum ProbeSchema {
                 o.headers.append(HTTPProbeConfig.Header(e.key, s.text))
                 marks["http.headers"] = e.keyMark
             }
+        }
+        o.proxyURL = try m.string("proxy_url", expected: "an http:// proxy URL (http://[user:password@]host[:port])")
+        o.proxyFromEnvironment = try m.bool("proxy_from_environment") ?? false
+        if o.proxyURL != nil, o.proxyFromEnvironment {
+            throw m.fail(
+                "proxy_from_environment", expected: "either proxy_url or proxy_from_environment", found: "both",
+                hint: "proxy_url names the proxy; proxy_from_environment takes HTTP_PROXY/HTTPS_PROXY/NO_PROXY")
         }
         if let t = try m.map("tls", keys: tlsKeys, what: "the TLS options") {
             guard type == .https || o.mode == .web else {

@@ -39,16 +39,19 @@ public struct Probe: Sendable {
         return http(url, expectation: expectation)
     }
 
-    static func http(_ url: String, expectation: HTTPExpectation) -> Probe {
+    static func http(_ url: String, expectation: HTTPExpectation, proxy: HTTPProxySetting = .direct) -> Probe {
         let config: HTTPProbeConfig
-        do throws(HTTPProbeConfigError) { config = try HTTPProbeConfig(url: url, mode: .captive(expectation)) } catch {
+        do throws(HTTPProbeConfigError) {
+            config = try HTTPProbeConfig(url: url, mode: .captive(expectation), proxy: proxy)
+        } catch {
             return unusable(url, url.lowercased().hasPrefix("https:") ? .https : .http, error.description)
         }
         let spec = ProbeSpec(name: url, type: config.probeType, target: url, evidence: config.evidence) {
             iface throws(ProbeConfigError) in
             guard let iface else { return HTTPProber(config) }
             do throws(HTTPProbeConfigError) {
-                return HTTPProber(try HTTPProbeConfig(url: url, mode: .captive(expectation), interface: iface))
+                return HTTPProber(
+                    try HTTPProbeConfig(url: url, mode: .captive(expectation), interface: iface, proxy: proxy))
             } catch {
                 throw ProbeConfigError(error.description)
             }

@@ -46,8 +46,12 @@ extension HTTPProbeConfig {
     /// answer a portal does not give — a body check, or a status set without 200 and without
     /// redirects (`204`): a set such as `200-399` or `2xx` is met by a portal's own page or its
     /// redirect, so it can degrade the verdict but never prove the internet.
+    ///
+    /// Through a proxy, TLS still runs end to end (CONNECT), so verified HTTPS proves as
+    /// before; a plain-HTTP answer may come from the proxy's cache, so it is local evidence.
     package var evidence: Evidence {
         let verified = url.scheme == .https && !insecureSkipVerify
+        if !verified, proxy.mayProxy { return .local }
         switch mode {
         case .captive(let expectation):
             return verified || expectation.isUnlikeAPortalAnswer ? .internet : .local

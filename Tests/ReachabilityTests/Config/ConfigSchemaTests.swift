@@ -328,6 +328,16 @@ import Testing
             "t.yml:7:18: probes[0].http.tls.ca_file: expected a readable PEM file of CA certificates, found a CA file and insecure_skip_verify exclude each other"
         ),
         (
+            probe
+                + "    type: https\n    target: https://127.0.0.1/\n    http: {proxy_url: \"http://u:pw@p\", proxy_from_environment: true}\n",
+            "t.yml:5:64: probes[0].http.proxy_from_environment: expected either proxy_url or proxy_from_environment, found both (proxy_url names the proxy; proxy_from_environment takes HTTP_PROXY/HTTPS_PROXY/NO_PROXY)"
+        ),
+        (
+            probe
+                + "    type: https\n    target: https://127.0.0.1/\n    http: {proxy_url: \"socks5://u:pw@p:1080\"}\n",
+            "t.yml:5:23: probes[0].http.proxy_url: expected an http:// proxy URL (http://[user:password@]host[:port]), found proxy \"socks5://<credentials>@p:1080\": the socks5:// scheme is not supported; use an http:// proxy (HTTPS still runs end to end through CONNECT)"
+        ),
+        (
             probe + "    type: dns\n    target: example.test\n    dns:\n      record_type: SRV\n",
             "t.yml:6:20: probes[0].dns.record_type: expected A, AAAA, CNAME, MX, TXT, NS, SOA, found \"SRV\""
         ),

@@ -63,3 +63,23 @@ import Testing
         #expect(missing.isEmpty, "flags missing from the README: \(missing)")
     }
 }
+
+/// Every YAML example in docs/configuration.md loads and builds its probes, so the
+/// documentation cannot drift from the parser and the schema.
+@Suite struct ConfigurationDocTests {
+    @Test func everyYAMLExampleLoads() throws {
+        let path = RepositoryRoot.url.appendingPathComponent("docs/configuration.md")
+        let text = try String(contentsOf: path, encoding: .utf8)
+        let blocks = text.components(separatedBy: "```yaml\n").dropFirst().compactMap {
+            $0.components(separatedBy: "```").first
+        }
+        try #require(blocks.count >= 2, "no yaml examples found")
+        for (i, block) in blocks.enumerated() {
+            do throws(ConfigError) {
+                _ = try CheckConfigCommand.check(ConfigLoader.parse(block, file: "example-\(i + 1).yml"))
+            } catch {
+                Issue.record("docs/configuration.md example \(i + 1): \(error)")
+            }
+        }
+    }
+}

@@ -19,8 +19,28 @@ struct HTTPExchange {
     let serverName: String
     let config: HTTPProbeConfig
 
+    /// The proxy this hop goes through, if any.
+    var proxy: HTTPProxy? { config.proxy.proxy(for: url) }
+
     func run(deadline: ContinuousClock.Instant, trace: inout HTTPRoundTrace) async throws(ProbeFailure) -> Response {
-        let socket = try await connect(deadline: deadline, trace: &trace)
+        let proxy = self.proxy
+        let socket: StreamSocket
+        if let proxy {
+            do throws(ProbeFailure) {
+                socket = try await connect(
+                    host: proxy.endpoint.host, port: proxy.endpoint.port, deadline: deadline, trace: &trace)
+            } catch {
+                let reason: FailureReason = error.reason == .dns ? .dns : .proxyRefused
+                throw ProbeFailure(reason, "proxy \(proxy): \(error.message)")
+            }
+            // The origin is behind the proxy: the address reached is the proxy's, not the target's.
+            trace.address = nil
+            if url.scheme == .https {
+                try await tunnel(through: proxy, over: socket, deadline: deadline, trace: &trace)
+            }
+        } else {
+            socket = try await connect(host: url.host, port: url.port, deadline: deadline, trace: &trace)
+        }
         var stream: any ByteStream = socket
         if url.scheme == .https {
             stream = try await handshake(over: socket, deadline: deadline, trace: &trace)
@@ -31,16 +51,86 @@ struct HTTPExchange {
         } catch {
             throw ProbeFailure(error, context: "sending the request")
         }
-        return try await readResponse(from: stream, deadline: deadline, trace: &trace)
+        let response = try await readResponse(from: stream, deadline: deadline, trace: &trace)
+        if let proxy, url.scheme == .http { try Self.checkProxied(response.head, proxy: proxy) }
+        return response
     }
 
-    private func connect(deadline: ContinuousClock.Instant, trace: inout HTTPRoundTrace) async throws(ProbeFailure)
-        -> StreamSocket
+    /// A plain-HTTP answer through a proxy: 407 and the gateway errors are the proxy's own.
+    static func checkProxied(_ head: HTTPResponseHead, proxy: HTTPProxy) throws(ProbeFailure) {
+        switch head.status {
+        case 407:
+            throw ProbeFailure(
+                .proxyAuth,
+                "proxy \(proxy): \(head.statusLine)\(proxy.username == nil ? " (no credentials in the proxy URL)" : " (credentials refused)")"
+            )
+        case 502, 503, 504:
+            throw ProbeFailure(.proxyStatus, "proxy \(proxy): \(head.statusLine): the proxy could not reach the origin")
+        default:
+            return
+        }
+    }
+
+    /// `CONNECT host:port` and the proxy's answer: 2xx opens the tunnel; 407 is `proxy_auth`,
+    /// anything else `proxy_status`. The head is read with a HEAD-style parser (no body follows
+    /// a 2xx; a refusal's body is not needed).
+    private func tunnel(
+        through proxy: HTTPProxy, over socket: StreamSocket, deadline: ContinuousClock.Instant,
+        trace: inout HTTPRoundTrace
+    ) async throws(ProbeFailure) {
+        trace.begin(.proxy)
+        let authority = "\(url.bracketedHost):\(url.port)"
+        var text = "CONNECT \(authority) HTTP/1.1\r\nHost: \(authority)\r\nUser-Agent: \(config.userAgent)\r\n"
+        if let authorization = proxy.authorization { text += "Proxy-Authorization: \(authorization)\r\n" }
+        text += "\r\n"
+        var parser = HTTPResponseParser(limits: .init(bodyBytes: 0), isHeadRequest: true)
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        func streamFailure(_ error: StreamError) -> ProbeFailure {
+            let failure = ProbeFailure(error, context: "proxy \(proxy): CONNECT \(authority)")
+            return ProbeFailure(failure.reason == .timeout ? .timeout : .proxyStatus, failure.message)
+        }
+        do throws(StreamError) { try await socket.write(Array(text.utf8), deadline: deadline) } catch {
+            throw streamFailure(error)
+        }
+        while true {
+            let n: Int
+            do throws(StreamError) { n = try await socket.read(into: &buffer, deadline: deadline) } catch {
+                throw streamFailure(error)
+            }
+            do throws(HTTPResponseParser.Failure) {
+                if n == 0 {
+                    try parser.finish()
+                    break
+                }
+                if try parser.consume(buffer[0..<n]) == .complete { break }
+            } catch {
+                throw ProbeFailure(.proxyStatus, "proxy \(proxy): CONNECT \(authority): \(error)")
+            }
+        }
+        guard let head = parser.head else {
+            throw ProbeFailure(
+                .proxyStatus, "proxy \(proxy): closed the connection without answering CONNECT \(authority)")
+        }
+        switch head.status {
+        case 200...299:
+            return
+        case 407:
+            throw ProbeFailure(
+                .proxyAuth,
+                "proxy \(proxy): CONNECT \(authority): \(head.statusLine)\(proxy.username == nil ? " (no credentials in the proxy URL)" : " (credentials refused)")"
+            )
+        default:
+            throw ProbeFailure(.proxyStatus, "proxy \(proxy): CONNECT \(authority): \(head.statusLine)")
+        }
+    }
+
+    private func connect(host: String, port: UInt16, deadline: ContinuousClock.Instant, trace: inout HTTPRoundTrace)
+        async throws(ProbeFailure) -> StreamSocket
     {
         trace.begin(.resolve)
         let addresses: [SocketAddress]
         do throws(Resolver.Failure) {
-            addresses = try await Resolver.resolve(url.host, port: url.port, family: config.family, deadline: deadline)
+            addresses = try await Resolver.resolve(host, port: port, family: config.family, deadline: deadline)
         } catch {
             throw ProbeFailure(.dns, error.message)
         }
@@ -63,7 +153,7 @@ struct HTTPExchange {
                 if error == .cancelled { break }
             }
         }
-        let context = failures.isEmpty ? "connecting to \(url.authority)" : "connecting"
+        let context = failures.isEmpty ? "connecting to \(host)" : "connecting"
         var failure = ProbeFailure(lastError, context: context)
         if failures.count > 0 {
             failure = ProbeFailure(failure.reason, "connecting: " + failures.joined(separator: "; "))
@@ -129,9 +219,13 @@ struct HTTPExchange {
         return Response(head: head, body: parser.body, bodyTruncated: parser.bodyTruncated)
     }
 
-    /// The request head: method, target, Host, User-Agent, Accept, Connection: close, extras.
+    /// The request head: method, target (absolute form through a plain-HTTP proxy, with its
+    /// credentials), Host, User-Agent, Accept, Connection: close, extras.
     func requestBytes() -> [UInt8] {
-        var text = "\(method.rawValue) \(url.target) HTTP/1.1\r\nHost: \(hostHeader)\r\n"
+        let proxy = url.scheme == .http ? self.proxy : nil
+        let target = proxy == nil ? url.target : "http://\(url.authority)\(url.target)"
+        var text = "\(method.rawValue) \(target) HTTP/1.1\r\nHost: \(hostHeader)\r\n"
+        if let authorization = proxy?.authorization { text += "Proxy-Authorization: \(authorization)\r\n" }
         let extras = Set(config.headers.map { $0.name.lowercased() })
         if !extras.contains("user-agent") { text += "User-Agent: \(config.userAgent)\r\n" }
         if !extras.contains("accept") { text += "Accept: */*\r\n" }

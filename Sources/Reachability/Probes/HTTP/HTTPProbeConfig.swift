@@ -74,6 +74,8 @@ package struct HTTPProbeConfig: Sendable, Equatable {
     package let cacheBust: CacheBust?
     package let headers: [Header]
     package let userAgent: String
+    /// Direct, one proxy for every request, or the environment's choice per URL.
+    package let proxy: HTTPProxySetting
 
     /// The probe type, from the URL scheme.
     package var probeType: ProbeType { url.scheme == .https ? .https : .http }
@@ -89,7 +91,7 @@ package struct HTTPProbeConfig: Sendable, Equatable {
         maxRedirects: Int = 10, hostHeader: String? = nil, serverName: String? = nil, caFile: String? = nil,
         insecureSkipVerify: Bool = false, family: FamilyPreference = .any, interface: String? = nil,
         bodyLimit: Int = 65_536, cacheBust: CacheBust? = nil, headers: [Header] = [],
-        userAgent: String = HTTPProbeConfig.defaultUserAgent
+        userAgent: String = HTTPProbeConfig.defaultUserAgent, proxy: HTTPProxySetting = .direct
     ) throws(HTTPProbeConfigError) {
         func fail(_ field: String, _ message: String) -> HTTPProbeConfigError {
             HTTPProbeConfigError(field: field, message: message)
@@ -155,6 +157,7 @@ package struct HTTPProbeConfig: Sendable, Equatable {
             throw fail("user_agent", "control characters are not allowed")
         }
         self.userAgent = userAgent
+        self.proxy = proxy
         // Load the trust settings now (https, or web mode that may be redirected to https) so an
         // unreadable CA file fails at configuration time, not at probe time.
         if self.url.scheme == .https || self.followRedirects || caFile != nil {
@@ -166,7 +169,9 @@ package struct HTTPProbeConfig: Sendable, Equatable {
         }
     }
 
-    private static let reservedHeaders: Set<String> = ["host", "connection", "content-length", "transfer-encoding"]
+    private static let reservedHeaders: Set<String> = [
+        "host", "connection", "content-length", "transfer-encoding", "proxy-authorization",
+    ]
 
     private static func validate(_ header: Header) -> String? {
         if header.name.isEmpty || !header.name.utf8.allSatisfy(isTokenByte) {
