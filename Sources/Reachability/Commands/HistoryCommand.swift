@@ -11,12 +11,14 @@ package enum HistoryCommand {
 
     static var usage: String {
         "usage: reachability_exporter history --history.dir=DIR [--since=DURATION] [--output=table|json|csv]\n\n"
-            + "Prints the outages (start, end, duration, scope, state, reason) and the availability per UTC day.\n\nFlags:\n"
+            + "Prints the outages (start, end, duration, scope, state, reason) and the availability per UTC day.\n"
+            + "`history export --help`: the verdict series as OpenMetrics for backfilling Prometheus.\n\nFlags:\n"
             + FlagParser(flags).helpText() + "\n"
     }
 
     /// Runs the command and returns the exit status (64 usage, 1 unreadable directory).
     package static func main(_ args: [String], now: Double = unixNow()) -> Int32 {
+        if args.first == "export" { return HistoryExportCommand.main(Array(args.dropFirst()), now: now) }
         let dir: String
         let since: Duration
         let format: ReportFormat
