@@ -66,12 +66,22 @@ package final class StreamSocket: ByteStream {
     package let fd: Int32
     package let peer: SocketAddress
 
-    private init(fd: Int32, peer: SocketAddress) {
+    /// False for an accepted connection whose descriptor its server closes itself.
+    private let ownsDescriptor: Bool
+
+    private init(fd: Int32, peer: SocketAddress, ownsDescriptor: Bool = true) {
         self.fd = fd
         self.peer = peer
+        self.ownsDescriptor = ownsDescriptor
     }
 
-    deinit { Glibc.close(fd) }
+    /// A connection the web server accepted (non-blocking). The server closes `fd` itself, after
+    /// it has forgotten it, so that no other connection's descriptor number is ever touched.
+    package static func accepted(_ fd: Int32, peer: SocketAddress) -> StreamSocket {
+        StreamSocket(fd: fd, peer: peer, ownsDescriptor: false)
+    }
+
+    deinit { if ownsDescriptor { Glibc.close(fd) } }
 
     /// Connects to `address`, optionally bound to `interface` (`SO_BINDTODEVICE`, needs
     /// CAP_NET_RAW), finishing by `deadline`. The connect result comes from `SO_ERROR`.
