@@ -10,9 +10,12 @@ send, and a forward proxy on it, between the exporter and a lab internet with re
   the exporter's trust store does not hold: a probe verifies only with its own `tls.ca_file`.
 - router: forwarding and NAT (nft masquerade on the WAN), the faults as an nft forward chain,
   and squid on the LAN address: :3128 open to the LAN, :3129 the same but basic auth
-  (basic_ncsa_auth, an htpasswd file made here). squid's own traffic is output, not forward:
-  the forward faults never touch it. It resolves names with the upstream unbound
-  (`dns_nameservers`), so a CONNECT www.lab.example:443 works without any resolver file.
+  (basic_ncsa_auth, an htpasswd file made here with two users); nothing listens on :3130.
+  squid tunnels CONNECT to 443 and 4443 only (a CONNECT to 8443 gets 403; to 4443, where
+  nothing listens, 503), and answers a GET to :8080 (nothing there either) with 503. squid's
+  own traffic is output, not forward: the forward faults never touch it. It resolves names
+  with the upstream unbound (`dns_nameservers`), so a CONNECT www.lab.example:443 works
+  without any resolver file.
 - client: 198.18.2.2/24, default via the router; /etc/netns/<client>/resolv.conf names the
   upstream unbound (nothing in the lab falls back to the host's resolver).
 
@@ -35,6 +38,10 @@ ZONE, WEB_NAME, DNS_NAME, MX_NAME = "lab.example", "www.lab.example", "dns.lab.e
 TXT_TEXT = "rxlab filtered phase"
 PROXY_PORT, AUTH_PROXY_PORT, CLOSED_PORT = 3128, 3129, 3130
 PROXY_USER, PROXY_PASSWORD = "rxlab", "s3cret-lab"
+# The wrong-password probes use another existing user: squid keeps one credential per user name,
+# and the same name with a right and a wrong password at once makes it refuse the right one now
+# and then (what the auth phase would then measure is squid's cache, not the exporter).
+OTHER_USER, OTHER_PASSWORD = "rxother", "other-pass"
 FAULT_TABLE = ("inet", "rxffault")
 TOOLS = ("unbound", "unbound-checkconf", "squid", "conntrack", "kdig", "curl")
 BASIC_NCSA = "/usr/lib/squid/basic_ncsa_auth"
@@ -82,8 +89,8 @@ auth_param basic program {ncsa} {htpasswd}
 auth_param basic children 3
 auth_param basic realm rxlab
 acl lan src {lan_net}
-acl SSL_ports port 443
-acl Safe_ports port 80 443 8080
+acl SSL_ports port 443 4443
+acl Safe_ports port 80 443 4443 8080
 acl CONNECT method CONNECT
 acl authport myportname authport
 acl authed proxy_auth REQUIRED
@@ -214,11 +221,11 @@ class FilteredNet:
             raise RuntimeError(f"reachability-lab in {self.upstream} did not start: {line!r}\n{tail(log)}")
 
     def write_htpasswd(self):
-        """user:APR1 hash for basic_ncsa_auth, made by openssl."""
-        hashed = sh("openssl", "passwd", "-apr1", PROXY_PASSWORD).stdout.strip()
+        """user:APR1 hash lines for basic_ncsa_auth, made by openssl."""
         path = os.path.join(self.work, "htpasswd")
         with open(path, "w") as f:
-            f.write(f"{PROXY_USER}:{hashed}\n")
+            for user, password in ((PROXY_USER, PROXY_PASSWORD), (OTHER_USER, OTHER_PASSWORD)):
+                f.write(f"{user}:{sh('openssl', 'passwd', '-apr1', password).stdout.strip()}\n")
         os.chmod(path, 0o644)
         return path
 

@@ -176,8 +176,9 @@ start_exporter a --no-path.monitor --probe.trust-local-targets --probe.mode=http
   --probe.dns=localhost --probe.uplink=lo --probe.icmp=127.0.0.1 --probe.interval=1s --probe.timeout=500ms \
   --history.dir="$tmp/history-a"
 # B: the path monitor on (path and interface metrics), a second instance for the fleet view, with
-# a configuration file (the reload metrics; broken later) beside its probe flags.
-printf 'global:\n  interval: 1s\n  timeout: 500ms\n' > "$tmp/exporter-b.yml"
+# a configuration file (the reload metrics; broken later) beside its probe flags, holding a probe
+# with a constant label (reachability_probe_labels_info, the dashboards' $probe_check).
+printf 'global:\n  interval: 1s\n  timeout: 500ms\nprobes:\n  - {name: labelled-tcp, type: tcp, target: "127.0.0.1:9", labels: {check: refused}}\n' > "$tmp/exporter-b.yml"
 start_exporter b --probe.trust-local-targets --probe.tcp=127.0.0.1:9 --probe.dns=localhost --probe.interval=1s --probe.timeout=500ms \
   --history.dir="$tmp/history-b" --config.file="$tmp/exporter-b.yml"
 echo "exporter A $addr_a (pid $pid_a), exporter B $addr_b (pid $pid_b), 204 server $url (pid $srv)"

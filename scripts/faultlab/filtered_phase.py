@@ -6,11 +6,13 @@ scraped metrics, then again through `reachability_exporter check --output=json` 
 status against the daemon's settled state); kdig and curl from the same namespace witness the
 fault independently of the exporter.
 
-Every probe set's verdict follows from the README's evidence model alone: DNS answers (UDP,
-TCP, TLS alike) are local evidence, a captive check answered 204 from beyond the gateway is
-internet evidence (through a proxy too: the 204 and, for HTTPS, the certificate come from the
-target through the tunnel), and a set whose DNS probes all fail while others succeed is
-`limited (dns)`.
+Every probe set's verdict follows from the evidence model: DNS over UDP or TCP and plain HTTP
+through a proxy are local evidence; a captive check answered 204 from beyond the gateway, and
+verified HTTPS through a proxy's CONNECT (the certificate comes from the target through the
+tunnel), are internet evidence; a set whose DNS probes all fail while others succeed is
+`limited (dns)`; a verdict that is not `full` takes the most common reason among the probes
+that could have proved the internet. Every set that should be `full` holds a verified HTTPS
+probe that succeeds, so no verdict hangs on how DNS over TLS is counted.
 """
 import json
 import os
@@ -24,7 +26,6 @@ from .lab import Exporter
 from .router_phase import EXIT_STATUS, Sampler
 from .runner import Row
 
-INTERVAL, TIMEOUT = 2.0, 1.5
 GLOBAL = {"interval": "2s", "timeout": "1500ms", "fail_after": 2, "recover_after": 2}
 TIMING_FLAGS = ["--probe.interval=2s", "--probe.timeout=1500ms", "--probe.fail-after=2", "--probe.recover-after=2"]
 OK = "ok"
@@ -168,8 +169,8 @@ def probe_sets(ca, udp_refused=False):
             phases={"dns-udp": {"query"}, "dns-tcp": {"connect", "query"}, "dns-tls": {"connect", "tls", "query"}}),
         ProbeSet("udp-only", [dns_udp, https_ip], during=("limited", "dns"), ok_during={"dns-udp": "dns_udp_blocked"}),
         # The flag forms; the phase CA is the trust store here, so DoT verifies by the IP SAN.
-        ProbeSet("flags", flags=[f"--probe.dns={net.WEB_NAME}@udp://{net.DNS_IP}", f"--probe.dns={net.WEB_NAME}@tcp://{net.DNS_IP}", f"--probe.dns={net.WEB_NAME}@tls://{net.DNS_IP}",
-                                 f"--probe.http=https://{WEB_BY_IP}"] + TIMING_FLAGS,
+        ProbeSet("flags", flags=[f"--probe.dns={net.WEB_NAME}@{scheme}://{net.DNS_IP}" for scheme in ("udp", "tcp", "tls")]
+                 + [f"--probe.http=https://{WEB_BY_IP}"] + TIMING_FLAGS,
                  env=[f"SSL_CERT_FILE={ca}"],
                  ok_during={f"{net.WEB_NAME}@udp://{net.DNS_IP}": "dns_udp_blocked"}),
         ProbeSet("web", [
@@ -181,27 +182,35 @@ def probe_sets(ca, udp_refused=False):
             env=[f"HTTP_PROXY={PROXY}", f"HTTPS_PROXY={PROXY}", f"NO_PROXY={net.WEB_IP}"],
             ok_during={"http-direct": "timeout", "https-direct": "timeout", "https-env-noproxy": "timeout"},
             phases={"https-proxy": {"proxy"}, "https-env": {"proxy"}}),
+        # The flag forms: every --probe.http through --probe.http.proxy-url (the phase CA as the trust store).
+        ProbeSet("web-flags", flags=[f"--probe.http=https://{WEB_BY_NAME}", f"--probe.http=http://{WEB_BY_NAME}",
+                                     f"--probe.http.proxy-url={PROXY}"] + TIMING_FLAGS, env=[f"SSL_CERT_FILE={ca}"],
+                 phases={f"https://{WEB_BY_NAME}": {"proxy"}}),
         ProbeSet("direct-only", [http_ip, https_ip], during=("limited", "timeout"),
                  ok_during={"http-direct": "timeout", "https-direct": "timeout"}),
         ProbeSet("auth", [
             web("https-auth", f"https://{WEB_BY_NAME}", ca, proxy=f"http://{user}@{AUTH_PROXY}"),
             web("http-auth", f"http://{WEB_BY_NAME}", ca, proxy=f"http://{user}@{AUTH_PROXY}"),
-            web("https-auth-wrong", f"https://{WEB_BY_NAME}", ca, proxy=f"http://{net.PROXY_USER}:wrong@{AUTH_PROXY}"),
+            web("https-auth-wrong", f"https://{WEB_BY_NAME}", ca, proxy=f"http://{net.OTHER_USER}:wrong@{AUTH_PROXY}"),
             web("http-auth-none", f"http://{WEB_BY_NAME}", ca, proxy=f"http://{AUTH_PROXY}"),
             https_ip],
             ok_before={"https-auth-wrong": "proxy_auth", "http-auth-none": "proxy_auth"}, ok_during={"https-direct": "timeout"},
             phases={"https-auth": {"proxy"}}),
         ProbeSet("auth-wrong", [
-            web("https-auth-wrong", f"https://{WEB_BY_NAME}", ca, proxy=f"http://{net.PROXY_USER}:wrong@{AUTH_PROXY}"),
-            web("http-auth-wrong", f"http://{WEB_BY_NAME}", ca, proxy=f"http://{net.PROXY_USER}:bad@{AUTH_PROXY}")],
+            web("https-auth-wrong", f"https://{WEB_BY_NAME}", ca, proxy=f"http://{net.OTHER_USER}:wrong@{AUTH_PROXY}"),
+            web("http-auth-wrong", f"http://{WEB_BY_NAME}", ca, proxy=f"http://{net.OTHER_USER}:bad@{AUTH_PROXY}")],
             before=("limited", "proxy_auth"), during=("limited", "proxy_auth"),
             ok_before={"https-auth-wrong": "proxy_auth", "http-auth-wrong": "proxy_auth"}),
+        # Plain HTTP through a proxy is local evidence, so its reason does not count toward the
+        # verdict's: of the two HTTPS proxy_status and one proxy_refused, proxy_status wins.
         ProbeSet("proxy-errors", [
             web("proxy-refused", f"https://{WEB_BY_NAME}", ca, proxy=f"http://{net.ROUTER_LAN}:{net.CLOSED_PORT}"),
-            web("connect-denied", f"https://{net.WEB_NAME}:8443/generate_204", ca, proxy=PROXY),  # squid: 403 to CONNECT :8443
+            web("connect-denied", f"https://{net.WEB_NAME}:8443/generate_204", ca, proxy=PROXY),  # squid: 403, port not allowed
+            web("connect-503", f"https://{net.WEB_NAME}:4443/generate_204", ca, proxy=PROXY),  # squid: 503, nothing on :4443
             web("proxy-503", f"http://{net.WEB_NAME}:8080/generate_204", ca, proxy=PROXY)],  # squid: 503, nothing on :8080
             before=("limited", "proxy_status"), during=("limited", "proxy_status"),
-            ok_before={"proxy-refused": "proxy_refused", "connect-denied": "proxy_status", "proxy-503": "proxy_status"}),
+            ok_before={"proxy-refused": "proxy_refused", "connect-denied": "proxy_status", "connect-503": "proxy_status",
+                       "proxy-503": "proxy_status"}),
     ]
     return {s.label: s for s in sets}
 
@@ -320,6 +329,7 @@ class FilteredScenario:
         self.r, self.net, self.name, self.rules, self.sets = r, fnet, name, rules, sets
         self.witness = witness  # (squid log mark) -> (ok, text), run while the fault holds
         self.rows = {s.label: Row(f"filtered: {name} [{s.label}]", self.expected(s)) for s in sets}
+        self.active = list(sets)  # the sets that were as expected before the fault
         self.bad = {s.label: [] for s in sets}
         self.info = {s.label: [] for s in sets}  # shown under the row, not failures
 
@@ -340,8 +350,8 @@ class FilteredScenario:
         """Polls every set until its scrape shows `want(set)` = (verdict, probes); returns
         label -> (scrape, problems, seconds waited)."""
         started, deadline, done, last = time.time(), time.time() + timeout, {}, {}
-        while len(done) < len(self.sets):
-            for s in self.sets:
+        while len(done) < len(self.active):
+            for s in self.active:
                 if s.label in done:
                     continue
                 try:
@@ -354,7 +364,7 @@ class FilteredScenario:
             if time.time() > deadline:
                 break
             time.sleep(0.1)
-        for s in self.sets:
+        for s in self.active:
             if s.label not in done:
                 m = last.get(s.label)
                 verdict, probes = want(s)
@@ -364,32 +374,38 @@ class FilteredScenario:
     def settle(self, during, rounds=2, limit=12.0):
         """Scrapes taken once every set has run `rounds` more rounds after `during`."""
         deadline, out = time.time() + limit, {}
-        while time.time() < deadline and len(out) < len(self.sets):
-            for s in self.sets:
+        while time.time() < deadline and len(out) < len(self.active):
+            for s in self.active:
                 m = s.exporter.scrape()
                 if m.total("reachability_rounds_total") >= during[s.label][0].total("reachability_rounds_total") + rounds:
                     out.setdefault(s.label, m)
             time.sleep(0.1)
-        return {s.label: out.get(s.label) or s.exporter.scrape() for s in self.sets}
+        return {s.label: out.get(s.label) or s.exporter.scrape() for s in self.active}
 
     def run(self):
         before = self.wait_all(lambda s: (s.before, s.ok_before), None, 30)
-        for s in self.sets:
+        for s in self.sets:  # a set that is wrong on the healthy lab fails alone; the others go on
             m, bad, _ = before[s.label]
             if bad:
-                raise RuntimeError(f"[{s.label}] not as expected before '{self.name}': {'; '.join(bad)}\n{s.exporter.tail(6)}")
-            self.bad[s.label] += phase_problems(m, s.phases)
-        samplers = {s.label: Sampler(s.exporter) for s in self.sets}
+                row = self.rows[s.label]
+                row.status, row.observed = "FAIL", "before the fault: " + (describe(m, None, s.ok_before)[0] if m else "no scrape")
+                row.notes = [f"not as expected before the fault: {'; '.join(bad)}", "exporter log tail:\n" + s.exporter.tail(6)]
+                self.active.remove(s)
+            else:
+                self.bad[s.label] += phase_problems(m, s.phases)
+        if not self.active:
+            return self
+        samplers = {s.label: Sampler(s.exporter) for s in self.active}
         for sampler in samplers.values():
             sampler.start()
-        m0 = {s.label: s.exporter.scrape() for s in self.sets}
+        m0 = {s.label: s.exporter.scrape() for s in self.active}
         mark, witness = self.net.squid_log_mark(), (True, "")
         try:
             t0 = time.time()
             self.net.filter(self.rules)
             during = self.wait_all(lambda s: (s.during, s.ok_during), m0, 20)
             settled = self.settle(during)
-            for s in self.sets:
+            for s in self.active:
                 self.observe(s, m0[s.label], during[s.label], settled[s.label], t0)
             if self.witness:
                 witness = self.witness(mark)
@@ -397,7 +413,7 @@ class FilteredScenario:
             t1 = time.time()
             self.net.filter([])
         after = self.wait_all(lambda s: (s.before, s.ok_before), None, 25)
-        for s in self.sets:
+        for s in self.active:
             row, sampler, (m, bad, waited) = self.rows[s.label], samplers[s.label].finish(), after[s.label]
             if bad:
                 self.bad[s.label].append("did not recover within 25 s: " + "; ".join(bad))
@@ -409,7 +425,7 @@ class FilteredScenario:
                 self.bad[s.label].append(f"overall full while no family was, in {len(sampler.violations)} of {sampler.samples} samples")
             if not witness[0]:
                 self.bad[s.label].append("the lab did not show the fault as designed (witness below)")
-            shown = witness[1] and (s is self.sets[0] or not witness[0])  # once per scenario, unless it failed
+            shown = witness[1] and (s is self.active[0] or not witness[0])  # once per scenario, unless it failed
             row.notes = self.bad[s.label] + self.info[s.label] + ([witness[1]] if shown else [])
             row.status = "FAIL" if self.bad[s.label] else "PASS"
             if self.bad[s.label]:
@@ -435,6 +451,8 @@ class FilteredScenario:
         elif s.ok_before != s.ok_during:
             row.detect = waited
         bad += settled_problems(m, m2, s.ok_during) + problems(m2, m0, s.during, s.ok_during)
+        if m2.verdict() != m.verdict():
+            row.observed += f"; then {describe(m2, m0, s.ok_during)[0]}"
         moved = m2.transitions() - m0.transitions()
         if self.stays(s) and moved:
             bad.append(f"{moved:.0f} overall transitions while it should stay {s.during[0]}")
@@ -498,7 +516,7 @@ def phase_filtered(r, lab, args):
 
         scenario("udp53 dropped", DROP_UDP53, ["dns", "udp-only", "flags"], dns_witness)
         scenario("udp53 rejected (ICMP port unreachable)", REJECT_UDP53, ["dns", "udp-only"], dns_witness)
-        scenario("web only through the proxy", DROP_WEB, ["web", "direct-only"], web_witness)
+        scenario("web only through the proxy", DROP_WEB, ["web", "web-flags", "direct-only"], web_witness)
         scenario("web only through the auth proxy", DROP_WEB, ["auth", "auth-wrong", "proxy-errors"], web_witness)
     finally:
         lab.enter(lab.client)

@@ -108,7 +108,14 @@ def label_values_to_promql(q):
 
 
 def template_values(instance=".*"):
-    return dict(BUILTIN_VARS, job="reachability", target=".*", instance=instance)
+    """The proof's values of the dashboards' variables: every variable that offers All at its
+    All value ($site, $probe_<label>: allValue), then $job, $target and $instance."""
+    return {**BUILTIN_VARS, **all_values(), "job": "reachability", "target": ".*", "instance": instance}
+
+
+def all_values():
+    return {v["name"]: v["allValue"] for path in dashboard_files()
+            for v in load_dashboard(path)["templating"]["list"] if "allValue" in v}
 
 
 def grafana_regex(value):

@@ -175,8 +175,10 @@ package final class MetricsRecorder: RoundObserver {
     package func roundCompleted(_ status: ReachabilityStatus) {
         m.rounds.inc()
         m.roundDuration.observe(status.roundDuration)
-        apply(status.overall, scope: "overall")
-        m.reachable.set(status.overall.verdict.state == .full)
+        // A scrape may land between two of these updates. So that it never sees overall full
+        // while no family is: overall first when it is not full, last when it is.
+        let overallFull = status.overall.verdict.state == .full
+        if !overallFull { applyOverall(status.overall) }
         for (family, v) in status.families {
             apply(v, scope: family.rawValue)
             m.familyReachable.labels(family.rawValue).set(v.verdict.state == .full)
@@ -185,11 +187,17 @@ package final class MetricsRecorder: RoundObserver {
             apply(v, scope: uplink)
             m.uplinkReachable.labels(uplink).set(v.verdict.state == .full)
         }
+        if overallFull { applyOverall(status.overall) }
         for (scope, t) in status.transitions where scope == "overall" {
             m.transitions.labels(t.from.state.rawValue, t.to.state.rawValue).inc()
             m.lastTransition.set(t.at)
         }
         for o in status.probes where o.at >= status.roundStarted { record(o) }
+    }
+
+    private func applyOverall(_ v: ScopedVerdict) {
+        apply(v, scope: "overall")
+        m.reachable.set(v.verdict.state == .full)
     }
 
     private func apply(_ v: ScopedVerdict, scope: String) {

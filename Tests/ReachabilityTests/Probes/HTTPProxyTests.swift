@@ -85,6 +85,7 @@ import Testing
         let r = try await probe(origin.url("/generate_204"), proxy: proxy.baseURL)
         #expect(r.status == .success, "\(r.detail)")
         #expect(r.address == nil, "the address reached is the proxy's, not the target's")
+        #expect(r.family == .ipv4, "it counts for the family the proxy was reached over")
         #expect(proxy.requests.first?.hasPrefix("GET \(origin.url("/generate_204")) HTTP/1.1") == true)
         #expect(origin.requests.first?.hasPrefix("GET /generate_204 HTTP/1.1") == true)
         // Captive rules apply to what comes back through the proxy.

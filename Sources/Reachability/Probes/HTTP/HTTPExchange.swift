@@ -33,7 +33,9 @@ struct HTTPExchange {
                 let reason: FailureReason = error.reason == .dns ? .dns : .proxyRefused
                 throw ProbeFailure(reason, "proxy \(proxy): \(error.message)")
             }
-            // The origin is behind the proxy: the address reached is the proxy's, not the target's.
+            // The origin is behind the proxy: the address reached is the proxy's, not the target's;
+            // the result still belongs to the family the proxy was reached over.
+            trace.proxyFamily = trace.address?.ipFamily
             trace.address = nil
             if url.scheme == .https {
                 try await tunnel(through: proxy, over: socket, deadline: deadline, trace: &trace)

@@ -8,6 +8,9 @@ struct HTTPRoundTrace {
     private(set) var phases: [ProbePhase: Duration] = [:]
     private var open: (phase: ProbePhase, since: ContinuousClock.Instant)?
     var address: SocketAddress?
+    /// Through a proxy: the family of the connection to it (the origin's address is the
+    /// proxy's business), so the result still counts for that family's verdict.
+    var proxyFamily: IPFamily?
     var detail = HTTPDetail()
 
     init() { start = clock.now }
@@ -33,6 +36,6 @@ struct HTTPRoundTrace {
         return ProbeResult(
             status: status, reason: status == .success ? nil : reason, detail: text,
             duration: start.duration(to: clock.now), phases: phases,
-            address: address?.ip, family: address?.ipFamily, http: detail)
+            address: address?.ip, family: address?.ipFamily ?? proxyFamily, http: detail)
     }
 }

@@ -1,0 +1,195 @@
+// Alerting rules. Every alert keeps the exporter's target labels (job, instance, and any the
+// scrape or the agent adds, such as site) so Alertmanager can route per site, and links its
+// section of docs/runbook.md.
+local u = import '../lib/util.libsonnet';
+
+{
+  prometheusAlerts+:: {
+    local c = $._config,
+    local alert(name, severity, expr, forDuration, summary, description) = {
+      alert: name,
+      expr: expr,
+      'for': forDuration,
+      labels: { severity: severity },
+      annotations: { summary: summary, description: description, runbook_url: u.runbookURL(c, name) },
+    },
+    // A query template reading the current verdict of a scope back (its state and reason).
+    // scope: a quoted PromQL string literal's content, or %s with scopeArg giving its value.
+    local currentVerdict(scope, scopeArg, what) =
+      '{{ with printf "reachability_connectivity_info{scope=\\"%s\\",job=\\"%%s\\",instance=\\"%%s\\",%s=\\"%%s\\"}" %s$labels.job $labels.instance $labels.%s | query }}{{ with first . }}%s{{ end }}{{ end }}'
+      % [scope, c.siteLabel, scopeArg, c.siteLabel, what],
+
+    groups+: [{
+      name: 'reachability.alerts',
+      rules: [
+        // `none` (no usable path) or `limited` for any reason but `partial`, which has its own
+        // alert; `unknown` (no round yet) does not count. The reason is aggregated away so that a
+        // change of reason (timeout -> refused) does not restart the `for` clock; the description
+        // reads the current one back.
+        alert(
+          'ReachabilityInternetUnreachable', 'critical',
+          |||
+            max without (scope, state, reason) (
+              reachability_connectivity_info{%(selector)s, scope="overall", state=~"none|limited", reason!="partial"}
+            ) == 1
+          ||| % c,
+          c.internetUnreachableFor,
+          '{{ $labels.instance }} cannot reach the internet',
+          'The reachability verdict of {{ $labels.instance }} has been none or limited for %s (now: %s).'
+          % [u.duration(c.internetUnreachableFor), currentVerdict('overall', '', '{{ .Labels.state }}, reason {{ .Labels.reason }}')],
+        ),
+        alert(
+          'ReachabilityCaptivePortal', 'warning',
+          'reachability_connectivity_state{%(selector)s, state="portal"} == 1' % c,
+          c.captivePortalFor,
+          '{{ $labels.instance }} is behind a captive portal',
+          'A captive portal (or another interceptor) answers in place of the internet on {{ $labels.instance }} (signal: %s).'
+          % currentVerdict('overall', '', '{{ .Labels.reason }}'),
+        ),
+        // One uplink is not `full` (and not still `unknown`) while another uplink of the same
+        // exporter is `full`: the failover path is what carries the traffic.
+        alert(
+          'ReachabilityUplinkDown', 'warning',
+          |||
+            max without (state) (reachability_uplink_connectivity_state{%(selector)s, state=~"none|limited|portal"}) == 1
+            and ignoring (interface)
+            max without (interface) (reachability_uplink_internet_reachable{%(selector)s}) == 1
+          ||| % c,
+          c.uplinkDownFor,
+          'Uplink {{ $labels.interface }} of {{ $labels.instance }} is down while another uplink works',
+          'Probes bound to {{ $labels.interface }} have not reached the internet for %s, while at least one other uplink of {{ $labels.instance }} does.'
+          % u.duration(c.uplinkDownFor),
+        ),
+        // One IP family fails while another is full: "IPv6 broken, IPv4 fine" (or the reverse).
+        // Applications that try the broken family first stall until they fall back.
+        alert(
+          'ReachabilityIPFamilyDown', 'warning',
+          |||
+            max without (state) (reachability_family_connectivity_state{%(selector)s, state=~"%(familyFailingStates)s"}) == 1
+            and ignoring (family)
+            max without (family) (reachability_family_internet_reachable{%(selector)s}) == 1
+          ||| % c,
+          c.familyDownFor,
+          '{{ $labels.family }} of {{ $labels.instance }} fails while another IP family works',
+          'The {{ $labels.family }} verdict of {{ $labels.instance }} has not been full for %s (now: %s) while another IP family reaches the internet.'
+          % [u.duration(c.familyDownFor), currentVerdict('%s', '$labels.family ', '{{ .Labels.state }}, reason {{ .Labels.reason }}')],
+        ),
+        // HTTP works while every HTTPS probe fails (Android's PARTIAL connectivity), per scope.
+        alert(
+          'ReachabilityPartialConnectivity', 'warning',
+          'max without (state, reason) (reachability_connectivity_info{%(selector)s, state="limited", reason="partial"}) == 1' % c,
+          c.partialConnectivityFor,
+          '{{ $labels.instance }} has partial connectivity ({{ $labels.scope }})',
+          'Plain HTTP reaches the internet but HTTPS does not on {{ $labels.instance }} (scope {{ $labels.scope }}): a proxy or firewall blocks TLS.',
+        ),
+        alert(
+          'ReachabilityHighLatency', 'warning',
+          'reachability:probe_duration_seconds:p90_5m > %s' % '%g' % c.highLatencySeconds,
+          c.highLatencyFor,
+          'High round-trip time to {{ $labels.target }} from {{ $labels.instance }}',
+          'The 90th percentile of successful {{ $labels.probe }} probes to {{ $labels.target }} is {{ $value | humanizeDuration }} (over 5 minutes; threshold %s).'
+          % u.shortSeconds(c.highLatencySeconds),
+        ),
+        alert(
+          'ReachabilityPacketLoss', 'warning',
+          'reachability:icmp_loss:ratio_5m > %s' % '%g' % c.packetLossRatio,
+          c.packetLossFor,
+          'ICMP packet loss to {{ $labels.target }} from {{ $labels.instance }}',
+          '{{ $value | humanizePercentage }} of echo requests to {{ $labels.target }} got no reply over 5 minutes (threshold %s%%).'
+          % u.percent(c.packetLossRatio),
+        ),
+        alert(
+          'ReachabilityCertificateExpiring', 'warning',
+          '(reachability_tls_certificate_expiry_timestamp_seconds{%s} - time()) < %d * 86400' % [c.selector, c.certificateExpiryDays],
+          c.certificateExpiringFor,
+          'TLS certificate of {{ $labels.target }} expires soon',
+          'The certificate served to {{ $labels.instance }} by {{ $labels.target }} expires in {{ $value | humanizeDuration }}.',
+        ),
+        alert(
+          'ReachabilityExporterDown', 'critical',
+          'up{%(selector)s} == 0' % c,
+          c.exporterDownFor,
+          'reachability_exporter on {{ $labels.instance }} is down',
+          "Prometheus has not been able to scrape {{ $labels.instance }} for %s; this site's internet reachability is unknown."
+          % u.duration(c.exporterDownFor),
+        ),
+        // An instance that was there within the lookback and has no `up` series now: gone from
+        // service discovery, or (remote write) its site's agent stopped sending. Neither makes
+        // up == 0, and absent() only sees the job as a whole.
+        alert(
+          'ReachabilityExporterInstanceAbsent', 'critical',
+          'max_over_time(up{%(selector)s}[%(exporterInstanceAbsentLookback)s]) unless up{%(selector)s}' % c,
+          c.exporterInstanceAbsentFor,
+          'reachability_exporter on {{ $labels.instance }} has vanished',
+          'Prometheus has had no up series for {{ $labels.instance }} for %s (the 5-minute lookback and the `for`), though it had one within the last %s: the target left service discovery, or its site stopped sending.'
+          % [u.humanize(300 + u.seconds(c.exporterInstanceAbsentFor)), u.duration(c.exporterInstanceAbsentLookback)],
+        ),
+        alert(
+          'ReachabilityExporterAbsent', 'critical',
+          'absent(up{%(selector)s})' % c,
+          c.exporterAbsentFor,
+          'No reachability_exporter is scraped',
+          'Prometheus has no up{%s} series: service discovery or the scrape configuration lost every exporter.' % c.selector,
+        ),
+        // The monitor loop has stopped finishing rounds while the HTTP side still answers.
+        alert(
+          'ReachabilityProbeRoundsStalled', 'critical',
+          'rate(reachability_rounds_total{%(selector)s}[%(roundsStalledWindow)s]) == 0 and up{%(selector)s} == 1' % c,
+          c.roundsStalledFor,
+          'reachability_exporter on {{ $labels.instance }} has stopped probing',
+          'No probe round has finished on {{ $labels.instance }} for %s although the exporter is scraped: its verdict is stale.'
+          % u.humanize(u.seconds(c.roundsStalledWindow) + u.seconds(c.roundsStalledFor)),
+        ),
+        alert(
+          'ReachabilityFlapping', 'warning',
+          'sum without (from, to) (increase(reachability_state_transitions_total{%(selector)s, to="full"}[%(flappingWindow)s])) > %(flappingRecoveries)d' % c,
+          '0m',
+          '{{ $labels.instance }} keeps losing and regaining the internet',
+          'The verdict of {{ $labels.instance }} returned to full {{ $value | printf "%%.0f" }} times in the last %s.'
+          % std.strReplace(u.duration(c.flappingWindow), '1 ', ''),
+        ),
+        alert(
+          'ReachabilityHistoryWriteErrors', 'warning',
+          'increase(reachability_history_write_errors_total{%(selector)s}[%(historyProblemsWindow)s]) > 0' % c,
+          '0m',
+          'reachability_exporter on {{ $labels.instance }} cannot write its history',
+          '{{ $value | printf "%%.0f" }} history writes failed in the last %s (disk full, read-only or missing state directory?).'
+          % u.duration(c.historyProblemsWindow),
+        ),
+        alert(
+          'ReachabilityHistoryRecordsDropped', 'warning',
+          'increase(reachability_history_dropped_records_total{%(selector)s}[%(historyProblemsWindow)s]) > 0' % c,
+          '0m',
+          'reachability_exporter on {{ $labels.instance }} drops history records',
+          '{{ $value | printf "%%.0f" }} history records were dropped in the last %s: the writer cannot keep up or the disk is failing.'
+          % u.duration(c.historyProblemsWindow),
+        ),
+        alert(
+          'ReachabilityConfigReloadFailed', 'warning',
+          'reachability_exporter_config_last_reload_successful{%(selector)s} == 0' % c,
+          c.configReloadFailedFor,
+          'reachability_exporter on {{ $labels.instance }} runs an old configuration',
+          'The last configuration reload failed; the exporter keeps probing with the previous configuration. See its log for the file, line and error.',
+        ),
+        // Multiwindow, multi-burn-rate alerts on the availability SLO: fast burn pages, slow burn
+        // opens a ticket. Availability counts failed scrapes as not online (rules.libsonnet).
+        alert(
+          'ReachabilityErrorBudgetBurnFast', 'critical',
+          'reachability:slo_burn_rate:1h > %(b)s and reachability:slo_burn_rate:5m > %(b)s' % { b: '%g' % c.burnRateFast },
+          c.burnRateFastFor,
+          '{{ $labels.instance }} burns its availability error budget fast',
+          'The burn rate over the last hour is {{ $value | printf "%%.1f" }} (and over 5 minutes above %s): at %s, %s%% of the 30-day error budget of the %s%% online SLO goes every hour.'
+          % ['%g' % c.burnRateFast, '%g' % c.burnRateFast, u.percent(c.burnRateFast / 720), u.percent(c.sloTarget)],
+        ),
+        alert(
+          'ReachabilityErrorBudgetBurnSlow', 'warning',
+          'reachability:slo_burn_rate:6h > %(b)s and reachability:slo_burn_rate:30m > %(b)s' % { b: '%g' % c.burnRateSlow },
+          c.burnRateSlowFor,
+          '{{ $labels.instance }} burns its availability error budget',
+          'Over the last 6 hours {{ $labels.instance }} was offline more than %s times as often as the %s%% online SLO allows.'
+          % ['%g' % c.burnRateSlow, u.percent(c.sloTarget)],
+        ),
+      ],
+    }],
+  },
+}

@@ -1,0 +1,60 @@
+// What the rules, alerts and dashboards would otherwise hard-code. Override any field:
+//   (import 'mixin.libsonnet') + { _config+:: { selector: 'job="edge"' } }
+{
+  _config+:: {
+    // Selects the exporters' series in every rule and alert, and limits the dashboards' $job,
+    // $site and $instance choices. Any PromQL matchers, comma-separated.
+    selector: 'job="reachability"',
+    // The label that tells sites apart: a target label of the scrape, or the `site` external
+    // label of a Prometheus agent that remote-writes (deploy/fleet/). The dashboards filter on it.
+    siteLabel: 'site',
+    // Constant probe labels (the configuration file's `labels:`) the dashboards offer as filters,
+    // one variable each ($probe_<name>), joined on reachability_probe_labels_info.
+    probeLabels: ['check'],
+
+    // Every alert's runbook_url is runbookURLBase + '#' + the alert's name in lower case.
+    runbookURLBase: 'https://github.com/reachability-exporter/reachability_exporter/blob/main/docs/runbook.md',
+
+    // Availability SLO: the share of time online.
+    sloTarget: 0.995,
+
+    // Alert thresholds and `for` durations.
+    internetUnreachableFor: '5m',
+    captivePortalFor: '1m',
+    uplinkDownFor: '5m',
+    // States of an IP family that count as failing while another family is full. `none` (no
+    // path: no address or default route of that family) is left out by default, since hosts
+    // without IPv6 show it for ever; add it on a fleet that is dual-stack everywhere.
+    familyFailingStates: 'limited|portal',
+    familyDownFor: '10m',
+    partialConnectivityFor: '10m',
+    highLatencySeconds: 0.5,
+    highLatencyFor: '10m',
+    packetLossRatio: 0.05,
+    packetLossFor: '10m',
+    certificateExpiryDays: 14,
+    certificateExpiringFor: '1h',
+    exporterDownFor: '2m',
+    exporterAbsentFor: '10m',
+    // An instance that had an `up` series within the lookback and has none now (gone from
+    // service discovery, or an agent that stopped remote-writing).
+    exporterInstanceAbsentLookback: '1d',
+    exporterInstanceAbsentFor: '5m',
+    roundsStalledWindow: '5m',
+    roundsStalledFor: '5m',
+    flappingRecoveries: 6,
+    flappingWindow: '1h',
+    historyProblemsWindow: '10m',
+    configReloadFailedFor: '5m',
+    // Multiwindow, multi-burn-rate alerts (the Google SRE workbook's numbers).
+    burnRateFast: 14.4,
+    burnRateFastFor: '2m',
+    burnRateSlow: 6,
+    burnRateSlowFor: '15m',
+
+    // Dashboards.
+    dashboardTags: ['reachability', 'network'],
+    dashboardRefresh: '30s',
+    dashboardTimezone: 'browser',
+  },
+}

@@ -1,0 +1,13 @@
+// reachability_exporter's monitoring mixin (the monitoring-mixins layout): _config,
+// prometheusRules (recording), prometheusAlerts, grafanaDashboards. Plain jsonnet, no libraries.
+//
+//   local reachability = (import 'mixin.libsonnet') + { _config+:: { selector: 'job="edge"' } };
+//   reachability.prometheusAlerts   // {groups: [...]}, a rule file's content
+//
+// The shipped files (deploy/prometheus/reachability.rules.yml, dashboards/*.json and, through
+// deploy/kubernetes/generate.py, the PrometheusRule) are this mixin's default rendering:
+// scripts/mixin.sh renders and checks them.
+(import 'config.libsonnet')
++ (import 'rules/rules.libsonnet')
++ (import 'alerts/alerts.libsonnet')
++ (import 'dashboards/dashboards.libsonnet')

@@ -1,0 +1,318 @@
+"""The fleet lab's network and processes. Every namespace, process and file is made here and
+undone by `Fleet.close()`:
+
+    site1 (exporter + agent) --wan0/s1--+
+    site2 (exporter + agent) --wan0/s2--+-- core (router) --net/eth0-- inet (10.77.200.1: ICMP, HTTP 204)
+    site3 (exporter + agent) --wan0/s3--+         |
+                                              cen/eth0
+                                                  |
+                                    central (Prometheus, remote-write receiver)
+
+Addresses are 10.77.0.0/16 only, and nothing routes out of the namespaces: site i is
+10.77.i.2/24 behind 10.77.i.1, the central 10.77.100.2, the lab internet 10.77.200.1 behind
+10.77.250.2. An uplink outage is the core dropping everything to and from one site's link (the
+site keeps its carrier and routes: its internet and the central both go silent)."""
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+
+import yaml
+
+from .common import NsWorker, Prom, log, run, wait_until
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+FLEET = os.path.join(ROOT, "deploy", "fleet")
+SHIPPED_RULES = os.path.join(ROOT, "deploy", "prometheus", "reachability.rules.yml")
+INTERNET = "10.77.200.1"
+CENTRAL = "10.77.100.2"
+EXPORTER_PORT, AGENT_PORT, CENTRAL_PORT, HTTP_PORT = 10361, 10362, 9090, 8080
+PLACEHOLDER = "branch-001"  # the SITE value in deploy/fleet/agent.yml
+
+# The lab internet's web server: 204 on /generate_204 (a captive-portal check), quiet.
+HTTP_204 = f"""import http.server, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(204 if self.path == "/generate_204" else 404)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+    def log_message(self, *a):
+        pass
+s = http.server.ThreadingHTTPServer(("{INTERNET}", {HTTP_PORT}), H)
+print("ready", flush=True)
+s.serve_forever()
+"""
+
+
+class Site:
+    def __init__(self, fleet, index):
+        self.index = index
+        self.name = f"site-{chr(ord('a') + index - 1)}"
+        self.ns = f"{fleet.prefix}-site{index}"
+        self.core_if = f"s{index}"
+        self.address = f"10.77.{index}.2"
+        self.dir = os.path.join(fleet.work, self.name)
+        self.history = os.path.join(self.dir, "history")
+        self.worker = None
+
+
+class Fleet:
+    def __init__(self, args):
+        self.args, self.prefix = args, args.prefix
+        self.work = tempfile.mkdtemp(prefix=f"{self.prefix}-")
+        self.core, self.inet, self.central_ns = f"{self.prefix}-core", f"{self.prefix}-inet", f"{self.prefix}-central"
+        self.sites = [Site(self, i) for i in range(1, args.sites + 1)]
+        self.namespaces, self.processes, self.workers = [], [], []
+        self.central = None  # Prom, once it runs
+        self.exporter_bin = os.path.join(self.work, "reachability_exporter")
+        self.cut_on = False
+
+    # ---- network --------------------------------------------------------------------------
+    def add_namespace(self, name):
+        run("ip", "netns", "add", name)
+        self.namespaces.append(name)
+        run("ip", "-n", name, "link", "set", "lo", "up")
+
+    def link(self, ns_a, if_a, addr_a, ns_b, if_b, addr_b):
+        run("ip", "-n", ns_a, "link", "add", if_a, "type", "veth", "peer", "name", if_b, "netns", ns_b)
+        for ns, dev, addr in ((ns_a, if_a, addr_a), (ns_b, if_b, addr_b)):
+            run("ip", "-n", ns, "addr", "add", addr, "dev", dev)
+            run("ip", "-n", ns, "link", "set", dev, "up")
+
+    def build(self):
+        shutil.copy2(self.args.exporter_bin, self.exporter_bin)  # the source may be rebuilt while we run
+        for ns in (self.core, self.inet, self.central_ns, *(s.ns for s in self.sites)):
+            self.add_namespace(ns)
+        run("ip", "netns", "exec", self.core, "sysctl", "-qw", "net.ipv4.ip_forward=1")
+        self.link(self.core, "net", "10.77.250.1/24", self.inet, "eth0", "10.77.250.2/24")
+        run("ip", "-n", self.inet, "addr", "add", f"{INTERNET}/32", "dev", "lo")
+        run("ip", "-n", self.inet, "route", "add", "default", "via", "10.77.250.1")
+        run("ip", "-n", self.core, "route", "add", f"{INTERNET}/32", "via", "10.77.250.2")
+        self.link(self.core, "cen", "10.77.100.1/24", self.central_ns, "eth0", f"{CENTRAL}/24")
+        run("ip", "-n", self.central_ns, "route", "add", "default", "via", "10.77.100.1")
+        for s in self.sites:
+            self.link(self.core, s.core_if, f"10.77.{s.index}.1/24", s.ns, "wan0", f"{s.address}/24")
+            run("ip", "-n", s.ns, "route", "add", "default", "via", f"10.77.{s.index}.1")
+            os.makedirs(s.history, exist_ok=True)
+            s.worker = self.worker(s.ns)
+        self.central_worker = self.worker(self.central_ns)
+
+    def worker(self, ns):
+        w = NsWorker(ns)
+        self.workers.append(w)
+        return w
+
+    def cut(self, site, on):
+        """The site's uplink dies beyond its router: the core drops everything to and from it."""
+        if on:
+            run("ip", "netns", "exec", self.core, "nft", "-f", "-", input_text=(
+                "table inet rxfleet_cut {\n  chain forward {\n    type filter hook forward priority 0; policy accept;\n"
+                f'    iifname "{site.core_if}" drop\n    oifname "{site.core_if}" drop\n  }}\n}}\n'))
+        else:
+            run("ip", "netns", "exec", self.core, "nft", "delete", "table", "inet", "rxfleet_cut")
+        self.cut_on = on
+
+    # ---- processes ------------------------------------------------------------------------
+    def spawn(self, name, ns, argv, ready_line=False):
+        path = os.path.join(self.work, f"{name}.log")
+        p = subprocess.Popen(["ip", "netns", "exec", ns, *argv], stdin=subprocess.DEVNULL,
+                             stdout=subprocess.PIPE if ready_line else subprocess.DEVNULL,
+                             stderr=open(path, "w"), text=True)
+        self.processes.append((name, p, path))
+        if ready_line and not (p.stdout.readline() or "").startswith("ready"):
+            raise RuntimeError(f"{name} did not start: {self.tail(path)}")
+        return p
+
+    @staticmethod
+    def tail(path, lines=15):
+        try:
+            with open(path, errors="replace") as f:
+                return "".join(f.readlines()[-lines:])
+        except OSError:
+            return ""
+
+    def wait_ready(self, name, worker, url, timeout=40):
+        proc, path = next((p, l) for n, p, l in self.processes if n == name)
+
+        def ready():
+            if proc.poll() is not None:
+                return "exited"
+            return "ok" if worker.get(url, timeout=2)[0] == 200 else None
+        if wait_until(ready, timeout) != "ok":
+            raise RuntimeError(f"{name} not ready at {url} (exit {proc.poll()}):\n{self.tail(path)}")
+
+    def start(self):
+        a = self.args
+        self.spawn("inet-http", self.inet, ["python3", "-c", HTTP_204], ready_line=True)
+        self.start_central()
+        for s in self.sites:
+            self.spawn(f"exporter-{s.name}", s.ns, [
+                "env", "REACHABILITY_EXPORTER_REFUSE_DEFAULT_TARGETS=1", self.exporter_bin,
+                f"--web.listen-address=127.0.0.1:{EXPORTER_PORT}",
+                f"--probe.icmp={INTERNET}", f"--probe.http=http://{INTERNET}:{HTTP_PORT}/generate_204",
+                f"--probe.interval={a.probe_interval}", f"--probe.timeout={a.probe_timeout}",
+                f"--history.dir={s.history}", "--log.level=info"])
+        for s in self.sites:
+            self.wait_ready(f"exporter-{s.name}", s.worker, f"http://127.0.0.1:{EXPORTER_PORT}/-/ready")
+            self.start_agent(s)
+        for s in self.sites:
+            self.wait_ready(f"agent-{s.name}", s.worker, f"http://127.0.0.1:{AGENT_PORT}/-/ready")
+
+    def agent_config(self, site):
+        """deploy/fleet/agent.yml for one site: its SITE values, the lab's scrape interval and the
+        central's lab address; queue_config and remote_timeout exactly as shipped."""
+        with open(os.path.join(FLEET, "agent.yml")) as f:
+            cfg = yaml.safe_load(f)
+        if cfg["global"]["external_labels"].get("site") != PLACEHOLDER:
+            raise RuntimeError(f"agent.yml: external_labels.site is not the placeholder {PLACEHOLDER}")
+        cfg["global"]["external_labels"]["site"] = site.name
+        cfg["global"]["scrape_interval"] = f"{self.args.scrape_interval}s"
+        cfg["global"]["scrape_timeout"] = f"{max(1, self.args.scrape_interval // 2)}s"
+        for job in cfg["scrape_configs"]:
+            for sc in job["static_configs"]:
+                if sc.get("labels", {}).get("instance") != PLACEHOLDER:
+                    raise RuntimeError(f"agent.yml: job {job['job_name']} has no instance placeholder")
+                sc["labels"]["instance"] = site.name
+        (rw,) = cfg["remote_write"]
+        rw["url"] = f"http://{CENTRAL}:{CENTRAL_PORT}/api/v1/write"
+        return cfg
+
+    def agent_flags(self, site, config):
+        """The ExecStart of deploy/fleet/reachability-agent.service with its defaults file, paths
+        moved into the lab (config, WAL); listen address as shipped (127.0.0.1 of the site)."""
+        with open(os.path.join(FLEET, "reachability-agent.service")) as f:
+            text = f.read().replace("\\\n", " ")
+        line = next(l for l in text.splitlines() if l.startswith("ExecStart="))
+        env = {}
+        with open(os.path.join(FLEET, "reachability-agent.default")) as f:
+            for l in f:
+                if "=" in l and not l.startswith("#"):
+                    k, v = l.strip().split("=", 1)
+                    env[k] = v.strip('"')
+        argv = []
+        for word in shlex.split(line[len("ExecStart="):]):
+            if word == "$ARGS":
+                argv += shlex.split(env.get("ARGS", ""))
+                continue
+            for k, v in env.items():
+                word = word.replace("${" + k + "}", v)
+            if word.startswith("--config.file="):
+                word = f"--config.file={config}"
+            elif word.startswith("--storage.agent.path="):
+                word = f"--storage.agent.path={os.path.join(site.dir, 'wal')}"
+            argv.append(word)
+        if argv[0] != "/usr/bin/prometheus" or "--enable-feature=agent" not in argv or "$" in " ".join(argv):
+            raise RuntimeError(f"reachability-agent.service: unexpected ExecStart {argv}")
+        return [self.args.prometheus] + argv[1:]
+
+    def start_agent(self, site):
+        config = os.path.join(site.dir, "agent.yml")
+        with open(config, "w") as f:
+            yaml.safe_dump(self.agent_config(site), f, sort_keys=False)
+        site.agent_argv = self.agent_flags(site, config)
+        self.spawn(f"agent-{site.name}", site.ns, site.agent_argv)
+
+    def restart_agent(self, site):
+        """Kills the site's agent (a crash, or the box losing power) and starts it again on the same
+        WAL. (SIGTERM is no quicker during an outage: the agent waits up to the queue's 1-minute
+        flush deadline before it exits.)"""
+        name = f"agent-{site.name}"
+        entry = next(e for e in self.processes if e[0] == name)
+        entry[1].kill()
+        entry[1].wait(15)
+        self.processes.remove(entry)
+        self.spawn(name, site.ns, site.agent_argv)
+        self.wait_ready(name, site.worker, f"http://127.0.0.1:{AGENT_PORT}/-/ready")
+
+    def lab_rules(self):
+        """Short-window copies of the fleet alerts and a short-`for` copy of the shipped unreachable
+        alert, labelled `lab`, so that a one-minute outage can show what they do."""
+        with open(os.path.join(FLEET, "fleet.rules.yml")) as f:
+            fleet = yaml.safe_load(f)
+        with open(SHIPPED_RULES) as f:
+            shipped = yaml.safe_load(f)
+        rules = {r.get("alert"): r for g in fleet["groups"] + shipped["groups"] for r in g["rules"]}
+        out = []
+        for name, old, new in (("ReachabilitySiteSilent", "[2m]", f"[{self.args.silent_window}s]"),
+                               ("ReachabilitySiteOutageReported", "[1h]", "[5m]")):
+            r = dict(rules[name])
+            if old not in r["expr"]:
+                raise RuntimeError(f"{name}: expected a {old} window in {r['expr']!r}")
+            r["expr"] = r["expr"].replace(old, new)
+            r["labels"] = dict(r.get("labels", {}), lab="short_window")
+            out.append(r)
+        r = dict(rules["ReachabilityInternetUnreachable"])
+        r["for"], r["labels"] = f"{self.args.short_for}s", dict(r.get("labels", {}), lab="short_for")
+        out.append(r)
+        return {"groups": [{"name": "reachability.fleet.lab", "rules": out}]}
+
+    def start_central(self):
+        d = os.path.join(self.work, "central")
+        os.makedirs(d)
+        with open(os.path.join(FLEET, "central.yml")) as f:
+            cfg = yaml.safe_load(f)
+        for rule_file in cfg["rule_files"]:  # as they are now, next to the config
+            shutil.copy(os.path.normpath(os.path.join(FLEET, rule_file)), d)
+        with open(os.path.join(d, "lab.rules.yml"), "w") as f:
+            yaml.safe_dump(self.lab_rules(), f, sort_keys=False)
+        cfg["rule_files"] = [os.path.basename(r) for r in cfg["rule_files"]] + ["lab.rules.yml"]
+        cfg["global"]["evaluation_interval"] = f"{self.args.eval_interval}s"
+        cfg.pop("alerting", None)  # no Alertmanager in the lab; the alerts API shows their state
+        cfg["scrape_configs"] = []
+        with open(os.path.join(d, "central.yml"), "w") as f:
+            yaml.safe_dump(cfg, f, sort_keys=False)
+        self.spawn("central", self.central_ns, [
+            self.args.prometheus, f"--config.file={d}/central.yml", f"--storage.tsdb.path={d}/data",
+            "--web.enable-remote-write-receiver", f"--web.listen-address={CENTRAL}:{CENTRAL_PORT}",
+            "--storage.tsdb.retention.time=1d"])
+        url = f"http://{CENTRAL}:{CENTRAL_PORT}"
+        self.wait_ready("central", self.central_worker, f"{url}/-/ready")
+        self.central = Prom(self.central_worker, url)
+
+    def agent_metrics(self, site):
+        """The agent's own /metrics (remote-write queue state), read inside the site."""
+        status, body = site.worker.get(f"http://127.0.0.1:{AGENT_PORT}/metrics")
+        out = {}
+        for line in body.splitlines():
+            if line.startswith("prometheus_remote_storage_"):
+                name, _, value = line.rpartition(" ")
+                out[name.split("{")[0]] = out.get(name.split("{")[0], 0.0) + float(value)
+        return out
+
+    def dead(self):
+        """Names of lab processes that have exited."""
+        return [n for n, p, _ in self.processes if p.poll() is not None]
+
+    # ---- cleanup --------------------------------------------------------------------------
+    def close(self):
+        if self.cut_on:
+            try:
+                self.cut(None, False)
+            except Exception:  # the namespace goes anyway
+                pass
+        # In reverse order of starting: agents before the central (they would log its shutdown).
+        for _, p, _ in reversed(self.processes):
+            if p.poll() is None:
+                p.terminate()
+                try:
+                    p.wait(10)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+        for w in self.workers:
+            w.stop()
+        for ns in reversed(self.namespaces):  # anything left in them was started by this run
+            pids = run("ip", "netns", "pids", ns, check=False).stdout.split()
+            for pid in (int(p) for p in pids if p.isdigit() and int(p) != os.getpid()):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            run("ip", "netns", "del", ns, check=False)
+        if self.args.keep:
+            log(f"kept {self.work}")
+        else:
+            shutil.rmtree(self.work, ignore_errors=True)

@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# The monitoring mixin (mixin/) and the files generated from it.
+#
+#   scripts/mixin.sh render OUTDIR [--selector=MATCHERS] [--runbook-url-base=URL]
+#       Renders into OUTDIR, laid out as the repository: deploy/prometheus/reachability.rules.yml,
+#       deploy/kubernetes/prometheusrule.yaml (through deploy/kubernetes/generate.py),
+#       dashboards/reachability-{host,fleet}.json. `scripts/mixin.sh render .` regenerates the
+#       shipped files; --selector='job="edge",site!=""' renders for another scrape job.
+#   scripts/mixin.sh check
+#       Fails (with a diff) when the shipped files are not the default rendering; runs
+#       `promtool check rules` and the rule unit tests (deploy/prometheus/reachability.rules.test.yml)
+#       on it; renders with a custom selector, which must pass `promtool check rules`, must not
+#       mention job="reachability" anywhere, and must pass a unit test of its own.
+set -euo pipefail
+cd "$(dirname "$(realpath "$0")")/.."
+
+generated=(deploy/prometheus/reachability.rules.yml deploy/kubernetes/prometheusrule.yaml
+           dashboards/reachability-host.json dashboards/reachability-fleet.json)
+
+need_apt=()
+command -v jsonnet >/dev/null || need_apt+=(jsonnet)
+command -v promtool >/dev/null || need_apt+=(prometheus)
+if ((${#need_apt[@]})); then
+  echo "installing: ${need_apt[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
+fi
+
+render() {  # render OUTDIR [jsonnet --tla-str arguments...]
+  local out=$1; shift
+  mkdir -p "$out/deploy/prometheus" "$out/deploy/kubernetes" "$out/dashboards"
+  jsonnet -S -m "$out" --tla-str what=rules "$@" mixin/render.jsonnet >/dev/null
+  jsonnet -m "$out" --tla-str what=dashboards "$@" mixin/render.jsonnet >/dev/null
+  # The PrometheusRule embeds the rule file's text; generate.py's own function makes it.
+  python3 -B - "$out" <<'EOF'
+import os, sys
+sys.path.insert(0, "deploy/kubernetes")
+import generate
+out = sys.argv[1]
+with open(os.path.join(out, "deploy/prometheus/reachability.rules.yml")) as f:
+    text = generate.prometheusrule(f.read())
+with open(os.path.join(out, "deploy/kubernetes/prometheusrule.yaml"), "w") as f:
+    f.write(text)
+EOF
+}
+
+cmd_render() {
+  [ $# -ge 1 ] || { echo "usage: scripts/mixin.sh render OUTDIR [--selector=MATCHERS] [--runbook-url-base=URL]" >&2; exit 64; }
+  local out=$1; shift
+  local args=()
+  for a in "$@"; do
+    case "$a" in
+      --selector=*) args+=(--tla-str "selector=${a#--selector=}") ;;
+      --runbook-url-base=*) args+=(--tla-str "runbookURLBase=${a#--runbook-url-base=}") ;;
+      *) echo "scripts/mixin.sh render: unknown argument $a" >&2; exit 64 ;;
+    esac
+  done
+  render "$out" "${args[@]}"
+  for f in "${generated[@]}"; do echo "$out/$f"; done
+}
+
+cmd_check() {
+  tmp=$(mktemp -d /tmp/rx-mixin.XXXXXX)
+  trap 'rm -rf "$tmp"' EXIT
+  local failed=0
+
+  echo "== the shipped files are the mixin's default rendering"
+  render "$tmp/default"
+  for f in "${generated[@]}"; do
+    if diff -u --label "$f (shipped)" --label "$f (rendered)" "$f" "$tmp/default/$f"; then
+      echo "  ok   $f"
+    else
+      echo "  FAIL $f differs from the mixin's rendering: run scripts/mixin.sh render ."
+      failed=1
+    fi
+  done
+
+  echo "== promtool check rules and the unit tests, default rendering"
+  promtool check rules "$tmp/default/deploy/prometheus/reachability.rules.yml"
+  cp deploy/prometheus/reachability.rules.test.yml "$tmp/default/deploy/prometheus/"
+  (cd "$tmp/default/deploy/prometheus" && promtool test rules reachability.rules.test.yml)
+
+  local selector='job="edge",site!=""'
+  echo "== custom selector $selector"
+  render "$tmp/custom" --tla-str "selector=$selector"
+  local rules="$tmp/custom/deploy/prometheus/reachability.rules.yml"
+  promtool check rules "$rules"
+  if grep -n 'job="reachability"' "$rules" "$tmp/custom/dashboards/"*.json; then
+    echo "  FAIL the custom rendering still selects job=\"reachability\" (above): a selector is hard-coded"
+    failed=1
+  else
+    echo "  ok   no job=\"reachability\" left in the rules and dashboards"
+  fi
+  for d in "$tmp/custom/dashboards/"*.json; do
+    if grep -qF 'reachability_exporter_build_info{job=\"edge\",site!=\"\"}' "$d"; then
+      echo "  ok   $(basename "$d"): the variables select with the custom selector"
+    else
+      echo "  FAIL $(basename "$d"): the variables do not use the custom selector"
+      failed=1
+    fi
+  done
+  # The selector applies in full: an exporter without a site label is not one of these.
+  cat > "$tmp/custom/deploy/prometheus/custom.test.yml" <<'EOF'
+rule_files: [reachability.rules.yml]
+evaluation_interval: 1m
+tests:
+  - interval: 1m
+    input_series:
+      - {series: 'up{job="edge",site="north",instance="a"}', values: '1 0x10'}
+      - {series: 'up{job="edge",instance="no-site"}', values: '0x10'}
+      - {series: 'up{job="reachability",site="north",instance="b"}', values: '0x10'}
+    alert_rule_test:
+      - eval_time: 5m
+        alertname: ReachabilityExporterDown
+        exp_alerts:
+          - exp_labels: {severity: critical, job: edge, site: north, instance: a}
+            exp_annotations:
+              summary: "reachability_exporter on a is down"
+              description: "Prometheus has not been able to scrape a for 2 minutes; this site's internet reachability is unknown."
+              runbook_url: "https://github.com/reachability-exporter/reachability_exporter/blob/main/docs/runbook.md#reachabilityexporterdown"
+  - interval: 1m
+    input_series:
+      - {series: 'up{job="edge",instance="no-site"}', values: '1x15'}
+    alert_rule_test:
+      - eval_time: 11m
+        alertname: ReachabilityExporterAbsent
+        exp_alerts:
+          - exp_labels: {severity: critical, job: edge}
+            exp_annotations:
+              summary: "No reachability_exporter is scraped"
+              description: "Prometheus has no up{job=\"edge\",site!=\"\"} series: service discovery or the scrape configuration lost every exporter."
+              runbook_url: "https://github.com/reachability-exporter/reachability_exporter/blob/main/docs/runbook.md#reachabilityexporterabsent"
+EOF
+  (cd "$tmp/custom/deploy/prometheus" && promtool test rules custom.test.yml)
+
+  if [ "$failed" != 0 ]; then echo "mixin check: FAILED"; exit 1; fi
+  echo "mixin check: passed"
+}
+
+case "${1:-}" in
+  render) shift; cmd_render "$@" ;;
+  check) shift; cmd_check "$@" ;;
+  *) echo "usage: scripts/mixin.sh render OUTDIR [--selector=MATCHERS] [--runbook-url-base=URL] | check" >&2; exit 64 ;;
+esac
