@@ -27,7 +27,8 @@ struct Exporter: Sendable {
             }
             serverOptions.maxConnections = try flags.int("web.max-connections", range: 1...100_000) ?? 1024
             serverOptions.maxConnectionsPerIP =
-                try flags.int("web.max-connections-per-ip", range: 1...100_000) ?? min(256, serverOptions.maxConnections)
+                try flags.int("web.max-connections-per-ip", range: 1...100_000)
+                ?? min(256, serverOptions.maxConnections)
         } catch {
             writeErr("reachability_exporter: error: \(error.message), try --help\n")
             return .failure(ExitStatus(64))
@@ -101,7 +102,9 @@ private struct Parts {
     var specs: [ProbeSpec] { options.specs }
     var settings: MonitorSettings { options.settings }
 
-    func assemble(listen: ListenAddress, serverOptions: HTTPServer.Options, security: WebSecurity?) -> Result<Exporter, ExitStatus> {
+    func assemble(listen: ListenAddress, serverOptions: HTTPServer.Options, security: WebSecurity?) -> Result<
+        Exporter, ExitStatus
+    > {
         let recorder = MetricsRecorder(registry: registry, probes: specs, uplinks: settings.uplinks)
         // History: --history.* flags, else the file's `history:` section. Read back before the
         // first round, written by its own thread.

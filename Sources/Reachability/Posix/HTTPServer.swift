@@ -127,6 +127,8 @@ package final class HTTPServer: Sendable {
                 let rc = address.withSockAddr { bind(fd, $0, $1) }
                 if rc != 0 { throw Errno.current }
                 if Glibc.listen(fd, 1024) != 0 { throw Errno.current }
+                // Non-blocking: the accept loop drains the queue until EAGAIN after each poll.
+                try setNonBlocking(fd)
                 return fd
             } catch {
                 lastError = error
@@ -193,7 +195,8 @@ package final class HTTPServer: Sendable {
                 var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
                 let fd = withUnsafeMutablePointer(to: &storage) {
                     $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                        cshim_accept4(listenFD, $0, &length, Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue))
+                        cshim_accept4(
+                            listenFD, $0, &length, Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue))
                     }
                 }
                 if fd < 0 {

@@ -83,15 +83,22 @@ package final class TLSServerContext: @unchecked Sendable {
         try Self.loadChain(ctx, s.certificatePEM)
         try Self.loadKey(ctx, s.keyPEM)
         guard SSL_CTX_check_private_key(ctx) == 1 else {
-            throw Failure(key: "key_file", message: "the key does not match the certificate (\(TLSContext.drainErrors()))")
+            throw Failure(
+                key: "key_file", message: "the key does not match the certificate (\(TLSContext.drainErrors()))")
         }
         guard let min = Self.versions[s.minVersion] else {
-            throw Failure(key: "min_version", message: "\(s.minVersion.debugDescription) is not one of TLS10, TLS11, TLS12, TLS13")
+            throw Failure(
+                key: "min_version", message: "\(s.minVersion.debugDescription) is not one of TLS10, TLS11, TLS12, TLS13"
+            )
         }
         guard let max = Self.versions[s.maxVersion] else {
-            throw Failure(key: "max_version", message: "\(s.maxVersion.debugDescription) is not one of TLS10, TLS11, TLS12, TLS13")
+            throw Failure(
+                key: "max_version", message: "\(s.maxVersion.debugDescription) is not one of TLS10, TLS11, TLS12, TLS13"
+            )
         }
-        guard min <= max else { throw Failure(key: "min_version", message: "\(s.minVersion) is above max_version \(s.maxVersion)") }
+        guard min <= max else {
+            throw Failure(key: "min_version", message: "\(s.minVersion) is above max_version \(s.maxVersion)")
+        }
         guard cossl_set_min_proto(ctx, min) == 1, cossl_ctx_set_max_proto(ctx, max) == 1 else {
             throw Failure(key: "min_version", message: "OpenSSL refused \(s.minVersion)…\(s.maxVersion)")
         }
@@ -99,7 +106,8 @@ package final class TLSServerContext: @unchecked Sendable {
             var names: [String] = []
             for suite in s.cipherSuites {
                 guard let name = Self.ciphers[suite] else {
-                    throw Failure(key: "cipher_suites", message: "\(suite.debugDescription) is not a TLS 1.2 suite Go offers")
+                    throw Failure(
+                        key: "cipher_suites", message: "\(suite.debugDescription) is not a TLS 1.2 suite Go offers")
                 }
                 names.append(name)
             }
@@ -112,7 +120,9 @@ package final class TLSServerContext: @unchecked Sendable {
             var names: [String] = []
             for curve in s.curvePreferences {
                 guard let name = Self.curves[curve] else {
-                    throw Failure(key: "curve_preferences", message: "\(curve.debugDescription) is not one of X25519, CurveP256, CurveP384, CurveP521")
+                    throw Failure(
+                        key: "curve_preferences",
+                        message: "\(curve.debugDescription) is not one of X25519, CurveP256, CurveP384, CurveP521")
                 }
                 names.append(name)
             }
@@ -128,10 +138,13 @@ package final class TLSServerContext: @unchecked Sendable {
     private static func applyClientAuth(_ ctx: OpaquePointer, _ s: Settings) throws(Failure) {
         let verifies = s.clientAuth == .verifyIfGiven || s.clientAuth == .requireAndVerify
         if verifies, s.clientCAPEM == nil {
-            throw Failure(key: "client_ca_file", message: "client_auth_type \(s.clientAuth.rawValue) needs client_ca_file")
+            throw Failure(
+                key: "client_ca_file", message: "client_auth_type \(s.clientAuth.rawValue) needs client_ca_file")
         }
         if let pem = s.clientCAPEM {
-            guard let store = SSL_CTX_get_cert_store(ctx) else { throw Failure(key: "client_ca_file", message: "no store") }
+            guard let store = SSL_CTX_get_cert_store(ctx) else {
+                throw Failure(key: "client_ca_file", message: "no store")
+            }
             let certificates = try readCertificates(pem, key: "client_ca_file")
             for cert in certificates {
                 X509_STORE_add_cert(store, cert)
@@ -157,8 +170,10 @@ package final class TLSServerContext: @unchecked Sendable {
 
     private static func loadChain(_ ctx: OpaquePointer, _ pem: [UInt8]) throws(Failure) {
         let certificates = try readCertificates(pem, key: "cert_file")
-        guard let leaf = certificates.first else { throw Failure(key: "cert_file", message: "no certificate in the PEM") }
-        defer { certificates.forEach { X509_free($0) } }
+        guard let leaf = certificates.first else {
+            throw Failure(key: "cert_file", message: "no certificate in the PEM")
+        }
+        defer { for certificate in certificates { X509_free(certificate) } }
         guard SSL_CTX_use_certificate(ctx, leaf) == 1 else {
             throw Failure(key: "cert_file", message: "OpenSSL refused the certificate: \(TLSContext.drainErrors())")
         }
@@ -173,7 +188,9 @@ package final class TLSServerContext: @unchecked Sendable {
             defer { BIO_free(bio) }
             return PEM_read_bio_PrivateKey(bio, nil, nil, nil)
         }
-        guard let key else { throw Failure(key: "key_file", message: "no private key in the PEM: \(TLSContext.drainErrors())") }
+        guard let key else {
+            throw Failure(key: "key_file", message: "no private key in the PEM: \(TLSContext.drainErrors())")
+        }
         defer { EVP_PKEY_free(key) }
         guard SSL_CTX_use_PrivateKey(ctx, key) == 1 else {
             throw Failure(key: "key_file", message: "OpenSSL refused the key: \(TLSContext.drainErrors())")

@@ -27,7 +27,8 @@ package struct WebConfig: Sendable {
 
     static let topKeys = ["tls_server_config", "http_server_config", "basic_auth_users", "rate_limit"]
     static let tlsKeys = [
-        "cert_file", "key_file", "cert", "key", "client_auth_type", "client_ca_file", "client_ca", "client_allowed_sans",
+        "cert_file", "key_file", "cert", "key", "client_auth_type", "client_ca_file", "client_ca",
+        "client_allowed_sans",
         "min_version", "max_version", "cipher_suites", "prefer_server_cipher_suites", "curve_preferences",
     ]
     /// The toolkit's header allow-list, with the values it accepts (nil: any).
@@ -39,7 +40,9 @@ package struct WebConfig: Sendable {
     package static func load(path: String) throws(ConfigError) -> WebConfig {
         let bytes: [UInt8]
         do throws(Errno) { bytes = try FileContents.read(path, limit: ConfigLoader.maximumSize) } catch {
-            throw ConfigError(file: path, mark: nil, path: "", expected: "a readable web configuration file", found: error.description)
+            throw ConfigError(
+                file: path, mark: nil, path: "", expected: "a readable web configuration file", found: error.description
+            )
         }
         var config = try parse(bytes, file: path)
         config.files.insert(path, at: 0)
@@ -49,7 +52,8 @@ package struct WebConfig: Sendable {
     // Long on purpose: the sections in the order the toolkit documents them.
     package static func parse(_ bytes: [UInt8], file: String) throws(ConfigError) -> WebConfig {
         var config = WebConfig()
-        guard let root = try YAMLParser.parse(bytes, file: file) else { return config }  // empty: plain HTTP, as the toolkit
+        // An empty file means plain HTTP without authentication, as in the toolkit.
+        guard let root = try YAMLParser.parse(bytes, file: file) else { return config }
         let top = try ConfigMap(root, path: "", file: file, keys: topKeys, what: "a web configuration")
         let dir = file.contains("/") ? String(file[..<file.lastIndex(of: "/")!]) : "."
         if let t = try top.map("tls_server_config", keys: tlsKeys, what: "the TLS settings") {
@@ -58,9 +62,12 @@ package struct WebConfig: Sendable {
         if let h = try top.map("http_server_config", keys: ["http2", "headers"], what: "the HTTP settings") {
             _ = try h.bool("http2")
             if let node = h.value("headers") {
-                let m = try ConfigMap(node, path: h.path("headers"), file: file, keys: allowedHeaders.map(\.0), what: "response headers")
+                let m = try ConfigMap(
+                    node, path: h.path("headers"), file: file, keys: allowedHeaders.map(\.0), what: "response headers")
                 for (name, values) in allowedHeaders {
-                    guard let value = try m.scalar(name, expected: "a header value")?.text, !value.isEmpty else { continue }
+                    guard let value = try m.scalar(name, expected: "a header value")?.text, !value.isEmpty else {
+                        continue
+                    }
                     if let values, !values.contains(value.lowercased()) {
                         throw m.fail(name, expected: "one of \(values.joined(separator: ", "))")
                     }
@@ -78,12 +85,15 @@ package struct WebConfig: Sendable {
             for e in entries {
                 let path = KeyPath.child("basic_auth_users", e.key)
                 guard !e.key.isEmpty, !e.key.contains(":") else {
-                    throw ConfigError(file: file, mark: e.keyMark, path: path, expected: "a user name without ':'", found: e.key.debugDescription)
+                    throw ConfigError(
+                        file: file, mark: e.keyMark, path: path, expected: "a user name without ':'",
+                        found: e.key.debugDescription)
                 }
                 guard let hash = e.value.scalar?.text, PasswordHash.isBcrypt(hash) else {
                     throw ConfigError(
                         file: file, mark: e.value.mark, path: path,
-                        expected: "a bcrypt hash ($2a$, $2b$ or $2y$, e.g. from htpasswd -nBC 10)", found: "another value",
+                        expected: "a bcrypt hash ($2a$, $2b$ or $2y$, e.g. from htpasswd -nBC 10)",
+                        found: "another value",
                         hint: "the value is not shown: it may be a password")
                 }
                 config.users[e.key] = hash
