@@ -1,3 +1,4 @@
+import Glibc
 import ReachabilityTestSupport
 import Testing
 
@@ -60,10 +61,26 @@ import Testing
         #expect(await run(skip).status == .success)
     }
 
+    /// A UDP responder and a TCP one on the same port number: the kernel picks the UDP port, and
+    /// that number may already be taken for TCP, so a few tries are allowed.
+    private func serversOnOnePort(udp: DNSTestServer.Behaviour, tcp: DNSTestServer.Behaviour) throws
+        -> (DNSTestServer, LoopbackHTTPServer)
+    {
+        for _ in 0..<20 {
+            let u = try DNSTestServer(behaviour: udp)
+            do throws(Errno) {
+                return (u, try LoopbackHTTPServer(port: u.address.port, behavior: .dns(tcp)))
+            } catch {
+                u.stop()
+                guard error.code == EADDRINUSE else { throw error }
+            }
+        }
+        throw TestSupportError("no port free for both UDP and TCP in 20 tries")
+    }
+
     @Test func aTruncatedUDPAnswerIsAskedAgainOverTCP() async throws {
-        let udp = try DNSTestServer(behaviour: .truncated)
+        let (udp, tcp) = try serversOnOnePort(udp: .truncated, tcp: .answer(["192.0.2.9"]))
         defer { udp.stop() }
-        let tcp = try LoopbackHTTPServer(port: udp.address.port, behavior: .dns(.answer(["192.0.2.9"])))
         defer { tcp.stop() }
         let r = await run(try DNSProbeConfig(name: "www.example.com", server: udp.address.description))
         #expect(r.status == .success, "\(r.detail)")
@@ -72,9 +89,8 @@ import Testing
     }
 
     @Test func unansweredUDPWithATCPAnswerIsBlockedUDP() async throws {
-        let udp = try DNSTestServer(behaviour: .silence)
+        let (udp, tcp) = try serversOnOnePort(udp: .silence, tcp: .answer(["192.0.2.9"]))
         defer { udp.stop() }
-        let tcp = try LoopbackHTTPServer(port: udp.address.port, behavior: .dns(.answer(["192.0.2.9"])))
         defer { tcp.stop() }
         let r = await run(
             try DNSProbeConfig(
