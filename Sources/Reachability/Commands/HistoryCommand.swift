@@ -28,15 +28,7 @@ package enum HistoryCommand {
                 writeOut(usage)
                 return 0
             }
-            guard let d = parsed.string("history.dir"), !d.isEmpty else {
-                throw UsageError("required flag '--history.dir' not provided")
-            }
-            dir = d
-            since = try parsed.duration("since") ?? .seconds(30 * 86_400)
-            guard since > .zero else { throw UsageError("invalid value for flag '--since': must be above 0") }
-            guard since <= .seconds(100 * 365 * 86_400) else {
-                throw UsageError("invalid value for flag '--since': at most 100y")
-            }
+            (dir, since) = try window(parsed)
             format = try parsed.choice("output", as: ReportFormat.self) ?? .table
         } catch {
             writeErr("reachability_exporter history: error: \(error.message), try --help\n")
@@ -52,5 +44,19 @@ package enum HistoryCommand {
             writeErr("reachability_exporter history: skipped \(report.stats.corrupt) corrupt lines\n")
         }
         return 0
+    }
+
+    /// `--history.dir` (required) and `--since` (default 30d, above 0, at most 100y): the
+    /// window every history subcommand reads.
+    static func window(_ parsed: ParsedFlags) throws(UsageError) -> (dir: String, since: Duration) {
+        guard let dir = parsed.string("history.dir"), !dir.isEmpty else {
+            throw UsageError("required flag '--history.dir' not provided")
+        }
+        let since = try parsed.duration("since") ?? .seconds(30 * 86_400)
+        guard since > .zero else { throw UsageError("invalid value for flag '--since': must be above 0") }
+        guard since <= .seconds(100 * 365 * 86_400) else {
+            throw UsageError("invalid value for flag '--since': at most 100y")
+        }
+        return (dir, since)
     }
 }

@@ -39,14 +39,7 @@ package enum HistoryExportCommand {
                 writeOut(usage)
                 return 0
             }
-            guard let d = parsed.string("history.dir"), !d.isEmpty else {
-                throw UsageError("required flag '--history.dir' not provided")
-            }
-            dir = d
-            since = try parsed.duration("since") ?? .seconds(30 * 86_400)
-            guard since > .zero, since <= .seconds(100 * 365 * 86_400) else {
-                throw UsageError("invalid value for flag '--since': must be above 0 and at most 100y")
-            }
+            (dir, since) = try HistoryCommand.window(parsed)
             step = try parsed.duration("step") ?? .seconds(15)
             guard step >= .seconds(1), step <= .seconds(3600) else {
                 throw UsageError("invalid value for flag '--step': must be from 1s to 1h")
