@@ -22,5 +22,8 @@ static inline int cossl_accept_any_certificate(int ok, X509_STORE_CTX *ctx) { (v
 static inline void cossl_ctx_verify_any(SSL_CTX *c, int mode) { SSL_CTX_set_verify(c, mode, cossl_accept_any_certificate); }
 static inline uint64_t cossl_op_no_renegotiation(void) { return SSL_OP_NO_RENEGOTIATION; }
 static inline uint64_t cossl_op_server_preference(void) { return SSL_OP_CIPHER_SERVER_PREFERENCE; }
+/* Frees a connection's 16 KiB read and write buffers while it has nothing buffered (idle keep-alive). */
+static inline long cossl_ctx_release_buffers(SSL_CTX *c) { return SSL_CTX_set_mode(c, SSL_MODE_RELEASE_BUFFERS); }
+static inline int cossl_has_pending(const SSL *s) { return SSL_has_pending(s); }
 static inline long cossl_ctx_add1_chain_cert(SSL_CTX *c, X509 *x) { return SSL_CTX_add1_chain_cert(c, x); }
 #endif

@@ -33,6 +33,12 @@ struct Exporter: Sendable {
             writeErr("reachability_exporter: error: \(error.message), try --help\n")
             return .failure(ExitStatus(64))
         }
+        let openFiles = OpenFileLimit.raise()
+        if openFiles < UInt64(serverOptions.maxConnections) + 64 {
+            logger.warn(
+                "the open-file limit is below --web.max-connections plus room for probes; raise LimitNOFILE",
+                ("limit", String(openFiles)), ("max_connections", String(serverOptions.maxConnections)))
+        }
         let registry = MetricsRegistry()
         ProcessMetrics.register(in: registry)
         var security: WebSecurity?

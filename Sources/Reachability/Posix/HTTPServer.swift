@@ -4,8 +4,8 @@ import Glibc
 import Synchronization
 
 /// The exporter's HTTP/1.1 server: connections are tasks waiting on the epoll `Reactor` (an
-/// idle or slow connection costs a descriptor, a suspended task and its few KiB of buffer, not
-/// a thread), run by a small fixed pool of threads (`ThreadPoolExecutor`, `workers`) that also
+/// idle or slow connection costs a descriptor, a suspended task and the bytes it sent so far, not
+/// a thread; a half-sent TLS ClientHello waits in the kernel's queue, not in OpenSSL), run by a small fixed pool of threads (`ThreadPoolExecutor`, `workers`) that also
 /// runs the handlers; TLS and basic auth come from the web configuration (`WebSecurity`).
 ///
 /// Limits: `maxConnections` in all and `maxConnectionsPerIP` from one address. When a limit is
@@ -279,8 +279,10 @@ package final class HTTPServer: Sendable {
         var stream: any ByteStream = socket
         if let tls = config?.tls {
             do throws(StreamError) {
+                let deadline = clock.now + options.requestTimeout
+                try await socket.waitForFirstTLSRecord(deadline: deadline)
                 let connection = try TLSConnection(serverOver: socket, context: tls)
-                try await connection.acceptHandshake(deadline: clock.now + options.requestTimeout)
+                try await connection.acceptHandshake(deadline: deadline)
                 guard connection.peerHasAllowedSAN(tls) else {
                     security?.countRefusedCertificate()
                     logger.debug("client certificate without an allowed SAN", ("peer", peer.ip))
@@ -294,7 +296,6 @@ package final class HTTPServer: Sendable {
         }
         let parser = HTTPRequestParser(limits: options.limits)
         var buffer: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
         var requestStart: ContinuousClock.Instant?
         while true {
             switch parser.parse(buffer[...]) {
@@ -324,6 +325,10 @@ package final class HTTPServer: Sendable {
             if buffer.isEmpty && isStopping { return }
             let deadline = requestStart.map { $0 + options.requestTimeout } ?? clock.now + options.idleTimeout
             do throws(StreamError) {
+                // No read buffer is held while waiting: an idle or slow connection costs its
+                // descriptor, its task and what it has sent so far.
+                try await stream.waitReadable(deadline: deadline)
+                var chunk = [UInt8](repeating: 0, count: 4096)
                 let n = try await stream.read(into: &chunk, deadline: deadline)
                 if n == 0 { return }
                 if buffer.isEmpty { requestStart = clock.now }

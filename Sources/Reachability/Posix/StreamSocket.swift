@@ -57,6 +57,9 @@ package protocol ByteStream: AnyObject {
     func write(_ bytes: [UInt8], deadline: ContinuousClock.Instant) async throws(StreamError)
     /// Reads at most `buffer.count` bytes into the front of `buffer`; returns 0 at end of stream.
     func read(into buffer: inout [UInt8], deadline: ContinuousClock.Instant) async throws(StreamError) -> Int
+    /// Waits until a read would find something (data, end of stream or an error), holding no
+    /// buffer meanwhile: a server waits with this, then reads.
+    func waitReadable(deadline: ContinuousClock.Instant) async throws(StreamError)
 }
 
 /// A connected non-blocking TCP socket, waited on through `Reactor.shared`. Closed on deinit.
@@ -127,6 +130,40 @@ package final class StreamSocket: ByteStream {
             guard err == EAGAIN || err == EWOULDBLOCK else { throw .system(step: "recv", Errno(err)) }
             try await wait(writable: false, deadline: deadline)
         }
+    }
+
+    package func waitReadable(deadline: ContinuousClock.Instant) async throws(StreamError) {
+        try await wait(writable: false, deadline: deadline)
+    }
+
+    /// Waits until the first TLS record a client sends is whole in the kernel's receive queue
+    /// (or the client sent something that is not a handshake record, or closed), so that a
+    /// half-sent ClientHello costs kernel buffer, not an OpenSSL connection and its 16 KiB
+    /// buffers. `SO_RCVLOWAT` makes epoll report readability only then: no polling.
+    package func waitForFirstTLSRecord(deadline: ContinuousClock.Instant) async throws(StreamError) {
+        defer { _ = try? setSocketOption(fd, SOL_SOCKET, SO_RCVLOWAT, 1) }
+        var header = [UInt8](repeating: 0, count: 5)
+        for want in [5, 0] {
+            var lowWater = want
+            if want == 0 {
+                // TLSPlaintext: type 22 (handshake), version, 16-bit length (at most 2^14).
+                guard header[0] == 0x16 else { return }
+                let length = Int(header[3]) << 8 | Int(header[4])
+                guard length <= 16_384 else { return }
+                lowWater = 5 + length
+            }
+            _ = try? setSocketOption(fd, SOL_SOCKET, SO_RCVLOWAT, Int32(lowWater))
+            try await wait(writable: false, deadline: deadline)
+            let n = header.withUnsafeMutableBytes { Glibc.recv(fd, $0.baseAddress, 5, Int32(MSG_PEEK)) }
+            // End of stream, an error, or fewer bytes than asked (the peer closed): OpenSSL reports it.
+            guard n == 5, want == 5 || available() >= lowWater else { return }
+        }
+    }
+
+    /// Bytes in the receive queue (FIONREAD).
+    private func available() -> Int {
+        var count: Int32 = 0
+        return ioctl(fd, UInt(FIONREAD), &count) == 0 ? Int(count) : 0
     }
 
     /// Waits for the socket to become readable or writable; errors and hang-ups count as ready

@@ -108,6 +108,11 @@ package final class TLSConnection: ByteStream {
     }
 
     /// Waits when OpenSSL asks to, or throws the failure the error code stands for.
+    package func waitReadable(deadline: ContinuousClock.Instant) async throws(StreamError) {
+        if cossl_has_pending(ssl) != 0 { return }
+        try await socket.waitReadable(deadline: deadline)
+    }
+
     private func handle(_ code: Int32, errno savedErrno: Int32, during step: String, deadline: ContinuousClock.Instant)
         async throws(StreamError)
     {

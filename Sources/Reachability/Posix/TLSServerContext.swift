@@ -80,6 +80,7 @@ package final class TLSServerContext: @unchecked Sendable {
         settings = s
         _ = cossl_ctx_set_mode(ctx, Int(SSL_MODE_RELEASE_BUFFERS | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER))
         _ = SSL_CTX_set_options(ctx, cossl_op_no_renegotiation() | cossl_op_ignore_unexpected_eof())
+        _ = cossl_ctx_release_buffers(ctx)
         try Self.loadChain(ctx, s.certificatePEM)
         try Self.loadKey(ctx, s.keyPEM)
         guard SSL_CTX_check_private_key(ctx) == 1 else {

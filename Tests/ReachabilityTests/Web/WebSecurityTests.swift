@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import ReachabilityTestSupport
 import Testing
 
@@ -67,13 +68,14 @@ import Testing
         return (p.terminationStatus, String(decoding: data, as: UTF8.self))
     }
 
-    func start(_ config: String) throws -> (HTTPServer, UInt16) {
+    func start(_ config: String, options: HTTPServer.Options = HTTPServer.Options()) throws -> (HTTPServer, UInt16) {
         let security = try WebSecurity(path: write(config), logger: Logger(level: .error))
         let registry = MetricsRegistry()
         for i in 0..<200 { registry.gauge("demo_value", help: "A value.", labels: ["k"]).labels("v\(i)").set(42) }
         let routes = WebRoutes(registry: registry)
         let server = try HTTPServer(
-            listen: ListenAddress(host: "127.0.0.1", port: 0), security: security, logger: Logger(level: .error)
+            listen: ListenAddress(host: "127.0.0.1", port: 0), options: options, security: security,
+            logger: Logger(level: .error)
         ) { routes.handle($0) }
         server.start()
         return (server, server.boundAddress.port)
@@ -165,5 +167,108 @@ import Testing
         usleep(1_100_000)
         #expect(
             try curl(["-u", "rx:two", url]).1.hasPrefix("HTTP/1.1 200"), "a broken edit keeps the last good settings")
+    }
+
+    // MARK: - Hostile TLS clients
+
+    /// A TLS server with a short handshake deadline, for the hostile clients below.
+    func startTLS(requestTimeout: Duration) throws -> (HTTPServer, UInt16) {
+        var options = HTTPServer.Options()
+        options.requestTimeout = requestTimeout
+        options.maxConnectionsPerIP = options.maxConnections
+        return try start(
+            "tls_server_config: {cert_file: \(certs.valid.certificate), key_file: \(certs.valid.key)}\n",
+            options: options)
+    }
+
+    /// The first bytes of a ClientHello: a handshake record of 512 bytes announced, 6 sent.
+    static let clientHelloStart: [UInt8] = [0x16, 0x03, 0x01, 0x02, 0x00, 0x01]
+
+    /// Waits (bounded) until the server holds `count` connections or fewer.
+    func waitForConnections(_ server: HTTPServer, atMost count: Int, within: Duration) -> Bool {
+        let clock = ContinuousClock()
+        let end = clock.now + within
+        while clock.now < end {
+            if server.activeConnections <= count { return true }
+            usleep(20_000)
+        }
+        return server.activeConnections <= count
+    }
+
+    @Test func garbageBeforeTheClientHelloIsClosedAtOnce() throws {
+        let (server, port) = try startTLS(requestTimeout: .seconds(5))
+        defer { server.shutdown() }
+        for garbage in ["GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n", "\u{0}\u{1}\u{2}\u{3}\u{4}\u{5}\u{6}\u{7}"] {
+            let c = try RawTCPClient(port: port, timeoutMS: 3000)
+            c.send(garbage)
+            let clock = ContinuousClock()
+            let start = clock.now
+            let (text, closed) = c.read()
+            #expect(closed && !text.contains("demo_value"), "closed, nothing served: \(text.prefix(80))")
+            // Refused on the first record, not at the handshake deadline (5 s).
+            #expect(clock.now - start < .seconds(2))
+        }
+        #expect(waitForConnections(server, atMost: 0, within: .seconds(2)))
+    }
+
+    @Test func halfOpenAndTrickledHandshakesEndAtTheDeadline() throws {
+        let (server, port) = try startTLS(requestTimeout: .milliseconds(600))
+        defer { server.shutdown() }
+        let clock = ContinuousClock()
+        let start = clock.now
+        let halfOpen = try RawTCPClient(port: port, timeoutMS: 4000)
+        halfOpen.send(Self.clientHelloStart)
+        let silent = try RawTCPClient(port: port, timeoutMS: 4000)
+        // A trickle: one byte of the announced record every 100 ms; the deadline counts from the
+        // start of the handshake, not from the last byte, so the trickle does not extend it.
+        let trickle = try RawTCPClient(port: port, timeoutMS: 4000)
+        trickle.send(Self.clientHelloStart)
+        var trickleClosedAt: Duration?
+        for _ in 0..<30 {
+            usleep(100_000)
+            trickle.send([0x03])
+            var probe = pollfd(fd: trickle.fd, events: Int16(POLLIN), revents: 0)
+            if poll(&probe, 1, 0) > 0 {
+                trickleClosedAt = clock.now - start
+                break
+            }
+        }
+        #expect(halfOpen.read().closed && silent.read().closed)
+        let trickleTime = try #require(trickleClosedAt, "a trickled handshake was still open after 3 s")
+        #expect(trickleTime < .seconds(2), "\(trickleTime)")
+        #expect(waitForConnections(server, atMost: 0, within: .seconds(1)))
+    }
+
+    @Test func aClientVanishingMidHandshakeIsForgottenAtOnce() throws {
+        let (server, port) = try startTLS(requestTimeout: .seconds(10))
+        defer { server.shutdown() }
+        for _ in 0..<50 {
+            let c = try RawTCPClient(port: port)
+            c.send(Self.clientHelloStart)
+        }  // each client is closed here: its descriptor goes, mid-handshake
+        #expect(waitForConnections(server, atMost: 0, within: .seconds(2)), "\(server.activeConnections) left")
+    }
+
+    /// Hundreds of half-open handshakes hold a descriptor each; a real client's scrape over TLS
+    /// is still answered at once, and they all end at the deadline.
+    @Test func halfOpenHandshakesCannotTakeTheEndpointAway() throws {
+        let (server, port) = try startTLS(requestTimeout: .seconds(3))
+        defer { server.shutdown() }
+        var slow: [RawTCPClient] = []
+        for i in 0..<300 {
+            let c = try RawTCPClient(port: port)
+            if i % 2 == 0 { c.send(Self.clientHelloStart) }
+            slow.append(c)
+        }
+        usleep(100_000)
+        let clock = ContinuousClock()
+        let start = clock.now
+        let (status, body) = try curl(["--cacert", certs.caFile, "https://127.0.0.1:\(port)/metrics"])
+        #expect(status == 0 && body.hasPrefix("HTTP/1.1 200") && body.contains("demo_value"), "\(body.prefix(200))")
+        // A hang bound, not a performance claim: the scrape does not wait for the deadline.
+        #expect(clock.now - start < .seconds(2))
+        #expect(server.activeConnections >= 300)
+        #expect(waitForConnections(server, atMost: 0, within: .seconds(5)), "\(server.activeConnections) left")
+        #expect(slow[0].read().closed)
     }
 }
