@@ -4,9 +4,10 @@ import Glibc
 import Synchronization
 
 /// The exporter's HTTP/1.1 server: connections are tasks waiting on the epoll `Reactor` (an
-/// idle or slow connection costs a descriptor, a suspended task and the bytes it sent so far, not
-/// a thread; a half-sent TLS ClientHello waits in the kernel's queue, not in OpenSSL), run by a small fixed pool of threads (`ThreadPoolExecutor`, `workers`) that also
-/// runs the handlers; TLS and basic auth come from the web configuration (`WebSecurity`).
+/// idle or slow connection costs a descriptor, a suspended task and the bytes it sent so far,
+/// not a thread; a half-sent TLS ClientHello waits in the kernel's queue, not in OpenSSL), run
+/// by a small fixed pool of threads (`ThreadPoolExecutor`, `workers`) that also runs the
+/// handlers; TLS and basic auth come from the web configuration (`WebSecurity`).
 ///
 /// Limits: `maxConnections` in all and `maxConnectionsPerIP` from one address. When a limit is
 /// reached, the oldest connection that is not being answered (a handshake, a half-sent request,
@@ -32,8 +33,10 @@ package final class HTTPServer: Sendable {
         package var idleTimeout: Duration = .seconds(60)
         /// Time allowed to produce and write one response.
         package var writeTimeout: Duration = .seconds(10)
-        /// Threads that run the connections and their handlers (and bcrypt checks).
-        package var workers = 2
+        /// Threads that run the connections and their handlers (and bcrypt checks). More than the
+        /// cores on purpose: concurrent scrapes wait for one shared render (`RenderCoalescer`),
+        /// blocking their threads, and the more of them wait, the more share each render.
+        package var workers = 8
         package var limits = HTTPRequestParser.Limits()
         package init() {}
     }
@@ -50,6 +53,7 @@ package final class HTTPServer: Sendable {
     private let acceptLoopDone = Atomic<Bool>(false)
     private let somethingEnded = DispatchSemaphore(value: 0)
     private let rejected: Counter?
+    private let lastGzip = Mutex<(body: [UInt8], address: UInt, gzip: [UInt8])?>(nil)
 
     /// Every open connection, for the limits and for shutdown. A descriptor is shut down (never
     /// closed) through this table, under its lock, and closed only after it left the table.
@@ -280,7 +284,15 @@ package final class HTTPServer: Sendable {
         if let tls = config?.tls {
             do throws(StreamError) {
                 let deadline = clock.now + options.requestTimeout
-                try await socket.waitForFirstTLSRecord(deadline: deadline)
+                let first = try await socket.waitForFirstTLSRecord(deadline: deadline)
+                if let first, first >= UInt8(ascii: "A") && first <= UInt8(ascii: "Z") {
+                    // Plain HTTP on the TLS port: say so in plain HTTP (as Go's servers do), serve nothing.
+                    try? await socket.write(Self.plainHTTPOnTLSPort, deadline: clock.now + .seconds(1))
+                    // Read what it sent (only peeked so far), so the close is a FIN, not a reset
+                    // that could discard the answer before the client reads it.
+                    socket.discardPendingInput()
+                    return
+                }
                 let connection = try TLSConnection(serverOver: socket, context: tls)
                 try await connection.acceptHandshake(deadline: deadline)
                 guard connection.peerHasAllowedSAN(tls) else {
@@ -344,6 +356,10 @@ package final class HTTPServer: Sendable {
         }
     }
 
+    static let plainHTTPOnTLSPort = Array(
+        "HTTP/1.0 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\nClient sent an HTTP request to an HTTPS server.\n"
+            .utf8)
+
     /// Runs on the server's pool: authentication, the handler, security headers, gzip.
     private func respond(_ request: HTTPRequest, config: WebConfig?, keepAlive: Bool) -> [UInt8] {
         if let security, let config {
@@ -365,12 +381,28 @@ package final class HTTPServer: Sendable {
         if let config { response.headers += config.headers }
         if Self.isCompressible(response) {
             response.headers.append(("Vary", "Accept-Encoding"))
-            if Self.acceptsGzip(request), response.body.count >= 256, let gz = Gzip.compress(response.body) {
+            if Self.acceptsGzip(request), response.body.count >= 256, let gz = compressed(response.body) {
                 response.body = gz
                 response.headers.append(("Content-Encoding", "gzip"))
             }
         }
         return Self.serialize(response, head: request.method == "HEAD", keepAlive: keepAlive)
+    }
+
+    /// gzip of `body`, shared by concurrent scrapes: they get the very same render (one buffer,
+    /// `RenderCoalescer`), so the last body compressed is kept and a body in the same storage is
+    /// not compressed again. Keeping it alive keeps its address from being reused.
+    private func compressed(_ body: [UInt8]) -> [UInt8]? {
+        let address = body.withUnsafeBufferPointer { UInt(bitPattern: $0.baseAddress) }
+        if let hit = lastGzip.withLock({ last -> [UInt8]? in
+            guard let last, last.address == address, last.body.count == body.count else { return nil }
+            return last.gzip
+        }) {
+            return hit
+        }
+        guard let gz = Gzip.compress(body) else { return nil }
+        lastGzip.withLock { $0 = (body, address, gz) }
+        return gz
     }
 
     /// The head and (unless `head`) the body, in one buffer for one write.

@@ -139,25 +139,38 @@ package final class StreamSocket: ByteStream {
     /// Waits until the first TLS record a client sends is whole in the kernel's receive queue
     /// (or the client sent something that is not a handshake record, or closed), so that a
     /// half-sent ClientHello costs kernel buffer, not an OpenSSL connection and its 16 KiB
-    /// buffers. `SO_RCVLOWAT` makes epoll report readability only then: no polling.
-    package func waitForFirstTLSRecord(deadline: ContinuousClock.Instant) async throws(StreamError) {
+    /// buffers. `SO_RCVLOWAT` makes epoll report readability only then: no polling. Returns the
+    /// first byte the client sent, when one came.
+    @discardableResult
+    package func waitForFirstTLSRecord(deadline: ContinuousClock.Instant) async throws(StreamError) -> UInt8? {
         defer { _ = try? setSocketOption(fd, SOL_SOCKET, SO_RCVLOWAT, 1) }
         var header = [UInt8](repeating: 0, count: 5)
         for want in [5, 0] {
             var lowWater = want
             if want == 0 {
                 // TLSPlaintext: type 22 (handshake), version, 16-bit length (at most 2^14).
-                guard header[0] == 0x16 else { return }
+                guard header[0] == 0x16 else { return header[0] }
                 let length = Int(header[3]) << 8 | Int(header[4])
-                guard length <= 16_384 else { return }
+                guard length <= 16_384 else { return header[0] }
                 lowWater = 5 + length
             }
             _ = try? setSocketOption(fd, SOL_SOCKET, SO_RCVLOWAT, Int32(lowWater))
             try await wait(writable: false, deadline: deadline)
             let n = header.withUnsafeMutableBytes { Glibc.recv(fd, $0.baseAddress, 5, Int32(MSG_PEEK)) }
             // End of stream, an error, or fewer bytes than asked (the peer closed): OpenSSL reports it.
-            guard n == 5, want == 5 || available() >= lowWater else { return }
+            guard n == 5, want == 5 || available() >= lowWater else { return n > 0 ? header[0] : nil }
         }
+        return header[0]
+    }
+
+    /// Reads and drops what is already queued (at most 64 KiB), then sends FIN.
+    package func discardPendingInput() {
+        var scratch = [UInt8](repeating: 0, count: 4096)
+        for _ in 0..<16 {
+            let n = scratch.withUnsafeMutableBytes { Glibc.recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            if n <= 0 { break }
+        }
+        Glibc.shutdown(fd, Int32(SHUT_WR))
     }
 
     /// Bytes in the receive queue (FIONREAD).

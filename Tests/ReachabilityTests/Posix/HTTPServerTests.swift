@@ -89,6 +89,9 @@ import Testing
         ("GET /" + String(repeating: "a", count: 10000) + " HTTP/1.1\r\n\r\n", "HTTP/1.1 414"),
         ("GET / HTTP/1.1\r\nX: " + String(repeating: "b", count: 40000) + "\r\n\r\n", "HTTP/1.1 431"),
         ("GET / HTTP/9.9\r\n\r\n", "HTTP/1.1 505"),
+        // No line end yet, but no method either: refused at once, not at the request deadline.
+        ("\u{16}\u{3}\u{1}\u{2}\u{0}\u{1}", "HTTP/1.1 400"),
+        ("G\u{7f}T", "HTTP/1.1 400"),
     ].map(Case.init)
 
     @Test(arguments: hostileCases)

@@ -55,7 +55,9 @@ import Testing
     }
 
     /// Runs curl (loopback only) and returns its exit status and output (headers and body).
-    func curl(_ args: [String]) throws -> (Int32, String) {
+    func curl(_ args: [String]) throws -> (Int32, String) { try Self.runCurl(args) }
+
+    static func runCurl(_ args: [String]) throws -> (Int32, String) {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
         p.arguments = ["-sS", "-i", "--max-time", "5"] + args
@@ -106,10 +108,37 @@ import Testing
         let (_, other) = try curl(["--cacert", certs.caFile, "-u", "rx:s3cret", "https://127.0.0.1:\(port)/-/healthy"])
         #expect(other.hasPrefix("HTTP/1.1 200"), "authentication applies to every endpoint, and passes")
         let (plainStatus, plain) = try curl(["http://127.0.0.1:\(port)/metrics"])
-        #expect(plainStatus != 0 && !plain.contains("demo_value"), "plain HTTP on the TLS port gets no metrics")
+        #expect(
+            plainStatus == 0 && plain.hasPrefix("HTTP/1.0 400") && plain.contains("HTTP request to an HTTPS server")
+                && !plain.contains("demo_value"), "plain HTTP on the TLS port gets a 400 and no metrics: \(plain)")
         let (_, gz) = try curl(["--cacert", certs.caFile, "-u", "rx:s3cret", "--compressed", url])
         #expect(
             gz.contains("Content-Encoding: gzip") && gz.contains("Vary: Accept-Encoding") && gz.contains("demo_value"))
+    }
+
+    /// The last body compressed is reused only for the very same render: a changed registry is
+    /// compressed anew, and concurrent gzip scrapes all decompress to a whole exposition.
+    @Test func gzipFollowsTheRegistry() async throws {
+        let registry = MetricsRegistry()
+        let gauge = registry.gauge("demo_value", help: "A value.", labels: ["k"])
+        for i in 0..<200 { gauge.labels("v\(i)").set(1) }
+        let routes = WebRoutes(registry: registry)
+        let server = try HTTPServer(listen: ListenAddress(host: "127.0.0.1", port: 0), logger: Logger(level: .error)) {
+            routes.handle($0)
+        }
+        server.start()
+        defer { server.shutdown() }
+        let url = "http://127.0.0.1:\(server.boundAddress.port)/metrics"
+        let (_, first) = try curl(["--compressed", url])
+        #expect(first.contains("Content-Encoding: gzip") && first.contains("demo_value{k=\"v7\"} 1\n"))
+        gauge.labels("v7").set(2)
+        let (_, second) = try curl(["--compressed", url])
+        #expect(second.contains("Content-Encoding: gzip") && second.contains("demo_value{k=\"v7\"} 2\n"))
+        let outputs = try await withThrowingTaskGroup(of: String.self) { group in
+            for _ in 0..<6 { group.addTask { try Self.runCurl(["--compressed", url]).1 } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(outputs.allSatisfy { $0.contains("demo_value{k=\"v199\"} 1\n") && $0.contains("demo_value{k=\"v7\"} 2") })
     }
 
     @Test func clientCertificatesWhenRequired() throws {

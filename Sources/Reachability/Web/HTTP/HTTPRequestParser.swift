@@ -28,6 +28,11 @@ package struct HTTPRequestParser: Sendable {
         while start + 1 < buffer.endIndex, buffer[start] == 0x0d, buffer[start + 1] == 0x0a { start += 2 }
         let data = buffer[start...]
         guard let headEnd = findHeadEnd(data) else {
+            // A method is a token: anything else before the first space is refused now, not
+            // at the request deadline (a TLS ClientHello sent to the plain port, binary noise).
+            if let bad = data.prefix(while: { $0 != 0x20 }).first(where: { !isTokenChar($0) }), bad != 0x0d, bad != 0x0a {
+                return .reject(status: 400, message: bad == 0x16 ? "TLS sent to a plain HTTP port" : "malformed request line")
+            }
             if let lineEnd = data.firstIndex(of: 0x0a) {
                 if lineEnd - data.startIndex > limits.maxRequestLine {
                     return .reject(status: 414, message: "request line too long")
