@@ -138,7 +138,8 @@ import Testing
             for _ in 0..<6 { group.addTask { try Self.runCurl(["--compressed", url]).1 } }
             return try await group.reduce(into: []) { $0.append($1) }
         }
-        #expect(outputs.allSatisfy { $0.contains("demo_value{k=\"v199\"} 1\n") && $0.contains("demo_value{k=\"v7\"} 2") })
+        #expect(
+            outputs.allSatisfy { $0.contains("demo_value{k=\"v199\"} 1\n") && $0.contains("demo_value{k=\"v7\"} 2") })
     }
 
     @Test func clientCertificatesWhenRequired() throws {
