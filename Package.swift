@@ -12,7 +12,11 @@ let package = Package(
         .target(name: "CShim"),
         // OpenSSL from the system (Debian libssl-dev) for HTTPS probes.
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
-        .target(name: "Reachability", dependencies: ["CShim", "COpenSSL"]),
+        // zlib from the system (Debian zlib1g-dev): gzip for /metrics.
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        // libcrypt from the system (Debian libcrypt-dev): bcrypt for basic-auth passwords.
+        .systemLibrary(name: "CCrypt", pkgConfig: "libcrypt", providers: [.apt(["libcrypt-dev"])]),
+        .target(name: "Reachability", dependencies: ["CShim", "COpenSSL", "CZlib", "CCrypt"]),
         .executableTarget(name: "reachability_exporter", dependencies: ["Reachability"]),
         // Benchmark drivers (bench/*.sh); not installed.
         .executableTarget(name: "reachability-bench", dependencies: ["Reachability"]),
@@ -28,7 +32,8 @@ let package = Package(
         .executableTarget(name: "history_bench", dependencies: ["Reachability", "ReachabilityTestSupport"], path: "bench/history_bench"),
         // The README's library example (scripts/test also type-checks it against the public API alone).
         .executableTarget(name: "reachability-example", dependencies: ["Reachability"], path: "Examples/EmbedReachability"),
-        .testTarget(name: "ReachabilityTests", dependencies: ["Reachability", "ReachabilityTestSupport", "CShim"]),
+        .testTarget(
+            name: "ReachabilityTests", dependencies: ["Reachability", "ReachabilityTestSupport", "CShim", "CZlib"]),
     ],
     swiftLanguageModes: [.v6]
 )

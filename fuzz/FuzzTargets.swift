@@ -17,6 +17,7 @@ enum FuzzTarget: String, CaseIterable, Sendable {
     case netlink
     case config
     case history
+    case tlsHandshake = "tls-handshake"
 }
 
 let fuzzTarget: FuzzTarget = {
@@ -40,6 +41,7 @@ package func rxFuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     case .netlink: fuzzNetlink(bytes)
     case .config: fuzzConfig(bytes)
     case .history: fuzzHistory(bytes)
+    case .tlsHandshake: fuzzTLSHandshake(bytes)
     }
     return 0
 }
@@ -102,4 +104,40 @@ func fuzzHistory(_ bytes: [UInt8]) {
     #if RX_FUZZ_HISTORY
     _ = try? HistoryRecord.decode(bytes)
     #endif
+}
+
+/// The web server's TLS context at its strictest: client certificates required
+/// and verified, a SAN allow-list. Certificates from RX_FUZZ_TLS_DIR (scripts/fuzz.sh
+/// makes them with openssl).
+let fuzzTLSContext: TLSServerContext = {
+    let dir = getenv("RX_FUZZ_TLS_DIR").map { String(cString: $0) } ?? ".build/fuzz/tls"
+    func read(_ name: String) -> [UInt8] {
+        guard let bytes = try? FileContents.read("\(dir)/\(name)", limit: 1 << 20) else {
+            fputs_stderr("fuzz: cannot read \(dir)/\(name)\n")
+            exit(1)
+        }
+        return bytes
+    }
+    var settings = TLSServerContext.Settings()
+    settings.certificatePEM = read("server.pem")
+    settings.keyPEM = read("server.key")
+    settings.clientCAPEM = read("server.pem")
+    settings.clientAuth = .requireAndVerify
+    settings.clientAllowedSANs = ["prometheus.example"]
+    settings.minVersion = "TLS10"
+    do throws(TLSServerContext.Failure) {
+        return try TLSServerContext(settings)
+    } catch {
+        fputs_stderr("fuzz: TLS context: \(error)\n")
+        exit(1)
+    }
+}()
+
+func fuzzTLSHandshake(_ bytes: [UInt8]) {
+    guard let first = bytes.first else { return }
+    let client = Array(bytes.dropFirst())
+    let split = client.isEmpty ? 0 : Int(first) * client.count / 255
+    let outcome = fuzzTLSContext.acceptInMemory(client, split: split)
+    // Nothing a client sends alone completes a handshake: the client's Finished needs keys.
+    precondition(!outcome.completed, "a handshake completed from bytes alone")
 }

@@ -3,7 +3,9 @@
 #   http-request (HTTPRequestParser: what clients send the exporter), http-response
 #   (HTTPResponseParser: what probed servers answer), dns (DNSMessage.decodeResponse),
 #   netlink (NetlinkDecoder + NetworkModel), config (YAMLParser, ConfigLoader) and history
-#   (HistoryRecord.decode).
+#   (HistoryRecord.decode), tls-handshake (the web server's TLS context: what a client sends
+#   before the handshake, through OpenSSL's SSL_accept over memory, client certificates required
+#   and verified, a SAN allow-list; certificates made here with openssl).
 #
 #   scripts/fuzz.sh [seconds-per-target] [target ...]      (default 20 s, every target)
 #
@@ -30,8 +32,8 @@ clang -c -O1 -g -fsanitize=fuzzer-no-link,address -I Sources/CShim/include Sourc
 mapfile -t sources < <(find Sources/Reachability -name '*.swift' | sort)
 build() {
   swiftc -sanitize=fuzzer,address -parse-as-library -O -g -swift-version 6 -module-name Reachability -package-name reachability_exporter \
-    -I "$out/cshim" -I Sources/COpenSSL "$@" "${sources[@]}" fuzz/FuzzTargets.swift "$out/shim.o" \
-    -lssl -lcrypto -o "$out/reachability-fuzz"
+    -I "$out/cshim" -I Sources/COpenSSL -I Sources/CZlib -I Sources/CCrypt "$@" "${sources[@]}" fuzz/FuzzTargets.swift "$out/shim.o" \
+    -lssl -lcrypto -lz -lcrypt -o "$out/reachability-fuzz"
 }
 stamp="${flags[*]:-none}"
 if [ -x "$out/reachability-fuzz" ] && [ "$(cat "$out/stamp" 2>/dev/null)" = "$stamp" ] &&
@@ -55,10 +57,18 @@ fi
 
 targets=("$@")
 if ((${#targets[@]} == 0)); then
-  targets=(http-request http-response dns netlink)
+  targets=(http-request http-response dns netlink tls-handshake)
   [[ " ${flags[*]:-} " == *RX_FUZZ_CONFIG* ]] && targets+=(config) || echo "NOTICE: fuzz: no config parser in this tree yet; config target skipped"
   [[ " ${flags[*]:-} " == *RX_FUZZ_HISTORY* ]] && targets+=(history) || echo "NOTICE: fuzz: no history decoder in this tree yet; history target skipped"
 fi
+
+# The TLS target's server certificate (self-signed; it is its own client CA).
+if [ ! -s "$out/tls/server.key" ]; then
+  mkdir -p "$out/tls"
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$out/tls/server.key" \
+    -out "$out/tls/server.pem" -days 3650 -subj /CN=rx-fuzz -addext subjectAltName=DNS:prometheus.example 2>/dev/null
+fi
+export RX_FUZZ_TLS_DIR="$PWD/$out/tls"
 
 failed=0
 printf '%-14s %10s %12s %8s %8s %s\n' target runs exec/s cov ft result

@@ -27,6 +27,8 @@ package struct TestCertificates: Sendable {
     package let wrongHost: Pair
     package let expired: Pair
     package let selfSigned: Pair
+    /// A client certificate (extendedKeyUsage clientAuth) signed by the CA, SAN `prometheus.rx-test`.
+    package let client: Pair
 
     private static let made = Mutex<Result<TestCertificates, Failure>?>(nil)
 
@@ -66,7 +68,7 @@ package struct TestCertificates: Sendable {
         }
         return TestCertificates(
             directory: directory, caFile: "\(directory)/ca.pem", valid: pair("valid"),
-            wrongHost: pair("wronghost"), expired: pair("expired"), selfSigned: pair("self"))
+            wrongHost: pair("wronghost"), expired: pair("expired"), selfSigned: pair("self"), client: pair("client"))
     }
 
     private static let script = """
@@ -76,12 +78,13 @@ package struct TestCertificates: Sendable {
           -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign
         leaf() {
           openssl req -new $K -keyout $1.key -out $1.csr -subj /CN=$4
-          printf 'subjectAltName=%s\\nbasicConstraints=CA:FALSE\\nextendedKeyUsage=serverAuth\\n' "$3" > $1.ext
+          printf 'subjectAltName=%s\\nbasicConstraints=CA:FALSE\\nextendedKeyUsage=%s\\n' "$3" "${5:-serverAuth}" > $1.ext
           openssl x509 -req -in $1.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days $2 -extfile $1.ext -out $1.pem
         }
         leaf valid 2 "DNS:localhost,IP:127.0.0.1,IP:::1" localhost
         leaf wronghost 2 "DNS:wrong.example" wrong.example
         leaf expired -1 "DNS:localhost,IP:127.0.0.1,IP:::1" localhost
+        leaf client 2 "DNS:prometheus.rx-test,email:prometheus@rx-test" prometheus clientAuth
         openssl req -x509 $K -keyout self.key -out self.pem -days 2 -subj /CN=localhost \
           -addext subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1
         """

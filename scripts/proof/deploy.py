@@ -31,8 +31,20 @@ SERVICEMONITOR_SCHEMA = {
                 "interval": {"type": "string", "pattern": "^[0-9]+(ms|s|m|h)$"},
                 "scrapeTimeout": {"type": "string", "pattern": "^[0-9]+(ms|s|m|h)$"},
                 "honorLabels": {"type": "boolean"},
+                "tlsConfig": {"type": "object", "additionalProperties": False, "properties": {
+                    "ca": {"$ref": "#/$defs/secretOrConfigMap"}, "cert": {"$ref": "#/$defs/secretOrConfigMap"},
+                    "keySecret": {"$ref": "#/$defs/secretKey"}, "serverName": {"type": "string"},
+                    "insecureSkipVerify": {"type": "boolean"}}},
+                "basicAuth": {"type": "object", "additionalProperties": False, "required": ["username", "password"],
+                              "properties": {"username": {"$ref": "#/$defs/secretKey"},
+                                             "password": {"$ref": "#/$defs/secretKey"}}},
                 "relabelings": {"$ref": "#/$defs/relabelings"}, "metricRelabelings": {"$ref": "#/$defs/relabelings"}}}}}}},
-    "$defs": {"relabelings": {"type": "array", "items": {"type": "object", "additionalProperties": False, "properties": {
+    "$defs": {
+        "secretKey": {"type": "object", "additionalProperties": False, "required": ["name", "key"], "properties": {
+            "name": {"type": "string"}, "key": {"type": "string"}, "optional": {"type": "boolean"}}},
+        "secretOrConfigMap": {"type": "object", "additionalProperties": False, "properties": {
+            "secret": {"$ref": "#/$defs/secretKey"}, "configMap": {"$ref": "#/$defs/secretKey"}}},
+        "relabelings": {"type": "array", "items": {"type": "object", "additionalProperties": False, "properties": {
         "action": {"enum": ["replace", "keep", "drop", "labelmap", "labeldrop", "labelkeep", "hashmod", "lowercase", "uppercase"]},
         "sourceLabels": {"type": "array", "items": {"type": "string", "pattern": "^[a-zA-Z_][a-zA-Z0-9_]*$"}},
         "separator": {"type": "string"}, "targetLabel": {"type": "string"}, "regex": {"type": "string"},
@@ -101,6 +113,14 @@ def check_kubernetes(rules):
         (any(m["name"] == "config" for m in c["volumeMounts"]) and any(v.get("configMap", {}).get("name") == docs["ConfigMap"]["metadata"]["name"] for v in pod["volumes"]),
          "DaemonSet mounts the ConfigMap"),
         (len({d["metadata"].get("namespace", d["metadata"]["name"]) for d in docs.values()}) == 1, "every object in one namespace"),
+        (not any("hostPort" in p for p in c["ports"]), "no hostPort (hostNetwork already puts the port on the node)"),
+        (any(a.startswith("--web.config.file=/etc/reachability_exporter/web/") for a in c["args"])
+         and any(m["name"] == "web" and m["mountPath"] == "/etc/reachability_exporter/web" for m in c["volumeMounts"]),
+         "DaemonSet serves with the web configuration it mounts"),
+        (all(e.get("scheme") == "https" and "basicAuth" in e for e in sm["spec"]["endpoints"]),
+         "ServiceMonitor scrapes over TLS with basic auth"),
+        (not any("httpGet" in c.get(p, {}) for p in ("livenessProbe", "readinessProbe")),
+         "kubelet probes do not ask an endpoint that needs the password"),
     ]
     for good, what in expect:
         (ok if good else fail)(f"kubernetes: {what}")
@@ -109,6 +129,19 @@ def check_kubernetes(rules):
     listed = set(kz["resources"])
     present = {f for f in os.listdir(k8s) if f.endswith(".yaml") and f != "kustomization.yaml"}
     (ok if listed == present else fail)(f"kubernetes: kustomization lists every manifest ({sorted(listed ^ present) or 'all'})")
+    generated = {g["name"]: [os.path.basename(f) for f in g["files"]] for g in kz.get("secretGenerator", [])}
+    web_secret = next(v["secret"]["secretName"] for v in pod["volumes"] if v["name"] == "web")
+    web_config = next(a.split("/")[-1] for a in c["args"] if a.startswith("--web.config.file="))
+    refs = {(r["name"], r["key"]) for e in sm["spec"]["endpoints"]
+            for r in (e["basicAuth"]["username"], e["basicAuth"]["password"], e["tlsConfig"]["ca"]["secret"])}
+    (ok if web_config in generated.get(web_secret, []) and all(k in generated.get(n, []) for n, k in refs) else fail)(
+        f"kubernetes: the secretGenerator makes every Secret key the DaemonSet and ServiceMonitor use ({sorted(refs)})")
+    with open(os.path.join(k8s, "make-web-secret.sh")) as fh:
+        script = fh.read()
+    made = set(re.findall(r"(?:>|-out |-keyout )([a-z.\-]+)", script))
+    wanted = {f for files in generated.values() for f in files}
+    (ok if {os.path.basename(f) for f in wanted} <= made else fail)(
+        f"kubernetes: make-web-secret.sh writes every generated file ({sorted(wanted - made) or 'all'})")
     return c["args"]
 
 

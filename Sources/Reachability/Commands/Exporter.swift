@@ -25,13 +25,31 @@ struct Exporter: Sendable {
             } catch {
                 throw UsageError("invalid value for flag '--web.listen-address': \(error.description)")
             }
-            serverOptions.maxConnections = try flags.int("web.max-connections", range: 1...100_000) ?? 64
+            serverOptions.maxConnections = try flags.int("web.max-connections", range: 1...100_000) ?? 1024
+            serverOptions.maxConnectionsPerIP =
+                try flags.int("web.max-connections-per-ip", range: 1...100_000)
+                ?? min(256, serverOptions.maxConnections)
         } catch {
             writeErr("reachability_exporter: error: \(error.message), try --help\n")
             return .failure(ExitStatus(64))
         }
+        let openFiles = OpenFileLimit.raise()
+        if openFiles < UInt64(serverOptions.maxConnections) + 64 {
+            logger.warn(
+                "the open-file limit is below --web.max-connections plus room for probes; raise LimitNOFILE",
+                ("limit", String(openFiles)), ("max_connections", String(serverOptions.maxConnections)))
+        }
         let registry = MetricsRegistry()
         ProcessMetrics.register(in: registry)
+        var security: WebSecurity?
+        if let path = flags.string("web.config.file"), !path.isEmpty {
+            do throws(ConfigError) {
+                security = try WebSecurity(path: path, logger: logger.with("component", "web"), registry: registry)
+            } catch {
+                writeErr("reachability_exporter: error: web configuration: \(error.description)\n")
+                return .failure(ExitStatus(78))
+            }
+        }
         registry.gauge(MetricCatalog.exporterBuildInfo)
             .labels(BuildInfo.version, BuildInfo.revision, BuildInfo.swiftVersion).set(1)
 
@@ -61,7 +79,7 @@ struct Exporter: Sendable {
         let parts = Parts(
             logger: logger, registry: registry, pathGate: pathGate, pathMonitor: pathMonitor, options: options,
             flags: flags)
-        return parts.assemble(listen: listen, serverOptions: serverOptions)
+        return parts.assemble(listen: listen, serverOptions: serverOptions, security: security)
     }
 
     /// Runs the services until a signal stops them; the exit status.
@@ -90,7 +108,9 @@ private struct Parts {
     var specs: [ProbeSpec] { options.specs }
     var settings: MonitorSettings { options.settings }
 
-    func assemble(listen: ListenAddress, serverOptions: HTTPServer.Options) -> Result<Exporter, ExitStatus> {
+    func assemble(listen: ListenAddress, serverOptions: HTTPServer.Options, security: WebSecurity?) -> Result<
+        Exporter, ExitStatus
+    > {
         let recorder = MetricsRecorder(registry: registry, probes: specs, uplinks: settings.uplinks)
         // History: --history.* flags, else the file's `history:` section. Read back before the
         // first round, written by its own thread.
@@ -118,7 +138,8 @@ private struct Parts {
         let server: HTTPServer
         do {
             server = try HTTPServer(
-                listen: listen, options: serverOptions, logger: logger.with("component", "web"), registry: registry
+                listen: listen, options: serverOptions, security: security, logger: logger.with("component", "web"),
+                registry: registry
             ) {
                 webRoutes.handle($0)
             }

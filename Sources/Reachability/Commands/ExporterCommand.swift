@@ -20,8 +20,18 @@ package enum ExporterCommand {
                 "web.listen-address", .value(default: defaultListenAddress), placeholder: "ADDRESS",
                 help: "Address to serve metrics on: [host]:port; :port means every address."),
             FlagSpec(
-                "web.max-connections", .value(default: "64"), placeholder: "N",
-                help: "Concurrent HTTP connections served; more get 503."),
+                "web.config.file", .value(default: nil), placeholder: "PATH",
+                help:
+                    "Web configuration in the exporter-toolkit format (TLS, client certificates, basic auth, headers); re-read when it changes."
+            ),
+            FlagSpec(
+                "web.max-connections", .value(default: "1024"), placeholder: "N",
+                help:
+                    "HTTP connections open at once; at the limit the oldest one not being answered gives way, and 503 only when all are."
+            ),
+            FlagSpec(
+                "web.max-connections-per-ip", .value(default: "256"), placeholder: "N",
+                help: "HTTP connections open at once from one IP address (the same rule at the limit)."),
         ] + [ConfigWiring.flag] + ProbeFlags.specs + HistoryFlags.specs + commonFlags
 
     static var usage: String {

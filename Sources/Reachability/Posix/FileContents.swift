@@ -29,3 +29,22 @@ enum FileContents {
         }
     }
 }
+
+/// What identifies one version of a file: device, inode, size and modification time. A changed
+/// stamp means the file was replaced or written.
+package struct FileStamp: Sendable, Equatable {
+    let device: UInt64
+    let inode: UInt64
+    let size: Int64
+    let modified: Int64
+    let modifiedNanos: Int64
+
+    /// The stamp of `path` now; nil when it cannot be read (itself a change worth a reload).
+    package static func of(_ path: String) -> FileStamp? {
+        var st = stat()
+        guard stat(path, &st) == 0 else { return nil }
+        return FileStamp(
+            device: UInt64(st.st_dev), inode: UInt64(st.st_ino), size: Int64(st.st_size),
+            modified: Int64(st.st_mtim.tv_sec), modifiedNanos: Int64(st.st_mtim.tv_nsec))
+    }
+}

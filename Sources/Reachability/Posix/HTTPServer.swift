@@ -3,25 +3,40 @@ import Dispatch
 import Glibc
 import Synchronization
 
-/// A small HTTP/1.1 server on POSIX sockets: one accept thread and one thread per connection
-/// (the simplest design with the steadiest tail latency on this class of machine; see
-/// LINUX_SWIFT_NOTES §5), a hard bound on concurrent connections, keep-alive and pipelining,
-/// and deadlines against slow or hostile clients.
+/// The exporter's HTTP/1.1 server: connections are tasks waiting on the epoll `Reactor` (an
+/// idle or slow connection costs a descriptor, a suspended task and the bytes it sent so far,
+/// not a thread; a half-sent TLS ClientHello waits in the kernel's queue, not in OpenSSL), run
+/// by a small fixed pool of threads (`ThreadPoolExecutor`, `workers`) that also runs the
+/// handlers; TLS and basic auth come from the web configuration (`WebSecurity`).
 ///
-/// Not for: serving the public internet or TLS. Handlers are synchronous and must not block for
-/// long; they run on the connection's thread.
+/// Limits: `maxConnections` in all and `maxConnectionsPerIP` from one address. When a limit is
+/// reached, the oldest connection that is not being answered (a handshake, a half-sent request,
+/// an idle keep-alive) gives way to the new one, so no number of slow clients can keep a
+/// scrape out; only when every connection is being answered is the new one refused with 503.
+/// Deadlines: a TLS handshake and a request head must complete within `requestTimeout` of
+/// their first byte (408 for a partial head), an idle keep-alive connection is closed after
+/// `idleTimeout`, a response must be written within `writeTimeout`.
+///
+/// Not for: HTTP/2, request bodies beyond `limits.maxBodyBytes`, or handlers that block for
+/// long (they hold one of the pool's threads).
 package final class HTTPServer: Sendable {
     package typealias Handler = @Sendable (HTTPRequest) -> HTTPResponse
 
     package struct Options: Sendable {
-        /// Connections served at once; more are answered 503 and closed.
-        package var maxConnections = 64
-        /// Time allowed for a whole request head to arrive once its first byte has.
+        /// Connections open at once, in all.
+        package var maxConnections = 1024
+        /// Connections open at once from one IP address.
+        package var maxConnectionsPerIP = 256
+        /// Time allowed for a TLS handshake, and for a whole request head once its first byte came.
         package var requestTimeout: Duration = .seconds(10)
         /// How long an idle keep-alive connection is kept.
         package var idleTimeout: Duration = .seconds(60)
-        /// Time allowed to write one response.
+        /// Time allowed to produce and write one response.
         package var writeTimeout: Duration = .seconds(10)
+        /// Threads that run the connections and their handlers (and bcrypt checks). More than the
+        /// cores on purpose: concurrent scrapes wait for one shared render (`RenderCoalescer`),
+        /// blocking their threads, and the more of them wait, the more share each render.
+        package var workers = 8
         package var limits = HTTPRequestParser.Limits()
         package init() {}
     }
@@ -31,23 +46,51 @@ package final class HTTPServer: Sendable {
     private let stopFD: Int32
     private let options: Options
     private let handler: Handler
+    private let security: WebSecurity?
     private let logger: Logger
-    private let active = Atomic<Int>(0)
+    private let executor: ThreadPoolExecutor
+    private let table = Mutex(Table())
     private let acceptLoopDone = Atomic<Bool>(false)
-    private let stopping = Atomic<Bool>(false)
-    /// Signalled when the accept loop ends and when a connection ends, so `shutdown` waits for
-    /// events instead of polling.
     private let somethingEnded = DispatchSemaphore(value: 0)
-    /// Counters for the server's own metrics, if a registry is given.
     private let rejected: Counter?
+    private let lastGzip = Mutex<(body: [UInt8], address: UInt, gzip: [UInt8])?>(nil)
+
+    /// Every open connection, for the limits and for shutdown. A descriptor is shut down (never
+    /// closed) through this table, under its lock, and closed only after it left the table.
+    private struct Table {
+        struct Entry {
+            let fd: Int32
+            let ip: String
+            let since: UInt64
+            var answering = false
+        }
+        var entries: [UInt64: Entry] = [:]
+        var perIP: [String: Int] = [:]
+        var nextID: UInt64 = 0
+        var stopping = false
+
+        mutating func remove(_ id: UInt64) -> Bool {
+            guard let e = entries.removeValue(forKey: id) else { return false }
+            perIP[e.ip, default: 1] -= 1
+            if perIP[e.ip] == 0 { perIP[e.ip] = nil }
+            return true
+        }
+
+        /// The oldest connection not being answered, among those `matching`.
+        func victim(_ matching: (Entry) -> Bool) -> UInt64? {
+            entries.filter { !$0.value.answering && matching($0.value) }.min { $0.value.since < $1.value.since }?.key
+        }
+    }
 
     package init(
-        listen: ListenAddress, options: Options = Options(), logger: Logger = Logger(),
+        listen: ListenAddress, options: Options = Options(), security: WebSecurity? = nil, logger: Logger = Logger(),
         registry: MetricsRegistry? = nil, handler: @escaping Handler
     ) throws(Errno) {
         self.options = options
         self.handler = handler
+        self.security = security
         self.logger = logger
+        executor = ThreadPoolExecutor(name: "http-worker", threads: options.workers)
         rejected = registry?.counter(MetricCatalog.exporterHttpRejectedConnectionsTotal).labels()
         let fd = try Self.openListener(listen)
         listenFD = fd
@@ -87,7 +130,9 @@ package final class HTTPServer: Sendable {
                 }
                 let rc = address.withSockAddr { bind(fd, $0, $1) }
                 if rc != 0 { throw Errno.current }
-                if Glibc.listen(fd, 512) != 0 { throw Errno.current }
+                if Glibc.listen(fd, 1024) != 0 { throw Errno.current }
+                // Non-blocking: the accept loop drains the queue until EAGAIN after each poll.
+                try setNonBlocking(fd)
                 return fd
             } catch {
                 lastError = error
@@ -102,23 +147,33 @@ package final class HTTPServer: Sendable {
         startThread(name: "http-accept") { [self] in acceptLoop() }
     }
 
-    /// Stops accepting, closes idle connections, lets in-flight responses finish for up to
-    /// `grace`, then returns. Safe to call more than once.
+    /// Stops accepting, closes connections that are not being answered, lets answers in
+    /// flight finish for up to `grace`, then returns. Safe to call more than once.
     package func shutdown(grace: Duration = .seconds(2)) {
-        if stopping.exchange(true, ordering: .acquiringAndReleasing) { return }
+        let first = table.withLock { t in
+            if t.stopping { return false }
+            t.stopping = true
+            for e in t.entries.values where !e.answering { Glibc.shutdown(e.fd, Int32(SHUT_RDWR)) }
+            return true
+        }
+        guard first else { return }
         var one: UInt64 = 1
         _ = write(stopFD, &one, 8)
         let deadline =
             DispatchTime.now()
             + .nanoseconds(
                 Int(grace.components.seconds) * 1_000_000_000 + Int(grace.components.attoseconds / 1_000_000_000))
-        while active.load(ordering: .acquiring) > 0 || !acceptLoopDone.load(ordering: .acquiring) {
-            if somethingEnded.wait(timeout: deadline) == .timedOut { return }
+        while activeConnections > 0 || !acceptLoopDone.load(ordering: .acquiring) {
+            if somethingEnded.wait(timeout: deadline) == .timedOut { break }
         }
+        // Past the grace: whatever is left is cut.
+        table.withLock { t in for e in t.entries.values { Glibc.shutdown(e.fd, Int32(SHUT_RDWR)) } }
     }
 
-    /// Connections being served now.
-    package var activeConnections: Int { active.load(ordering: .relaxed) }
+    /// Connections open now.
+    package var activeConnections: Int { table.withLock { $0.entries.count } }
+
+    // MARK: - Accepting
 
     private func acceptLoop() {
         defer {
@@ -126,7 +181,7 @@ package final class HTTPServer: Sendable {
             acceptLoopDone.store(true, ordering: .releasing)
             somethingEnded.signal()
         }
-        while !stopping.load(ordering: .acquiring) {
+        while true {
             var fds = [
                 pollfd(fd: listenFD, events: Int16(POLLIN), revents: 0),
                 pollfd(fd: stopFD, events: Int16(POLLIN), revents: 0),
@@ -138,142 +193,242 @@ package final class HTTPServer: Sendable {
                 return
             }
             if fds[1].revents != 0 { return }
-            let fd = cshim_accept4(listenFD, nil, nil, Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue))
-            if fd < 0 {
-                let e = errno
-                // EMFILE/ENFILE: out of descriptors; back off instead of spinning.
-                if e == EMFILE || e == ENFILE {
-                    logger.warn("accept failed, out of file descriptors")
-                    usleep(50_000)
+            // Drain what is queued, a bounded number per wake-up.
+            for _ in 0..<64 {
+                var storage = sockaddr_storage()
+                var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+                let fd = withUnsafeMutablePointer(to: &storage) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        cshim_accept4(
+                            listenFD, $0, &length, Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue))
+                    }
                 }
-                continue
-            }
-            if active.load(ordering: .relaxed) >= options.maxConnections {
-                rejected?.inc()
-                let busy = HTTPResponse(status: 503, text: "too many connections\n")
-                _ = sendAll(
-                    fd, [busy.head(keepAlive: false), busy.body], deadline: ContinuousClock.now + .milliseconds(100))
-                close(fd)
-                continue
-            }
-            active.add(1, ordering: .relaxed)
-            var one: Int32 = 1
-            setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(4))
-            startThread(name: "http-conn") { [self] in
-                serve(fd)
-                close(fd)
-                active.subtract(1, ordering: .releasing)
-                somethingEnded.signal()
+                if fd < 0 {
+                    // EMFILE/ENFILE: out of descriptors; back off instead of spinning.
+                    if errno == EMFILE || errno == ENFILE {
+                        logger.warn("accept failed, out of file descriptors")
+                        usleep(50_000)
+                    }
+                    break
+                }
+                let peer = withUnsafePointer(to: &storage) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { SocketAddress($0, length: length) }
+                }
+                admit(fd, peer: peer)
             }
         }
     }
 
-    private enum ReadResult { case data, closed, timedOut, stopped }
+    /// Makes room for `fd` (evicting the oldest unanswered connection when a limit is reached)
+    /// and starts serving it, or refuses it with 503 when every connection is being answered.
+    private func admit(_ fd: Int32, peer: SocketAddress) {
+        let ip = peer.ip
+        let admitted: UInt64? = table.withLock { t in
+            if t.stopping { return nil }
+            var victim: UInt64?
+            if t.perIP[ip, default: 0] >= options.maxConnectionsPerIP {
+                guard let v = t.victim({ $0.ip == ip }) else { return nil }
+                victim = v
+            } else if t.entries.count >= options.maxConnections {
+                guard let v = t.victim({ _ in true }) else { return nil }
+                victim = v
+            }
+            if let victim, let e = t.entries[victim] {
+                Glibc.shutdown(e.fd, Int32(SHUT_RDWR))
+                // Its task sees the shutdown, finds itself gone from the table, and closes the descriptor.
+                _ = t.remove(victim)
+            }
+            let id = t.nextID
+            t.nextID += 1
+            t.entries[id] = Table.Entry(fd: fd, ip: ip, since: id)
+            t.perIP[ip, default: 0] += 1
+            return id
+        }
+        guard let id = admitted else {
+            rejected?.inc()
+            let busy = HTTPResponse(status: 503, text: "too many connections\n")
+            let bytes = busy.head(keepAlive: false) + busy.body
+            _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+            close(fd)
+            return
+        }
+        var one: Int32 = 1
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(4))
+        let config = security?.current()
+        Task(executorPreference: executor) { [self] in
+            await serve(id, fd: fd, peer: peer, config: config)
+            // Forget, then close: an eviction never touches a reused descriptor number.
+            table.withLock { t in _ = t.remove(id) }
+            close(fd)
+            somethingEnded.signal()
+        }
+    }
 
-    private func serve(_ fd: Int32) {
-        let parser = HTTPRequestParser(limits: options.limits)
+    private func setAnswering(_ id: UInt64, _ on: Bool) -> Bool {
+        table.withLock { t in
+            guard t.entries[id] != nil else { return false }
+            t.entries[id]?.answering = on
+            return true
+        }
+    }
+
+    private var isStopping: Bool { table.withLock { $0.stopping } }
+
+    // MARK: - Serving one connection
+
+    // Long on purpose: the life of a connection in one place (handshake, read, answer, keep-alive).
+    private func serve(_ id: UInt64, fd: Int32, peer: SocketAddress, config: WebConfig?) async {
         let clock = ContinuousClock()
+        let socket = StreamSocket.accepted(fd, peer: peer)
+        var stream: any ByteStream = socket
+        if let tls = config?.tls {
+            do throws(StreamError) {
+                let deadline = clock.now + options.requestTimeout
+                let first = try await socket.waitForFirstTLSRecord(deadline: deadline)
+                if let first, first >= UInt8(ascii: "A") && first <= UInt8(ascii: "Z") {
+                    // Plain HTTP on the TLS port: say so in plain HTTP (as Go's servers do), serve nothing.
+                    try? await socket.write(Self.plainHTTPOnTLSPort, deadline: clock.now + .seconds(1))
+                    // Read what it sent (only peeked so far), so the close is a FIN, not a reset
+                    // that could discard the answer before the client reads it.
+                    socket.discardPendingInput()
+                    return
+                }
+                let connection = try TLSConnection(serverOver: socket, context: tls)
+                try await connection.acceptHandshake(deadline: deadline)
+                guard connection.peerHasAllowedSAN(tls) else {
+                    security?.countRefusedCertificate()
+                    logger.debug("client certificate without an allowed SAN", ("peer", peer.ip))
+                    return
+                }
+                stream = connection
+            } catch {
+                logger.debug("TLS handshake failed", ("peer", peer.ip), ("err", error.description))
+                return
+            }
+        }
+        let parser = HTTPRequestParser(limits: options.limits)
         var buffer: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 16384)
         var requestStart: ContinuousClock.Instant?
         while true {
             switch parser.parse(buffer[...]) {
             case .request(let request, let consumed):
                 buffer.removeFirst(consumed)
                 requestStart = buffer.isEmpty ? nil : clock.now
-                let response = handler(request)
-                let keepAlive = request.keepAlive && !stopping.load(ordering: .relaxed)
-                if request.method == "HEAD" {
-                    // HEAD: the same headers (and length) as GET, no body.
-                    let head = response.head(keepAlive: keepAlive)
-                    guard sendAll(fd, [head], deadline: clock.now + options.writeTimeout) else { return }
-                } else {
-                    guard
-                        sendAll(
-                            fd, [response.head(keepAlive: keepAlive), response.body],
-                            deadline: clock.now + options.writeTimeout)
-                    else { return }
+                guard setAnswering(id, true) else { return }
+                let keepAlive = request.keepAlive && !isStopping
+                let deadline = clock.now + options.writeTimeout
+                let parts = respond(request, config: config, keepAlive: keepAlive)
+                do throws(StreamError) {
+                    try await stream.write(parts, deadline: deadline)
+                } catch {
+                    return
                 }
-                if !keepAlive { return }
+                guard setAnswering(id, false), keepAlive else { return }
                 continue
             case .reject(let status, let message):
                 let response = HTTPResponse(status: status, text: message + "\n")
-                _ = sendAll(fd, [response.head(keepAlive: false), response.body], deadline: clock.now + .seconds(1))
+                try? await stream.write(
+                    Self.serialize(response, head: false, keepAlive: false), deadline: clock.now + .seconds(1))
                 logger.debug("rejected request", ("status", String(status)), ("reason", message))
                 return
             case .incomplete:
                 break
             }
-            if buffer.isEmpty && stopping.load(ordering: .relaxed) { return }
+            if buffer.isEmpty && isStopping { return }
             let deadline = requestStart.map { $0 + options.requestTimeout } ?? clock.now + options.idleTimeout
-            switch readMore(fd, into: &buffer, chunk: &chunk, deadline: deadline) {
-            case .data:
-                if requestStart == nil { requestStart = clock.now }
-            case .closed, .stopped:
-                return
-            case .timedOut:
-                if !buffer.isEmpty {
-                    let response = HTTPResponse(status: 408, text: "request timeout\n")
-                    _ = sendAll(
-                        fd, [response.head(keepAlive: false), response.body], deadline: clock.now + .seconds(1))
-                }
-                return
-            }
-        }
-    }
-
-    private func readMore(
-        _ fd: Int32, into buffer: inout [UInt8], chunk: inout [UInt8], deadline: ContinuousClock.Instant
-    ) -> ReadResult {
-        let clock = ContinuousClock()
-        while true {
-            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if n > 0 {
+            do throws(StreamError) {
+                // No read buffer is held while waiting: an idle or slow connection costs its
+                // descriptor, its task and what it has sent so far.
+                try await stream.waitReadable(deadline: deadline)
+                var chunk = [UInt8](repeating: 0, count: 4096)
+                let n = try await stream.read(into: &chunk, deadline: deadline)
+                if n == 0 { return }
+                if buffer.isEmpty { requestStart = clock.now }
                 buffer.append(contentsOf: chunk[0..<n])
-                return .data
+            } catch {
+                if error == .timedOut, !buffer.isEmpty {
+                    let response = HTTPResponse(status: 408, text: "request timeout\n")
+                    try? await stream.write(
+                        Self.serialize(response, head: false, keepAlive: false), deadline: clock.now + .seconds(1))
+                }
+                return
             }
-            if n == 0 { return .closed }
-            let e = errno
-            if e == EINTR { continue }
-            if e != EAGAIN && e != EWOULDBLOCK { return .closed }
-            let remaining = clock.now.duration(to: deadline)
-            if remaining <= .zero { return .timedOut }
-            // While idle between requests, a shutdown closes the connection at once.
-            var fds = [
-                pollfd(fd: fd, events: Int16(POLLIN), revents: 0),
-                pollfd(fd: stopFD, events: Int16(POLLIN), revents: 0),
-            ]
-            let watchStop = buffer.isEmpty
-            let rc = poll(&fds, watchStop ? 2 : 1, Int32(clamping: remaining.milliseconds + 1))
-            if rc < 0 && errno != EINTR { return .closed }
-            if watchStop && fds[1].revents != 0 { return .stopped }
         }
     }
 
-    /// Sends `parts` in order (head, then body: no copy of a multi-megabyte scrape into one
-    /// buffer). All parts but the last go with MSG_MORE, so the kernel packs the head with the
-    /// start of the body instead of sending a small segment that Nagle then holds up.
-    private func sendAll(_ fd: Int32, _ parts: [[UInt8]], deadline: ContinuousClock.Instant) -> Bool {
-        let clock = ContinuousClock()
-        let last = parts.lastIndex { !$0.isEmpty }
-        for (index, bytes) in parts.enumerated() where !bytes.isEmpty {
-            let flags = Int32(MSG_NOSIGNAL) | (index == last ? 0 : Int32(MSG_MORE))
-            var offset = 0
-            while offset < bytes.count {
-                let n = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + offset, $0.count - offset, flags) }
-                if n > 0 {
-                    offset += n
-                    continue
-                }
-                let e = errno
-                if n < 0 && e == EINTR { continue }
-                guard n < 0 && (e == EAGAIN || e == EWOULDBLOCK) else { return false }
-                let remaining = clock.now.duration(to: deadline)
-                if remaining <= .zero { return false }
-                var p = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
-                _ = poll(&p, 1, Int32(clamping: remaining.milliseconds + 1))
+    static let plainHTTPOnTLSPort = Array(
+        "HTTP/1.0 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\nClient sent an HTTP request to an HTTPS server.\n"
+            .utf8)
+
+    /// Runs on the server's pool: authentication, the handler, security headers, gzip.
+    private func respond(_ request: HTTPRequest, config: WebConfig?, keepAlive: Bool) -> [UInt8] {
+        if let security, let config {
+            switch security.authorize(request, config: config) {
+            case .allow: break
+            case .unauthorized:
+                var r = HTTPResponse(
+                    status: 401, text: "unauthorized\n",
+                    headers: [("WWW-Authenticate", "Basic realm=\"reachability_exporter\", charset=\"UTF-8\"")])
+                r.headers += config.headers
+                return Self.serialize(r, head: request.method == "HEAD", keepAlive: keepAlive)
+            case .busy:
+                var r = HTTPResponse(status: 429, text: "too many requests\n", headers: [("Retry-After", "1")])
+                r.headers += config.headers
+                return Self.serialize(r, head: request.method == "HEAD", keepAlive: keepAlive)
             }
         }
-        return true
+        var response = handler(request)
+        if let config { response.headers += config.headers }
+        if Self.isCompressible(response) {
+            response.headers.append(("Vary", "Accept-Encoding"))
+            if Self.acceptsGzip(request), response.body.count >= 256, let gz = compressed(response.body) {
+                response.body = gz
+                response.headers.append(("Content-Encoding", "gzip"))
+            }
+        }
+        return Self.serialize(response, head: request.method == "HEAD", keepAlive: keepAlive)
+    }
+
+    /// gzip of `body`, shared by concurrent scrapes: they get the very same render (one buffer,
+    /// `RenderCoalescer`), so the last body compressed is kept and a body in the same storage is
+    /// not compressed again. Keeping it alive keeps its address from being reused.
+    private func compressed(_ body: [UInt8]) -> [UInt8]? {
+        let address = body.withUnsafeBufferPointer { UInt(bitPattern: $0.baseAddress) }
+        if let hit = lastGzip.withLock({ last -> [UInt8]? in
+            guard let last, last.address == address, last.body.count == body.count else { return nil }
+            return last.gzip
+        }) {
+            return hit
+        }
+        guard let gz = Gzip.compress(body) else { return nil }
+        lastGzip.withLock { $0 = (body, address, gz) }
+        return gz
+    }
+
+    /// The head and (unless `head`) the body, in one buffer for one write.
+    static func serialize(_ response: HTTPResponse, head: Bool, keepAlive: Bool) -> [UInt8] {
+        var out = response.head(keepAlive: keepAlive)
+        if !head { out.append(contentsOf: response.body) }
+        return out
+    }
+
+    /// Text and exposition formats are worth compressing; images and empty answers are not.
+    static func isCompressible(_ response: HTTPResponse) -> Bool {
+        guard let type = response.headers.first(where: { $0.name.lowercased() == "content-type" })?.value.lowercased()
+        else { return false }
+        return type.hasPrefix("text/") || type.hasPrefix("application/openmetrics-text")
+            || type.hasPrefix("application/json") || type.hasPrefix("application/vnd.google.protobuf")
+    }
+
+    /// Whether `Accept-Encoding` admits gzip (`gzip`, `gzip;q=0.5`, `*`), and not with q=0.
+    static func acceptsGzip(_ request: HTTPRequest) -> Bool {
+        guard let header = request.header("Accept-Encoding") else { return false }
+        for item in header.split(separator: ",") {
+            let parts = item.split(separator: ";").map { $0.trimmingSpaces.lowercased() }
+            guard let coding = parts.first, coding == "gzip" || coding == "*" else { continue }
+            let q = parts.dropFirst().first { $0.hasPrefix("q=") }.flatMap { Double($0.dropFirst(2)) } ?? 1
+            return q > 0
+        }
+        return false
     }
 }

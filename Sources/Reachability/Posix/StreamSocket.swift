@@ -57,6 +57,9 @@ package protocol ByteStream: AnyObject {
     func write(_ bytes: [UInt8], deadline: ContinuousClock.Instant) async throws(StreamError)
     /// Reads at most `buffer.count` bytes into the front of `buffer`; returns 0 at end of stream.
     func read(into buffer: inout [UInt8], deadline: ContinuousClock.Instant) async throws(StreamError) -> Int
+    /// Waits until a read would find something (data, end of stream or an error), holding no
+    /// buffer meanwhile: a server waits with this, then reads.
+    func waitReadable(deadline: ContinuousClock.Instant) async throws(StreamError)
 }
 
 /// A connected non-blocking TCP socket, waited on through `Reactor.shared`. Closed on deinit.
@@ -66,12 +69,22 @@ package final class StreamSocket: ByteStream {
     package let fd: Int32
     package let peer: SocketAddress
 
-    private init(fd: Int32, peer: SocketAddress) {
+    /// False for an accepted connection whose descriptor its server closes itself.
+    private let ownsDescriptor: Bool
+
+    private init(fd: Int32, peer: SocketAddress, ownsDescriptor: Bool = true) {
         self.fd = fd
         self.peer = peer
+        self.ownsDescriptor = ownsDescriptor
     }
 
-    deinit { Glibc.close(fd) }
+    /// A connection the web server accepted (non-blocking). The server closes `fd` itself, after
+    /// it has forgotten it, so that no other connection's descriptor number is ever touched.
+    package static func accepted(_ fd: Int32, peer: SocketAddress) -> StreamSocket {
+        StreamSocket(fd: fd, peer: peer, ownsDescriptor: false)
+    }
+
+    deinit { if ownsDescriptor { Glibc.close(fd) } }
 
     /// Connects to `address`, optionally bound to `interface` (`SO_BINDTODEVICE`, needs
     /// CAP_NET_RAW), finishing by `deadline`. The connect result comes from `SO_ERROR`.
@@ -117,6 +130,53 @@ package final class StreamSocket: ByteStream {
             guard err == EAGAIN || err == EWOULDBLOCK else { throw .system(step: "recv", Errno(err)) }
             try await wait(writable: false, deadline: deadline)
         }
+    }
+
+    package func waitReadable(deadline: ContinuousClock.Instant) async throws(StreamError) {
+        try await wait(writable: false, deadline: deadline)
+    }
+
+    /// Waits until the first TLS record a client sends is whole in the kernel's receive queue
+    /// (or the client sent something that is not a handshake record, or closed), so that a
+    /// half-sent ClientHello costs kernel buffer, not an OpenSSL connection and its 16 KiB
+    /// buffers. `SO_RCVLOWAT` makes epoll report readability only then: no polling. Returns the
+    /// first byte the client sent, when one came.
+    @discardableResult
+    package func waitForFirstTLSRecord(deadline: ContinuousClock.Instant) async throws(StreamError) -> UInt8? {
+        defer { _ = try? setSocketOption(fd, SOL_SOCKET, SO_RCVLOWAT, 1) }
+        var header = [UInt8](repeating: 0, count: 5)
+        for want in [5, 0] {
+            var lowWater = want
+            if want == 0 {
+                // TLSPlaintext: type 22 (handshake), version, 16-bit length (at most 2^14).
+                guard header[0] == 0x16 else { return header[0] }
+                let length = Int(header[3]) << 8 | Int(header[4])
+                guard length <= 16_384 else { return header[0] }
+                lowWater = 5 + length
+            }
+            _ = try? setSocketOption(fd, SOL_SOCKET, SO_RCVLOWAT, Int32(lowWater))
+            try await wait(writable: false, deadline: deadline)
+            let n = header.withUnsafeMutableBytes { Glibc.recv(fd, $0.baseAddress, 5, Int32(MSG_PEEK)) }
+            // End of stream, an error, or fewer bytes than asked (the peer closed): OpenSSL reports it.
+            guard n == 5, want == 5 || available() >= lowWater else { return n > 0 ? header[0] : nil }
+        }
+        return header[0]
+    }
+
+    /// Reads and drops what is already queued (at most 64 KiB), then sends FIN.
+    package func discardPendingInput() {
+        var scratch = [UInt8](repeating: 0, count: 4096)
+        for _ in 0..<16 {
+            let n = scratch.withUnsafeMutableBytes { Glibc.recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            if n <= 0 { break }
+        }
+        Glibc.shutdown(fd, Int32(SHUT_WR))
+    }
+
+    /// Bytes in the receive queue (FIONREAD).
+    private func available() -> Int {
+        var count: Int32 = 0
+        return ioctl(fd, UInt(FIONREAD), &count) == 0 ? Int(count) : 0
     }
 
     /// Waits for the socket to become readable or writable; errors and hang-ups count as ready

@@ -41,7 +41,32 @@ package final class TLSConnection: ByteStream {
         guard SSL_set_fd(ssl, socket.fd) == 1 else { throw .tls("SSL_set_fd failed") }
     }
 
+    /// Prepares the server side of TLS over an accepted `socket`, for `acceptHandshake`.
+    package init(serverOver socket: StreamSocket, context: TLSServerContext) throws(StreamError) {
+        guard let ssl = SSL_new(context.pointer) else {
+            throw .tls("SSL_new failed: \(TLSContext.drainErrors())")
+        }
+        self.ssl = ssl
+        self.socket = socket
+        self.verifies = false
+        guard SSL_set_fd(ssl, socket.fd) == 1 else { throw .tls("SSL_set_fd failed") }
+    }
+
     deinit { SSL_free(ssl) }  // the socket closes its descriptor after this
+
+    /// Runs the server handshake by `deadline` (the web server's side).
+    package func acceptHandshake(deadline: ContinuousClock.Instant) async throws(StreamError) {
+        while true {
+            ERR_clear_error()
+            let rc = SSL_accept(ssl)
+            let savedErrno = errno
+            if rc == 1 { return }
+            try await handle(SSL_get_error(ssl, rc), errno: savedErrno, during: "handshake", deadline: deadline)
+        }
+    }
+
+    /// Whether the client's certificate has one of the SANs `context` allows.
+    package func peerHasAllowedSAN(_ context: TLSServerContext) -> Bool { context.peerHasAllowedSAN(ssl) }
 
     /// Runs the client handshake by `deadline`. Verification failures throw `.tls` with OpenSSL's
     /// verify error text. Afterwards — also after a failure — `summary` holds what is known: on a
@@ -83,6 +108,11 @@ package final class TLSConnection: ByteStream {
     }
 
     /// Waits when OpenSSL asks to, or throws the failure the error code stands for.
+    package func waitReadable(deadline: ContinuousClock.Instant) async throws(StreamError) {
+        if cossl_has_pending(ssl) != 0 { return }
+        try await socket.waitReadable(deadline: deadline)
+    }
+
     private func handle(_ code: Int32, errno savedErrno: Int32, during step: String, deadline: ContinuousClock.Instant)
         async throws(StreamError)
     {

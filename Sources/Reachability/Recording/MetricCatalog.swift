@@ -61,6 +61,19 @@ package enum MetricCatalog {
     package static let exporterHttpRejectedConnectionsTotal = MetricDescriptor(
         .counter, "reachability_exporter_http_rejected_connections_total", labels: [],
         help: "Connections refused because max connections were in use.")
+    package static let exporterHttpUnauthorizedTotal = MetricDescriptor(
+        .counter, "reachability_exporter_http_unauthorized_requests_total", labels: ["reason"],
+        help:
+            "Requests refused by the web configuration: missing or wrong credentials (401), a check deferred under load (429), the rate limit (429), a client certificate without an allowed SAN."
+    )
+    package static let exporterWebConfigReloadsTotal = MetricDescriptor(
+        .counter, "reachability_exporter_web_config_reloads_total", labels: ["result"],
+        help: "Re-reads of --web.config.file after a change to it or a file it names, by result (success, failure).")
+    package static let exporterWebConfigLastReloadSuccessful = MetricDescriptor(
+        .gauge, "reachability_exporter_web_config_last_reload_successful", labels: [],
+        help:
+            "1 when the last read of --web.config.file succeeded (the last good settings stay in force after a failure)."
+    )
     package static let processCpuSecondsTotal = MetricDescriptor(
         .counter, "process_cpu_seconds_total", labels: [],
         help: "Total user and system CPU time spent in seconds.")
@@ -211,6 +224,9 @@ package enum MetricCatalog {
     /// Every metric above, in the order the sources register them.
     package static let all: [MetricDescriptor] = [
         exporterBuildInfo,
+        exporterHttpUnauthorizedTotal,
+        exporterWebConfigReloadsTotal,
+        exporterWebConfigLastReloadSuccessful,
         pathSatisfied,
         pathInfo,
         interfaceUp,

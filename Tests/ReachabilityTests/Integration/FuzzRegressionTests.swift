@@ -1,4 +1,5 @@
 import Foundation
+import ReachabilityTestSupport
 import Testing
 
 @testable import Reachability
@@ -26,8 +27,9 @@ import Testing
         return out
     }
 
-    @Test(arguments: ["http-request", "http-response", "dns", "netlink", "config", "history"])
-    func storedInputsKeepTheirPromises(target: String) {
+    @Test(arguments: ["http-request", "http-response", "dns", "netlink", "config", "history", "tls-handshake"])
+    func storedInputsKeepTheirPromises(target: String) throws {
+        let tls = target == "tls-handshake" ? try Self.tlsContext() : nil
         let inputs = Self.inputs(target)
         #expect(inputs.count >= 2, "seeds for \(target) missing under \(Self.root.path)")
         for input in inputs {
@@ -62,6 +64,16 @@ import Testing
                 _ = try? ConfigLoader.parse(input.bytes, file: "fuzz.yml")
             case "history":
                 _ = try? HistoryRecord.decode(input.bytes)
+            case "tls-handshake":
+                guard let first = input.bytes.first, let tls else { continue }
+                let client = Array(input.bytes.dropFirst())
+                let split = client.isEmpty ? 0 : Int(first) * client.count / 255
+                let outcome = tls.acceptInMemory(client, split: split)
+                #expect(!outcome.completed, "\(input.name)")
+                // A real ClientHello gets the server's first flight; anything else gets at most an alert.
+                if input.name.hasPrefix("corpus/") && client.first == 0x16 {
+                    #expect(outcome.answered > 100, "\(input.name): \(outcome.answered) bytes answered")
+                }
             default:
                 let messages = NetlinkDecoder.decode(input.bytes)
                 #expect(messages.count <= input.bytes.count / 16 + 1, "\(input.name)")
@@ -74,6 +86,20 @@ import Testing
                 _ = model.snapshot(changeCount: 0)
             }
         }
+    }
+
+    /// The fuzz target's TLS context (scripts/fuzz.sh's), with the tests' certificates.
+    static func tlsContext() throws -> TLSServerContext {
+        let certs = try TestCertificates.shared()
+        func read(_ path: String) -> [UInt8] { Array(FileManager.default.contents(atPath: path) ?? Data()) }
+        var settings = TLSServerContext.Settings()
+        settings.certificatePEM = read(certs.valid.certificate)
+        settings.keyPEM = read(certs.valid.key)
+        settings.clientCAPEM = read(certs.caFile)
+        settings.clientAuth = .requireAndVerify
+        settings.clientAllowedSANs = ["prometheus.example"]
+        settings.minVersion = "TLS10"
+        return try TLSServerContext(settings)
     }
 
     /// The seeds are real messages: make sure they decode, so the replay above exercises more

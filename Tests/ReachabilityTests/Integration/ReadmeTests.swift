@@ -34,6 +34,10 @@ import Testing
         _ = try HTTPServer(listen: ListenAddress(host: "127.0.0.1", port: 0), registry: registry) { _ in
             HTTPResponse(status: 200, text: "")
         }
+        let webConfig = ScratchDirectory()
+        let webConfigFile = webConfig.path + "/web.yml"
+        _ = FileManager.default.createFile(atPath: webConfigFile, contents: Data("http_server_config: {}\n".utf8))
+        _ = try WebSecurity(path: webConfigFile, logger: Logger(level: .error), registry: registry)
         registry.gauge(MetricCatalog.exporterBuildInfo).labels("a", "b", "c").set(1)
         ConfigMetrics(registry: registry).setProbeLabels([(target: "a", labels: [ProbeLabel("site", "x")])])
         let names = registry.renderString().split(separator: "\n").filter { $0.hasPrefix("# TYPE ") }.map {

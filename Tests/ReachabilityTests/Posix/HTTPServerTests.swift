@@ -9,7 +9,7 @@ import Testing
     /// A server on 127.0.0.1 port 0 serving a registry, with short timeouts for the hostile cases.
     static func startServer(
         maxConnections: Int = 64, requestTimeout: Duration = .milliseconds(300),
-        idleTimeout: Duration = .seconds(5), bigBody: Int = 0
+        idleTimeout: Duration = .seconds(5), bigBody: Int = 0, slowPath: String? = nil
     ) throws -> (HTTPServer, UInt16, MetricsRegistry) {
         let registry = MetricsRegistry()
         registry.gauge("demo_value", help: "A value.", labels: ["k"]).labels("v").set(42)
@@ -17,7 +17,15 @@ import Testing
         options.maxConnections = maxConnections
         options.requestTimeout = requestTimeout
         options.idleTimeout = idleTimeout
+        options.maxConnectionsPerIP = maxConnections
         var routes = WebRoutes(registry: registry)
+        if let slowPath {
+            routes.add { request in
+                guard request.path == slowPath else { return nil }
+                usleep(800_000)
+                return HTTPResponse(status: 200, text: "slow\n")
+            }
+        }
         if bigBody > 0 {
             let body = [UInt8](repeating: UInt8(ascii: "x"), count: bigBody)
             routes.add { $0.path == "/big" ? HTTPResponse(status: 200, body: body) : nil }
@@ -81,6 +89,9 @@ import Testing
         ("GET /" + String(repeating: "a", count: 10000) + " HTTP/1.1\r\n\r\n", "HTTP/1.1 414"),
         ("GET / HTTP/1.1\r\nX: " + String(repeating: "b", count: 40000) + "\r\n\r\n", "HTTP/1.1 431"),
         ("GET / HTTP/9.9\r\n\r\n", "HTTP/1.1 505"),
+        // No line end yet, but no method either: refused at once, not at the request deadline.
+        ("\u{16}\u{3}\u{1}\u{2}\u{0}\u{1}", "HTTP/1.1 400"),
+        ("G\u{7f}T", "HTTP/1.1 400"),
     ].map(Case.init)
 
     @Test(arguments: hostileCases)
@@ -154,7 +165,8 @@ import Testing
         #expect(server.activeConnections == 0)
     }
 
-    @Test func connectionLimitAnswers503() throws {
+    /// At the limit the oldest connection not being answered gives way to the new one.
+    @Test func atTheLimitTheOldestIdleConnectionGivesWay() throws {
         let (server, port, _) = try Self.startServer(maxConnections: 2)
         defer { server.shutdown() }
         let a = try RawTCPClient(port: port)
@@ -164,9 +176,52 @@ import Testing
         #expect(a.readResponse().hasPrefix("HTTP/1.1 200"))
         #expect(b.readResponse().hasPrefix("HTTP/1.1 200"))
         let c = try RawTCPClient(port: port)
+        c.send("GET /-/healthy HTTP/1.1\r\n\r\n")
+        #expect(c.readResponse().hasPrefix("HTTP/1.1 200"))
+        #expect(a.read().closed, "the oldest idle connection was closed to make room")
+        b.send("GET /-/healthy HTTP/1.1\r\n\r\n")
+        #expect(b.readResponse().hasPrefix("HTTP/1.1 200"))
+    }
+
+    /// Only when every connection is being answered is a new one refused with 503.
+    @Test func whenEveryConnectionIsBeingAnsweredANewOneGets503() throws {
+        let (server, port, _) = try Self.startServer(maxConnections: 2, slowPath: "/slow")
+        defer { server.shutdown() }
+        let a = try RawTCPClient(port: port)
+        let b = try RawTCPClient(port: port)
+        a.send("GET /slow HTTP/1.1\r\n\r\n")
+        b.send("GET /slow HTTP/1.1\r\n\r\n")
+        usleep(200_000)
+        let c = try RawTCPClient(port: port)
         let r = c.read()
         #expect(r.text.hasPrefix("HTTP/1.1 503"))
         #expect(r.closed)
+        #expect(a.readResponse().hasPrefix("HTTP/1.1 200"))
+        #expect(b.readResponse().hasPrefix("HTTP/1.1 200"))
+    }
+
+    /// Hundreds of clients holding half-sent request heads cost no scrape: a complete request
+    /// is answered at once, and the slow ones still get their 408 at the deadline.
+    @Test func slowClientsCannotTakeTheEndpointAway() throws {
+        let (server, port, _) = try Self.startServer(maxConnections: 1024, requestTimeout: .seconds(3))
+        defer { server.shutdown() }
+        var slow: [RawTCPClient] = []
+        for _ in 0..<400 {
+            let c = try RawTCPClient(port: port)
+            c.send("GET /metrics HTTP/1.1\r\nHost: x\r\n")
+            slow.append(c)
+        }
+        usleep(100_000)
+        let clock = ContinuousClock()
+        let start = clock.now
+        let scrape = try RawTCPClient(port: port)
+        scrape.send("GET /metrics HTTP/1.1\r\n\r\n")
+        let response = scrape.readResponse()
+        #expect(response.hasPrefix("HTTP/1.1 200") && response.contains("demo_value"))
+        // A hang bound, not a performance claim: the scrape must not wait for the slow clients' deadline.
+        #expect(clock.now - start < .seconds(2))
+        #expect(server.activeConnections >= 400)
+        #expect(slow[0].read().text.hasPrefix("HTTP/1.1 408"))
     }
 
     @Test func concurrentScrapesAllSucceed() async throws {

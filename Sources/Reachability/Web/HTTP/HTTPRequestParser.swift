@@ -28,6 +28,13 @@ package struct HTTPRequestParser: Sendable {
         while start + 1 < buffer.endIndex, buffer[start] == 0x0d, buffer[start + 1] == 0x0a { start += 2 }
         let data = buffer[start...]
         guard let headEnd = findHeadEnd(data) else {
+            // A method is a token: anything else before the first space is refused now, not
+            // at the request deadline (a TLS ClientHello sent to the plain port, binary noise).
+            let method = data.prefix(while: { $0 != 0x20 && $0 != 0x0d && $0 != 0x0a })
+            if let bad = method.first(where: { !isTokenChar($0) }) {
+                return .reject(
+                    status: 400, message: bad == 0x16 ? "TLS sent to a plain HTTP port" : "malformed request line")
+            }
             if let lineEnd = data.firstIndex(of: 0x0a) {
                 if lineEnd - data.startIndex > limits.maxRequestLine {
                     return .reject(status: 414, message: "request line too long")

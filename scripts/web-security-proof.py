@@ -1,0 +1,357 @@
+#!/usr/bin/env python3
+"""Proof of the web configuration against a real Prometheus (issue #19), loopback only.
+
+- Exporter A: TLS + basic auth (bcrypt) + a security header; exporter B: TLS with
+  RequireAndVerifyClientCert; exporter C: plain HTTP. They probe a loopback TCP listener
+  (--probe.trust-local-targets).
+- Prometheus scrapes A with the right password (job a-auth), A with a wrong one (a-wrong),
+  B with a client certificate (b-cert), B without one (b-nocert) and C (c-plain): up must be
+  1, 0, 1, 0, 1.
+- Plain HTTP on A's TLS port gets a 400 and no metrics.
+- 1000 slow clients against C (half-sent request heads) and 1000 against A (half of them a
+  half-sent ClientHello, half silent after connecting), from 250 source addresses (so the
+  total, not the per-address, limit is what they press on), then 1500 against C (past the
+  1024-connection limit, where the oldest give way): a scrape gets 200 at once, Prometheus's
+  scrapes keep succeeding, and the exporter's RSS per slow connection is reported and bounded.
+- The deploy files: deploy/kubernetes/make-web-secret.sh's output serves TLS + basic auth and
+  Prometheus scrapes it by the ServiceMonitor's serverName (job k8s); deploy/compose's web
+  config with its scrape-password file (job compose); deploy/systemd/web-config.yml as shipped
+  is refused at start with exit 78 naming the key (as shipped, and with its files in place but
+  the placeholder hash), and once completed serves TLS + basic auth (job systemd).
+
+usage: web-security-proof.py EXPORTER_BINARY
+"""
+import base64
+import crypt
+import json
+import os
+import resource
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+import urllib.request
+
+ENV = dict(os.environ, REACHABILITY_EXPORTER_REFUSE_DEFAULT_TARGETS="1")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def sh(*args, cwd=None):
+    subprocess.run(args, cwd=cwd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def make_pki(d):
+    k = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+    sh("openssl", "req", "-x509", *k, "-keyout", "ca.key", "-out", "ca.pem", "-days", "2", "-subj", "/CN=rx-proof-ca",
+       "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign", cwd=d)
+    for name, san, eku in [("server", "IP:127.0.0.1,DNS:localhost", "serverAuth"),
+                           ("client", "DNS:prometheus.rx-proof", "clientAuth")]:
+        sh("openssl", "req", "-new", *k, "-keyout", f"{name}.key", "-out", f"{name}.csr", "-subj", f"/CN={name}", cwd=d)
+        with open(os.path.join(d, f"{name}.ext"), "w") as f:
+            f.write(f"subjectAltName={san}\nbasicConstraints=CA:FALSE\nextendedKeyUsage={eku}\n")
+        sh("openssl", "x509", "-req", "-in", f"{name}.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+           "-days", "2", "-extfile", f"{name}.ext", "-out", f"{name}.pem", cwd=d)
+
+
+class Listener(threading.Thread):
+    def __init__(self):
+        super().__init__(daemon=True)
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(64)
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.stopped = threading.Event()
+
+    def run(self):
+        while not self.stopped.is_set():
+            try:
+                self.sock.accept()[0].close()
+            except OSError:
+                pass
+
+
+def rss_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def wait_for(what, predicate, limit, show=None):
+    end = time.time() + limit
+    while time.time() < end:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.5)
+    raise SystemExit(f"FAIL: {what} within {limit} s" + (f"; last: {show()}" if show else ""))
+
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SLOW = 1000
+RSS_PER_SLOW_KIB_LIMIT = 16
+
+
+def slow_clients(port, tls, count=SLOW):
+    """`count` connections from 250 loopback source addresses, each holding a half-sent request."""
+    socks = []
+    for i in range(count):
+        s = socket.socket()
+        s.bind((f"127.0.{10 + i // 250}.{i % 250 + 1}", 0))
+        s.settimeout(5)
+        s.connect(("127.0.0.1", port))
+        if not tls:
+            s.send(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
+        elif i % 2 == 0:
+            s.send(b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03")  # the start of a ClientHello
+        socks.append(s)
+    return socks
+
+
+def main():
+    binary = sys.argv[1]
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    if hard != resource.RLIM_INFINITY and hard < 4096:
+        raise SystemExit(f"FAIL: the open-file hard limit ({hard}) is below the 4096 the slow clients need")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (8192 if hard == resource.RLIM_INFINITY else min(8192, hard), hard))
+    tmp = tempfile.mkdtemp(prefix="rx-websec-")
+    procs = []
+    slow = []
+    try:
+        make_pki(tmp)
+        password = "s3cret-proof"
+        hashed = crypt.crypt(password, crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=1 << 10))
+        a_cfg = os.path.join(tmp, "a.yml")
+        with open(a_cfg, "w") as f:
+            f.write(f"tls_server_config:\n  cert_file: server.pem\n  key_file: server.key\n"
+                    f"http_server_config:\n  headers: {{X-Content-Type-Options: nosniff}}\n"
+                    f"basic_auth_users:\n  prometheus: {hashed}\n")
+        b_cfg = os.path.join(tmp, "b.yml")
+        with open(b_cfg, "w") as f:
+            f.write("tls_server_config:\n  cert_file: server.pem\n  key_file: server.key\n"
+                    "  client_auth_type: RequireAndVerifyClientCert\n  client_ca_file: ca.pem\n")
+        # The Kubernetes Secret's material, as make-web-secret.sh writes it (run on a copy).
+        kube = os.path.join(tmp, "kube")
+        os.makedirs(kube)
+        shutil.copy(os.path.join(ROOT, "deploy/kubernetes/make-web-secret.sh"), kube)
+        subprocess.run(["bash", os.path.join(kube, "make-web-secret.sh")], check=True, stdout=subprocess.DEVNULL)
+        k_cfg = os.path.join(kube, "web", "web-config.yml")
+        compose_cfg = os.path.join(ROOT, "deploy/compose/web-config.yml")
+
+        target = Listener()
+        target.start()
+        ports = {}
+
+        def start(name, cfg):
+            ports[name] = free_port()
+            args = [binary, f"--web.listen-address=127.0.0.1:{ports[name]}", f"--probe.tcp=127.0.0.1:{target.port}",
+                    "--probe.trust-local-targets", "--no-path.monitor", "--probe.interval=1s", "--probe.timeout=500ms"]
+            if cfg:
+                args.append(f"--web.config.file={cfg}")
+            p = subprocess.Popen(args, env=ENV, stdout=subprocess.DEVNULL,
+                                 stderr=open(os.path.join(tmp, f"{name}.log"), "w"))
+            procs.append(p)
+            return p
+
+        exporter_a = start("a", a_cfg)
+        start("b", b_cfg)
+        exporter_c = start("c", None)
+        start("k8s", k_cfg)
+        start("compose", compose_cfg)
+
+        # The systemd example: as shipped (no certificate yet), then with its files in place but the
+        # placeholder hash kept, each refused at start with exit 78 naming the key; then completed.
+        shipped = os.path.join(ROOT, "deploy/systemd/web-config.yml")
+        text = open(shipped).read()
+        staged = os.path.join(tmp, "systemd-web-config.yml")
+        with open(staged, "w") as f:
+            f.write(text.replace("/etc/reachability_exporter/web.crt", os.path.join(tmp, "server.pem"))
+                    .replace("/run/credentials/reachability_exporter.service/web.key", os.path.join(tmp, "server.key")))
+        for cfg, key in [(shipped, "tls_server_config.cert_file"), (staged, "basic_auth_users.prometheus")]:
+            r = subprocess.run([binary, "--web.listen-address=127.0.0.1:0", "--probe.tcp=127.0.0.1:9",
+                                f"--web.config.file={cfg}"], env=ENV, capture_output=True, text=True, timeout=20)
+            print(f"systemd web-config.yml ({'as shipped' if cfg == shipped else 'files in place, placeholder hash'}):"
+                  f" exit {r.returncode}: {r.stderr.strip()[:200]}")
+            assert r.returncode == 78 and key in r.stderr and cfg in r.stderr, r.stderr
+        completed = open(staged).read()
+        with open(staged, "w") as f:
+            f.write(completed.replace(
+                "$2y$12$REPLACE.THIS.WITH.A.REAL.BCRYPT.HASH.OF.YOUR.PASSWORD.xxx", hashed))
+        start("systemd", staged)
+
+        ctx = ssl.create_default_context(cafile=os.path.join(tmp, "ca.pem"))
+        auth = "Basic " + base64.b64encode(f"prometheus:{password}".encode()).decode()
+
+        def get(path, authorization=auth, port=None):
+            req = urllib.request.Request(f"https://127.0.0.1:{port or ports['a']}{path}",
+                                         headers={"Authorization": authorization})
+            try:
+                with urllib.request.urlopen(req, context=ctx, timeout=5) as r:
+                    return r.status, r.read().decode(), dict(r.headers)
+            except urllib.error.HTTPError as e:
+                return e.code, "", dict(e.headers)
+            except OSError:
+                return None, "", {}
+
+        wait_for("exporter A serving over TLS", lambda: get("/-/healthy")[0] == 200, 20)
+        status, _, headers = get("/metrics", "Basic " + base64.b64encode(b"prometheus:wrong").decode())
+        print(f"wrong password: {status}, WWW-Authenticate: {headers.get('WWW-Authenticate')}")
+        assert status == 401 and headers.get("WWW-Authenticate", "").startswith("Basic"), "401 expected"
+        plain = subprocess.run(["curl", "-sS", "--max-time", "3", f"http://127.0.0.1:{ports['a']}/metrics"],
+                               capture_output=True, text=True)
+        print(f"plain HTTP on the TLS port: {plain.stdout.strip()!r}, metrics in answer: {'reachability_' in plain.stdout}")
+        assert "reachability_" not in plain.stdout and "HTTPS server" in plain.stdout
+
+        kweb = os.path.join(kube, "web")
+        kpass = open(os.path.join(kweb, "password")).read()
+        kname = "reachability-exporter.reachability.svc"
+        kcurl = ["curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "5",
+                 "--cacert", os.path.join(kweb, "ca.crt"), "--resolve", f"{kname}:{ports['k8s']}:127.0.0.1",
+                 f"https://{kname}:{ports['k8s']}/metrics"]
+        k_ok = wait_for("the Kubernetes Secret's exporter serving", lambda: subprocess.run(
+            kcurl + ["-u", f"prometheus:{kpass}"], capture_output=True, text=True).stdout == "200", 20)
+        k_none = subprocess.run(kcurl, capture_output=True, text=True).stdout
+        print(f"make-web-secret.sh output: TLS verified by the CA for {kname}, password 200: {k_ok}, none: {k_none}")
+        assert k_none == "401"
+
+        prom_cfg = os.path.join(tmp, "prometheus.yml")
+        ca, cert, key = (os.path.join(tmp, n) for n in ("ca.pem", "client.pem", "client.key"))
+        with open(os.path.join(tmp, "k8s-password"), "w") as f:
+            f.write(kpass)
+        with open(prom_cfg, "w") as f:
+            f.write(f"""global: {{scrape_interval: 1s, scrape_timeout: 900ms}}
+scrape_configs:
+  - job_name: a-auth
+    scheme: https
+    tls_config: {{ca_file: {ca}}}
+    basic_auth: {{username: prometheus, password: {password}}}
+    static_configs: [{{targets: ["127.0.0.1:{ports['a']}"]}}]
+  - job_name: a-wrong
+    scheme: https
+    tls_config: {{ca_file: {ca}}}
+    basic_auth: {{username: prometheus, password: wrong}}
+    static_configs: [{{targets: ["127.0.0.1:{ports['a']}"]}}]
+  - job_name: b-cert
+    scheme: https
+    tls_config: {{ca_file: {ca}, cert_file: {cert}, key_file: {key}}}
+    static_configs: [{{targets: ["127.0.0.1:{ports['b']}"]}}]
+  - job_name: b-nocert
+    scheme: https
+    tls_config: {{ca_file: {ca}}}
+    static_configs: [{{targets: ["127.0.0.1:{ports['b']}"]}}]
+  - job_name: c-plain
+    static_configs: [{{targets: ["127.0.0.1:{ports['c']}"]}}]
+  - job_name: k8s
+    scheme: https
+    tls_config: {{ca_file: {os.path.join(kweb, 'ca.crt')}, server_name: {kname}}}
+    basic_auth: {{username: prometheus, password_file: {os.path.join(tmp, 'k8s-password')}}}
+    static_configs: [{{targets: ["127.0.0.1:{ports['k8s']}"]}}]
+  - job_name: systemd
+    scheme: https
+    tls_config: {{ca_file: {ca}}}
+    basic_auth: {{username: prometheus, password: {password}}}
+    static_configs: [{{targets: ["127.0.0.1:{ports['systemd']}"]}}]
+  - job_name: compose
+    basic_auth: {{username: prometheus, password_file: {os.path.join(ROOT, 'deploy/compose/scrape-password')}}}
+    static_configs: [{{targets: ["127.0.0.1:{ports['compose']}"]}}]
+""")
+        pport = free_port()
+        procs.append(subprocess.Popen(
+            ["prometheus", f"--config.file={prom_cfg}", f"--storage.tsdb.path={tmp}/tsdb",
+             f"--web.listen-address=127.0.0.1:{pport}"],
+            stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, "prometheus.log"), "w")))
+        api = f"http://127.0.0.1:{pport}/api/v1/"
+
+        def query(expr):
+            try:
+                with urllib.request.urlopen(api + "query?" + urllib.parse.urlencode({"query": expr}), timeout=3) as r:
+                    return json.loads(r.read())["data"]["result"]
+            except OSError:
+                return None
+
+        def targets_now():
+            try:
+                with urllib.request.urlopen(api + "targets", timeout=3) as r:
+                    return json.loads(r.read())["data"]["activeTargets"]
+            except OSError:
+                return []
+
+        def ups():
+            res = query("up") or []
+            return {r["metric"]["job"]: r["value"][1] for r in res}
+
+        want = {"a-auth": "1", "a-wrong": "0", "b-cert": "1", "b-nocert": "0", "c-plain": "1", "k8s": "1",
+                "compose": "1", "systemd": "1"}
+        got = wait_for("Prometheus to scrape every job as expected", lambda: ups() == want and ups(), 40,
+                       show=lambda: (ups(), [(t["labels"]["job"], t["lastError"])
+                                             for t in targets_now() if t["lastError"]]))
+        print(f"Prometheus up: {got}")
+        series = query('count(reachability_internet_reachable{job=~"a-auth|b-cert|k8s|compose|systemd"})')
+        print(f"reachability_internet_reachable series scraped with a web config: {series[0]['value'][1] if series else 0}")
+        assert series and series[0]["value"][1] == "5"
+        with urllib.request.urlopen(api + "targets", timeout=3) as r:
+            targets = json.loads(r.read())["data"]["activeTargets"]
+        for t in targets:
+            if t["labels"]["job"] in ("a-wrong", "b-nocert"):
+                print(f"  {t['labels']['job']}: {t['lastError']}")
+
+        # The third run holds more than --web.max-connections (1024): the oldest give way.
+        for name, proc, tls, job, count in [("C (plain HTTP)", exporter_c, False, "c-plain", SLOW),
+                                            ("A (TLS + basic auth)", exporter_a, True, "a-auth", SLOW),
+                                            ("C, past the connection limit", exporter_c, False, "c-plain", 1500)]:
+            port = ports["a" if tls else "c"]
+            rss_before = rss_kib(proc.pid)
+            started = time.time()
+            slow = slow_clients(port, tls, count)
+            opened = time.time() - started
+            time.sleep(1)
+            rss_during = rss_kib(proc.pid)
+            t0 = time.time()
+            if tls:
+                status, body, _ = get("/metrics")
+            else:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+                    status, body = r.status, r.read().decode()
+            scrape_time = time.time() - t0
+            per = (rss_during - rss_before) / min(count, 1024)
+            print(f"{name}: {count} slow clients from 250 addresses opened in {opened:.1f} s; a scrape then: {status}"
+                  f" in {scrape_time * 1000:.0f} ms, {len(body)} bytes; RSS {rss_before} -> {rss_during} KiB"
+                  f" ({per:.1f} KiB per slow connection)")
+            assert status == 200 and "reachability_internet_reachable" in body
+            assert per < RSS_PER_SLOW_KIB_LIMIT, f"{per:.1f} KiB per slow connection"
+            time.sleep(3)
+            prom_ok = query(f'min_over_time(up{{job="{job}"}}[3s])')
+            print(f"  Prometheus's scrapes during the slow clients: min up over 3 s = {prom_ok[0]['value'][1] if prom_ok else None}")
+            assert prom_ok and prom_ok[0]["value"][1] == "1"
+            for c in slow:
+                c.close()
+            slow = []
+        print("web security proof: OK")
+    finally:
+        for c in slow:
+            c.close()
+        for p in procs:
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+                try:
+                    p.wait(10)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
