@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# CPU per ICMP probe: reachability's ICMP engine (icmp-bench) against prometheus-smokeping-prober,
-# at 1, 100 and 1000 targets/s (each target pinged once a second), with ping (datagram) sockets
-# and raw sockets. Everything runs inside a network namespace this script creates (loopback only,
-# ping_group_range opened there), one tool at a time, so nothing leaves the machine and the two
-# tools never see each other's replies.
+# CPU per ICMP probe: reachability's ICMP engine (icmp-bench) against prometheus-smokeping-prober
+# and fping, at 1, 100 and 1000 targets/s (each target pinged once a second), with ping
+# (datagram) sockets and raw sockets (fping: raw, as root). Everything runs inside a network
+# namespace this script creates (loopback only, ping_group_range opened there), one tool at a
+# time, so nothing leaves the machine and the tools never see each other's replies.
 #
 # usage: bench/icmp_bench.sh [seconds-per-point (default 15)] [rates (default "1 100 1000")]
-# needs: root, ip, curl, prometheus-smokeping-prober; builds icmp-bench in release mode.
+# needs: root, ip, curl, prometheus-smokeping-prober, fping; builds icmp-bench in release mode.
 set -euo pipefail
 
 MEASURE=${1:-15}
@@ -79,10 +79,32 @@ smokeping() {  # targets mode
             m, n, req, resp, req ? (req - resp) * 100 / req : 100, cpu, cpu * 100 / s, req ? cpu * 1e6 / req : 0 }'
 }
 
+# fping (as root it opens a raw socket): the same targets, each once a second (-p 1000), one
+# packet every 1000/n ms across them (-i), counted (-c) so it ends by itself; its own summary
+# gives sent and received, CPU is sampled over the same window as the others.
+fping_point() {  # targets
+    local n=$1 interval
+    interval=$(awk -v n="$n" 'BEGIN { i = 1000 / n; if (i > 10) i = 10; if (i < 1) i = 1; printf "%g", i }')
+    # shellcheck disable=SC2046
+    ip netns exec "$NS" fping -c $((WARMUP + MEASURE + 2)) -p 1000 -i "$interval" -q $(targets "$n") 2>"$WORK/fping.log" &
+    local pid=$!
+    sleep "$WARMUP"
+    local t0 t1
+    t0=$(ticks "$pid"); sleep "$MEASURE"; t1=$(ticks "$pid")
+    wait "$pid" 2>/dev/null || true
+    awk -v n="$n" -v dt=$((t1 - t0)) -v hz="$HZ" -v s="$MEASURE" -v w=$((WARMUP + MEASURE + 2)) -F'[ /=,%]+' '
+        /xmt\/rcv\/%loss/ { for (i = 1; i <= NF; i++) if ($i == "loss") { xmt += $(i + 1); rcv += $(i + 2) } }
+        END {
+            cpu = dt / hz; probes = n * s
+            printf "tool=fping mode=raw targets=%d probes=%d replies=%d loss_pct=%.3f cpu_s=%.3f cpu_pct=%.2f us_per_probe=%.1f\n",
+                n, probes, rcv * s / w, xmt ? (xmt - rcv) * 100 / xmt : 100, cpu, cpu * 100 / s, cpu * 1e6 / probes }' "$WORK/fping.log"
+}
+
 echo "# $(date -u +%FT%TZ) $(nproc) cores, kernel $(uname -r); ${MEASURE}s measured after ${WARMUP}s warm-up per point"
 for n in $RATES; do
     for mode in datagram raw; do
         ip netns exec "$NS" timeout $((MEASURE + WARMUP + 20)) "$BIN" --targets "$n" --mode "$mode" --seconds "$MEASURE" --warmup "$WARMUP"
         smokeping "$n" "$mode"
     done
+    if command -v fping >/dev/null; then fping_point "$n"; else echo "tool=fping: not installed (apt-get install fping)"; fi
 done

@@ -84,7 +84,13 @@ struct ICMPBench {
                 tally.cpu.withLock { $0.1 = e }
             }
             for i in 1...o.targets {
-                let offset = Duration.seconds(1) * Double(i - 1) / Double(o.targets)
+                // RX_BENCH_SLOT_MS > 0: sends go out in batches, one every that many ms.
+                let spread = Double(i - 1) / Double(o.targets)
+                let slotMS = Double(getenv("RX_BENCH_SLOT_MS").map { String(cString: $0) }.flatMap(Double.init) ?? 0)
+                let offset =
+                    slotMS > 0
+                    ? Duration.milliseconds(Int64((spread * 1000 / slotMS).rounded(.down) * slotMS))
+                    : Duration.seconds(1) * spread
                 let prober = ICMPProber(
                     .init(host: address(i), family: .ipv4, count: 1, payloadSize: o.payload, mode: o.mode),
                     engine: engine)

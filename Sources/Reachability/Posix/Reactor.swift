@@ -72,12 +72,13 @@ package final class Reactor: Sendable {
                     continuation.resume(returning: .cancelled)
                     return
                 }
-                let id: UInt64 = state.withLock { s in
+                let (id, earliest): (UInt64, Bool) = state.withLock { s in
                     let id = s.nextID
                     s.nextID += 1
                     s.waiters[id] = Waiter(fd: fd, deadline: deadline, continuation: continuation)
+                    let earliest = s.timers.peek.map { deadline < $0 } ?? true
                     s.timers.push(deadline, id)
-                    return id
+                    return (id, earliest)
                 }
                 idBox.withLock { $0 = id }
                 if fd >= 0 {
@@ -92,7 +93,10 @@ package final class Reactor: Sendable {
                         }
                     }
                 }
-                wake()
+                // The loop must recompute its epoll timeout only when this deadline comes first;
+                // a descriptor added to the epoll set is seen by a running epoll_wait as it is.
+                // (At 1,000 probes a second this saves a thread wake-up per wait.)
+                if earliest { wake() }
             }
         } onCancel: {
             let id = idBox.withLock { $0 }

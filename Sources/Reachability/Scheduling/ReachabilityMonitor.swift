@@ -141,18 +141,34 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
         let staggerWindow =
             periodic && settings.stagger && due.count > 1 && !hurry
             ? max(.zero, settings.interval - settings.timeout) : .zero
-        let outcomes: [ProbeOutcome] = await withTaskGroup(of: ProbeOutcome.self) { group in
-            for (i, job) in due.enumerated() {
-                let offset = staggerWindow * Double(i) / Double(due.count)
+        let batches = StaggerBatches.plan(count: due.count, window: staggerWindow)
+        let outcomes: [ProbeOutcome] = await withTaskGroup(of: [ProbeOutcome].self) { group in
+            for (offset, indices) in batches {
                 group.addTask { [self] in
                     if offset > .zero { await gate.wait(for: offset, clock: clock) }
-                    return await runProbe(
-                        job.spec, interface: job.interface, plan: plan, at: started,
-                        due: (periodic ? roundDue ?? clockStart : clockStart).advanced(by: offset))
+                    if indices.count == 1, let i = indices.first {
+                        return [
+                            await runProbe(
+                                due[i].spec, interface: due[i].interface, plan: plan, at: started,
+                                due: (periodic ? roundDue ?? clockStart : clockStart).advanced(by: offset))
+                        ]
+                    }
+                    return await withTaskGroup(of: ProbeOutcome.self) { batch in
+                        for i in indices {
+                            batch.addTask { [self] in
+                                await runProbe(
+                                    due[i].spec, interface: due[i].interface, plan: plan, at: started,
+                                    due: (periodic ? roundDue ?? clockStart : clockStart).advanced(by: offset))
+                            }
+                        }
+                        var out: [ProbeOutcome] = []
+                        for await o in batch { out.append(o) }
+                        return out
+                    }
                 }
             }
             var out: [ProbeOutcome] = []
-            for await o in group { out.append(o) }
+            for await o in group { out.append(contentsOf: o) }
             return out
         }
         let roundDuration = clockStart.duration(to: clock.now)

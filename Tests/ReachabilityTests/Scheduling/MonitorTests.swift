@@ -246,3 +246,22 @@ import Testing
         #expect(slow.calls.map { Int($0.offset.seconds) } == [0, 10, 20])
     }
 }
+
+@Suite struct StaggerBatchesTests {
+    @Test func spacedProbesKeepTheirOwnOffsets() {
+        let plan = StaggerBatches.plan(count: 4, window: .seconds(2))
+        #expect(plan.map(\.0) == [.zero, .milliseconds(500), .seconds(1), .milliseconds(1500)])
+        #expect(plan.map(\.1) == [[0], [1], [2], [3]])
+    }
+
+    @Test func denseProbesShareTenMillisecondSlots() {
+        let plan = StaggerBatches.plan(count: 1000, window: .milliseconds(500))
+        // 2 probes per millisecond: 50 slots of 10 ms, 20 probes each, every probe once, in order.
+        #expect(plan.count == 50 && plan.allSatisfy { $0.1.count == 20 })
+        #expect(plan.flatMap(\.1) == Array(0..<1000))
+        #expect(plan.first?.0 == .zero && plan.last?.0 == .milliseconds(490))
+        #expect(zip(plan, plan.dropFirst()).allSatisfy { $1.0 - $0.0 == .milliseconds(10) })
+        #expect(StaggerBatches.plan(count: 3, window: .zero).map(\.1) == [[0, 1, 2]])
+        #expect(StaggerBatches.plan(count: 0, window: .seconds(1)).isEmpty)
+    }
+}
