@@ -33,7 +33,8 @@ let package = Package(
         // The README's library example (scripts/test also type-checks it against the public API alone).
         .executableTarget(name: "reachability-example", dependencies: ["Reachability"], path: "Examples/EmbedReachability"),
         .testTarget(
-            name: "ReachabilityTests", dependencies: ["Reachability", "ReachabilityTestSupport", "CShim", "CZlib"]),
+            name: "ReachabilityTests", dependencies: ["Reachability", "ReachabilityTestSupport", "CShim", "CZlib"],
+            exclude: ["Fixtures"]),
     ],
     swiftLanguageModes: [.v6]
 )

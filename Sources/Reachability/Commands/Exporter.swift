@@ -15,6 +15,7 @@ struct Exporter: Sendable {
         let logger: Logger
         let listen: ListenAddress
         var serverOptions = HTTPServer.Options()
+        let histograms: HistogramMode
         do throws(UsageError) {
             logger = Logger(
                 level: try flags.choice("log.level", as: LogLevel.self) ?? .info,
@@ -25,6 +26,7 @@ struct Exporter: Sendable {
             } catch {
                 throw UsageError("invalid value for flag '--web.listen-address': \(error.description)")
             }
+            histograms = try flags.choice("metrics.histograms", as: HistogramMode.self) ?? .both
             serverOptions.maxConnections = try flags.int("web.max-connections", range: 1...100_000) ?? 1024
             serverOptions.maxConnectionsPerIP =
                 try flags.int("web.max-connections-per-ip", range: 1...100_000)
@@ -39,7 +41,7 @@ struct Exporter: Sendable {
                 "the open-file limit is below --web.max-connections plus room for probes; raise LimitNOFILE",
                 ("limit", String(openFiles)), ("max_connections", String(serverOptions.maxConnections)))
         }
-        let registry = MetricsRegistry()
+        let registry = MetricsRegistry(histograms: histograms)
         ProcessMetrics.register(in: registry)
         var security: WebSecurity?
         if let path = flags.string("web.config.file"), !path.isEmpty {

@@ -32,6 +32,11 @@ package enum ExporterCommand {
             FlagSpec(
                 "web.max-connections-per-ip", .value(default: "256"), placeholder: "N",
                 help: "HTTP connections open at once from one IP address (the same rule at the limit)."),
+            FlagSpec(
+                "metrics.histograms", .value(default: "both"), placeholder: "MODE",
+                help:
+                    "Histogram forms to keep and serve: classic (the _bucket series), native (exponential buckets, served to protobuf scrapes), both."
+            ),
         ] + [ConfigWiring.flag] + ProbeFlags.specs + HistoryFlags.specs + commonFlags
 
     static var usage: String {

@@ -96,6 +96,27 @@ package struct ExpositionBuffer: ~Copyable {
         write(UnsafeRawBufferPointer(start: s.utf8Start, count: s.utf8CodeUnitCount))
     }
 
+    /// Inserts `value` as a protobuf varint at `offset`, moving the bytes after it: how a
+    /// length-delimited field gets its length once its content is written (see `ProtobufFields`).
+    package mutating func insertVarint(_ value: UInt64, at offset: Int) {
+        var length = 1
+        var v = value >> 7
+        while v != 0 {
+            length += 1
+            v >>= 7
+        }
+        reserve(length)
+        // memmove: the regions overlap.
+        UnsafeMutableRawPointer(base + offset + length).copyMemory(from: base + offset, byteCount: count - offset)
+        var rest = value
+        for i in 0..<length {
+            let low = UInt8(truncatingIfNeeded: rest & 0x7f)
+            rest >>= 7
+            base[offset + i] = i == length - 1 ? low : low | 0x80
+        }
+        count += length
+    }
+
     /// The rendered bytes; ends the buffer's life.
     package consuming func finish() -> [UInt8] {
         let n = count

@@ -5,48 +5,8 @@ package enum MetricType: String, Sendable {
     case counter, gauge, histogram
 }
 
-/// The two text formats the exporter serves.
-package enum ExpositionFormat: Sendable {
-    /// Prometheus text format 0.0.4.
-    case prometheus
-    /// OpenMetrics 1.0.0 text.
-    case openMetrics
-
-    package var contentType: String {
-        switch self {
-        case .prometheus: "text/plain; version=0.0.4; charset=utf-8"
-        case .openMetrics: "application/openmetrics-text; version=1.0.0; charset=utf-8"
-        }
-    }
-
-    /// Picks the format from an `Accept` header: OpenMetrics when it is asked for, else 0.0.4.
-    package static func negotiate(accept: String?) -> ExpositionFormat {
-        guard let accept else { return .prometheus }
-        for part in accept.split(separator: ",") {
-            let fields = part.split(separator: ";").map { $0.trimmingSpaces }
-            guard fields.first == "application/openmetrics-text" else { continue }
-            var q = 1.0
-            var versionOK = true
-            for param in fields.dropFirst() {
-                let kv = param.split(separator: "=", maxSplits: 1).map { $0.trimmingSpaces }
-                guard kv.count == 2 else { continue }
-                if kv[0] == "q" { q = Double(kv[1]) ?? 0 }
-                if kv[0] == "version" { versionOK = kv[1].hasPrefix("1.0") || kv[1] == "0.0.1" }
-            }
-            if q > 0 && versionOK { return .openMetrics }
-        }
-        return .prometheus
-    }
-}
-
-extension Substring {
-    var trimmingSpaces: String {
-        String(drop(while: { $0 == " " || $0 == "\t" }).reversed().drop(while: { $0 == " " || $0 == "\t" }).reversed())
-    }
-}
-
 /// The in-process metrics registry: the only factory of metric families, and the renderer of
-/// both text formats. Families render sorted by name, series sorted by label values, so the
+/// the exposition formats (two text formats and protobuf). Families render sorted by name, series sorted by label values, so the
 /// output is stable (golden-testable). Recording never awaits; scraping takes each family's lock
 /// only long enough to copy its series list.
 ///
@@ -60,7 +20,10 @@ package final class MetricsRegistry: Sendable {
     private let state = Mutex(State())
     private let hooks = Mutex<[@Sendable () -> Void]>([])
 
-    package init() {}
+    /// Which histogram forms every histogram of this registry keeps (`--metrics.histograms`).
+    package let histogramMode: HistogramMode
+
+    package init(histograms: HistogramMode = .both) { histogramMode = histograms }
 
     package func counter(_ name: String, help: String, labels: [String] = []) -> MetricFamily<Counter> {
         precondition(name.hasSuffix("_total"), "counter \(name) must end in _total")
@@ -83,8 +46,9 @@ package final class MetricsRegistry: Sendable {
                 && buckets.allSatisfy(\.isFinite),
             "histogram \(name): buckets must be finite and strictly increasing")
         precondition(!labels.contains("le"), "histogram \(name): `le` is reserved")
+        let mode = histogramMode
         return register(name: name, help: help, type: .histogram, labels: labels, buckets: buckets) { _, values in
-            Histogram(name: name, labelNames: labels, labelValues: values, upperBounds: buckets)
+            Histogram(name: name, labelNames: labels, labelValues: values, upperBounds: buckets, mode: mode)
         }
     }
 
@@ -148,15 +112,23 @@ package final class MetricsRegistry: Sendable {
     /// `RenderCoalescer`): whatever the number of scrapers, at most one render per format runs
     /// at a time, and each caller gets one that started after it asked.
     package func render(_ format: ExpositionFormat) -> [UInt8] {
-        (format == .openMetrics ? coalescers.openMetrics : coalescers.prometheus).value { renderNow(format) }
+        let coalescer =
+            switch format {
+            case .prometheus: coalescers.prometheus
+            case .openMetrics: coalescers.openMetrics
+            case .protobuf: coalescers.protobuf
+            }
+        return coalescer.value { renderNow(format) }
     }
 
-    /// The number of renders that actually ran (after coalescing), per format.
+    /// The number of renders that actually ran (after coalescing), per text format.
     var renderCount: (prometheus: Int, openMetrics: Int) {
         (coalescers.prometheus.renderCount, coalescers.openMetrics.renderCount)
     }
 
-    private let coalescers = (prometheus: RenderCoalescer(), openMetrics: RenderCoalescer())
+    private let coalescers = (
+        prometheus: RenderCoalescer(), openMetrics: RenderCoalescer(), protobuf: RenderCoalescer()
+    )
 
     private func renderNow(_ format: ExpositionFormat) -> [UInt8] {
         for hook in hooks.withLock({ $0 }) { hook() }
@@ -165,7 +137,11 @@ package final class MetricsRegistry: Sendable {
             return s.sortedNames!.compactMap { s.families[$0] }
         }
         var out = ExpositionBuffer(capacity: lastSize.load(ordering: .relaxed) + 4096)
-        for family in families { family.render(into: &out, format: format) }
+        if format == .protobuf {
+            for family in families { family.renderProtobuf(into: &out) }
+        } else {
+            for family in families { family.render(into: &out, format: format) }
+        }
         if format == .openMetrics { out.write(Array("# EOF\n".utf8)) }
         lastSize.store(out.count, ordering: .relaxed)
         return out.finish()
@@ -183,6 +159,8 @@ package protocol MetricSeries: AnyObject, Sendable {
     var labelValues: [String] { get }
     /// Appends this series' sample lines (internal to the renderer).
     func render(into out: inout ExpositionBuffer)
+    /// Appends this series' value field of a protobuf `Metric` (gauge, counter or histogram).
+    func renderProtobuf(into out: inout ExpositionBuffer)
 }
 extension Counter: MetricSeries {}
 extension Gauge: MetricSeries {}
@@ -190,6 +168,7 @@ extension Histogram: MetricSeries {}
 
 protocol AnyMetricFamily: Sendable {
     func render(into out: inout ExpositionBuffer, format: ExpositionFormat)
+    func renderProtobuf(into out: inout ExpositionBuffer)
 }
 
 /// All series of one metric name. `labels(...)` creates a series on first use and returns the
@@ -262,13 +241,50 @@ package final class MetricFamily<S: MetricSeries>: AnyMetricFamily, Sendable {
         }
     }
 
-    func render(into out: inout ExpositionBuffer, format: ExpositionFormat) {
-        let series: [S] = table.withLock { t in
+    /// The `MetricType` enum of `metrics.proto`.
+    private var protobufType: UInt64 {
+        switch type {
+        case .counter: 0
+        case .gauge: 1
+        case .histogram: 4
+        }
+    }
+
+    private var sortedSeries: [S] {
+        table.withLock { t in
             if t.sorted == nil {
                 t.sorted = t.series.sorted { a, b in a.key.lexicographicallyPrecedes(b.key) }.map(\.value)
             }
             return t.sorted!
         }
+    }
+
+    /// One delimited `MetricFamily { name = 1; help = 2; type = 3; repeated Metric metric = 4 }`;
+    /// each `Metric` has its `LabelPair { name = 1; value = 2 }`s (field 1), then the value field.
+    /// A family without series is left out: it has no sample to carry.
+    func renderProtobuf(into out: inout ExpositionBuffer) {
+        let series = sortedSeries
+        guard !series.isEmpty else { return }
+        let family = out.beginMessage(nil)
+        out.writeStringField(1, name)
+        out.writeStringField(2, help)
+        out.writeVarintField(3, protobufType)
+        for s in series {
+            let metric = out.beginMessage(4)
+            for (labelName, value) in zip(labelNames, s.labelValues) {
+                let pair = out.beginMessage(1)
+                out.writeStringField(1, labelName)
+                out.writeStringField(2, value)
+                out.endMessage(pair)
+            }
+            s.renderProtobuf(into: &out)
+            out.endMessage(metric)
+        }
+        out.endMessage(family)
+    }
+
+    func render(into out: inout ExpositionBuffer, format: ExpositionFormat) {
+        let series = sortedSeries
         // A family with no series still announces itself, as client_golang does not; keeping the
         // HELP/TYPE lines lets dashboards discover the metric before its first sample.
         out.write(format == .openMetrics ? headers.openMetrics : headers.prometheus)

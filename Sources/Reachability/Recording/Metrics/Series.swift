@@ -24,6 +24,13 @@ package final class Counter: Sendable {
         out.writeValue(value)
         out.write(byte: 0x0a)
     }
+
+    /// `Metric.counter` (field 3): `Counter { value = 1 }`.
+    package func renderProtobuf(into out: inout ExpositionBuffer) {
+        let m = out.beginMessage(3)
+        out.writeDoubleField(1, value)
+        out.endMessage(m)
+    }
 }
 
 /// A value that goes up and down. Recording is lock-free.
@@ -48,13 +55,23 @@ package final class Gauge: Sendable {
         out.writeValue(value)
         out.write(byte: 0x0a)
     }
+
+    /// `Metric.gauge` (field 2): `Gauge { value = 1 }`.
+    package func renderProtobuf(into out: inout ExpositionBuffer) {
+        let m = out.beginMessage(2)
+        out.writeDoubleField(1, value)
+        out.endMessage(m)
+    }
 }
 
-/// A distribution of observations in fixed buckets. One lock per series keeps `_count` equal to
-/// the `+Inf` bucket in every scrape.
+/// A distribution of observations: in fixed ("classic") buckets, in exponential ("native")
+/// buckets (see `NativeBuckets`), or both, as `HistogramMode` says. One lock per series keeps
+/// `_count` equal to the `+Inf` bucket in every scrape.
 package final class Histogram: Sendable {
     package let labelValues: [String]
+    /// The classic bounds; empty in `native` mode, where only `+Inf` is rendered as text.
     private let upperBounds: [Double]
+    private let native: Bool
     /// Pre-rendered `name_bucket{…,le="x"} ` per bound then `+Inf`, then `_sum{…} ` and
     /// `_count{…} `, back to back; `ends[i]` is where line prefix i stops.
     private let prefixes: PrefixBytes
@@ -64,14 +81,17 @@ package final class Histogram: Sendable {
     private struct State {
         var counts: [UInt64]  // per bucket, not cumulative; the last one is +Inf
         var sum: Double = 0
+        var native = NativeBuckets()
     }
 
-    init(name: String, labelNames: [String], labelValues: [String], upperBounds: [Double]) {
+    init(name: String, labelNames: [String], labelValues: [String], upperBounds: [Double], mode: HistogramMode) {
         self.labelValues = labelValues
-        self.upperBounds = upperBounds
+        let bounds = mode.classic ? upperBounds : []
+        self.upperBounds = bounds
+        self.native = mode.native
         var all: [UInt8] = []
         var ends: [Int] = []
-        for b in upperBounds + [.infinity] {
+        for b in bounds + [.infinity] {
             all +=
                 MetricName.seriesPrefix(
                     name + "_bucket", labelNames: labelNames, labelValues: labelValues,
@@ -84,7 +104,7 @@ package final class Histogram: Sendable {
         ends.append(all.count)
         prefixes = PrefixBytes(all)
         self.ends = ends
-        state = Mutex(State(counts: Array(repeating: 0, count: upperBounds.count + 1)))
+        state = Mutex(State(counts: Array(repeating: 0, count: bounds.count + 1)))
     }
 
     package func observe(_ value: Double) {
@@ -97,9 +117,11 @@ package final class Histogram: Sendable {
             if value <= upperBounds[mid] { hi = mid } else { lo = mid + 1 }
         }
         if !value.isNaN { index = lo }
+        let native = native
         state.withLock { s in
             s.counts[index] += 1
             s.sum += value
+            if native { s.native.observe(value) }
         }
     }
 
@@ -127,6 +149,68 @@ package final class Histogram: Sendable {
                 out.writeInteger(Int64(running))
                 out.write(byte: 0x0a)
             }
+        }
+    }
+
+    /// `Metric.histogram` (field 7): count, sum, the classic buckets (cumulative, without `+Inf`,
+    /// as client_golang writes them), then the native part: schema, zero bucket, spans and
+    /// deltas. An empty native histogram carries a no-op span so parsers know it is native.
+    package func renderProtobuf(into out: inout ExpositionBuffer) {
+        let native = native
+        let bounds = upperBounds
+        state.withLock { s in
+            let m = out.beginMessage(7)
+            out.writeVarintField(1, s.counts.reduce(0, +))
+            out.writeDoubleField(2, s.sum)
+            var running: UInt64 = 0
+            for (i, bound) in bounds.enumerated() {
+                running += s.counts[i]
+                let b = out.beginMessage(3)
+                out.writeVarintField(1, running)
+                out.writeDoubleField(2, bound)
+                out.endMessage(b)
+            }
+            if native {
+                let n = s.native
+                out.writeSignedField(5, Int64(n.schema))
+                out.writeDoubleField(6, NativeBuckets.zeroThreshold)
+                out.writeVarintField(7, n.zeroCount)
+                if !n.negative.isEmpty { Self.writeSide(n.negative, spanField: 9, deltaField: 10, into: &out) }
+                if !n.positive.isEmpty {
+                    Self.writeSide(n.positive, spanField: 12, deltaField: 13, into: &out)
+                } else if n.negative.isEmpty {
+                    let span = out.beginMessage(12)
+                    out.writeSignedField(1, 0)
+                    out.writeVarintField(2, 0)
+                    out.endMessage(span)
+                }
+            }
+            out.endMessage(m)
+        }
+    }
+
+    /// Spans of consecutive populated buckets (`BucketSpan { offset = 1; length = 2 }`, the first
+    /// offset absolute, later ones the gap after the previous span), then each count as the
+    /// difference from the previous bucket's.
+    private static func writeSide(
+        _ side: NativeBuckets.Side, spanField: UInt64, deltaField: UInt64, into out: inout ExpositionBuffer
+    ) {
+        var i = 0
+        var previousEnd: Int32? = nil
+        while i < side.indices.count {
+            var j = i + 1
+            while j < side.indices.count && side.indices[j] == side.indices[j - 1] + 1 { j += 1 }
+            let span = out.beginMessage(spanField)
+            out.writeSignedField(1, Int64(side.indices[i] - (previousEnd ?? 0)))
+            out.writeVarintField(2, UInt64(j - i))
+            out.endMessage(span)
+            previousEnd = side.indices[j - 1] + 1
+            i = j
+        }
+        var previous: Int64 = 0
+        for c in side.counts {
+            out.writeSignedField(deltaField, Int64(c) - previous)
+            previous = Int64(c)
         }
     }
 }
