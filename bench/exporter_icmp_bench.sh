@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # ICMP through the whole exporter (scheduler, stagger, prober, verdict, metrics), side by side
-# with fping in one run: N loopback targets (127.0.x.y), one echo each per second, datagram
+# with fping and prometheus-smokeping-prober in one run: N loopback targets (127.0.x.y), one echo each per second, datagram
 # sockets, in a network namespace made for the run (loopback only, deleted on exit). CPU of each
 # process from /proc/PID/stat over the same measured window; loss from the exporter's own
-# counters and from fping's summary. Optionally a second exporter binary (BASELINE=path) is
+# counters, from fping's summary and from smokeping's request/response counters; the exporter's
+# scheduler lateness p99 from its own histogram. Optionally a second exporter binary (BASELINE=path) is
 # measured the same way, for before/after comparisons. Every process started here is stopped by
 # PID. Bounded: each run is WARMUP + SECONDS.
 #
@@ -17,6 +18,8 @@ WARMUP=${WARMUP:-5}
 (( N > 0 && N <= 20000 )) || { echo "N must be in 1...20000" >&2; exit 64; }
 [ "$(id -u)" = 0 ] || { echo "needs root (network namespace)" >&2; exit 1; }
 command -v fping >/dev/null || { echo "missing fping: apt-get install fping" >&2; exit 1; }
+SMOKE=${SMOKE:-/usr/bin/prometheus-smokeping-prober}
+[ -n "${NO_SMOKEPING:-}" ] || [ -x "$SMOKE" ] || { echo "missing $SMOKE (or set NO_SMOKEPING=1)" >&2; exit 1; }
 swift build -c release --product reachability_exporter >/dev/null
 OURS="$(swift build -c release --show-bin-path)/reachability_exporter"
 ns="rx-exicmp-$$"
@@ -45,15 +48,52 @@ exporter() { # name binary
   pid=$!
   sleep "$WARMUP"
   local m0 m1 t0 t1
-  m0=$(ip netns exec "$ns" curl -fsS "http://127.0.0.1:$port/metrics" | awk '/^reachability_probe_(success|failure)s?_total|^reachability_probes_total/ { s[$1 ~ /fail/ ? "f" : "a"] += $NF } END { print s["a"] + 0, s["f"] + 0 }')
+  local counts='/^reachability_probe_(success|failure)s?_total|^reachability_probes_total/ { s[$1 ~ /fail/ ? "f" : "a"] += $NF } END { print s["a"] + 0, s["f"] + 0 }'
+  ip netns exec "$ns" curl -fsS --max-time 60 "http://127.0.0.1:$port/metrics" >"$tmp/m0"
+  m0=$(awk "$counts" "$tmp/m0")
   t0=$(ticks "$pid"); sleep "$SECONDS_"; t1=$(ticks "$pid")
-  m1=$(ip netns exec "$ns" curl -fsS "http://127.0.0.1:$port/metrics" | awk '/^reachability_probe_(success|failure)s?_total|^reachability_probes_total/ { s[$1 ~ /fail/ ? "f" : "a"] += $NF } END { print s["a"] + 0, s["f"] + 0 }')
+  ip netns exec "$ns" curl -fsS --max-time 60 "http://127.0.0.1:$port/metrics" >"$tmp/m1"
+  m1=$(awk "$counts" "$tmp/m1")
+  # Scheduler lateness over the window: the smallest bucket bound holding 99 % of the starts.
+  local late
+  late=$(awk -F'[ "]' '/^reachability_scheduler_lateness_seconds_bucket/ { le = $2; v[FILENAME, le] = $NF; les[le] = 1 }
+    END { n = 0; for (le in les) { d[le] = v[ARGV[2], le] - v[ARGV[1], le]; if (le == "+Inf") total = d[le] }
+      best = "+Inf"; bv = 1e99
+      for (le in les) if (le != "+Inf" && d[le] >= 0.99 * total && le + 0 < bv) { bv = le + 0; best = le }
+      printf "%s", best }' "$tmp/m0" "$tmp/m1")
   local rss; rss=$(awk '/VmRSS/ { print $2 }' "/proc/$pid/status")
   kill "$pid"; wait "$pid" 2>/dev/null || true; pid=""
   read -r a0 f0 <<<"$m0"; read -r a1 f1 <<<"$m1"
-  awk -v name="$name" -v dt=$((t1 - t0)) -v hz="$hz" -v s="$SECONDS_" -v n="$N" -v probes=$((a1 - a0)) -v fails=$((f1 - f0)) -v rss="$rss" 'BEGIN {
+  awk -v name="$name" -v dt=$((t1 - t0)) -v hz="$hz" -v s="$SECONDS_" -v n="$N" -v probes=$((a1 - a0)) -v fails=$((f1 - f0)) -v rss="$rss" -v late="$late" 'BEGIN {
     cpu = dt / hz
-    printf "%-22s probes=%6d failed=%5d cpu_pct=%6.2f us_per_echo=%7.1f rss_mib=%6.1f\n", name, probes, fails, cpu * 100 / s, cpu * 1e6 / (n * s), rss / 1024 }'
+    printf "%-22s probes=%6d failed=%5d cpu_pct=%6.2f us_per_echo=%7.1f rss_mib=%6.1f lateness_p99<=%ss\n", name, probes, fails, cpu * 100 / s, cpu * 1e6 / (n * s), rss / 1024, late }'
+}
+
+# prometheus-smokeping-prober 0.7 (Debian), datagram sockets like ours, one echo a second per host.
+smokeping_run() {
+  local port=$((20000 + RANDOM % 20000))
+  printf 'targets: []\n' >"$tmp/smokeping.yml"
+  ip netns exec "$ns" "$SMOKE" --config.file="$tmp/smokeping.yml" --web.listen-address="127.0.0.1:$port" \
+    -i 1s --log.level=error "${hosts[@]}" >"$tmp/smokeping.log" 2>&1 &
+  pid=$!
+  # It sets up every pinger before it listens: wait for it (at most 60 s).
+  for ((k = 0; k < 120; k++)); do
+    ip netns exec "$ns" curl -sf --max-time 2 -o /dev/null "http://127.0.0.1:$port/metrics" && break
+    sleep 0.5
+  done
+  sleep "$WARMUP"
+  kill -0 "$pid" 2>/dev/null || { echo "smokeping_prober FAILED: $(tail -3 "$tmp/smokeping.log")"; pid=""; return; }
+  local sc='/^smokeping_requests_total/ { req += $NF } /^smokeping_response_duration_seconds_count/ { resp += $NF } END { printf "%d %d", req, resp }'
+  local s0 s1 t0 t1
+  s0=$(ip netns exec "$ns" curl -fsS --max-time 60 "http://127.0.0.1:$port/metrics" | awk "$sc")
+  t0=$(ticks "$pid"); sleep "$SECONDS_"; t1=$(ticks "$pid")
+  s1=$(ip netns exec "$ns" curl -fsS --max-time 60 "http://127.0.0.1:$port/metrics" | awk "$sc")
+  local rss; rss=$(awk '/VmRSS/ { print $2 }' "/proc/$pid/status")
+  kill "$pid"; wait "$pid" 2>/dev/null || true; pid=""
+  read -r r0 p0 <<<"$s0"; read -r r1 p1 <<<"$s1"
+  awk -v dt=$((t1 - t0)) -v hz="$hz" -v s="$SECONDS_" -v n="$N" -v req=$((r1 - r0)) -v resp=$((p1 - p0)) -v rss="$rss" 'BEGIN {
+    cpu = dt / hz
+    printf "%-22s sent=%6d lost=%5d cpu_pct=%6.2f us_per_echo=%7.1f rss_mib=%6.1f (sent/s %.0f of %d asked)\n", "smokeping_prober", req, req - resp, cpu * 100 / s, req ? cpu * 1e6 / req : 0, rss / 1024, req / s, n }'
 }
 
 fping_run() {
@@ -72,3 +112,4 @@ echo "# exporter ICMP: $N targets x 1/s, 1 echo each, ${SECONDS_}s measured afte
 exporter reachability_exporter "$OURS"
 [ -z "${BASELINE:-}" ] || exporter "baseline" "$BASELINE"
 fping_run
+[ -n "${NO_SMOKEPING:-}" ] || smokeping_run

@@ -4,6 +4,7 @@
 // Do not define _GNU_SOURCE here (it breaks the Glibc module map); GNU-only
 // functions are wrapped in shim.c instead.
 #include <sys/socket.h>
+#include <malloc.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
@@ -17,6 +18,9 @@
 #include <linux/if_link.h>
 #include <linux/if_addr.h>
 #include <linux/if_arp.h>
+
+/// mallopt(M_ARENA_MAX, n): malloc.h is not in Swift's Glibc module.
+static inline int cshim_limit_malloc_arenas(int n) { return mallopt(M_ARENA_MAX, n); }
 
 static inline struct cmsghdr *cshim_CMSG_FIRSTHDR(struct msghdr *m) { return CMSG_FIRSTHDR(m); }
 static inline struct cmsghdr *cshim_CMSG_NXTHDR(struct msghdr *m, struct cmsghdr *c) { return CMSG_NXTHDR(m, c); }

@@ -35,6 +35,7 @@ struct Exporter: Sendable {
             writeErr("reachability_exporter: error: \(error.message), try --help\n")
             return .failure(ExitStatus(64))
         }
+        MallocArenas.limit(to: 2)
         let openFiles = OpenFileLimit.raise()
         if openFiles < UInt64(serverOptions.maxConnections) + 64 {
             logger.warn(

@@ -36,7 +36,7 @@ package final class HTTPServer: Sendable {
         /// Threads that run the connections and their handlers (and bcrypt checks). More than the
         /// cores on purpose: concurrent scrapes wait for one shared render (`RenderCoalescer`),
         /// blocking their threads, and the more of them wait, the more share each render.
-        package var workers = 8
+        package var workers = 16
         package var limits = HTTPRequestParser.Limits()
         package init() {}
     }

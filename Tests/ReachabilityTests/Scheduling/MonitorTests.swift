@@ -67,6 +67,24 @@ import Testing
         #expect(monitor.current?.state == .full)
     }
 
+    /// Work after the probes (verdicts, metrics, history) counts toward the interval: rounds
+    /// start every 5 s even when that work takes 2 s, not every 7.
+    @Test func roundsKeepTheIntervalWhenObserversAreSlow() async {
+        struct SlowObserver: RoundObserver {
+            let clock: ManualClock
+            func roundCompleted(_ status: ReachabilityStatus) { clock.advance(by: .seconds(2)) }
+        }
+        let clock = ManualClock()
+        let prober = ScriptedProber(type: .tcp, clock: clock)
+        let monitor = ReachabilityMonitor(
+            probes: [spec("a", prober)], settings: settings(), observers: [SlowObserver(clock: clock)], clock: clock,
+            wallClock: { 0 })
+        let task = Task { await monitor.run() }
+        await step(clock, seconds: 14)  // plus 2 s per round from the observer: 20 s in all
+        task.cancel()
+        #expect(prober.calls.map { Int($0.offset.seconds) } == [0, 5, 10, 15, 20])
+    }
+
     @Test func aPathChangeReProbesAtOnce() async throws {
         let clock = ManualClock()
         let prober = ScriptedProber(type: .tcp, clock: clock)
