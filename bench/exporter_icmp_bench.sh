@@ -69,7 +69,7 @@ exporter() { # name binary
     printf "%-22s probes=%6d failed=%5d cpu_pct=%6.2f us_per_echo=%7.1f rss_mib=%6.1f lateness_p99<=%ss\n", name, probes, fails, cpu * 100 / s, cpu * 1e6 / (n * s), rss / 1024, late }'
 }
 
-# prometheus-smokeping-prober 0.7 (Debian), datagram sockets like ours, one echo a second per host.
+# prometheus-smokeping-prober 0.6.1 (Debian), datagram sockets like ours, one echo a second per host.
 smokeping_run() {
   local port=$((20000 + RANDOM % 20000))
   printf 'targets: []\n' >"$tmp/smokeping.yml"
@@ -83,6 +83,14 @@ smokeping_run() {
   done
   sleep "$WARMUP"
   kill -0 "$pid" 2>/dev/null || { echo "smokeping_prober FAILED: $(tail -3 "$tmp/smokeping.log")"; pid=""; return; }
+  if ! ip netns exec "$ns" curl -sf --max-time 5 -o /dev/null "http://127.0.0.1:$port/metrics"; then
+    local t0 t1; t0=$(ticks "$pid"); sleep "$SECONDS_"; t1=$(ticks "$pid")
+    local rss; rss=$(awk '/VmRSS/ { print $2 }' "/proc/$pid/status")
+    kill "$pid"; wait "$pid" 2>/dev/null || true; pid=""
+    awk -v dt=$((t1 - t0)) -v hz="$hz" -v s="$SECONDS_" -v rss="$rss" -v w=$((60 + WARMUP)) 'BEGIN {
+      printf "%-22s not serving /metrics after %d s (still setting up its pingers): cpu_pct=%6.2f rss_mib=%6.1f\n", "smokeping_prober", w, dt / hz * 100 / s, rss / 1024 }'
+    return
+  fi
   local sc='/^smokeping_requests_total/ { req += $NF } /^smokeping_response_duration_seconds_count/ { resp += $NF } END { printf "%d %d", req, resp }'
   local s0 s1 t0 t1
   s0=$(ip netns exec "$ns" curl -fsS --max-time 60 "http://127.0.0.1:$port/metrics" | awk "$sc")
