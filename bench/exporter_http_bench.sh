@@ -118,6 +118,7 @@ for t in ts: t.join()
 open(out, "w").write(f"{ok} {total}\n")
 EOF
   local driver=$!
+  pids+=("$driver")
   sleep "$WARMUP"
   local t0 t1; t0=$(ticks "$pid"); sleep "$SECONDS_"; t1=$(ticks "$pid")
   local rss; rss=$(awk '/VmRSS/ { print $2 }' "/proc/$pid/status")

@@ -75,12 +75,13 @@ class Delayed(http.server.BaseHTTPRequestHandler):
         pass
 
 
-def start_exporter(binary, port, http_port, mode, tmp):
+def start_exporter(binary, port, http_port, mode, tmp, procs):
     log = open(os.path.join(tmp, f"exporter-{mode}.log"), "w")
     args = [binary, f"--web.listen-address=127.0.0.1:{port}", f"--metrics.histograms={mode}",
             "--probe.interval=1s", "--probe.timeout=900ms", "--probe.trust-local-targets"]
     args += [f"--probe.http=http://127.0.0.1:{http_port}/{mode}/{t}" for t in TARGETS]
     p = subprocess.Popen(args, env=ENV, stdout=subprocess.DEVNULL, stderr=log)
+    procs.append(p)  # stopped in main's finally even if it never gets ready
     for _ in range(100):
         try:
             urllib.request.urlopen(f"http://127.0.0.1:{port}/-/ready", timeout=1).read()
@@ -120,8 +121,7 @@ def main():
         ports = {m: free_port() for m in ["both", "classic", "native"]}
         exporters = {}
         for mode in ports:
-            exporters[mode] = start_exporter(binary, ports[mode], http_port, mode, tmp)
-            procs.append(exporters[mode])
+            exporters[mode] = start_exporter(binary, ports[mode], http_port, mode, tmp, procs)
         proms = {}
         for name, flags in [("native", ["--enable-feature=native-histograms"]), ("classic", [])]:
             pport = free_port()

@@ -97,7 +97,12 @@ MetricFamily = MESSAGE("MetricFamily")
 
 
 def value(v):
-    return {"+Inf": math.inf, "-Inf": -math.inf, "NaN": math.nan}.get(v, v) if isinstance(v, str) else float(v)
+    # Strings are the special values or exact decimal text (read with Double(_:) on the Swift side).
+    return {"+Inf": math.inf, "-Inf": -math.inf, "NaN": math.nan}.get(v, float(v) if isinstance(v, str) and v[0] not in "+-N" else v) if isinstance(v, str) else float(v)
+
+
+SCHEMA3_BOUNDS = [0.5, 0.5452538663326288, 0.5946035575013605, 0.6484197773255048,
+                  0.7071067811865475, 0.7711054127039704, 0.8408964152537144, 0.9170040432046711]
 
 
 def native_index(v, schema):
@@ -105,7 +110,8 @@ def native_index(v, schema):
     frac, exp = math.frexp(v)
     if schema > 0:
         per = 1 << schema
-        bounds = [2.0 ** (j / per - 1) for j in range(per)]
+        # 2^(j/8 - 1) as the literal doubles of Prometheus' and client_golang's tables.
+        bounds = SCHEMA3_BOUNDS[:: 1 << (3 - schema)]
         key = next((j for j, b in enumerate(bounds) if b >= frac), per)
         return key + (exp - 1) * per
     key = exp - 1 if frac == 0.5 else exp
@@ -113,9 +119,10 @@ def native_index(v, schema):
 
 
 def native_buckets(observations):
-    finite = [o for o in observations if math.isfinite(o)]
-    zero = sum(1 for o in finite if abs(o) <= ZERO_THRESHOLD)
-    rest = [o for o in finite if abs(o) > ZERO_THRESHOLD]
+    # NaN is in no bucket; ±Inf counts as ±(largest double), as in client_golang.
+    counted = [math.copysign(sys.float_info.max, o) if math.isinf(o) else o for o in observations if not math.isnan(o)]
+    zero = sum(1 for o in counted if abs(o) <= ZERO_THRESHOLD)
+    rest = [o for o in counted if abs(o) > ZERO_THRESHOLD]
     schema = INITIAL_SCHEMA
     while True:
         pos, neg = {}, {}

@@ -28,6 +28,8 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
     /// The running round's stagger gate, and how many `reconfigure` calls wait for the round lock
     /// (while any does, rounds start every probe at once).
     private let stagger = Mutex<(gate: StaggerGate?, pendingReconfigures: Int)>((nil, 0))
+    /// When the loop's latest round started (after it took the round lock), for its interval.
+    private let latestRoundStart = Mutex<C.Instant?>(nil)
     private let concurrency: AsyncSemaphore
 
     private struct State {
@@ -93,8 +95,10 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
         var periodic = true
         var due: C.Instant?  // when the next periodic round should start (for the lateness histogram)
         while !Task.isCancelled {
-            let roundStart = clock.now
-            let status = await inFlight.run { [self, periodic, due] in await runRound(periodic: periodic, due: due) }
+            let loopStart = clock.now
+            let status = await inFlight.run { [self, periodic, due] in
+                await runRound(periodic: periodic, due: due, fromLoop: true)
+            }
             let settings = plan.withLock { $0.settings }
             if Task.isCancelled { break }
             var wait = settings.interval
@@ -107,7 +111,10 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
             // From this round's start to now: the probes and also the verdicts, metrics, history
             // and subscribers after them, so rounds start on the interval however many probes
             // there are (not interval + that work: 10,000 probes lost 13 % of their rounds so).
-            let elapsed = roundStart.duration(to: clock.now)
+            // Measured from the round's own start (`lastRun`), not from before it waited for the
+            // round lock, so a probe with its own interval is not judged early after a reload.
+            let roundStart = latestRoundStart.withLock { $0 } ?? loopStart
+            let elapsed = (roundStart > loopStart ? roundStart : loopStart).duration(to: clock.now)
             let remaining = wait > elapsed ? wait - elapsed : .zero
             due = clock.now.advanced(by: remaining)
             let fired = await trigger.wait(for: remaining, clock: clock)
@@ -119,13 +126,14 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
 
     /// One round: every due probe (per uplink too), then verdicts, observers and subscribers.
     @discardableResult
-    func runRound(periodic: Bool, due roundDue: C.Instant? = nil) async -> ReachabilityStatus {
+    func runRound(periodic: Bool, due roundDue: C.Instant? = nil, fromLoop: Bool = false) async -> ReachabilityStatus {
         await roundLock.lock()
         defer { roundLock.unlock() }
         let plan = self.plan.withLock { $0 }
         let settings = plan.settings
         let started = wallClock()
         let clockStart = clock.now
+        if fromLoop { latestRoundStart.withLock { $0 = clockStart } }
         let jobs: [(spec: ProbeSpec, interface: String?)] = plan.specs.flatMap { spec in
             spec.interfaces(settings.uplinks).map { (spec, $0) }
         }

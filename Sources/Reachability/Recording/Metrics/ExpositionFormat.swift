@@ -16,9 +16,10 @@ package enum ExpositionFormat: Sendable {
         }
     }
 
-    /// Picks the format from an `Accept` header as client_golang's `expfmt.Negotiate` does: the
-    /// media range with the highest `q` that names a format served here wins, the earlier one on a
-    /// tie; `*/*`, `text/*`, no header or nothing recognised mean text 0.0.4.
+    /// Picks the format from an `Accept` header: the media range with the highest `q` that names
+    /// a format served here wins, the earlier one on a tie; `*/*`, `text/*`, no header or nothing
+    /// recognised mean text 0.0.4. (Prometheus sends distinct `q` values, so the tie rule only
+    /// matters to hand-written headers.)
     package static func negotiate(accept: String?) -> ExpositionFormat {
         guard let accept else { return .prometheus }
         var best: (format: ExpositionFormat, q: Double)? = nil

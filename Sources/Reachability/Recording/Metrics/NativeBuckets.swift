@@ -73,11 +73,13 @@ struct NativeBuckets {
         }
     }
 
-    /// Counts one observation. NaN and infinities count toward `_count` and `_sum` only (as in
-    /// client_golang they would otherwise need a bucket at infinity).
+    /// Counts one observation. NaN counts toward `_count` and `_sum` only; ±Inf goes to the bucket
+    /// of ±`greatestFiniteMagnitude`, as client_golang does, so the buckets still add up to
+    /// `_count` (Prometheus rejects a histogram whose buckets hold fewer than its count unless
+    /// the sum is NaN).
     mutating func observe(_ value: Double) {
-        guard value.isFinite else { return }
-        let magnitude = value.magnitude
+        guard !value.isNaN else { return }
+        let magnitude = value.isInfinite ? Double.greatestFiniteMagnitude : value.magnitude
         if magnitude <= Self.zeroThreshold {
             zeroCount += 1
             return
@@ -91,11 +93,12 @@ struct NativeBuckets {
         }
     }
 
-    /// The boundaries 2^(j/8 - 1), j = 0…7, within one power of two at schema 3; schemas 2 and 1
-    /// use every second and fourth entry.
+    /// The boundaries 2^(j/8 - 1), j = 0…7, within one power of two at schema 3, as the exact
+    /// doubles Prometheus and client_golang use (three are one ulp below the correctly rounded
+    /// power); schemas 2 and 1 use every second and fourth entry.
     private static let schema3Bounds: [Double] = [
         0.5, 0.5452538663326288, 0.5946035575013605, 0.6484197773255048,
-        0.7071067811865476, 0.7711054127039704, 0.8408964152537145, 0.9170040432046712,
+        0.7071067811865475, 0.7711054127039704, 0.8408964152537144, 0.9170040432046711,
     ]
 
     /// The index of the bucket holding `value` (positive, finite, above the zero threshold).
