@@ -34,7 +34,8 @@ package enum PathMonitorError: Error, Sendable, Equatable, CustomStringConvertib
 /// applied as they arrive and published once the socket is drained, so a burst becomes one
 /// snapshot (changes only; `changeCount` counts them). When the kernel reports lost events
 /// (`ENOBUFS`), the monitor dumps everything again; after an IPv4 address deletion it re-dumps
-/// IPv4 routes, because the kernel removes such routes without telling.
+/// IPv4 routes, at once and again 100 ms later, because the kernel removes such routes without
+/// telling (and may not have removed them yet when the deletion is announced).
 ///
 /// **Namespaces:** netlink is per network namespace. The monitor watches the namespace its
 /// thread runs in: the namespace of the thread that calls `start()`, or the one at

@@ -31,6 +31,10 @@ final class PathMonitorLoop {
     private var failedToStart = false
     /// Receive errors since the last successful read; the loop gives up past a bound.
     private var consecutiveErrors = 0
+    /// A second IPv4 route dump is due then (see `handle`).
+    private var secondRouteDump: ContinuousClock.Instant?
+    /// How long after an IPv4 address deletion the routes are dumped a second time.
+    static let secondRouteDumpDelay: Duration = .milliseconds(100)
     private var lastError = Errno(ECANCELED)
 
     /// Enters the namespace, opens the socket, and loops until stopped.
@@ -76,8 +80,23 @@ final class PathMonitorLoop {
                 pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0),
                 pollfd(fd: shared.paused ? -1 : socket.fd, events: Int16(POLLIN), revents: 0),
             ]
-            let n = poll(&fds, 2, -1)
+            var timeout: Int32 = -1
+            if let due = secondRouteDump {
+                let left = ContinuousClock.now.duration(to: due)
+                timeout =
+                    left <= .zero
+                    ? 0
+                    : Int32(
+                        min(
+                            left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1,
+                            1000))
+            }
+            let n = poll(&fds, 2, timeout)
             if n < 0 && errno != EINTR { break }
+            if let due = secondRouteDump, ContinuousClock.now >= due {
+                secondRouteDump = nil
+                queue(.ipv4Routes)
+            }
             if fds[0].revents != 0 {
                 var count: UInt64 = 0
                 _ = read(wakeFD, &count, 8)
@@ -129,7 +148,13 @@ final class PathMonitorLoop {
         }
         let followUp = model.apply(message, classify: classify)
         if active != nil { staged.apply(message, classify: classify) }
-        if followUp.contains(.refreshIPv4Routes) { queue(.ipv4Routes) }
+        if followUp.contains(.refreshIPv4Routes) {
+            queue(.ipv4Routes)
+            // The kernel sends RTM_DELADDR before it has flushed the address's routes, and a
+            // route dump does not wait for that flush: a dump right away can still see a route
+            // that is about to go. A second dump shortly after catches what the first missed.
+            secondRouteDump = ContinuousClock.now.advanced(by: Self.secondRouteDumpDelay)
+        }
     }
 
     private func handleDumpReply(_ message: NetlinkMessage, _ dump: ActiveDump) {
