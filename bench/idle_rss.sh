@@ -17,20 +17,10 @@ BLACKBOX=${BLACKBOX:-/usr/bin/prometheus-blackbox-exporter}
 for b in "$SMOKE" "$BLACKBOX"; do [ -x "$b" ] || { echo "missing $b" >&2; exit 1; }; done
 flock /tmp/swift-build.lock swift build -c release --static-swift-stdlib --product reachability_exporter >/dev/null
 OURS="$(swift build -c release --static-swift-stdlib --show-bin-path)/reachability_exporter"
-ns="rx-idle-$$"
-tmp=$(mktemp -d /tmp/rx-idle.XXXXXX)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  ip netns del "$ns" 2>/dev/null || true
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-ip netns add "$ns"
-ip -n "$ns" link set lo up
+source bench/netns.sh
+bench_netns rx-idle
+tmp=$work
 ip netns exec "$ns" sysctl -qw net.ipv4.ping_group_range="0 2147483647"
-in_ns() { ip netns exec "$ns" "$@"; }  # foreground only: $! of a function is its subshell
 
 ip netns exec "$ns" python3 -c '
 import http.server, socket, threading
@@ -56,11 +46,11 @@ printf 'modules:\n  http_2xx:\n    prober: http\n    http: {valid_status_codes: 
 ip netns exec "$ns" "$BLACKBOX" --config.file="$tmp/bb.yml" --web.listen-address=127.0.0.1:9115 --log.level=warn >"$tmp/bb.log" 2>&1 &
 bb=$!; pids+=($bb)
 sleep 3
-for _ in 1 2 3 4 5; do in_ns curl -fsS --max-time 5 -o /dev/null "http://127.0.0.1:9115/probe?module=http_2xx&target=http://127.0.0.1:8080/" || true; done
+for _ in 1 2 3 4 5; do inns curl -fsS --max-time 5 -o /dev/null "http://127.0.0.1:9115/probe?module=http_2xx&target=http://127.0.0.1:8080/" || true; done
 # Each is scraped once, as Prometheus would.
-in_ns curl -fsS --max-time 5 -o /dev/null http://127.0.0.1:10361/metrics
-in_ns curl -fsS --max-time 5 -o /dev/null http://127.0.0.1:9374/metrics
-in_ns curl -fsS --max-time 5 -o /dev/null http://127.0.0.1:9115/metrics
+inns curl -fsS --max-time 5 -o /dev/null http://127.0.0.1:10361/metrics
+inns curl -fsS --max-time 5 -o /dev/null http://127.0.0.1:9374/metrics
+inns curl -fsS --max-time 5 -o /dev/null http://127.0.0.1:9115/metrics
 sleep "$SETTLE"
 echo "# idle RSS, five probes, after ${SETTLE}s, $(date -u +%FT%TZ)"
 printf '%-34s %10s %10s %10s %8s\n' process "RSS MiB" "anon MiB" "file MiB" threads
