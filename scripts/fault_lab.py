@@ -28,6 +28,14 @@ and the explicit probes) watch each fault; besides the verdicts, the overall ver
 never be `full` while no family is, and `reachability_exporter check` must exit with the
 status of the daemon's settled state.
 
+The `locate` phase reuses that home network (and its router) for fault localization and
+path-MTU measurement: one exporter with a path-MTU probe per family must name where each fault
+sits, the same in its metrics (reachability_fault_info), `check --output=json` and its
+history: the gateway vanishing (nothing answers ARP/ND while the home's link stays up) is
+`gateway`, the router's uplink down is `upstream`, the router dropping DNS is `dns`, and a
+path-MTU black hole (WAN MTU 1400 with the router's "fragmentation needed"/"packet too big"
+dropped) is `limited (mtu)` at `upstream` with the measured path MTU near 1400 per family.
+
 The `filtered` phase puts a filtering router with a squid forward proxy between a third client
 and a lab internet of real DNS servers (scripts/lab_filtered.py: unbound over UDP, TCP and DNS
 over TLS; reachability-lab's HTTP/HTTPS): UDP/53 dropped and rejected, direct web dropped so
@@ -39,8 +47,8 @@ errors), assert the overall verdict and every probe's failure reason through the
 # The driver's parts live in scripts/faultlab/: common.py (addresses, log, run), metrics.py (a
 # parsed scrape), lab.py (namespaces, lab services, exporter processes), runner.py (Row, Runner,
 # the table), faults.py (nft rulesets, probe flags), phases.py (single, loss, icmp, uplinks),
-# router_phase.py (router) and filtered_phase.py (filtered). This file is the entry point:
-# arguments, the phases in order, the summary.
+# router_phase.py (router), locate_phase.py (locate) and filtered_phase.py (filtered). This
+# file is the entry point: arguments, the phases in order, the summary.
 import argparse
 import os
 import signal
@@ -54,6 +62,7 @@ from faultlab.common import log  # noqa: E402
 from faultlab.lab import Lab  # noqa: E402
 from faultlab.phases import phase_icmp_policy, phase_loss, phase_single_uplink, phase_uplinks  # noqa: E402
 from faultlab.filtered_phase import phase_filtered  # noqa: E402
+from faultlab.locate_phase import phase_locate  # noqa: E402
 from faultlab.router_phase import phase_router  # noqa: E402
 from faultlab.runner import Row, Runner  # noqa: E402
 
@@ -70,16 +79,17 @@ def main():
     ap.add_argument("--flap-down", type=float, default=1.0)
     ap.add_argument("--flap-up", type=float, default=2.0)
     ap.add_argument("--keep", action="store_true", help="keep the work directory (logs, certificates)")
-    ap.add_argument("--only", default="", help="comma-separated phases: single,loss,icmp,uplinks,router,filtered")
+    ap.add_argument("--only", default="", help="comma-separated phases: single,loss,icmp,uplinks,router,locate,filtered")
     args = ap.parse_args()
     lab = Lab(args)
     started = time.time()
     runner = Runner(lab, args)
     failed, current = True, "lab setup"
     try:
-        phases = [p for p in (args.only or "single,loss,icmp,uplinks,router,filtered").split(",") if p]
+        phases = [p for p in (args.only or "single,loss,icmp,uplinks,router,locate,filtered").split(",") if p]
         known = ("single", phase_single_uplink), ("loss", phase_loss), ("icmp", phase_icmp_policy), \
-            ("uplinks", phase_uplinks), ("router", phase_router), ("filtered", phase_filtered)
+            ("uplinks", phase_uplinks), ("router", phase_router), ("locate", phase_locate), \
+            ("filtered", phase_filtered)
         unknown = set(phases) - {name for name, _ in known}
         if unknown:
             raise RuntimeError(f"unknown phase(s) {', '.join(sorted(unknown))}")

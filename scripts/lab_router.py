@@ -17,6 +17,11 @@ exporter and the lab internet, the way a home network or a hotspot has it.
 - inet: reachability-lab on 198.51.100.1 / .53 and 2001:db8:100::1 / ::53 (the Lab's upstream
   helpers), with a route back to the LAN's IPv6 prefix (IPv4 comes back NATed).
 
+Faults (each with its undo, idempotent): the router's forward blackhole, its WAN link down, the
+gateway vanishing (rlan ingress dropped: no ARP/ND answer while the home's link stays up), DNS
+only (port 53 from the LAN dropped), and a path-MTU black hole (a smaller WAN MTU with the
+router's "fragmentation needed"/"packet too big" dropped); openNDS on demand.
+
 Addresses are benchmark/documentation ranges only: LAN 198.18.1.0/24 and 2001:db8:14::/64, WAN
 203.0.113.0/24 and 2001:db8:15::/64. Nothing routes out of the namespaces.
 """
@@ -36,7 +41,10 @@ UPSTREAM_DNS = "198.51.100.53"
 # The lab DNS answers with a TTL of 60 s: an entry fetched just before an outage could expire
 # during it, so dnsmasq keeps every answer at least this long (its --min-cache-ttl).
 MIN_CACHE_TTL = 300
-OWN_NFT_TABLES = {("ip", "rxnat"), ("inet", "rxfault")}
+# Our tables (stop_opennds deletes every other one): the NAT, and one per fault so that faults
+# combine and each undo is deleting its table.
+OWN_NFT_TABLES = {("ip", "rxnat"), ("inet", "rxfault"), ("netdev", "rxgw"), ("inet", "rxdns"), ("inet", "rxmtu")}
+LAN_MTU = 1500  # every veth of the lab; wan_mtu(None) puts the WAN back to it
 TOOLS = ("dnsmasq", "opennds", "ndsctl", "busybox", "iptables-legacy", "ip6tables-legacy", "conntrack",
          "nsenter", "unshare", "getent")
 
@@ -259,6 +267,71 @@ class HomeRouter:
             self.flush_conntrack()
         else:
             sh("ip", "-n", self.router, "link", "set", "rwan", "down")
+
+    def nft_table(self, family, name, body):
+        """(Re)creates one of our nft tables on the router: idempotent (an old copy goes first)."""
+        assert (family, name) in OWN_NFT_TABLES
+        self.nft_delete(family, name)
+        sh("ip", "netns", "exec", self.router, "nft", "-f", "-", input_text=f"table {family} {name} {{\n{body}}}\n")
+
+    def nft_delete(self, family, name):
+        sh("ip", "netns", "exec", self.router, "nft", "delete", "table", family, name, check=False)
+
+    def gateway_vanish(self, on):
+        """The home's default gateway stops existing while the home's link stays up: on the
+        home side nothing changes (carrier, address, default route, resolver), but every frame
+        it sends reaches nothing. The router drops all that arrives on rlan at ingress (an nft
+        netdev table, before ARP, neighbour discovery and forwarding): ARP for 198.18.1.1 and
+        neighbour solicitations for 2001:db8:14::1 go unanswered, and frames sent to the
+        router's MAC the home still has cached are not forwarded either. That is an unplugged
+        router behind a switch; removing the router's LAN addresses instead would leave it
+        forwarding whatever still reaches its MAC (with the way back gone) and make dnsmasq
+        rebind its sockets on restore.
+
+        The home's neighbour entries then go the kernel's way: REACHABLE until the last
+        confirmation (a TCP ACK) is 15-45 s old (base_reachable_time 30 s), then STALE, DELAY
+        (5 s), PROBE (3 unicast probes 1 s apart), FAILED; an entry that was already FAILED or
+        absent becomes INCOMPLETE on the next packet and FAILED 3 s later. Nothing undoes the
+        fault from the home: its DHCP client ran once (`udhcpc -q`, a 1 h lease) and does not
+        renew. Restore deletes the table: a FAILED entry resolves on the next packet and a
+        STALE/PROBE one is confirmed by the router's (unchanged) MAC, so the home's neighbour
+        cache is left alone (no flush)."""
+        if on:
+            self.nft_table("netdev", "rxgw", '  chain ingress {\n'
+                           '    type filter hook ingress device "rlan" priority 0; policy drop;\n  }\n')
+        else:
+            self.nft_delete("netdev", "rxgw")
+
+    def dns_down(self, on):
+        """Only DNS dies: the router drops DNS from the LAN (UDP and TCP 53 on its input hook)
+        so dnsmasq never sees a query, while DHCP (UDP 67), forwarding and NAT go on: direct
+        IP traffic to the inet keeps working. Input-hook rules see every packet, conntrack or
+        not, so the fault holds for the resolver's existing flows at once."""
+        if on:
+            self.nft_table("inet", "rxdns", '  chain input {\n    type filter hook input priority 0;\n'
+                           '    iifname "rlan" udp dport 53 drop\n    iifname "rlan" tcp dport 53 drop\n  }\n')
+        else:
+            self.nft_delete("inet", "rxdns")
+
+    def wan_mtu(self, mtu):
+        """A path-MTU black hole: the router's WAN link (rwan on the router, iwan on inet: both
+        ends of the veth) carries only `mtu` bytes, and the router drops the ICMP it would send
+        the home about it (IPv4 "fragmentation needed", type 3 code 4, and ICMPv6 packet too
+        big: locally generated, so its output hook sees them). A DF packet above `mtu` from the
+        home vanishes without a word; smaller ones, and TCP (inet's end advertises an MSS that
+        fits), pass. `wan_mtu(None)` puts 1500 back and removes the filter. Both ways the
+        home's cached path MTUs are flushed, so no earlier measurement lingers in its kernel."""
+        if mtu is not None:
+            self.nft_table("inet", "rxmtu", '  chain output {\n    type filter hook output priority 0;\n'
+                           '    icmp type destination-unreachable icmp code frag-needed drop\n'
+                           '    icmpv6 type packet-too-big drop\n  }\n')
+        value = str(mtu or LAN_MTU)
+        sh("ip", "-n", self.router, "link", "set", "rwan", "mtu", value)
+        sh("ip", "-n", self.inet, "link", "set", "iwan", "mtu", value)
+        if mtu is None:
+            self.nft_delete("inet", "rxmtu")
+        sh("ip", "-n", self.home, "-4", "route", "flush", "cache")
+        sh("ip", "-n", self.home, "-6", "route", "flush", "cache")
 
     def flush_conntrack(self):
         sh("ip", "netns", "exec", self.router, "conntrack", "-F", check=False)

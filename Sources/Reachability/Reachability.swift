@@ -95,6 +95,8 @@ public final class Reachability: Sendable {
             }
         }
         pathMonitor = started
+        // Gateways come from the path monitor's route table: no monitor, no gateway checks.
+        let gateways: (any GatewayProber)? = started == nil ? nil : ICMPGatewayProber()
         var settings = MonitorSettings()
         settings.interval = configuration.interval
         settings.timeout = configuration.timeout
@@ -102,12 +104,12 @@ public final class Reachability: Sendable {
         settings.verdict = VerdictSettings(
             policy: configuration.probeMode.policy, trustLocalTargets: configuration.trustsLocalTargets)
         let specs = configuration.probes.map(\.spec)
-        continuous = ReachabilityMonitor(probes: specs, settings: settings, path: gate)
+        continuous = ReachabilityMonitor(probes: specs, settings: settings, path: gate, gateways: gateways)
         var once = settings
         once.verdict = VerdictSettings(
             policy: settings.verdict.policy, failAfter: 1, recoverAfter: 1,
             trustLocalTargets: configuration.trustsLocalTargets)
-        oneShot = ReachabilityMonitor(probes: specs, settings: once, path: gate)
+        oneShot = ReachabilityMonitor(probes: specs, settings: once, path: gate, gateways: gateways)
     }
 
     deinit {

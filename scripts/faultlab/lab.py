@@ -66,6 +66,15 @@ class Exporter:
         except OSError:
             return ""
 
+    def check_json(self, flags):
+        """`reachability_exporter check --output=json` with `flags`: (exit, parsed object or None,
+        the output when it is not JSON)."""
+        p = subprocess.run(self.env() + ["check"] + flags + ["--output=json"], capture_output=True, text=True, timeout=30)
+        try:
+            return p.returncode, json.loads(p.stdout), ""
+        except ValueError:
+            return p.returncode, None, (p.stdout + p.stderr).strip()[-200:]
+
     def check(self, flags):
         """`reachability_exporter check` with `flags` in the same namespace: (exit, state, reason)."""
         p = subprocess.run(self.env() + ["check"] + flags + ["--output=json"], capture_output=True, text=True, timeout=30)

@@ -1,4 +1,5 @@
-"""One scrape of an exporter's /metrics, parsed: samples, verdicts per scope, transitions."""
+"""One scrape of an exporter's /metrics, parsed: samples, verdicts per scope, transitions, fault
+locations and path MTUs."""
 
 
 class Metrics:
@@ -58,3 +59,15 @@ class Metrics:
     def transitions(self):
         return self.total("reachability_state_transitions_total")
 
+    def fault(self, scope="overall"):
+        """The fault location of a scope from reachability_fault_info (`gateway`, `upstream`,
+        `dns`...; "none" when the exporter says so), or None without a series for it."""
+        for labels, value in self.all("reachability_fault_info", scope=scope):
+            if value == 1:
+                return labels.get("location")
+        return None
+
+    def mtu(self, host):
+        """The measured path MTU to `host` in bytes (reachability_path_mtu_bytes of the probe
+        --probe.mtu=HOST, named `mtu:HOST`), or None."""
+        return self.value("reachability_path_mtu_bytes", target=f"mtu:{host}")

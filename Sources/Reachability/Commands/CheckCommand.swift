@@ -66,7 +66,8 @@ package enum CheckCommand {
         settings.verdict = VerdictSettings(
             policy: settings.verdict.policy, failAfter: 1, recoverAfter: 1,
             trustLocalTargets: settings.verdict.trustLocalTargets)
-        let monitor = ReachabilityMonitor(probes: specs, settings: settings, path: pathGate)
+        let monitor = ReachabilityMonitor(
+            probes: specs, settings: settings, path: pathGate, gateways: pathMonitor == nil ? nil : ICMPGatewayProber())
         let status = await monitor.check()
         writeOut(json ? renderJSON(status) : renderText(status))
         return exitStatus(status.state)
@@ -76,10 +77,17 @@ package enum CheckCommand {
         var out = "\(s.overall.verdict.state.rawValue)"
         if let r = s.overall.verdict.reason { out += " (\(r))" }
         out += "\n"
-        for family in IPFamily.allCases {
-            if let v = s.families[family] { out += "  \(family.rawValue): \(v.verdict)\n" }
+        func breaks(_ scope: String) -> String {
+            guard let f = s.faults[scope], f.location != .none else { return "" }
+            return " — breaks at: \(f.description)"
         }
-        for (uplink, v) in s.uplinks.sorted(by: { $0.key < $1.key }) { out += "  uplink \(uplink): \(v.verdict)\n" }
+        if let f = s.fault, f.location != .none { out += "  breaks at: \(f.description)\n" }
+        for family in IPFamily.allCases {
+            if let v = s.families[family] { out += "  \(family.rawValue): \(v.verdict)\(breaks(family.rawValue))\n" }
+        }
+        for (uplink, v) in s.uplinks.sorted(by: { $0.key < $1.key }) {
+            out += "  uplink \(uplink): \(v.verdict)\(breaks(uplink))\n"
+        }
         for p in s.probes {
             let ms = (p.result.duration.seconds * 1000 * 10).rounded() / 10
             var line =
@@ -93,14 +101,19 @@ package enum CheckCommand {
     }
 
     static func renderJSON(_ s: ReachabilityStatus) -> String {
-        func verdict(_ v: Verdict) -> String {
-            "{\"state\":\(Logger.jsonString(v.state.rawValue)),\"reason\":\(v.reason.map(Logger.jsonString) ?? "null")}"
+        func fault(_ scope: String) -> String {
+            guard let f = s.faults[scope] else { return "null" }
+            return "{\"location\":\(Logger.jsonString(f.location.rawValue)),\"detail\":\(Logger.jsonString(f.detail))}"
+        }
+        func verdict(_ v: Verdict, _ scope: String) -> String {
+            "{\"state\":\(Logger.jsonString(v.state.rawValue)),\"reason\":\(v.reason.map(Logger.jsonString) ?? "null"),"
+                + "\"fault\":\(fault(scope))}"
         }
         let families = IPFamily.allCases.compactMap { f in
-            s.families[f].map { "\(Logger.jsonString(f.rawValue)):\(verdict($0.verdict))" }
+            s.families[f].map { "\(Logger.jsonString(f.rawValue)):\(verdict($0.verdict, f.rawValue))" }
         }
         let uplinks = s.uplinks.sorted { $0.key < $1.key }.map {
-            "\(Logger.jsonString($0.key)):\(verdict($0.value.verdict))"
+            "\(Logger.jsonString($0.key)):\(verdict($0.value.verdict, $0.key))"
         }
         let probes = s.probes.map { p -> String in
             var fields = [
@@ -111,11 +124,12 @@ package enum CheckCommand {
                 "\"duration_seconds\":\(p.result.duration.seconds)", "\"detail\":\(Logger.jsonString(p.result.detail))",
             ]
             if let i = p.interface { fields.append("\"interface\":\(Logger.jsonString(i))") }
+            if let mtu = p.result.mtu { fields.append("\"path_mtu_bytes\":\(mtu)") }
             return "{" + fields.joined(separator: ",") + "}"
         }
         return
             "{\"state\":\(Logger.jsonString(s.state.rawValue)),\"reason\":\(s.overall.verdict.reason.map(Logger.jsonString) ?? "null"),"
-            + "\"families\":{\(families.joined(separator: ","))},\"uplinks\":{\(uplinks.joined(separator: ","))},"
+            + "\"fault\":\(fault("overall")),\"families\":{\(families.joined(separator: ","))},\"uplinks\":{\(uplinks.joined(separator: ","))},"
             + "\"probes\":[\(probes.joined(separator: ","))]}\n"
     }
 }

@@ -123,7 +123,8 @@ private struct Parts {
         }
         let monitor = ReachabilityMonitor(
             probes: specs, settings: settings, path: pathGate,
-            observers: [recorder, RoundLogger(logger: logger)] + (history?.observers ?? []))
+            observers: [recorder, RoundLogger(logger: logger)] + (history?.observers ?? []),
+            gateways: pathMonitor == nil ? nil : ICMPGatewayProber())
         history?.restore(into: monitor, logger: logger)
         var routes = WebRoutes(registry: registry) { monitor.current != nil }
         var page = StatusPage(status: { monitor.current })

@@ -19,6 +19,9 @@ package struct Outage: Sendable, Equatable {
     package var state: ConnectivityState
     package var reason: String?
     package var ended: End
+    /// Where the path broke, from the transition record that began the period (nil in history
+    /// written before fault localization).
+    package var fault: Fault? = nil
 
     package var duration: Double { end - start }
 }
@@ -82,6 +85,11 @@ struct ScopeLog {
     private var run: Segment?
     /// Closed outages, oldest first (a live log may drop old ones).
     var outages: [Outage] = []
+    /// The latest transition record of this scope: its fault names the location of the run
+    /// that has its `to` verdict.
+    private var transition: TransitionRecord?
+
+    mutating func note(_ t: TransitionRecord) { transition = t }
 
     init(name: String) { self.name = name }
 
@@ -113,10 +121,10 @@ struct ScopeLog {
 
     private mutating func close(_ r: Segment, ended: Outage.End) {
         guard r.verdict.state != .full else { return }
-        outages.append(
-            Outage(
-                scope: name, start: r.start, end: r.end, state: r.verdict.state, reason: r.verdict.reason, ended: ended)
-        )
+        var outage = Outage(
+            scope: name, start: r.start, end: r.end, state: r.verdict.state, reason: r.verdict.reason, ended: ended)
+        if let t = transition, t.to == r.verdict, t.time <= r.end { outage.fault = t.fault }
+        outages.append(outage)
     }
 }
 
@@ -161,8 +169,8 @@ struct OutageReportBuilder {
             account(overall.take(overall.timeline.cut(at: time), window: window))
             ledger.cut(at: time)
             for i in scopes.indices { scopes[i].take(scopes[i].timeline.cut(at: time), window: window) }
-        case .transition:
-            break
+        case .transition(let t):
+            if t.scope == "overall" { overall.note(t) } else { scopes[index(t.scope)].note(t) }
         }
     }
 

@@ -41,11 +41,11 @@ extension OutageReport {
     }
 
     private var outageRows: [[String]] {
-        [["START", "END", "DURATION", "SCOPE", "STATE", "REASON", "ENDED"]]
+        [["START", "END", "DURATION", "SCOPE", "STATE", "REASON", "ENDED", "BREAKS AT"]]
             + outages.map {
                 [
                     UTCTime.rfc3339($0.start), UTCTime.rfc3339($0.end), Self.duration($0.duration), $0.scope,
-                    $0.state.rawValue, $0.reason ?? "-", $0.ended.rawValue,
+                    $0.state.rawValue, $0.reason ?? "-", $0.ended.rawValue, $0.fault?.description ?? "-",
                 ]
             }
     }
@@ -91,11 +91,12 @@ extension OutageReport {
             }.joined(separator: "\n") + "\n"
         }
         let outagesCSV =
-            [["start", "end", "duration_seconds", "scope", "state", "reason", "ended"]]
+            [["start", "end", "duration_seconds", "scope", "state", "reason", "ended", "location", "fault"]]
             + outages.map {
                 [
                     UTCTime.rfc3339($0.start), UTCTime.rfc3339($0.end), String(Int($0.duration.rounded())), $0.scope,
-                    $0.state.rawValue, $0.reason ?? "", $0.ended.rawValue,
+                    $0.state.rawValue, $0.reason ?? "", $0.ended.rawValue, $0.fault?.location.rawValue ?? "",
+                    $0.fault?.detail ?? "",
                 ]
             }
         let daysCSV =
@@ -154,6 +155,10 @@ extension OutageReport {
             w.key("reason")
             if let r = o.reason { w.value(r) } else { w.null() }
             w.field("ended", o.ended.rawValue)
+            w.key("location")
+            if let f = o.fault { w.value(f.location.rawValue) } else { w.null() }
+            w.key("fault")
+            if let f = o.fault, !f.detail.isEmpty { w.value(f.detail) } else { w.null() }
             w.endObject()
         }
         w.endArray()

@@ -37,6 +37,14 @@ package enum ProbeFlags {
                 "DNS lookup of NAME through the system resolver, or as a direct query to SERVER (an IP, optional :port): over UDP, or tcp://SERVER, tls://SERVER (port 853)."
         ),
         FlagSpec("probe.tcp", .repeated, placeholder: "HOST:PORT", help: "TCP connect target."),
+        FlagSpec(
+            "probe.mtu", .repeated, placeholder: "HOST",
+            help:
+                "Path-MTU target: don't-fragment echoes of several sizes each round; below --probe.mtu.expect the verdict is limited (mtu)."
+        ),
+        FlagSpec(
+            "probe.mtu.expect", .value(default: "1500"), placeholder: "BYTES",
+            help: "The path MTU the --probe.mtu targets must carry (IP packet bytes)."),
         FlagSpec("probe.interval", .value(default: "5s"), placeholder: "DURATION", help: "Time between probe rounds."),
         FlagSpec(
             "probe.timeout", .value(default: "3s"), placeholder: "DURATION",
@@ -91,7 +99,7 @@ package enum ProbeFlags {
         Probe.defaultSet.map { "--probe.\($0.spec.type == .https ? "http" : $0.spec.type.rawValue)=\($0.name)" }
     }
 
-    static let probeFlagNames = ["probe.http", "probe.icmp", "probe.dns", "probe.tcp"]
+    static let probeFlagNames = ["probe.http", "probe.icmp", "probe.dns", "probe.tcp", "probe.mtu"]
 
     /// Builds the probes the flags give. Without probe flags, the defaults — unless the
     /// environment forbids them. The scheduler and verdict flags are `ExporterOptions`'.
@@ -101,7 +109,7 @@ package enum ProbeFlags {
             let refuse = environment[refuseDefaultsVariable].map { !$0.isEmpty && $0 != "0" } ?? false
             if refuse {
                 throw UsageError(
-                    "no probe targets given and \(refuseDefaultsVariable) is set: refusing to probe the public default targets; pass --probe.http/--probe.icmp/--probe.dns/--probe.tcp"
+                    "no probe targets given and \(refuseDefaultsVariable) is set: refusing to probe the public default targets; pass --probe.http/--probe.icmp/--probe.dns/--probe.tcp/--probe.mtu"
                 )
             }
             source = try FlagParser(specs).parse(defaultArguments)
@@ -133,6 +141,8 @@ package enum ProbeFlags {
         for target in source.strings("probe.tcp") { try add(.tcp(target), flag: "probe.tcp", value: target) }
         let count = try flags.int("probe.icmp.count", range: 1...ICMPProber.Configuration.maxCount) ?? 3
         for host in source.strings("probe.icmp") { try add(.icmp(host, count: count), flag: "probe.icmp", value: host) }
+        let expect = try flags.int("probe.mtu.expect", range: MTUProber.Configuration.expectRange) ?? 1500
+        for host in source.strings("probe.mtu") { try add(.mtu(host, expect: expect), flag: "probe.mtu", value: host) }
         return specs
     }
 
@@ -178,7 +188,7 @@ package enum ProbeFlags {
     /// With ICMP probes configured, checks at start-up that an ICMP socket can be opened (ping
     /// socket or raw), so a missing permission is a clear error, not a silent zero.
     static func checkICMPPermission(_ specs: [ProbeSpec]) -> String? {
-        guard specs.contains(where: { $0.type == .icmp }) else { return nil }
+        guard specs.contains(where: { $0.type == .icmp || $0.type == .mtu }) else { return nil }
         do {
             _ = try ICMPEngine.shared.socketKind(family: .ipv4)
             return nil

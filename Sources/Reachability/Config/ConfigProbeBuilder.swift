@@ -63,8 +63,8 @@ package enum ConfigProbeBuilder {
                 return TCPProber(
                     config: try TCPProbeConfig(target: d.target, family: d.family ?? .any, interface: iface))
             }
-        case .icmp:
-            let count = d.icmp?.count ?? ICMPOptions().count
+        case .icmp, .mtu:
+            let icmp = d.icmp ?? ICMPOptions()
             if let literal = SocketAddress(ip: d.target) {
                 if let f = d.family, !f.admits(literal.ipFamily) {
                     throw fail(
@@ -76,10 +76,24 @@ package enum ConfigProbeBuilder {
                 throw fail(
                     d, "target", expected: "a host name or IP address", found: d.target.debugDescription, file: file)
             }
+            if d.type == .mtu {
+                let expect = d.mtu?.expect ?? MTUOptions().expect
+                return ProbeSpec(
+                    name: d.name, type: .mtu, target: d.target, family: family, interval: d.interval,
+                    timeout: d.timeout
+                ) { iface in
+                    MTUProber(
+                        MTUProber.Configuration(
+                            host: d.target, family: d.family ?? .any, expect: expect, interface: iface))
+                }
+            }
             return ProbeSpec(
                 name: d.name, type: .icmp, target: d.target, family: family, interval: d.interval, timeout: d.timeout
             ) { iface in
-                makeICMP(host: d.target, family: d.family ?? .any, count: count, interface: iface)
+                ICMPProber(
+                    ICMPProber.Configuration(
+                        host: d.target, family: d.family ?? .any, count: icmp.count, payloadSize: icmp.size,
+                        interface: iface, dontFragment: icmp.dontFragment))
             }
         }
     }
@@ -98,11 +112,6 @@ package enum ConfigProbeBuilder {
         ]
         for (prefix, key, expected) in table where message.hasPrefix(prefix) { return (key, expected) }
         return ("target", "a DNS name to look up")
-    }
-
-    /// The one place the file's ICMP probes get their prober.
-    static func makeICMP(host: String, family: FamilyPreference, count: Int, interface: String?) -> any Prober {
-        ICMPProber(ICMPProber.Configuration(host: host, family: family, count: count, interface: interface))
     }
 
     private static func httpConfig(_ d: ProbeDefinition)

@@ -92,6 +92,8 @@ package struct ProbeDefinition: Sendable, Equatable {
     package var dns: DNSOptions?
     /// Present for icmp probes, nil otherwise.
     package var icmp: ICMPOptions?
+    /// Present for mtu probes, nil otherwise.
+    package var mtu: MTUOptions?
     /// Where the entry starts and its key path (`probes[2]`).
     package var mark: YAMLMark
     package var path: String
@@ -185,6 +187,18 @@ package struct DNSOptions: Sendable, Equatable {
 /// `icmp:` of an icmp probe.
 package struct ICMPOptions: Sendable, Equatable {
     package var count = 3
+    /// Payload bytes after the 8-byte ICMP header (`size`).
+    package var size = 56
+    /// `dont_fragment`: DF set, never fragmented locally; too big for a link fails with `mtu`.
+    package var dontFragment = false
+
+    package init() {}
+}
+
+/// `mtu:` of an mtu probe.
+package struct MTUOptions: Sendable, Equatable {
+    /// The path MTU the path must carry (`expect`, IP packet bytes).
+    package var expect = 1500
 
     package init() {}
 }

@@ -3,7 +3,9 @@
 /// again when the probe is built (`ConfigProbeBuilder`); this layer checks shape and
 /// combinations, so that a typo never silently turns a check off.
 enum ProbeSchema {
-    static let keys = ["name", "type", "target", "interval", "timeout", "family", "labels", "http", "dns", "icmp"]
+    static let keys = [
+        "name", "type", "target", "interval", "timeout", "family", "labels", "http", "dns", "icmp", "mtu",
+    ]
     static let httpKeys = [
         "mode", "method", "expected_status", "expected_body", "follow_redirects", "max_redirects", "host_header",
         "headers", "tls", "proxy_url", "proxy_from_environment",
@@ -14,7 +16,8 @@ enum ProbeSchema {
         "server", "transport", "record_type", "allow_private_answers", "expect_answer", "tls", "tcp_fallback",
     ]
     static let expectAnswerKeys = ["regex", "addresses"]
-    static let icmpKeys = ["count"]
+    static let icmpKeys = ["count", "size", "dont_fragment"]
+    static let mtuKeys = ["expect"]
     /// Label names a probe's constant labels may not use: the join key, the series' own labels,
     /// and the labels Prometheus attaches at scrape time.
     static let reservedLabels: Set<String> = ["target", "probe", "interface", "le", "job", "instance"]
@@ -22,12 +25,14 @@ enum ProbeSchema {
     static func decode(_ node: YAMLNode, path: String, file: String) throws(ConfigError) -> ProbeDefinition {
         let p = try ConfigMap(node, path: path, file: file, keys: keys, what: "a probe with name, type and target")
         guard let type = try p.choice("type", ProbeType.self) else {
-            throw p.missing("type", expected: "http, https, icmp, dns or tcp")
+            throw p.missing("type", expected: "http, https, icmp, dns, tcp or mtu")
         }
         guard let target = try p.string("target", expected: targetText(type)) else {
             throw p.missing("target", expected: targetText(type))
         }
-        var def = ProbeDefinition(name: target, type: type, target: target, mark: node.mark, path: path)
+        // An mtu probe usually shares its host with an icmp probe: its default name says which it is.
+        let defaultName = type == .mtu ? Probe.mtuName(target) : target
+        var def = ProbeDefinition(name: defaultName, type: type, target: target, mark: node.mark, path: path)
         for e in p.entries { def.marks[e.key] = e.value.mark }
         if let name = try p.string("name") {
             if let bad = name.unicodeScalars.first(where: { $0 == "@" || $0.value < 0x20 || $0.value == 0x7F }) {
@@ -57,7 +62,9 @@ enum ProbeSchema {
                 hint: "the server address decides the transport; dns.record_type (A or AAAA) decides the answer")
         }
         def.labels = try labels(p)
-        for (section, owner) in [("http", [ProbeType.http, .https]), ("dns", [.dns]), ("icmp", [.icmp])]
+        for (section, owner) in [
+            ("http", [ProbeType.http, .https]), ("dns", [.dns]), ("icmp", [.icmp]), ("mtu", [.mtu]),
+        ]
         where p.has(section) && !owner.contains(type) {
             throw ConfigError(
                 file: file, mark: p.keyMark(section), path: p.path(section),
@@ -76,8 +83,16 @@ enum ProbeSchema {
             var icmp = ICMPOptions()
             if let m = try p.map("icmp", keys: icmpKeys, what: "the ICMP options") {
                 icmp.count = try m.int("count", 1...1000) ?? icmp.count
+                icmp.size = try m.int("size", 0...ICMPProber.Configuration.maxPayloadSize) ?? icmp.size
+                icmp.dontFragment = try m.bool("dont_fragment") ?? false
             }
             def.icmp = icmp
+        case .mtu:
+            var mtu = MTUOptions()
+            if let m = try p.map("mtu", keys: mtuKeys, what: "the MTU options") {
+                mtu.expect = try m.int("expect", MTUProber.Configuration.expectRange) ?? mtu.expect
+            }
+            def.mtu = mtu
         case .tcp:
             break
         }
@@ -88,7 +103,7 @@ enum ProbeSchema {
         switch type {
         case .http: "an http:// URL"
         case .https: "an https:// URL"
-        case .icmp: "a host name or IP address"
+        case .icmp, .mtu: "a host name or IP address"
         case .dns: "a DNS name to look up"
         case .tcp: "host:port"
         }

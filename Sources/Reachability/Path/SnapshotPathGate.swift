@@ -25,6 +25,19 @@ package struct SnapshotPathGate: PathGate {
         return usable ? nil : PathUnsatisfiedReason.noAddress.rawValue
     }
 
+    package func gatewayRoute(for scope: Scope) -> GatewayRoute? {
+        let snapshot = source.current
+        let route: DefaultRoute?
+        switch scope {
+        case .overall: route = snapshot.primaryRoute(for: .ipv4) ?? snapshot.primaryRoute(for: .ipv6)
+        case .family(let f): route = snapshot.primaryRoute(for: f)
+        case .uplink(let name):
+            // Its own default route: IPv4 first, the lowest metric (the snapshot's order).
+            route = snapshot.defaultRoutes.first { $0.interfaceName == name }
+        }
+        return route.map { GatewayRoute(family: $0.family, gateway: $0.gateway, interface: $0.interfaceName) }
+    }
+
     package func localityMatcher() -> AddressLocality.Matcher { AddressLocality.Matcher(source.current) }
 
     package var defaultRouteInterfaces: [String] {

@@ -108,10 +108,12 @@ package enum ICMPPacket {
                 return .other(type: type, code: code)
             }
             let kind: ICMPErrorKind = type == unreachableV4 ? .unreachable : .timeExceeded
+            // RFC 1191: "fragmentation needed" carries the next hop's MTU in bytes 6-7 (0 from old routers).
+            let nextHop = Int(icmp[6]) << 8 | Int(icmp[7])
             return .error(
                 ICMPErrorReport(
                     kind: kind, type: type, code: code, echo: quoted.echo, destination: quoted.destination,
-                    isIPv6: false))
+                    isIPv6: false, mtu: type == unreachableV4 && code == 4 && nextHop > 0 ? nextHop : nil))
         case (false, unreachableV6), (false, tooBigV6), (false, timeExceededV6), (false, parameterProblemV6):
             guard let quoted = quotedEchoV6(UnsafeRawBufferPointer(rebasing: icmp[headerSize...])) else {
                 return .other(type: type, code: code)
@@ -123,10 +125,13 @@ package enum ICMPPacket {
                 case tooBigV6: .packetTooBig
                 default: .parameterProblem
                 }
+            // RFC 4443 3.2: packet too big carries the next hop's MTU in bytes 4-7.
+            let mtu = Int(icmp[4]) << 24 | Int(icmp[5]) << 16 | Int(icmp[6]) << 8 | Int(icmp[7])
             return .error(
                 ICMPErrorReport(
-                    kind: kind, type: type, code: code, echo: quoted.echo, destination: quoted.destination, isIPv6: true
-                ))
+                    kind: kind, type: type, code: code, echo: quoted.echo, destination: quoted.destination,
+                    isIPv6: true,
+                    mtu: type == tooBigV6 && mtu > 0 ? mtu : nil))
         default:
             return .other(type: type, code: code)
         }
@@ -185,8 +190,18 @@ package enum ICMPPacket {
         case (true, tooBigV6): kind = .packetTooBig
         default: kind = .parameterProblem
         }
+        // ee_info (bytes 8-11, host order) is the next hop's MTU for "fragmentation needed" and
+        // "packet too big" (the kernel copies it from the ICMP message).
+        var mtu: Int?
+        if extendedError.count >= 12,
+            (isIPv6 && kind == .packetTooBig) || (!isIPv6 && type == unreachableV4 && code == 4)
+        {
+            let info = Int(extendedError.loadUnaligned(fromByteOffset: 8, as: UInt32.self))
+            if info > 0 { mtu = info }
+        }
         return ICMPErrorReport(
-            kind: kind, type: type, code: code, echo: ICMPEcho(quote), destination: destination, isIPv6: isIPv6)
+            kind: kind, type: type, code: code, echo: ICMPEcho(quote), destination: destination, isIPv6: isIPv6,
+            mtu: mtu)
     }
 
     /// Reads the 8-byte nonce at the start of an echo payload; nil when the payload is shorter.
@@ -237,15 +252,25 @@ package struct ICMPErrorReport: Sendable, Equatable {
     /// The destination address of the quoted request (4 or 16 bytes), when the quote includes it.
     package var destination: [UInt8]?
     package var isIPv6: Bool
+    /// The next hop's MTU that a "fragmentation needed" (IPv4) or "packet too big" (IPv6) error
+    /// reports; nil for other errors, or when the router left it 0.
+    package var mtu: Int?
 
-    package init(kind: ICMPErrorKind, type: UInt8, code: UInt8, echo: ICMPEcho, destination: [UInt8]?, isIPv6: Bool) {
+    package init(
+        kind: ICMPErrorKind, type: UInt8, code: UInt8, echo: ICMPEcho, destination: [UInt8]?, isIPv6: Bool,
+        mtu: Int? = nil
+    ) {
         self.kind = kind
         self.type = type
         self.code = code
         self.echo = echo
         self.destination = destination
         self.isIPv6 = isIPv6
+        self.mtu = mtu
     }
+
+    /// The request was too large for a link on the path: "fragmentation needed" or "packet too big".
+    package var isTooBig: Bool { isIPv6 ? kind == .packetTooBig : kind == .unreachable && code == 4 }
 
     /// A short human text: "destination unreachable (host unreachable)".
     package var text: String {

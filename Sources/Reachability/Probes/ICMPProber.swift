@@ -6,7 +6,8 @@
 /// send order, TTL/hop limit of the last reply). Phases: `resolve` and `rtt`, the **mean** RTT of
 /// the replies (min/max are in the detail text, every RTT in `icmp.rtts`). Failure reasons:
 /// `timeout` (sent, nothing came back), `unreachable` (no route, the bound interface is missing,
-/// or an ICMP error such as destination unreachable came back), `permission` (a local firewall
+/// or an ICMP error such as destination unreachable came back), `mtu` (with `dontFragment`: an
+/// echo too large for a link, reported by a router or by the local interface), `permission` (a local firewall
 /// rejected the send, or neither ping nor raw sockets are allowed), `dns`, `error`. (Linux does
 /// not report a firewall's refusal to an IPv6 *ping* socket's send, so that case is `timeout`.)
 ///
@@ -28,6 +29,9 @@ package struct ICMPProber: Prober {
         /// Interface to bind to (SO_BINDTODEVICE), to probe through one uplink.
         package var interface: String?
         package var mode: ICMPSocketMode
+        /// Send with DF set (IPv4) and never fragmented locally (IPv6): an echo too large for a
+        /// link fails with `mtu` instead of being fragmented. Off: the kernel's default.
+        package var dontFragment = false
 
         package static let maxCount = 1000
         /// The largest payload that fits an IPv4 datagram.
@@ -35,8 +39,9 @@ package struct ICMPProber: Prober {
 
         package init(
             host: String, family: FamilyPreference = .any, count: Int = 3, spacing: Duration = .milliseconds(100),
-            payloadSize: Int = 56, interface: String? = nil, mode: ICMPSocketMode = .auto
+            payloadSize: Int = 56, interface: String? = nil, mode: ICMPSocketMode = .auto, dontFragment: Bool = false
         ) {
+            self.dontFragment = dontFragment
             self.host = host
             self.family = family
             self.count = count
@@ -128,7 +133,8 @@ package struct ICMPProber: Prober {
         if c.count == 1 {
             return [
                 await engine.echo(
-                    to: address, mode: c.mode, interface: c.interface, payloadSize: c.payloadSize, deadline: deadline)
+                    to: address, mode: c.mode, interface: c.interface, payloadSize: c.payloadSize,
+                    dontFragment: c.dontFragment, deadline: deadline)
             ]
         }
         let base = ContinuousClock.now
@@ -143,7 +149,7 @@ package struct ICMPProber: Prober {
                         i,
                         await engine.echo(
                             to: address, mode: c.mode, interface: c.interface, payloadSize: c.payloadSize,
-                            deadline: deadline)
+                            dontFragment: c.dontFragment, deadline: deadline)
                     )
                 }
             }
@@ -163,7 +169,7 @@ package struct ICMPProber: Prober {
     static func firstProblem(_ outcomes: [ICMPEchoOutcome]) -> String? {
         for o in outcomes {
             switch o {
-            case .icmpError(let text), .notSent(_, let text), .abandoned(let text): return text
+            case .icmpError(let text), .notSent(_, let text), .abandoned(let text), .tooBig(_, let text): return text
             case .reply, .timedOut: continue
             }
         }
@@ -183,6 +189,7 @@ package struct ICMPProber: Prober {
                 if let t { ttl = t }
             case .timedOut: reasons.insert(.timeout)
             case .icmpError: reasons.insert(.unreachable)
+            case .tooBig: reasons.insert(.mtu)
             case .notSent(let reason, _): reasons.insert(reason)
             case .abandoned: reasons.insert(.error)
             }
@@ -204,7 +211,7 @@ package struct ICMPProber: Prober {
                 + (ttl.map { ", ttl \($0)" } ?? "")
             return result
         }
-        let order: [FailureReason] = [.permission, .unreachable, .error, .dns]
+        let order: [FailureReason] = [.permission, .mtu, .unreachable, .error, .dns]
         let reason = order.first(where: reasons.contains) ?? .timeout
         result.reason = reason
         if reason == .timeout {
@@ -213,6 +220,7 @@ package struct ICMPProber: Prober {
             let text = outcomes.lazy.compactMap { o -> String? in
                 switch o {
                 case .icmpError(let t) where reason == .unreachable: t
+                case .tooBig(_, let t) where reason == .mtu: t
                 case .notSent(let r, let t) where r == reason: t
                 case .abandoned(let t) where reason == .error: t
                 default: nil

@@ -72,6 +72,27 @@ public struct Probe: Sendable {
         return Probe(spec: spec)
     }
 
+    /// A path-MTU probe of a host (a name is re-resolved every round): don't-fragment echoes of
+    /// several sizes at once each round; below `expect` bytes it fails with `mtu` and the
+    /// verdict is `limited (mtu)`. See `MTUProber`.
+    /// Reported as `mtu:HOST` (`mtuName`), so it can share its host with an ICMP probe.
+    public static func mtu(_ host: String, expect: Int = 1500) -> Probe {
+        let config = MTUProber.Configuration(host: host, expect: expect)
+        if let problem = config.problem { return unusable(mtuName(host), .mtu, problem) }
+        let spec = ProbeSpec(
+            name: mtuName(host), type: .mtu, target: host, family: SocketAddress(ip: host)?.ipFamily
+        ) {
+            iface in
+            var c = config
+            c.interface = iface
+            return MTUProber(c)
+        }
+        return Probe(spec: spec)
+    }
+
+    /// The default name of an MTU probe of `host`: `mtu:HOST`.
+    public static func mtuName(_ host: String) -> String { "mtu:\(host)" }
+
     /// A DNS lookup of `name` (an A record by default): through the system resolver, or as a
     /// direct query to `server` (an IP address, optionally with a port): over UDP, or over TCP
     /// or TLS when the server is written `tcp://…` or `tls://…`. DNS answers can come from the

@@ -1,6 +1,7 @@
 /// The kinds of probe; the `probe` label of every probe metric.
 public enum ProbeType: String, Sendable, CaseIterable, Codable {
-    case icmp, http, https, dns, tcp
+    /// `mtu`: don't-fragment ICMP echoes of several sizes at once, measuring the path MTU.
+    case icmp, http, https, dns, tcp, mtu
 }
 
 /// An IP family; the `family` label.
@@ -73,6 +74,10 @@ public enum FailureReason: String, Sendable, CaseIterable, Codable {
     /// with another status than 2xx; 502, 503 or 504 to a proxied plain-HTTP request).
     case proxyStatus = "proxy_status"
     case tooLarge = "too_large"
+    /// Packets of the expected size do not get through: the measured path MTU is below the `mtu`
+    /// probe's `expect`, or a don't-fragment echo was too big for a link ("fragmentation needed",
+    /// "packet too big", or EMSGSIZE from the local interface).
+    case mtu
     case protocolError = "protocol"
     case permission
     case loss
@@ -170,6 +175,9 @@ public struct ProbeResult: Sendable, Equatable {
     public var icmp: ICMPDetail?
     public var http: HTTPDetail?
     public var dns: DNSDetail?
+    /// The path MTU an `mtu` probe measured (IP packet bytes: the largest don't-fragment echo
+    /// that came back); nil when nothing came back or for other probes.
+    public var mtu: Int?
 
     public init(
         status: ProbeStatus, reason: FailureReason? = nil, detail: String = "", duration: Duration,

@@ -9,6 +9,8 @@ package struct ExporterMetrics: Sendable {
     let familyState: MetricFamily<Gauge>
     let uplinkState: MetricFamily<Gauge>
     let stateInfo: MetricFamily<Gauge>
+    let faultInfo: MetricFamily<Gauge>
+    let pathMTU: MetricFamily<Gauge>
     let transitions: MetricFamily<Counter>
     let lastTransition: Gauge
     let stateSince: MetricFamily<Gauge>
@@ -41,6 +43,8 @@ package struct ExporterMetrics: Sendable {
         familyState = r.gauge(MetricCatalog.familyConnectivityState)
         uplinkState = r.gauge(MetricCatalog.uplinkConnectivityState)
         stateInfo = r.gauge(MetricCatalog.connectivityInfo)
+        faultInfo = r.gauge(MetricCatalog.faultInfo)
+        pathMTU = r.gauge(MetricCatalog.pathMtuBytes)
         transitions = r.counter(MetricCatalog.stateTransitionsTotal)
         lastTransition = r.gauge(MetricCatalog.lastTransitionTimestampSeconds).labels()
         stateSince = r.gauge(MetricCatalog.stateSinceTimestampSeconds)
@@ -167,7 +171,9 @@ package final class MetricsRecorder: RoundObserver {
         m.probeDuration.removeAll(where: matches)
         m.probeInfo.removeAll(where: matches)
         let byTarget: ([String]) -> Bool = { labels in targets.contains(labels[0]) }
-        for f in [m.icmpLoss, m.icmpTTL, m.certExpiry, m.dnsAnswers, m.dnsRcode] { f.removeAll(where: byTarget) }
+        for f in [m.icmpLoss, m.icmpTTL, m.certExpiry, m.dnsAnswers, m.dnsRcode, m.pathMTU] {
+            f.removeAll(where: byTarget)
+        }
         m.icmpSent.removeAll(where: byTarget)
         m.icmpReceived.removeAll(where: byTarget)
     }
@@ -188,6 +194,12 @@ package final class MetricsRecorder: RoundObserver {
             m.uplinkReachable.labels(uplink).set(v.verdict.state == .full)
         }
         if overallFull { applyOverall(status.overall) }
+        for (scope, fault) in status.faults {
+            m.faultInfo.removeAll { $0[0] == scope && $0[1] != fault.location.rawValue }
+            m.faultInfo.labels(scope, fault.location.rawValue).set(1)
+        }
+        // A scope gone (an uplink removed by a reload) or undecided again loses its series.
+        m.faultInfo.removeAll { status.faults[$0[0]] == nil }
         for (scope, t) in status.transitions where scope == "overall" {
             m.transitions.labels(t.from.state.rawValue, t.to.state.rawValue).inc()
             m.lastTransition.set(t.at)
@@ -248,6 +260,13 @@ package final class MetricsRecorder: RoundObserver {
         if let http = r.http {
             m.httpStatus.labels(t, target).set(Double(http.statusCode ?? 0))
             if let expiry = http.certificateNotAfter { m.certExpiry.labels(target).set(expiry) }
+        }
+        if o.type == .mtu {
+            if let mtu = r.mtu {
+                m.pathMTU.labels(target).set(Double(mtu))
+            } else {
+                m.pathMTU.removeAll { $0[0] == target }
+            }
         }
         if let dns = r.dns {
             m.dnsAnswers.labels(target).set(Double(dns.answers))

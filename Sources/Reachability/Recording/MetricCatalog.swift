@@ -116,6 +116,16 @@ package enum MetricCatalog {
     package static let connectivityInfo = MetricDescriptor(
         .gauge, "reachability_connectivity_info", labels: ["scope", "state", "reason"],
         help: "The current verdict with its reason, per scope (overall, ipv4, ipv6 or an uplink interface); always 1.")
+    package static let faultInfo = MetricDescriptor(
+        .gauge, "reachability_fault_info", labels: ["scope", "location"],
+        help:
+            "Where the scope's path breaks: link, gateway, upstream, dns, portal, target (full, some targets fail) or none; always 1, one series per decided scope."
+    )
+    package static let pathMtuBytes = MetricDescriptor(
+        .gauge, "reachability_path_mtu_bytes", labels: ["target"],
+        help:
+            "Path MTU an mtu probe measured this round: the largest don't-fragment echo (IP packet bytes) that came back; absent when none did."
+    )
     package static let stateTransitionsTotal = MetricDescriptor(
         .counter, "reachability_state_transitions_total", labels: ["from", "to"],
         help: "Overall connectivity state changes.")
@@ -248,6 +258,8 @@ package enum MetricCatalog {
         familyConnectivityState,
         uplinkConnectivityState,
         connectivityInfo,
+        faultInfo,
+        pathMtuBytes,
         stateTransitionsTotal,
         lastTransitionTimestampSeconds,
         stateSinceTimestampSeconds,

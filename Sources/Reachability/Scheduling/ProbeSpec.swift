@@ -56,11 +56,15 @@ package protocol PathGate: Sendable {
     func localityMatcher() -> AddressLocality.Matcher
     /// The kind of the interface carrying the preferred default route (IPv4, else IPv6).
     var connectionType: ConnectionType { get }
+    /// The default gateway a scope's traffic goes through now (overall: IPv4's, else IPv6's;
+    /// an uplink: its own default route), for fault localization; nil when unknown.
+    func gatewayRoute(for scope: Scope) -> GatewayRoute?
 }
 
 extension PathGate {
     package func localityMatcher() -> AddressLocality.Matcher { .intrinsicOnly }
     package var connectionType: ConnectionType { .unknown }
+    package func gatewayRoute(for scope: Scope) -> GatewayRoute? { nil }
 }
 
 /// A gate that is always open: used when path monitoring is off (for example in a namespace

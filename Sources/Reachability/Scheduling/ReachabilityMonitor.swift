@@ -31,6 +31,8 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
     /// When the loop's latest round started (after it took the round lock), for its interval.
     private let latestRoundStart = Mutex<C.Instant?>(nil)
     private let concurrency: AsyncSemaphore
+    /// Checks the gateway of a scope that is not full (nil: faults are located without it).
+    private let gateways: (any GatewayProber)?
 
     private struct State {
         var verdicts: VerdictEngine
@@ -44,8 +46,10 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
 
     package init(
         probes: [ProbeSpec], settings: MonitorSettings = MonitorSettings(), path: any PathGate = OpenPathGate(),
-        observers: [any RoundObserver] = [], clock: C, wallClock: @escaping @Sendable () -> Double = { unixNow() }
+        observers: [any RoundObserver] = [], clock: C, wallClock: @escaping @Sendable () -> Double = { unixNow() },
+        gateways: (any GatewayProber)? = nil
     ) {
+        self.gateways = gateways
         plan = Mutex(
             Plan(specs: probes, settings: settings, probers: Self.makeProbers(probes, uplinks: settings.uplinks)))
         self.path = path
@@ -187,7 +191,7 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
         let finished = wallClock()
         let specs = Dictionary(plan.specs.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         let facts = PathFacts(path)
-        let status: ReachabilityStatus = state.withLock { s in
+        let (decided, scopeEntries): (ReachabilityStatus, [Scope: [RoundEntry]]) = state.withLock { s in
             for o in outcomes {
                 let key = ProbeKey(o.name, o.interface)
                 s.recent[key, default: ProbeRecent()].record(o)
@@ -198,16 +202,57 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
             // Latest result of every probe (those not due this round keep their last one), in config order.
             let all = jobs.compactMap { s.lastOutcome[ProbeKey($0.spec.name, $0.interface)] }
             let transitions = s.verdicts.decide(all, specs: specs, path: facts, now: finished)
-            return ReachabilityStatus(
+            let status = ReachabilityStatus(
                 overall: s.verdicts.overallVerdict, families: s.verdicts.familyVerdicts,
                 uplinks: s.verdicts.uplinkVerdicts,
                 probes: all, roundStarted: started, roundDuration: roundDuration,
                 transitions: transitions.map { (scope: $0.0.description, transition: $0.1) }, round: s.round,
                 interval: settings.interval, connectionType: path.connectionType)
+            return (status, s.verdicts.lastEntries)
         }
+        var status = decided
+        status.faults = await locateFaults(
+            status, entries: scopeEntries, uplinks: settings.uplinks, timeout: settings.timeout)
         for o in observers { o.roundCompleted(status) }
         statuses.publish(status)
         return status
+    }
+
+    /// Each decided scope's fault (`FaultLocator`). The gateways of scopes that need one checked
+    /// are checked once each, at once, within min(timeout, 1 s): only while a scope is `limited`
+    /// with nothing proving the internet, so a healthy host sends nothing extra.
+    private func locateFaults(
+        _ status: ReachabilityStatus, entries: [Scope: [RoundEntry]], uplinks: [String], timeout: Duration
+    ) async -> [String: Fault] {
+        var scopes: [(Scope, Verdict)] = [(.overall, status.overall.verdict)]
+        for f in IPFamily.allCases { if let v = status.families[f] { scopes.append((.family(f), v.verdict)) } }
+        for u in uplinks { if let v = status.uplinks[u] { scopes.append((.uplink(u), v.verdict)) } }
+        let routes = scopes.map { path.gatewayRoute(for: $0.0) }
+        var needed: [GatewayRoute] = []
+        for (i, (scope, verdict)) in scopes.enumerated()
+        where FaultLocator.needsGateway(verdict, entries: entries[scope] ?? []) {
+            if let route = routes[i], route.gateway != nil, !needed.contains(route) { needed.append(route) }
+        }
+        var checks: [GatewayRoute: GatewayCheck] = [:]
+        if let gateways, !needed.isEmpty {
+            let deadline = ContinuousClock.now + min(timeout, .seconds(1))
+            checks = await withTaskGroup(of: GatewayCheck.self) { group in
+                for route in needed { group.addTask { await gateways.check(route, deadline: deadline) } }
+                var out: [GatewayRoute: GatewayCheck] = [:]
+                for await c in group { out[c.route] = c }
+                return out
+            }
+        }
+        var faults: [String: Fault] = [:]
+        for (i, (scope, verdict)) in scopes.enumerated() {
+            let route = routes[i]
+            if let fault = FaultLocator.locate(
+                verdict, entries: entries[scope] ?? [], route: route, check: route.flatMap { checks[$0] })
+            {
+                faults[scope.description] = fault
+            }
+        }
+        return faults
     }
 
     private func runProbe(_ spec: ProbeSpec, interface: String?, plan: Plan, at started: Double, due: C.Instant) async
@@ -320,9 +365,11 @@ extension PathFacts {
 extension ReachabilityMonitor where C == ContinuousClock {
     package convenience init(
         probes: [ProbeSpec], settings: MonitorSettings = MonitorSettings(), path: any PathGate = OpenPathGate(),
-        observers: [any RoundObserver] = []
+        observers: [any RoundObserver] = [], gateways: (any GatewayProber)? = nil
     ) {
-        self.init(probes: probes, settings: settings, path: path, observers: observers, clock: ContinuousClock())
+        self.init(
+            probes: probes, settings: settings, path: path, observers: observers, clock: ContinuousClock(),
+            gateways: gateways)
     }
 }
 

@@ -70,6 +70,12 @@ public struct ReachabilityStatus: Sendable, Equatable {
     public var interval: Duration? = nil
     /// The kind of the interface carrying the default route (the seed's connection type).
     public var connectionType: ConnectionType = .unknown
+    /// Where each scope's path breaks, by scope label (`overall`, `ipv4`, `ipv6`, an uplink):
+    /// `FaultLocation.none` when `full` with every probe succeeding; no entry while `unknown`.
+    public var faults: [String: Fault] = [:]
+
+    /// Where the overall path breaks (nil before the first decided round).
+    public var fault: Fault? { faults["overall"] }
 
     /// The overall five-state verdict.
     public var state: ConnectivityState { overall.verdict.state }
@@ -80,7 +86,7 @@ public struct ReachabilityStatus: Sendable, Equatable {
 
     public static func == (a: ReachabilityStatus, b: ReachabilityStatus) -> Bool {
         a.overall == b.overall && a.families == b.families && a.uplinks == b.uplinks && a.probes == b.probes
-            && a.round == b.round && a.transitions.map(\.scope) == b.transitions.map(\.scope)
+            && a.round == b.round && a.faults == b.faults && a.transitions.map(\.scope) == b.transitions.map(\.scope)
             && a.transitions.map(\.transition) == b.transitions.map(\.transition)
     }
 }

@@ -28,11 +28,13 @@ package struct RoundEntry: Sendable, Equatable {
 ///    library).
 /// 3. No counting probes ran ⇒ `limited`, `no_probes`.
 /// 4. HTTP succeeds while every HTTPS probe fails ⇒ `limited`, `partial` (Android's PARTIAL).
-/// 5. Every DNS probe fails while others succeed ⇒ `limited`, `dns` (except under `icmp`).
-/// 6. The policy: `parallel`/`http`/`icmp` need one counting success, `quorum` its minimum (in a
+/// 5. An `mtu` probe fails with `mtu` (small echoes come back, the expected size does not), or a
+///    don't-fragment ICMP probe fails with `mtu` while others succeed ⇒ `limited`, `mtu`.
+/// 6. Every DNS probe fails while others succeed ⇒ `limited`, `dns` (except under `icmp`).
+/// 7. The policy: `parallel`/`http`/`icmp` need one counting success, `quorum` its minimum (in a
 ///    family's scope at most as many as the family has counting probes, so a family with one
 ///    probe can be full).
-/// 7. The evidence rule (`Evidence`): the policy met is `full` only when at least one counting
+/// 8. The evidence rule (`Evidence`): the policy met is `full` only when at least one counting
 ///    success is internet evidence. Successes that could have come from the local network (the
 ///    system resolver, a gateway, an on-link target) never make a round `full` by themselves.
 ///
@@ -58,6 +60,13 @@ package enum RoundClassifier {
         let httpOK = entries.contains { $0.type == .http && $0.result.succeeded }
         if !https.isEmpty, httpOK, https.allSatisfy({ !$0.result.succeeded }), policy != .icmp {
             return Verdict(.limited, reason: "partial")
+        }
+        // An MTU probe whose small echoes came back but not the expected size, or a
+        // don't-fragment echo too big for a link while other probes succeed: the internet works
+        // for small packets only.
+        let othersSucceed = { (e: RoundEntry) in entries.contains { $0.name != e.name && $0.result.succeeded } }
+        if entries.contains(where: { $0.result.reason == .mtu && ($0.type == .mtu || othersSucceed($0)) }) {
+            return Verdict(.limited, reason: FailureReason.mtu.rawValue)
         }
         let dns = entries.filter { $0.type == .dns }
         // "While others succeed": when everything fails (a blackhole), the cause is not DNS.

@@ -43,6 +43,8 @@ package struct VerdictEngine: Sendable {
     /// In configuration order (the order of their transitions).
     private var uplinkOrder: [String]
     private var uplinks: [String: VerdictTracker]
+    /// The latest round's entries of each scope, with their evidence (for `FaultLocator`).
+    package private(set) var lastEntries: [Scope: [RoundEntry]] = [:]
 
     package init(settings: VerdictSettings, uplinks: [String], now: Double) {
         self.settings = settings
@@ -70,12 +72,14 @@ package struct VerdictEngine: Sendable {
         let policy = settings.policy
         let routed = probes.filter { $0.interface == nil }
         let routedEntries = routed.map { entry($0, spec: specs[$0.name], path: path) }
+        lastEntries = [.overall: routedEntries]
         var familyTransitions: [(Scope, Transition)] = []
         var familyRounds: [Verdict] = []
         for family in IPFamily.allCases {
             let entries = zip(routed, routedEntries).filter {
                 (specs[$0.0.name]?.family ?? $0.0.result.family) == family
             }.map(\.1)
+            lastEntries[.family(family)] = entries
             let reason = path.unsatisfied(.family(family))
             // A family with no probe of its own follows the path alone.
             let round =
@@ -103,6 +107,7 @@ package struct VerdictEngine: Sendable {
         transitions += familyTransitions
         for uplink in uplinkOrder {
             let entries = probes.filter { $0.interface == uplink }.map { entry($0, spec: specs[$0.name], path: path) }
+            lastEntries[.uplink(uplink)] = entries
             let round = RoundClassifier.classify(
                 pathUnsatisfiedReason: path.unsatisfied(.uplink(uplink)), entries: entries, policy: policy)
             if let t = uplinks[uplink]?.update(round, now: now) { transitions.append((.uplink(uplink), t)) }

@@ -4,7 +4,7 @@ package enum VerdictPolicy: Sendable, Equatable, CustomStringConvertible {
     case parallel
     /// Only HTTP and HTTPS probes count.
     case http
-    /// Only ICMP probes count.
+    /// Only ICMP probes (echo and MTU) count.
     case icmp
     /// At least `minimum` probes must succeed (or a `fraction` of those that ran, rounded up).
     case quorum(minimum: Int?, fraction: Double?)
@@ -30,7 +30,7 @@ package enum VerdictPolicy: Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .parallel, .quorum: true
         case .http: type == .http || type == .https
-        case .icmp: type == .icmp
+        case .icmp: type == .icmp || type == .mtu
         }
     }
 

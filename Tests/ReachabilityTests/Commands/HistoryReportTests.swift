@@ -66,15 +66,16 @@ import Testing
         #expect(table.contains("History from 2026-01-01T00:00:00Z to 2026-01-02T00:00:00Z (1d)"), "\(table)")
         #expect(
             table.contains(
-                "START                 END                   DURATION  SCOPE    STATE    REASON            ENDED"))
+                "START                 END                   DURATION  SCOPE    STATE    REASON            ENDED      BREAKS AT"
+            ))
         #expect(
             table.contains(
                 "2026-01-01T01:00:00Z  2026-01-01T01:05:00Z  5m        overall  limited  timeout           recovered"))
         #expect(table.contains("2026-01-01  98.600%       99.237%   23h29m  20m   11m\n"), "\(table)")
 
         let csv = report.render(.csv).split(separator: "\n", omittingEmptySubsequences: false)
-        #expect(csv.first == "start,end,duration_seconds,scope,state,reason,ended")
-        #expect(csv.contains("2026-01-01T01:00:00Z,2026-01-01T01:05:00Z,300,overall,limited,timeout,recovered"))
+        #expect(csv.first == "start,end,duration_seconds,scope,state,reason,ended,location,fault")
+        #expect(csv.contains("2026-01-01T01:00:00Z,2026-01-01T01:05:00Z,300,overall,limited,timeout,recovered,,"))
         #expect(csv.contains("day,availability,coverage,up_seconds,down_seconds,gap_seconds"))
 
         let json = try #require(JSONValue.parse(Array(report.render(.json).utf8.dropLast())))

@@ -226,16 +226,16 @@ import Testing
         ),
         (
             probe + "    target: 127.0.0.1:9\n",
-            "t.yml:2:5: probes[0]: expected a key \"type\" (http, https, icmp, dns or tcp), found none"
+            "t.yml:2:5: probes[0]: expected a key \"type\" (http, https, icmp, dns, tcp or mtu), found none"
         ),
         (
             probe + "    type: ping\n    target: x\n",
-            "t.yml:3:11: probes[0].type: expected one of icmp, http, https, dns, tcp, found \"ping\""
+            "t.yml:3:11: probes[0].type: expected one of icmp, http, https, dns, tcp, mtu, found \"ping\""
         ),
         (probe + "    type: tcp\n", "t.yml:2:5: probes[0]: expected a key \"target\" (host:port), found none"),
         (
             probe + "    type: tcp\n    target: 127.0.0.1:9\n    intervall: 10s\n",
-            "t.yml:5:5: probes[0].intervall: expected one of the keys name, type, target, interval, timeout, family, labels, http, dns, icmp, found an unknown key (did you mean \"interval\"?)"
+            "t.yml:5:5: probes[0].intervall: expected one of the keys name, type, target, interval, timeout, family, labels, http, dns, icmp, mtu, found an unknown key (did you mean \"interval\"?)"
         ),
         (
             probe + "    type: http\n    target: https://127.0.0.1/\n",

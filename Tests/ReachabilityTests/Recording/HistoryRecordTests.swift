@@ -234,9 +234,10 @@ import Testing
             (Word.full, "full"), (Word.limited, "limited"), (Word.noneWord, "none"), (Word.portal, "portal"),
             (Word.unknown, "unknown"), (Word.success, "success"), (Word.failure, "failure"), (Word.icmpWord, "icmp"),
             (Word.httpWord, "http"), (Word.httpsWord, "https"), (Word.dnsWord, "dns"), (Word.tcpWord, "tcp"),
+            (Word.mtuWord, "mtu"),
         ]
         for (word, text) in table { #expect(word == JSONScanner.pack(text), "\(text)") }
-        #expect(Set(ProbeType.allCases.map(\.rawValue)) == ["icmp", "http", "https", "dns", "tcp"])
+        #expect(Set(ProbeType.allCases.map(\.rawValue)) == ["icmp", "http", "https", "dns", "tcp", "mtu"])
         #expect(Set(ConnectivityState.allCases.map(\.rawValue)) == ["unknown", "none", "portal", "limited", "full"])
     }
 

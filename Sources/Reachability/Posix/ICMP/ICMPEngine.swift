@@ -24,6 +24,8 @@ package final class ICMPEngine: Sendable {
         var family: IPFamily
         var mode: ICMPSocketMode
         var interface: String?
+        /// Don't-fragment sockets are separate: the option is per socket.
+        var dontFragment = false
     }
 
     private let opener: Opener
@@ -61,13 +63,16 @@ package final class ICMPEngine: Sendable {
 
     /// Sends one echo request to `destination` and waits for the outcome, at most until `deadline`.
     /// Never throws: a socket that cannot be opened gives `.failed` with a reason and a fix hint.
+    /// `dontFragment` sends with DF set (IPv4) or without local fragmentation (IPv6), ignoring
+    /// the kernel's cached path MTU, so each echo tests the path as it is now.
     package func echo(
         to destination: SocketAddress, mode: ICMPSocketMode = .auto, interface: String? = nil,
-        payloadSize: Int = 56, deadline: ContinuousClock.Instant
+        payloadSize: Int = 56, dontFragment: Bool = false, deadline: ContinuousClock.Instant
     ) async -> ICMPEchoOutcome {
         let socket: ICMPSocket
         do {
-            socket = try self.socket(family: destination.ipFamily, mode: mode, interface: interface)
+            socket = try self.socket(
+                family: destination.ipFamily, mode: mode, interface: interface, dontFragment: dontFragment)
         } catch {
             return .notSent(error.reason, error.description)
         }
@@ -92,8 +97,10 @@ package final class ICMPEngine: Sendable {
         for socket in all { socket.retire() }
     }
 
-    func socket(family: IPFamily, mode: ICMPSocketMode, interface: String?) throws(ICMPSocketError) -> ICMPSocket {
-        let key = Key(family: family, mode: mode, interface: interface)
+    func socket(family: IPFamily, mode: ICMPSocketMode, interface: String?, dontFragment: Bool = false)
+        throws(ICMPSocketError) -> ICMPSocket
+    {
+        let key = Key(family: family, mode: mode, interface: interface, dontFragment: dontFragment)
         // Opening happens under the lock so concurrent first echoes share one socket.
         return try sockets.withLock { (s: inout [Key: ICMPSocket]) throws(ICMPSocketError) -> ICMPSocket in
             if let existing = s[key], !existing.isRetired { return existing }
@@ -133,7 +140,9 @@ package final class ICMPEngine: Sendable {
         case .failure(let e):
             throw ICMPSocketError.opening(kind, family: key.family, mode: key.mode, errno: e.code)
         case .success(let fd):
-            return try ICMPSocket(fd: fd, family: key.family, kind: kind, interface: key.interface, mode: key.mode)
+            return try ICMPSocket(
+                fd: fd, family: key.family, kind: kind, interface: key.interface, mode: key.mode,
+                dontFragment: key.dontFragment)
         }
     }
 }
@@ -146,6 +155,9 @@ package enum ICMPEchoOutcome: Sendable, Equatable {
     case timedOut
     /// Sent, and an ICMP error quoting it came back (destination unreachable, time exceeded…).
     case icmpError(String)
+    /// Sent, and a router said it is too large for its next hop ("fragmentation needed", "packet
+    /// too big"), with that hop's MTU when it gave one.
+    case tooBig(mtu: Int?, String)
     /// Never sent: no socket could be opened, or `sendto` failed (no route, firewall, …).
     case notSent(FailureReason, String)
     /// Sent, then abandoned before an answer: the task was cancelled or the socket closed.
@@ -163,10 +175,12 @@ package enum ICMPEchoOutcome: Sendable, Equatable {
             switch code {
             case ENETUNREACH, EHOSTUNREACH, EADDRNOTAVAIL, ENETDOWN, EHOSTDOWN, ENODEV, ENXIO, ENONET: .unreachable
             case EPERM, EACCES: .permission
+            case EMSGSIZE: .mtu
             default: .error
             }
         var text = "sending to \(destination.ip): \(Errno(code))"
         if reason == .permission { text += " (a local firewall rule rejected the packet)" }
+        if reason == .mtu { text += " (larger than the interface MTU or a path MTU the kernel knows)" }
         return .notSent(reason, text)
     }
 }

@@ -229,7 +229,8 @@ extension ICMPSocket {
             s.pending[report.echo.sequence] = nil
             return p
         }
-        matched?.continuation.resume(returning: .icmpError("\(report.text) from \(reporter)"))
+        let text = "\(report.text) from \(reporter)" + (report.mtu.map { ", next-hop MTU \($0)" } ?? "")
+        matched?.continuation.resume(returning: report.isTooBig ? .tooBig(mtu: report.mtu, text) : .icmpError(text))
     }
 
     /// The round trip: the kernel's receive stamp minus a REALTIME send stamp when that is

@@ -55,9 +55,10 @@ final class ICMPSocket: Sendable {
 
     /// Wraps a freshly opened ICMP socket `fd` (ownership passes here, also on error), configures
     /// it and starts its receive thread.
-    init(fd: Int32, family: IPFamily, kind: ICMPSocketKind, interface: String?, mode: ICMPSocketMode)
-        throws(ICMPSocketError)
-    {
+    init(
+        fd: Int32, family: IPFamily, kind: ICMPSocketKind, interface: String?, mode: ICMPSocketMode,
+        dontFragment: Bool = false
+    ) throws(ICMPSocketError) {
         self.family = family
         self.kind = kind
         self.interface = interface
@@ -70,7 +71,7 @@ final class ICMPSocket: Sendable {
                 kind: k, family: family, mode: mode, code: code, description: "\(what): \(Errno(code))")
         }
         do {
-            try Self.configure(fd, family: family, kind: kind, interface: interface)
+            try Self.configure(fd, family: family, kind: kind, interface: interface, dontFragment: dontFragment)
         } catch {
             let k: ICMPSocketError.Kind =
                 interface != nil && (error.code == ENODEV || error.code == EINVAL) ? .badInterface : .system
@@ -94,8 +95,9 @@ final class ICMPSocket: Sendable {
 
     /// Socket options: receive stamps and TTL, a larger receive buffer, error queue (datagram),
     /// kernel-side type filters (raw), the bound device.
-    private static func configure(_ fd: Int32, family: IPFamily, kind: ICMPSocketKind, interface: String?) throws(Errno)
-    {
+    private static func configure(
+        _ fd: Int32, family: IPFamily, kind: ICMPSocketKind, interface: String?, dontFragment: Bool
+    ) throws(Errno) {
         if let interface {
             guard InterfaceName.problem(interface) == nil else { throw Errno(EINVAL) }
             let rc = interface.withCString {
@@ -104,6 +106,16 @@ final class ICMPSocket: Sendable {
             if rc != 0 { throw Errno.current }
         }
         try setSocketOption(fd, SOL_SOCKET, SO_TIMESTAMPNS, 1)
+        if dontFragment {
+            // PMTUDISC_PROBE: DF set (IPv4) / never fragmented here (IPv6), and the cached path
+            // MTU ignored, so every echo tests the path now; larger than the interface: EMSGSIZE.
+            if family == .ipv4 {
+                try setSocketOption(fd, Int32(IPPROTO_IP), IP_MTU_DISCOVER, IP_PMTUDISC_PROBE)
+            } else {
+                try setSocketOption(fd, Int32(IPPROTO_IPV6), IPV6_MTU_DISCOVER, IPV6_PMTUDISC_PROBE)
+                try setSocketOption(fd, Int32(IPPROTO_IPV6), IPV6_DONTFRAG, 1)
+            }
+        }
         // Bursts of replies from many targets: a deeper queue (forced past rmem_max when privileged).
         if (try? setSocketOption(fd, SOL_SOCKET, SO_RCVBUFFORCE, 1 << 21)) == nil {
             try? setSocketOption(fd, SOL_SOCKET, SO_RCVBUF, 1 << 21)

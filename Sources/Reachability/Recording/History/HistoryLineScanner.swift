@@ -74,6 +74,7 @@ enum Word {
     static var httpsWord: UInt64 { 0x73_7074_7468 }  // "https"
     static var dnsWord: UInt64 { 0x736e64 }  // "dns"
     static var tcpWord: UInt64 { 0x706374 }  // "tcp"
+    static var mtuWord: UInt64 { 0x75746d }  // "mtu"
 }
 
 /// A decoded line, reduced to what timelines need.
@@ -268,7 +269,7 @@ package struct HistoryLineScanner {
 
     private static func isProbeType(_ s: JSONScanner, _ t: JSONStringToken) -> Bool {
         switch s.word(t) {
-        case Word.icmpWord, Word.httpWord, Word.httpsWord, Word.dnsWord, Word.tcpWord: return true
+        case Word.icmpWord, Word.httpWord, Word.httpsWord, Word.dnsWord, Word.tcpWord, Word.mtuWord: return true
         default: return false
         }
     }

@@ -150,20 +150,34 @@ package struct TransitionRecord: Sendable, Equatable {
     package var scope: String
     package var from: Verdict
     package var to: Verdict
+    /// Where the path broke when the scope changed to `to` (`location`, `fault`): absent in
+    /// records written before fault localization, and for an unknown `to`.
+    package var fault: Fault?
 
-    package init(time: Double, scope: String, from: Verdict, to: Verdict) {
+    package init(time: Double, scope: String, from: Verdict, to: Verdict, fault: Fault? = nil) {
         self.time = time
         self.scope = scope
         self.from = from
         self.to = to
+        self.fault = fault
     }
 
     init(decoding v: JSONValue, time: Double) throws(HistoryDecodeError) {
         guard let scope = v["scope"]?.string else { throw .corrupt("missing scope") }
+        var fault: Fault?
+        switch v["location"] {
+        case nil, .null?: break
+        case .string(let text)?:
+            // A location this build does not know (a later addition) is left out, not corrupt.
+            if let location = FaultLocation(rawValue: text) {
+                fault = Fault(location, ProbeRecord.cut(v["fault"]?.string ?? ""))
+            }
+        default: throw .corrupt("bad location")
+        }
         self.init(
             time: time, scope: scope,
             from: try HistoryRecord.verdict(v, stateKey: "from", reasonKey: "from_reason"),
-            to: try HistoryRecord.verdict(v, stateKey: "to", reasonKey: "reason"))
+            to: try HistoryRecord.verdict(v, stateKey: "to", reasonKey: "reason"), fault: fault)
     }
 
     func encode(into w: inout JSONWriter) {
@@ -172,5 +186,9 @@ package struct TransitionRecord: Sendable, Equatable {
         w.field("scope", scope)
         HistoryRecord.writeVerdict(from, into: &w, stateKey: "from", reasonKey: "from_reason")
         HistoryRecord.writeVerdict(to, into: &w, stateKey: "to", reasonKey: "reason")
+        if let fault {
+            w.field("location", fault.location.rawValue)
+            if !fault.detail.isEmpty { w.field("fault", ProbeRecord.cut(fault.detail)) }
+        }
     }
 }

@@ -63,7 +63,9 @@ package final class HistoryWriter: RoundObserver, Sendable {
     package func roundCompleted(_ status: ReachabilityStatus) {
         append(.round(RoundRecord(status, interval: status.interval ?? interval)))
         for (scope, t) in status.transitions {
-            append(.transition(TransitionRecord(time: t.at, scope: scope, from: t.from, to: t.to)))
+            append(
+                .transition(
+                    TransitionRecord(time: t.at, scope: scope, from: t.from, to: t.to, fault: status.faults[scope])))
         }
     }
 

@@ -26,6 +26,7 @@ package struct StatusPage: Sendable {
         var body = "<h1>reachability_exporter</h1>\n"
         if let s {
             body += verdictBlock(s.overall, now: t)
+            if let f = s.fault, f.location != .none { body += breaksAt(f, id: "fault") }
             body += scopes(s, now: t)
             body += probeTable(s, now: t)
         } else {
@@ -67,25 +68,39 @@ package struct StatusPage: Sendable {
             """
     }
 
+    /// "breaks at: gateway — gateway 192.168.1.1 on wlan0: no ARP reply" (the detail can quote
+    /// remote servers: escaped).
+    private func breaksAt(_ f: Fault, id: String) -> String {
+        let detail = f.detail.isEmpty ? "" : " — \(HTML.escape(f.detail))"
+        return
+            "<p class=\"fault\" id=\"\(HTML.escape(id))\" data-location=\"\(f.location.rawValue)\">breaks at: <strong>\(f.location.rawValue)</strong>\(detail)</p>\n"
+    }
+
     private func scopes(_ s: ReachabilityStatus, now: Double) -> String {
         var cards: [String] = []
         for family in IPFamily.allCases {
             if let v = s.families[family] {
-                cards.append(card(family == .ipv4 ? "IPv4" : "IPv6", v, now: now, id: family.rawValue))
+                cards.append(
+                    card(
+                        family == .ipv4 ? "IPv4" : "IPv6", v, now: now, id: family.rawValue,
+                        fault: s.faults[family.rawValue]))
             }
         }
         for (uplink, v) in s.uplinks.sorted(by: { $0.key < $1.key }) {
-            cards.append(card("uplink \(uplink)", v, now: now, id: "uplink-\(uplink)"))
+            cards.append(card("uplink \(uplink)", v, now: now, id: "uplink-\(uplink)", fault: s.faults[uplink]))
         }
         guard !cards.isEmpty else { return "" }
         return "<div class=\"scopes\">\(cards.joined())</div>\n"
     }
 
-    private func card(_ title: String, _ v: ScopedVerdict, now: Double, id: String) -> String {
+    private func card(_ title: String, _ v: ScopedVerdict, now: Double, id: String, fault: Fault?) -> String {
         let st = HTML.style(v.verdict.state)
         let reason = v.verdict.reason.map { " (\(HTML.escape($0)))" } ?? ""
+        let breaks =
+            fault.map { $0.location == .none ? "" : "<br><small>breaks at: \(HTML.escape($0.description))</small>" }
+            ?? ""
         return
-            "<div class=\"scope\" id=\"scope-\(HTML.escape(id))\" data-state=\"\(v.verdict.state.rawValue)\" style=\"border-left-color:\(st.colour)\"><strong>\(HTML.escape(title))</strong><br>\(st.symbol) \(st.label)\(reason)<br><small>for \(HTML.age(now - v.since))</small></div>"
+            "<div class=\"scope\" id=\"scope-\(HTML.escape(id))\" data-state=\"\(v.verdict.state.rawValue)\" style=\"border-left-color:\(st.colour)\"><strong>\(HTML.escape(title))</strong><br>\(st.symbol) \(st.label)\(reason)\(breaks)<br><small>for \(HTML.age(now - v.since))</small></div>"
     }
 
     private func probeTable(_ s: ReachabilityStatus, now: Double) -> String {

@@ -1,0 +1,204 @@
+/// Measures the path MTU to one host in one round trip: don't-fragment ICMP echoes of several
+/// sizes at once (`sizes(expect:family:)`), the largest that comes back wins. When a router
+/// reports "fragmentation needed" / "packet too big" with its next hop's MTU and that size was
+/// not sent, one more echo of exactly that size follows in the time left, so a router that
+/// reports gives the exact MTU; a path that filters those reports (a black hole) is measured to
+/// the ladder's step (20 bytes between `expect - 220` and `expect`).
+///
+/// What it can prove: an echo of N bytes came back from the target with DF set, so every link
+/// on the way there and back carries N-byte packets now. It says nothing about larger sizes
+/// than those sent (at most `max(expect, 1500)`).
+///
+/// Result: `success` when the measured MTU is at least `expect`; failure `mtu` when small echoes
+/// came back but not those of `expect` bytes (the internet works for small packets only); when
+/// no echo comes back the reason is the ICMP prober's (`timeout`, `unreachable`, …) and there is
+/// no measurement. `ProbeResult.mtu` holds the measured size; phase `rtt` is the smallest
+/// echo's round trip.
+package struct MTUProber: Prober {
+    package struct Configuration: Sendable, Equatable {
+        package var host: String
+        package var family: FamilyPreference
+        /// The path MTU the path must carry (IP packet bytes); below it the probe fails with `mtu`.
+        package var expect: Int
+        package var interface: String?
+        package var mode: ICMPSocketMode
+
+        /// The smallest size an MTU probe may expect: IPv6's minimum link MTU, above IPv4's 576.
+        package static let expectRange = 576...65_535
+
+        package init(
+            host: String, family: FamilyPreference = .any, expect: Int = 1500, interface: String? = nil,
+            mode: ICMPSocketMode = .auto
+        ) {
+            self.host = host
+            self.family = family
+            self.expect = expect
+            self.interface = interface
+            self.mode = mode
+        }
+
+        package var problem: String? {
+            if host.isEmpty { return "host is empty" }
+            if !Self.expectRange.contains(expect) {
+                return "expected MTU \(expect) is outside \(Self.expectRange.lowerBound)…\(Self.expectRange.upperBound)"
+            }
+            if let interface, let problem = InterfaceName.problem(interface) {
+                return "interface \(interface.debugDescription): \(problem)"
+            }
+            return nil
+        }
+    }
+
+    /// IP and ICMP header bytes in front of an echo's payload.
+    static func overhead(_ family: IPFamily) -> Int { (family == .ipv4 ? 20 : 40) + ICMPPacket.headerSize }
+
+    /// The packet sizes (IP bytes) sent each round, largest first: `top = max(expect, 1500)`,
+    /// PPPoE's 1492 when it is below `top`, every 20 bytes from `top` down to `top - 220`, then
+    /// 1280 (IPv6's minimum), 1024 and (IPv4) 576, so a much smaller MTU is still bracketed and
+    /// an unreachable target is told from a small MTU.
+    package static func sizes(expect: Int, family: IPFamily) -> [Int] {
+        let top = max(expect, 1500)
+        var sizes: Set<Int> = [top, expect]
+        if top > 1492 { sizes.insert(1492) }
+        var s = top - top % 20
+        while s >= top - 220 {
+            sizes.insert(s)
+            s -= 20
+        }
+        sizes.formUnion(family == .ipv4 ? [1280, 1024, 576] : [1280])
+        let floor = family == .ipv4 ? 576 : 1280
+        return sizes.filter { $0 >= floor && $0 <= top }.sorted(by: >)
+    }
+
+    /// Bytes one round sends (the replies are as many again), for the README's traffic note.
+    package static func bytesPerRound(expect: Int, family: IPFamily) -> Int {
+        sizes(expect: expect, family: family).reduce(0, +)
+    }
+
+    package let configuration: Configuration
+    let engine: ICMPEngine
+
+    package init(_ configuration: Configuration, engine: ICMPEngine = .shared) {
+        self.configuration = configuration
+        self.engine = engine
+    }
+
+    package var type: ProbeType { .mtu }
+
+    package func probe(deadline: ContinuousClock.Instant) async -> ProbeResult {
+        let clock = ContinuousClock()
+        let start = clock.now
+        let c = configuration
+        if let problem = c.problem {
+            return .failure(.error, "bad MTU probe configuration: \(problem)", duration: clock.now - start)
+        }
+        if c.host.utf8.contains(0) {
+            return .failure(.dns, "invalid host name \(c.host.debugDescription)", duration: clock.now - start)
+        }
+        let addresses: [SocketAddress]
+        do {
+            addresses = try await Resolver.resolve(c.host, family: c.family, deadline: deadline)
+        } catch {
+            let elapsed = clock.now - start
+            return .failure(.dns, error.message, duration: elapsed, phases: [.resolve: elapsed])
+        }
+        let resolveTime = clock.now - start
+        guard let address = addresses.first(where: { c.family.admits($0.ipFamily) }) else {
+            return .failure(.dns, "\(c.host) has no \(c.family.rawValue) address", duration: clock.now - start)
+        }
+        var result = await measure(address, deadline: deadline)
+        result.duration = clock.now - start
+        result.phases[.resolve] = resolveTime
+        return result
+    }
+
+    /// Sends the ladder at once, then (when a router reported an MTU that was not tried) one
+    /// echo of that size, and judges.
+    func measure(_ address: SocketAddress, deadline: ContinuousClock.Instant) async -> ProbeResult {
+        let c = configuration
+        let family = address.ipFamily
+        var outcomes = await echoes(Self.sizes(expect: c.expect, family: family), to: address, deadline: deadline)
+        let best = outcomes.filter { $0.value.isReply }.keys.max()
+        let reported = outcomes.values.compactMap(\.reportedMTU).min()
+        if let reported, reported > (best ?? 0), outcomes[reported] == nil, reported >= Self.overhead(family),
+            ContinuousClock.now < deadline
+        {
+            outcomes.merge(await echoes([reported], to: address, deadline: deadline)) { _, new in new }
+        }
+        return Self.judge(outcomes, expect: c.expect, address: address)
+    }
+
+    /// One DF echo per size, all at once; the outcome of each by size.
+    private func echoes(_ sizes: [Int], to address: SocketAddress, deadline: ContinuousClock.Instant) async
+        -> [Int: ICMPEchoOutcome]
+    {
+        let c = configuration
+        let engine = engine
+        let overhead = Self.overhead(address.ipFamily)
+        return await withTaskGroup(of: (Int, ICMPEchoOutcome).self) { group in
+            for size in sizes {
+                group.addTask {
+                    let outcome = await engine.echo(
+                        to: address, mode: c.mode, interface: c.interface, payloadSize: size - overhead,
+                        dontFragment: true, deadline: deadline)
+                    return (size, outcome)
+                }
+            }
+            var out: [Int: ICMPEchoOutcome] = [:]
+            for await (size, outcome) in group { out[size] = outcome }
+            return out
+        }
+    }
+
+    /// The result of a round's echoes by packet size.
+    static func judge(_ outcomes: [Int: ICMPEchoOutcome], expect: Int, address: SocketAddress) -> ProbeResult {
+        let sizes = outcomes.keys.sorted(by: >)
+        let replied = sizes.filter { outcomes[$0]!.isReply }
+        guard let best = replied.first else {
+            // Nothing came back: not an MTU measurement, an unreachable target.
+            var result = ICMPProber.summarize(sizes.map { outcomes[$0]! }, address: address, duration: .zero)
+            if result.reason == .mtu { result.reason = .unreachable }
+            result.detail =
+                "no echo of any size came back (\(sizes.last ?? 0)–\(sizes.first ?? 0) bytes): " + result.detail
+            return result
+        }
+        let smallest = replied.last!
+        var result = ProbeResult(status: .success, duration: .zero, address: address.ip, family: address.ipFamily)
+        result.mtu = best
+        if case .reply(let rtt, _)? = outcomes[smallest] { result.phases[.rtt] = rtt }
+        let lost = sizes.filter { $0 > best }
+        let reported = sizes.compactMap { outcomes[$0]?.reportedMTU }.min()
+        var why: String
+        if let reported {
+            why = "a router reported next-hop MTU \(reported)"
+        } else if lost.contains(where: { if case .notSent = outcomes[$0]! { true } else { false } }) {
+            why = "larger sizes do not fit the local interface"
+        } else if lost.isEmpty {
+            why = "every size came back"
+        } else {
+            why = "larger echoes vanished without a \"fragmentation needed\" (a path-MTU black hole)"
+        }
+        result.detail =
+            "path MTU \(best) bytes to \(address.ip) (\(replied.count)/\(sizes.count) sizes came back, \(smallest)–\(best)); "
+            + why
+        if best < expect {
+            result.status = .failure
+            result.reason = .mtu
+            result.detail += "; expected \(expect)"
+        }
+        return result
+    }
+}
+
+extension ICMPEchoOutcome {
+    var isReply: Bool {
+        if case .reply = self { return true }
+        return false
+    }
+
+    /// The next-hop MTU a router reported for this echo, if it did.
+    var reportedMTU: Int? {
+        if case .tooBig(let mtu, _) = self { return mtu }
+        return nil
+    }
+}

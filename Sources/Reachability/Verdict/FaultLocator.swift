@@ -1,0 +1,177 @@
+/// Where the path to the internet breaks, for a scope that is not `full` (the `location` label of
+/// `reachability_fault_info`).
+public enum FaultLocation: String, Sendable, CaseIterable, Codable {
+    /// Nothing is broken: the scope is `full` and every probe of it succeeds.
+    case none
+    /// The host's own path is unusable: no interface up with carrier, no address, no default
+    /// route (the `none` verdict).
+    case link
+    /// The path is up but the default gateway does not answer: its neighbour resolution (ARP,
+    /// IPv6 neighbour discovery) fails, or it does not answer an echo.
+    case gateway
+    /// The gateway answers, nothing beyond it does (or only small packets pass: an MTU black hole).
+    case upstream
+    /// Addresses are reachable, name resolution fails.
+    case dns
+    /// The network intercepts: a captive portal (the `portal` verdict).
+    case portal
+    /// The internet works but some probe targets do not (the scope stays `full`).
+    case target
+}
+
+/// A scope's fault: where it breaks and what showed it ("gateway 192.168.1.1 on wlan0: no ARP reply").
+public struct Fault: Sendable, Equatable {
+    public var location: FaultLocation
+    public var detail: String
+
+    public init(_ location: FaultLocation, _ detail: String = "") {
+        self.location = location
+        self.detail = detail
+    }
+
+    /// "gateway: gateway 192.168.1.1 on wlan0: no ARP reply", or "none".
+    public var description: String { detail.isEmpty ? location.rawValue : "\(location.rawValue): \(detail)" }
+}
+
+/// A scope's default gateway, from the route table the path monitor reads.
+package struct GatewayRoute: Sendable, Hashable {
+    package var family: IPFamily
+    /// Nil for a device route without a gateway (point-to-point links, some tunnels).
+    package var gateway: String?
+    package var interface: String
+
+    package init(family: IPFamily, gateway: String?, interface: String) {
+        self.family = family
+        self.gateway = gateway
+        self.interface = interface
+    }
+}
+
+/// The kernel's neighbour-table state of an address (`NUD_*`), as far as the locator cares.
+package enum NeighbourState: String, Sendable, Equatable {
+    case reachable, stale, delay, probe, incomplete, failed, noarp, permanent
+    /// No entry for the address.
+    case absent
+
+    /// Resolution is failing or has failed: nobody answers ARP / neighbour solicitations.
+    package var isUnresolved: Bool { self == .incomplete || self == .failed }
+}
+
+/// What one check of a gateway found: an echo's round trip or why none came, and (when the
+/// echo failed) the neighbour entry of the gateway afterwards.
+package struct GatewayCheck: Sendable, Equatable {
+    package var route: GatewayRoute
+    package var rtt: Duration?
+    package var problem: String?
+    package var neighbour: NeighbourState?
+
+    package init(route: GatewayRoute, rtt: Duration? = nil, problem: String? = nil, neighbour: NeighbourState? = nil) {
+        self.route = route
+        self.rtt = rtt
+        self.problem = problem
+        self.neighbour = neighbour
+    }
+}
+
+/// Checks gateways: an ICMP echo bound to the route's interface and, when it fails, the
+/// neighbour table over rtnetlink. Tests substitute a fake.
+package protocol GatewayProber: Sendable {
+    func check(_ route: GatewayRoute, deadline: ContinuousClock.Instant) async -> GatewayCheck
+}
+
+/// Names the broken segment of a scope from its verdict, its probes' results and (when nothing
+/// beyond the host answers) a check of its gateway. Pure.
+///
+/// What each location can prove: `link`, `portal` and `dns` restate the verdict (the path
+/// monitor, a portal signal, DNS failing while addresses answer); `gateway` is a failed echo to
+/// the gateway, with the neighbour state saying whether it resolves at all; `upstream` is a
+/// gateway that answered while every probe beyond it failed, or an MTU probe whose small echoes
+/// came back; `target` is a `full` scope (or one with internet evidence) with failing probes.
+/// A gateway that drops echo requests but forwards would be named `gateway` wrongly; its
+/// neighbour state (`reachable`) in the detail tells that case apart.
+package enum FaultLocator {
+    /// Whether locating the scope needs its gateway checked: the scope is `limited` and nothing
+    /// in it proves the internet, for a reason the verdict does not explain by itself.
+    package static func needsGateway(_ verdict: Verdict, entries: [RoundEntry]) -> Bool {
+        guard verdict.state == .limited else { return false }
+        if verdict.reason == "dns" || verdict.reason == FailureReason.mtu.rawValue { return false }
+        return !entries.contains(where: \.provesInternet)
+    }
+
+    package static func locate(
+        _ verdict: Verdict, entries: [RoundEntry], route: GatewayRoute?, check: GatewayCheck?
+    ) -> Fault? {
+        switch verdict.state {
+        case .unknown:
+            return nil
+        case .none:
+            return Fault(.link, "no usable path: \(verdict.reason ?? "down")")
+        case .portal:
+            let signal = entries.first { $0.result.status == .portal }
+            return Fault(
+                .portal,
+                "the network intercepts (\(verdict.reason ?? "portal"))"
+                    + (signal.map { ": \($0.name) \(clip($0.result.detail))" } ?? ""))
+        case .full:
+            let failing = entries.filter { !$0.result.succeeded }
+            // Every probe failing while still `full` is hysteresis, not a located fault yet.
+            guard !failing.isEmpty, failing.count < entries.count else { return Fault(.none) }
+            return Fault(.target, failingList(failing, of: entries.count))
+        case .limited:
+            break
+        }
+        if verdict.reason == "dns" {
+            let dns = entries.first { $0.type == .dns && !$0.result.succeeded }
+            return Fault(
+                .dns,
+                "addresses answer, name resolution fails"
+                    + (dns.map { ": \($0.name) \($0.result.reason?.rawValue ?? "error") (\(clip($0.result.detail)))" }
+                        ?? ""))
+        }
+        if verdict.reason == FailureReason.mtu.rawValue {
+            let mtu = entries.first { $0.result.reason == .mtu }
+            return Fault(
+                .upstream, "small packets pass, large ones vanish" + (mtu.map { ": \(clip($0.result.detail))" } ?? ""))
+        }
+        if entries.contains(where: \.provesInternet) {
+            let failing = entries.filter { !$0.result.succeeded }
+            return Fault(.target, failingList(failing, of: entries.count))
+        }
+        guard let route else {
+            return Fault(.upstream, "no default route to check a gateway on; nothing beyond the host answers")
+        }
+        guard let gateway = route.gateway else {
+            return Fault(.upstream, "\(route.interface) has no gateway (point-to-point); nothing beyond it answers")
+        }
+        let name = "gateway \(gateway) on \(route.interface)"
+        guard let check, check.route == route else {
+            return Fault(.upstream, "nothing beyond the host answers; \(name) not checked")
+        }
+        if let rtt = check.rtt {
+            return Fault(.upstream, "\(name) answers (\(ICMPProber.milliseconds(rtt)) ms); nothing beyond it does")
+        }
+        let resolution = route.family == .ipv4 ? "ARP" : "neighbour discovery"
+        if let n = check.neighbour, n.isUnresolved {
+            return Fault(.gateway, "\(name): no \(resolution) reply (neighbour \(n.rawValue))")
+        }
+        let neighbour = check.neighbour.map { " (neighbour \($0.rawValue))" } ?? ""
+        return Fault(.gateway, "\(name): no echo reply\(neighbour)" + (check.problem.map { ": \(clip($0))" } ?? ""))
+    }
+
+    static func failingList(_ failing: [RoundEntry], of total: Int) -> String {
+        let names = failing.prefix(3).map { "\($0.name) (\($0.result.reason?.rawValue ?? "error"))" }
+        return "\(failing.count) of \(total) targets fail: " + names.joined(separator: ", ")
+            + (failing.count > 3 ? ", …" : "")
+    }
+
+    /// Probe details can come from remote servers: keep the fault text short.
+    static func clip(_ text: String, to limit: Int = 160) -> String {
+        guard text.utf8.count > limit else { return text }
+        var out = ""
+        for c in text {
+            if out.utf8.count + c.utf8.count > limit - 1 { break }
+            out.append(c)
+        }
+        return out + "…"
+    }
+}
