@@ -1,0 +1,250 @@
+import ReachabilityTestSupport
+import Synchronization
+import Testing
+
+@testable import Reachability
+
+/// Where it breaks: the locator's rules, the scheduler checking gateways only while a scope is
+/// limited with nothing proving the internet, and the fault in metrics, history and `check`.
+@Suite struct FaultLocatorTests {
+    static let v4 = GatewayRoute(family: .ipv4, gateway: "192.0.2.1", interface: "eth0")
+    static let v6 = GatewayRoute(family: .ipv6, gateway: "2001:db8::1", interface: "eth0")
+
+    static func entry(
+        _ name: String, _ type: ProbeType, _ status: ProbeStatus, _ reason: FailureReason? = nil, detail: String = "",
+        evidence: Evidence? = nil
+    ) -> RoundEntry {
+        RoundEntry(
+            name: name, type: type,
+            result: ProbeResult(status: status, reason: reason, detail: detail, duration: .milliseconds(1)),
+            evidence: evidence)
+    }
+
+    static let allFail = [
+        entry("198.51.100.1", .icmp, .failure, .timeout), entry("http://198.51.100.1/", .http, .failure, .timeout),
+    ]
+
+    @Test func theVerdictNamesLinkPortalDNSAndMTU() {
+        #expect(FaultLocator.locate(Verdict(.unknown), entries: [], route: nil, check: nil) == nil)
+        #expect(
+            FaultLocator.locate(Verdict(.none, reason: "no_carrier"), entries: Self.allFail, route: Self.v4, check: nil)
+                == Fault(.link, "no usable path: no_carrier"))
+        let portal = FaultLocator.locate(
+            Verdict(.portal, reason: "redirect"),
+            entries: [Self.entry("http://x/", .http, .portal, .redirect, detail: "302 to http://login/")],
+            route: Self.v4, check: nil)
+        #expect(portal == Fault(.portal, "the network intercepts (redirect): http://x/ 302 to http://login/"))
+        let dns = FaultLocator.locate(
+            Verdict(.limited, reason: "dns"),
+            entries: [
+                Self.entry("198.51.100.1", .icmp, .success),
+                Self.entry("example.com", .dns, .failure, .timeout, detail: "no answer"),
+            ], route: Self.v4, check: nil)
+        #expect(dns == Fault(.dns, "addresses answer, name resolution fails: example.com timeout (no answer)"))
+        let mtu = FaultLocator.locate(
+            Verdict(.limited, reason: "mtu"),
+            entries: [Self.entry("mtu:x", .mtu, .failure, .mtu, detail: "path MTU 1400 bytes to x")], route: Self.v4,
+            check: nil)
+        #expect(mtu == Fault(.upstream, "small packets pass, large ones vanish: path MTU 1400 bytes to x"))
+        for v in [
+            Verdict(.none, reason: "x"), Verdict(.portal), Verdict(.limited, reason: "dns"),
+            Verdict(.limited, reason: "mtu"), Verdict(.full),
+        ] {
+            #expect(!FaultLocator.needsGateway(v, entries: Self.allFail), "\(v)")
+        }
+        #expect(FaultLocator.needsGateway(Verdict(.limited, reason: "timeout"), entries: Self.allFail))
+    }
+
+    @Test func fullIsNoneOrTarget() {
+        let ok = [Self.entry("a", .icmp, .success), Self.entry("b", .https, .success)]
+        #expect(FaultLocator.locate(Verdict(.full), entries: ok, route: Self.v4, check: nil) == Fault(.none))
+        let some = [Self.entry("a", .icmp, .success), Self.entry("b", .https, .failure, .timeout)]
+        #expect(
+            FaultLocator.locate(Verdict(.full), entries: some, route: Self.v4, check: nil)
+                == Fault(.target, "1 of 2 targets fail: b (timeout)"))
+        // Every probe failing while still full is hysteresis, not yet a fault.
+        #expect(FaultLocator.locate(Verdict(.full), entries: Self.allFail, route: Self.v4, check: nil) == Fault(.none))
+        // Limited with internet evidence (a quorum not met): the targets, no gateway check.
+        #expect(!FaultLocator.needsGateway(Verdict(.limited, reason: "quorum"), entries: some))
+        #expect(
+            FaultLocator.locate(Verdict(.limited, reason: "timeout"), entries: some, route: Self.v4, check: nil)?
+                .location
+                == .target)
+    }
+
+    @Test func theGatewayCheckDecidesGatewayOrUpstream() {
+        let limited = Verdict(.limited, reason: "timeout")
+        func locate(_ check: GatewayCheck?, route: GatewayRoute? = Self.v4) -> Fault? {
+            FaultLocator.locate(limited, entries: Self.allFail, route: route, check: check)
+        }
+        #expect(
+            locate(GatewayCheck(route: Self.v4, rtt: .microseconds(420)))
+                == Fault(.upstream, "gateway 192.0.2.1 on eth0 answers (0.420 ms); nothing beyond it does"))
+        #expect(
+            locate(GatewayCheck(route: Self.v4, problem: "no reply before the deadline", neighbour: .incomplete))
+                == Fault(.gateway, "gateway 192.0.2.1 on eth0: no ARP reply (neighbour incomplete)"))
+        #expect(
+            locate(GatewayCheck(route: Self.v6, problem: "x", neighbour: .failed), route: Self.v6)
+                == Fault(.gateway, "gateway 2001:db8::1 on eth0: no neighbour discovery reply (neighbour failed)"))
+        #expect(
+            locate(GatewayCheck(route: Self.v4, problem: "no reply before the deadline", neighbour: .stale))
+                == Fault(
+                    .gateway, "gateway 192.0.2.1 on eth0: no echo reply (neighbour stale): no reply before the deadline"
+                ))
+        #expect(
+            locate(nil) == Fault(.upstream, "nothing beyond the host answers; gateway 192.0.2.1 on eth0 not checked"))
+        #expect(locate(nil, route: nil)?.location == .upstream)
+        let tun = GatewayRoute(family: .ipv4, gateway: nil, interface: "wg0")
+        #expect(
+            locate(nil, route: tun)
+                == Fault(.upstream, "wg0 has no gateway (point-to-point); nothing beyond it answers"))
+    }
+
+    @Test func neighbourStatesFromKernelBits() {
+        #expect(NeighbourTable.state(0x01) == .incomplete)
+        #expect(NeighbourTable.state(0x02) == .reachable)
+        #expect(NeighbourTable.state(0x04) == .stale)
+        #expect(NeighbourTable.state(0x20) == .failed)
+        #expect(NeighbourTable.state(0x80) == .permanent)
+        #expect(NeighbourTable.state(0) == .absent)
+        #expect(NeighbourState.failed.isUnresolved && NeighbourState.incomplete.isUnresolved)
+        #expect(!NeighbourState.stale.isUnresolved && !NeighbourState.reachable.isUnresolved)
+    }
+
+    // MARK: the scheduler
+
+    final class FakeGateways: GatewayProber {
+        let calls = Mutex<[GatewayRoute]>([])
+        let answer: @Sendable (GatewayRoute) -> GatewayCheck
+        init(_ answer: @escaping @Sendable (GatewayRoute) -> GatewayCheck) { self.answer = answer }
+        func check(_ route: GatewayRoute, deadline: ContinuousClock.Instant) async -> GatewayCheck {
+            calls.withLock { $0.append(route) }
+            return answer(route)
+        }
+    }
+
+    @Test func gatewaysAreCheckedOnlyWhileLimitedAndOncePerGateway() async {
+        let prober = ScriptedProber(type: .icmp, clock: ContinuousClock())
+        var failed = ProbeResult.failure(.timeout, "no reply", duration: .milliseconds(1))
+        failed.family = .ipv4
+        failed.address = "198.51.100.1"
+        prober.set(failed)
+        let spec = ProbeSpec(name: "198.51.100.1", type: .icmp, target: "198.51.100.1", family: .ipv4) { _ in prober }
+        var settings = MonitorSettings()
+        settings.verdict = VerdictSettings(failAfter: 1, recoverAfter: 1)
+        let gateways = FakeGateways {
+            GatewayCheck(route: $0, problem: "no reply before the deadline", neighbour: .incomplete)
+        }
+        let monitor = ReachabilityMonitor(
+            probes: [spec], settings: settings, path: SnapshotPathGate(FakePathSource()), gateways: gateways)
+        let down = await monitor.check()
+        #expect(down.state == .limited)
+        #expect(down.fault == Fault(.gateway, "gateway 192.0.2.1 on eth0: no ARP reply (neighbour incomplete)"))
+        #expect(down.faults["ipv4"]?.location == .gateway)
+        #expect(down.faults["ipv6"] == nil, "ipv6 has no probe of its own: unknown, no fault")
+        // overall and ipv4 share the gateway: one check.
+        #expect(gateways.calls.withLock { $0 } == [Self.v4])
+        var ok = ProbeResult(status: .success, duration: .milliseconds(1), address: "198.51.100.1", family: .ipv4)
+        ok.phases[.rtt] = .milliseconds(1)
+        prober.set(ok)
+        let up = await monitor.check()
+        #expect(up.state == .full && up.fault == Fault(.none))
+        #expect(gateways.calls.withLock { $0.count } == 1, "a healthy round checks no gateway")
+    }
+
+    // MARK: where the fault shows
+
+    static func status(_ fault: Fault?, state: ConnectivityState = .limited, mtu: Int? = nil) -> ReachabilityStatus {
+        let v = ScopedVerdict(verdict: Verdict(state, reason: state == .full ? nil : "timeout"), since: 1)
+        var result = ProbeResult(status: .success, duration: .milliseconds(2))
+        result.mtu = mtu
+        var s = ReachabilityStatus(
+            overall: v, families: [.ipv4: v], uplinks: [:],
+            probes: [ProbeOutcome(name: "mtu:x", type: .mtu, target: "x", result: result, at: 10)],
+            roundStarted: 10, roundDuration: .milliseconds(5),
+            transitions: [(scope: "overall", transition: Transition(from: Verdict(.full), to: v.verdict, at: 10))],
+            round: 1)
+        if let fault { s.faults = ["overall": fault, "ipv4": fault] }
+        return s
+    }
+
+    @Test func metricsCarryOneLocationPerScopeAndTheMTU() {
+        let registry = MetricsRegistry()
+        let recorder = MetricsRecorder(registry: registry, probes: [], uplinks: [])
+        recorder.roundCompleted(Self.status(Fault(.gateway, "gateway 192.0.2.1 on eth0: no ARP reply"), mtu: 1400))
+        #expect(
+            RecorderReloadTests.lines(registry, "reachability_fault_info{") == [
+                "reachability_fault_info{scope=\"ipv4\",location=\"gateway\"} 1",
+                "reachability_fault_info{scope=\"overall\",location=\"gateway\"} 1",
+            ])
+        #expect(
+            RecorderReloadTests.lines(registry, "reachability_path_mtu_bytes{") == [
+                "reachability_path_mtu_bytes{target=\"mtu:x\"} 1400"
+            ])
+        recorder.roundCompleted(Self.status(Fault(.none), state: .full, mtu: nil))
+        #expect(
+            RecorderReloadTests.lines(registry, "reachability_fault_info{") == [
+                "reachability_fault_info{scope=\"ipv4\",location=\"none\"} 1",
+                "reachability_fault_info{scope=\"overall\",location=\"none\"} 1",
+            ])
+        #expect(
+            RecorderReloadTests.lines(registry, "reachability_path_mtu_bytes{").isEmpty, "no measurement: no series")
+        recorder.roundCompleted(Self.status(nil, state: .unknown))
+        #expect(RecorderReloadTests.lines(registry, "reachability_fault_info{").isEmpty)
+    }
+
+    @Test func checkAndHistoryCarryTheFault() throws {
+        let fault = Fault(.gateway, "gateway 192.0.2.1 on eth0: no ARP reply")
+        let s = Self.status(fault, mtu: 1400)
+        let text = CheckCommand.renderText(s)
+        #expect(text.contains("  breaks at: gateway: gateway 192.0.2.1 on eth0: no ARP reply\n"), "\(text)")
+        #expect(text.contains("  ipv4: limited (timeout) — breaks at: gateway: "), "\(text)")
+        let json = try #require(JSONValue.parse(Array(CheckCommand.renderJSON(s).utf8.dropLast())))
+        #expect(json["fault"]?["location"]?.string == "gateway")
+        #expect(json["fault"]?["detail"]?.string == fault.detail)
+        #expect(json["families"]?["ipv4"]?["fault"]?["location"]?.string == "gateway")
+        guard case .array(let probes)? = json["probes"] else {
+            Issue.record("no probes array")
+            return
+        }
+        #expect(probes.first?["path_mtu_bytes"]?.number == 1400)
+        // The transition record round-trips location and detail; older records have neither.
+        let record = TransitionRecord(
+            time: 10, scope: "overall", from: Verdict(.full), to: Verdict(.limited, reason: "timeout"), fault: fault)
+        let line = HistoryRecord.transition(record).encoded()
+        #expect(
+            String(decoding: line, as: UTF8.self).contains(
+                #""reason":"timeout","location":"gateway","fault":"gateway 192.0.2.1"#))
+        #expect(try HistoryRecord.decode(line.dropLast()) == .transition(record))
+        let old =
+            #"{"v":1,"type":"transition","time":10,"scope":"overall","from":"full","to":"limited","reason":"timeout"}"#
+        #expect(
+            try HistoryRecord.decode(Array(old.utf8))
+                == .transition(
+                    TransitionRecord(
+                        time: 10, scope: "overall", from: Verdict(.full), to: Verdict(.limited, reason: "timeout"))))
+        let later =
+            #"{"v":1,"type":"transition","time":10,"scope":"overall","from":"full","to":"limited","location":"satellite"}"#
+        if case .transition(let t) = try HistoryRecord.decode(Array(later.utf8)) {
+            #expect(t.fault == nil)
+        } else {
+            Issue.record("not a transition")
+        }
+        let bad = #"{"v":1,"type":"transition","time":10,"scope":"overall","from":"full","to":"limited","location":7}"#
+        #expect(throws: HistoryDecodeError.self) { try HistoryRecord.decode(Array(bad.utf8)) }
+        // The writer puts the round's fault of the scope into its transition record.
+        #expect(s.faults["overall"] == fault)
+    }
+
+    @Test func theStatusPageSaysWhereItBreaks() {
+        let fault = Fault(.gateway, "gateway 192.0.2.1 on eth0: no ARP reply <script>")
+        let page = StatusPage(status: { Self.status(fault) }).render()
+        #expect(
+            page.contains(
+                "breaks at: <strong>gateway</strong> — gateway 192.0.2.1 on eth0: no ARP reply &lt;script&gt;"),
+            "\(page)")
+        #expect(!page.contains("<script>"))
+        let healthy = StatusPage(status: { Self.status(Fault(.none), state: .full) }).render()
+        #expect(!healthy.contains("breaks at"))
+    }
+}
