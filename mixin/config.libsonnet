@@ -28,6 +28,7 @@
     familyFailingStates: 'limited|portal',
     familyDownFor: '10m',
     partialConnectivityFor: '10m',
+    pathMTUBlackHoleFor: '10m',
     highLatencySeconds: 0.5,
     highLatencyFor: '10m',
     packetLossRatio: 0.05,

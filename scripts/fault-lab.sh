@@ -3,12 +3,13 @@
 # two upstream namespaces that play the internet (reachability-lab serves HTTP, HTTPS with a
 # lab CA, and DNS there), with real faults injected: links and carrier down, routes deleted,
 # nft drop and random-loss rules, DNS dead, captive portals, a wrong TLS certificate, IPv6
-# broken, the primary uplink dead, a flapping link. Every scenario is asserted through the
-# exporter's metrics and its history (--history.dir); the run ends with a table of expected and
-# observed verdicts with detection and recovery times. A scenario that cannot run (ICMP not
-# permitted, a flag refused) fails the run; only --loss-seconds=0 skips one, on request.
+# broken, the primary uplink dead, a flapping link, a vanished gateway, a path-MTU black hole.
+# Every scenario is asserted through the exporter's metrics and its history (--history.dir);
+# the run ends with a table of expected and observed verdicts with detection and recovery
+# times. A scenario that cannot run (ICMP not permitted, a flag refused) fails the run; only
+# --loss-seconds=0 skips one, on request.
 #
-#   scripts/fault-lab.sh [--loss-seconds=90] [--only=single,loss,icmp,uplinks,router,filtered] ...  (see fault_lab.py --help)
+#   scripts/fault-lab.sh [--loss-seconds=90] [--only=single,loss,icmp,uplinks,router,locate,filtered] ...  (see fault_lab.py --help)
 #   RXLAB_BIN_DIR=/path/to/bin scripts/fault-lab.sh ...   (prebuilt binaries; no swift build)
 #   RXLAB_LAB_BIN=/path/to/reachability-lab ...            (the lab services from elsewhere than that dir)
 #
@@ -16,6 +17,14 @@
 # dnsmasq (DHCP + caching DNS forwarder), openNDS (captive portal), NAT and nft faults on a
 # router namespace (scripts/lab_router.py). It needs dnsmasq, opennds, busybox, iptables-legacy,
 # conntrack; without them that phase FAILS (it is not skipped).
+#
+# The locate phase (scripts/faultlab/locate_phase.py) reuses the router phase's home network
+# (and needs the same tools) for fault localization and path MTU: the gateway vanishing while
+# the home's link stays up must be located at `gateway`, the router's uplink down at `upstream`,
+# only DNS dead at `dns`, and a WAN of 1400 bytes with "fragmentation needed"/"packet too big"
+# dropped must be `limited (mtu)` at `upstream` with the path MTU measured within 20 bytes, in
+# the metrics (reachability_fault_info, reachability_path_mtu_bytes), `check --output=json`
+# and the history.
 #
 # The filtered phase (scripts/lab_filtered.py) puts a filtering router with a squid forward proxy
 # (open on :3128, basic auth on :3129) between the exporter and unbound (DNS over UDP, TCP and

@@ -43,7 +43,8 @@ UPSTREAM_DNS = "198.51.100.53"
 MIN_CACHE_TTL = 300
 # Our tables (stop_opennds deletes every other one): the NAT, and one per fault so that faults
 # combine and each undo is deleting its table.
-OWN_NFT_TABLES = {("ip", "rxnat"), ("inet", "rxfault"), ("netdev", "rxgw"), ("inet", "rxdns"), ("inet", "rxmtu")}
+OWN_NFT_TABLES = {("ip", "rxnat"), ("inet", "rxfault"), ("netdev", "rxgw"), ("inet", "rxdns"), ("inet", "rxmtu"),
+                  ("inet", "rxgwcount")}
 LAN_MTU = 1500  # every veth of the lab; wan_mtu(None) puts the WAN back to it
 TOOLS = ("dnsmasq", "opennds", "ndsctl", "busybox", "iptables-legacy", "ip6tables-legacy", "conntrack",
          "nsenter", "unshare", "getent")
@@ -301,6 +302,19 @@ class HomeRouter:
                            '    type filter hook ingress device "rlan" priority 0; policy drop;\n  }\n')
         else:
             self.nft_delete("netdev", "rxgw")
+
+    def count_gateway_echoes(self):
+        """Starts counting the echo requests that reach the router's own LAN addresses (the
+        exporter's gateway checks; nothing else in the lab pings the router): an nft counter on
+        its input hook, read by `gateway_echoes()`."""
+        self.nft_table("inet", "rxgwcount", '  chain input {\n    type filter hook input priority -10;\n'
+                       f'    icmp type echo-request ip daddr {LAN_V4} counter\n'
+                       f'    icmpv6 type echo-request ip6 daddr {LAN_V6} counter\n  }}\n')
+
+    def gateway_echoes(self):
+        """Echo requests to the router's LAN addresses counted so far (both families)."""
+        out = sh("ip", "netns", "exec", self.router, "nft", "list", "table", "inet", "rxgwcount").stdout
+        return sum(int(n) for n in re.findall(r"counter packets (\d+)", out))
 
     def dns_down(self, on):
         """Only DNS dies: the router drops DNS from the LAN (UDP and TCP 53 on its input hook)

@@ -13,30 +13,53 @@ local u = import '../lib/util.libsonnet';
       labels: { severity: severity },
       annotations: { summary: summary, description: description, runbook_url: u.runbookURL(c, name) },
     },
-    // A query template reading the current verdict of a scope back (its state and reason).
+    // A query template reading a per-scope info series of the alert's exporter back: `what`
+    // (a template over the sample's .Labels) when the series exists, nothing when it does not.
     // scope: a quoted PromQL string literal's content, or %s with scopeArg giving its value.
-    local currentVerdict(scope, scopeArg, what) =
-      '{{ with printf "reachability_connectivity_info{scope=\\"%s\\",job=\\"%%s\\",instance=\\"%%s\\",%s=\\"%%s\\"}" %s$labels.job $labels.instance $labels.%s | query }}{{ with first . }}%s{{ end }}{{ end }}'
-      % [scope, c.siteLabel, scopeArg, c.siteLabel, what],
+    local currentInfo(metric, scope, scopeArg, what) =
+      '{{ with printf "%s{scope=\\"%s\\",job=\\"%%s\\",instance=\\"%%s\\",%s=\\"%%s\\"}" %s$labels.job $labels.instance $labels.%s | query }}{{ with first . }}%s{{ end }}{{ end }}'
+      % [metric, scope, c.siteLabel, scopeArg, c.siteLabel, what],
+    // The current verdict of a scope (its state and reason).
+    local currentVerdict(scope, scopeArg, what) = currentInfo('reachability_connectivity_info', scope, scopeArg, what),
+    // " (now: limited, reason timeout; breaks at: gateway)": the scope's verdict and where its
+    // path breaks (reachability_fault_info). Only templates read them, so the alert fires the
+    // same without them: no "; breaks at" when fault_info is absent (an exporter older than
+    // fault localization), nothing at all when the verdict series is absent too.
+    local currentVerdictAndFault(scope, scopeArg) =
+      currentVerdict(scope, scopeArg, ' (now: {{ .Labels.state }}, reason {{ .Labels.reason }}%s)'
+                                      % currentInfo('reachability_fault_info', scope, scopeArg, '; breaks at: {{ .Labels.location }}')),
+
+    // "; largest packet that passes: 1400 bytes (mtu:9.9.9.9)": the path MTU each failing `mtu`
+    // probe of the alert's exporter measured (reachability_path_mtu_bytes of the targets whose
+    // probe_success is 0), by target; nothing when none measured a size. An uplink scope lists
+    // the probes bound to that uplink (target "NAME@IFACE"), any other scope (overall, ipv4,
+    // ipv6) the unbound ones (probe names have no "@").
+    local failingPathMTU =
+      local sel = 'job=\\"%%s\\",instance=\\"%%s\\",%s=\\"%%s\\"' % c.siteLabel;
+      '{{ $bound := "" }}{{ if not (eq $labels.scope "overall" "ipv4" "ipv6") }}{{ $bound = printf "@%s" $labels.scope }}{{ end }}'
+      + '{{ with printf "reachability_path_mtu_bytes{%s,target=~\\"[^@]*%%s\\"} and on (target) (reachability_probe_success{probe=\\"mtu\\",%s} == 0)" $labels.job $labels.instance $labels.%s $bound $labels.job $labels.instance $labels.%s | query | sortByLabel "target" }}'
+        % [sel, sel, c.siteLabel, c.siteLabel]
+      + '; largest packet that passes: {{ range $i, $s := . }}{{ if $i }}, {{ end }}{{ $s.Value }} bytes ({{ $s.Labels.target }}){{ end }}{{ end }}',
 
     groups+: [{
       name: 'reachability.alerts',
       rules: [
-        // `none` (no usable path) or `limited` for any reason but `partial`, which has its own
-        // alert; `unknown` (no round yet) does not count. The reason is aggregated away so that a
+        // `none` (no usable path) or `limited` for any reason but `partial` and `mtu`, which
+        // have their own alerts (the internet works, for some traffic); `unknown` (no round yet)
+        // does not count. The reason is aggregated away so that a
         // change of reason (timeout -> refused) does not restart the `for` clock; the description
         // reads the current one back.
         alert(
           'ReachabilityInternetUnreachable', 'critical',
           |||
             max without (scope, state, reason) (
-              reachability_connectivity_info{%(selector)s, scope="overall", state=~"none|limited", reason!="partial"}
+              reachability_connectivity_info{%(selector)s, scope="overall", state=~"none|limited", reason!~"partial|mtu"}
             ) == 1
           ||| % c,
           c.internetUnreachableFor,
           '{{ $labels.instance }} cannot reach the internet',
-          'The reachability verdict of {{ $labels.instance }} has been none or limited for %s (now: %s).'
-          % [u.duration(c.internetUnreachableFor), currentVerdict('overall', '', '{{ .Labels.state }}, reason {{ .Labels.reason }}')],
+          'The reachability verdict of {{ $labels.instance }} has been none or limited for %s%s.'
+          % [u.duration(c.internetUnreachableFor), currentVerdictAndFault('overall', '')],
         ),
         alert(
           'ReachabilityCaptivePortal', 'warning',
@@ -57,8 +80,8 @@ local u = import '../lib/util.libsonnet';
           ||| % c,
           c.uplinkDownFor,
           'Uplink {{ $labels.interface }} of {{ $labels.instance }} is down while another uplink works',
-          'Probes bound to {{ $labels.interface }} have not reached the internet for %s, while at least one other uplink of {{ $labels.instance }} does.'
-          % u.duration(c.uplinkDownFor),
+          'Probes bound to {{ $labels.interface }} have not reached the internet for %s%s, while at least one other uplink of {{ $labels.instance }} does.'
+          % [u.duration(c.uplinkDownFor), currentVerdictAndFault('%s', '$labels.interface ')],
         ),
         // One IP family fails while another is full: "IPv6 broken, IPv4 fine" (or the reverse).
         // Applications that try the broken family first stall until they fall back.
@@ -71,8 +94,8 @@ local u = import '../lib/util.libsonnet';
           ||| % c,
           c.familyDownFor,
           '{{ $labels.family }} of {{ $labels.instance }} fails while another IP family works',
-          'The {{ $labels.family }} verdict of {{ $labels.instance }} has not been full for %s (now: %s) while another IP family reaches the internet.'
-          % [u.duration(c.familyDownFor), currentVerdict('%s', '$labels.family ', '{{ .Labels.state }}, reason {{ .Labels.reason }}')],
+          'The {{ $labels.family }} verdict of {{ $labels.instance }} has not been full for %s%s while another IP family reaches the internet.'
+          % [u.duration(c.familyDownFor), currentVerdictAndFault('%s', '$labels.family ')],
         ),
         // HTTP works while every HTTPS probe fails (Android's PARTIAL connectivity), per scope.
         alert(
@@ -81,6 +104,18 @@ local u = import '../lib/util.libsonnet';
           c.partialConnectivityFor,
           '{{ $labels.instance }} has partial connectivity ({{ $labels.scope }})',
           'Plain HTTP reaches the internet but HTTPS does not on {{ $labels.instance }} (scope {{ $labels.scope }}): a proxy or firewall blocks TLS.',
+        ),
+        // A path-MTU black hole, per scope: small packets pass, an `mtu` probe's full-size
+        // echoes do not. The description lists what the instance's failing `mtu` probes measured
+        // (reachability_path_mtu_bytes of the targets whose probe_success is 0): none listed
+        // when the failure came from an `icmp` probe with `dont_fragment`, which measures nothing.
+        alert(
+          'ReachabilityPathMTUBlackHole', 'warning',
+          'max without (state, reason) (reachability_connectivity_info{%(selector)s, state="limited", reason="mtu"}) == 1' % c,
+          c.pathMTUBlackHoleFor,
+          '{{ $labels.instance }} carries only small packets ({{ $labels.scope }})',
+          'Only small packets have passed on {{ $labels.instance }} (scope {{ $labels.scope }}) for %s: full-size packets are lost on the way (a path-MTU black hole)%s. Pings and DNS work; page loads, TLS handshakes, downloads and SSH sessions stall.'
+          % [u.duration(c.pathMTUBlackHoleFor), failingPathMTU],
         ),
         alert(
           'ReachabilityHighLatency', 'warning',

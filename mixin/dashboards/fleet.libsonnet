@@ -233,7 +233,7 @@ function(c) {
     },
     g.row(8, 'Sites', y=5),
     g.panel('table', 9, 'Sites', { x: 0, y: 6, w: 24, h: 9 },
-      'One row per instance: verdict, reason, time in state, availability (failed scrapes count as unknown, not online), p90 RTT of ICMP echoes and of HTTP(S) exchanges apart. Click an instance to open its host dashboard.',
+      'One row per instance: verdict, reason, where it breaks (reachability_fault_info\'s location), time in state, availability (failed scrapes count as unknown, not online), p90 RTT of ICMP echoes and of HTTP(S) exchanges apart. Click an instance to open its host dashboard.',
       [
         g.table('max by (job, %(site)s, instance, state, reason) (reachability_connectivity_info{%(sel)s, scope="overall"})' % v),
         g.table('max by (job, %(site)s, instance) (time() - reachability_state_since_timestamp_seconds{%(sel)s, scope="overall"})' % v),
@@ -242,6 +242,7 @@ function(c) {
         g.table('histogram_quantile(0.9, sum by (job, %(site)s, instance, le) (rate(reachability_probe_duration_seconds_bucket{%(sel)s, probe="icmp"}[5m])%(probes)s))' % v),
         g.table('sum by (job, %(site)s, instance) (increase(reachability_state_transitions_total{%(sel)s}[$__range]))' % v),
         g.table('histogram_quantile(0.9, sum by (job, %(site)s, instance, le) (rate(reachability_probe_duration_seconds_bucket{%(sel)s, probe=~"https?"}[5m])%(probes)s))' % v),
+        g.table('max by (job, %(site)s, instance, location) (reachability_fault_info{%(sel)s, scope="overall"})' % v),
       ]) + {
       fieldConfig: {
         defaults: {
@@ -331,8 +332,9 @@ function(c) {
         {
           id: 'organize',
           options: {
-            excludeByName: { Time: true, 'Value #A': true },
+            excludeByName: { Time: true, 'Value #A': true, 'Value #H': true },
             renameByName: {
+              location: 'breaks at',
               'Value #B': 'in state for',
               'Value #C': 'availability 24h',
               'Value #D': 'availability 7d',
@@ -340,7 +342,7 @@ function(c) {
               'Value #F': 'transitions in range',
               'Value #G': 'p90 RTT HTTP(S)',
             },
-            indexByName: { instance: 0, site: 1, job: 2, state: 3, reason: 4 },
+            indexByName: { instance: 0, site: 1, job: 2, state: 3, reason: 4, location: 5 },
           },
         },
       ],

@@ -208,10 +208,11 @@ function(c) {
       },
     },
     g.panel('table', 6, 'Verdict and reason by scope', { x: 16, y: 1, w: 8, h: 5 },
-      'Per scope (overall, ipv4, ipv6, each uplink): the state, why (reachability_connectivity_info\'s reason label) and since when.',
+      'Per scope (overall, ipv4, ipv6, each uplink): the state, why (reachability_connectivity_info\'s reason label), since when, and where the path breaks (reachability_fault_info\'s location: link, gateway, upstream, dns, portal, target or none; empty on exporters without it).',
       [
         g.table('max by (scope, state, reason) (reachability_connectivity_info{%(sel)s})' % v),
         g.table('max by (scope) (time() - reachability_state_since_timestamp_seconds{%(sel)s})' % v),
+        g.table('max by (scope, location) (reachability_fault_info{%(sel)s})' % v),
       ]) + {
       fieldConfig: {
         defaults: {
@@ -255,9 +256,9 @@ function(c) {
         {
           id: 'organize',
           options: {
-            excludeByName: { Time: true, 'Value #A': true },
-            renameByName: { 'Value #B': 'for' },
-            indexByName: { scope: 0, state: 1, reason: 2, 'Value #B': 3 },
+            excludeByName: { Time: true, 'Value #A': true, 'Value #C': true },
+            renameByName: { 'Value #B': 'for', location: 'breaks at' },
+            indexByName: { scope: 0, state: 1, reason: 2, location: 3, 'Value #B': 4 },
           },
         },
       ],

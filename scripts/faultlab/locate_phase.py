@@ -35,6 +35,7 @@ from .runner import Row, Runner
 
 SCOPES = ("overall", "ipv4", "ipv6")
 HEALTHY_MTU = 1500
+HEALTHY_HOLD = 5.0  # seconds of healthy rounds (1 s interval) in which the gateway must not be pinged
 BLACK_HOLE_MTU = 1400
 MTU_SLACK = 20  # the measured MTU may undershoot the link's by this much (a search's last step)
 NO_FAULT = (None, "none")
@@ -161,6 +162,13 @@ class Locate:
             row.observed = self.describe(m)
             problems = [] if ok else [f"not clean within 30 s: {self.describe(m)}"] + self.mtu_problems(m, HEALTHY_MTU, HEALTHY_MTU)
             problems += [f"{s}: location {m.fault(s)}" for s in SCOPES if m.fault(s) not in NO_FAULT]
+            # No extra traffic on a healthy host: the gateway is not pinged while every scope is full.
+            before = self.router.gateway_echoes()
+            time.sleep(HEALTHY_HOLD)
+            echoes = self.router.gateway_echoes() - before
+            row.notes.append(f"gateway echo requests in {HEALTHY_HOLD:.0f} s of healthy rounds: {echoes}")
+            if echoes:
+                problems.append(f"{echoes} echo requests to the gateway while healthy")
             problems += self.check(row, m.verdict()[0], "none")
         except Exception as e:  # a broken scenario fails its row; the others still run
             problems = [f"healthy: {e}"]
@@ -259,6 +267,7 @@ def phase_locate(r, lab, args):
         gateways = (lab_router.LAN_V4, lab_router.LAN_V6)
         log(f"  home {router.client_ip} by DHCP, gateway {gateways[0]} / {gateways[1]}, resolver dnsmasq; "
             f"probes {' '.join(f for f in flags if f.split('=')[0] in PROBE_FLAGS)}")
+        router.count_gateway_echoes()
         s = Locate(r, lab, router, ex, flags)
         s.healthy()
 
@@ -269,8 +278,15 @@ def phase_locate(r, lab, args):
                 "limited", None, "gateway", detail_has=gateways, wait_timeout=GATEWAY_WAIT, recover_timeout=30.0)
         # (b) The gateway answers (ARP, ND, ICMP "net unreachable" from 198.18.1.1); beyond it
         # nothing: dnsmasq still answers the name from its cache.
+        echoes = router.gateway_echoes()
         s.fault("router uplink down", "limited, location upstream",
                 lambda: router.uplink(False), lambda: router.uplink(True), "limited", None, "upstream")
+        # The counter that read 0 while healthy does see the checks (so that 0 means something).
+        log(f"  gateway echo requests during the uplink outage: {router.gateway_echoes() - echoes}")
+        if router.gateway_echoes() == echoes:
+            row = r.rows[-1]
+            row.status = "FAIL"
+            row.notes.insert(0, "no gateway echo request counted while limited: the counter or the check is broken")
         # (c) dnsmasq never sees a query; HTTP, ICMP and the MTU probe (IP addresses) all pass.
         s.fault("only DNS dies (router drops :53)", "limited (dns), location dns",
                 lambda: router.dns_down(True), lambda: router.dns_down(False), "limited", "dns", "dns")

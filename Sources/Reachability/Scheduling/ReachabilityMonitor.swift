@@ -243,14 +243,16 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
                 return out
             }
         }
+        let previous = self.current?.faults ?? [:]
         var faults: [String: Fault] = [:]
-        for (i, (scope, verdict)) in scopes.enumerated() {
+        for (i, (scope, verdict)) in scopes.enumerated() where verdict.state != .unknown {
             let route = routes[i]
-            if let fault = FaultLocator.locate(
-                verdict, entries: entries[scope] ?? [], route: route, check: route.flatMap { checks[$0] })
-            {
-                faults[scope.description] = fault
-            }
+            let label = scope.description
+            // Nil: recovering under hysteresis, the fault located before still stands.
+            faults[label] =
+                FaultLocator.locate(
+                    verdict, entries: entries[scope] ?? [], route: route, check: route.flatMap { checks[$0] })
+                ?? previous[label] ?? Fault(.none, "recovering: every probe succeeds again")
         }
         return faults
     }

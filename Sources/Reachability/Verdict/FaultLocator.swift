@@ -98,6 +98,8 @@ package enum FaultLocator {
         return !entries.contains(where: \.provesInternet)
     }
 
+    /// The scope's fault; nil while `unknown`, and for a `limited` scope whose every probe
+    /// succeeds again (recovering under hysteresis: the caller keeps the fault it had).
     package static func locate(
         _ verdict: Verdict, entries: [RoundEntry], route: GatewayRoute?, check: GatewayCheck?
     ) -> Fault? {
@@ -135,6 +137,9 @@ package enum FaultLocator {
         }
         if entries.contains(where: \.provesInternet) {
             let failing = entries.filter { !$0.result.succeeded }
+            // Every probe succeeds again while `recover_after` holds the verdict: the fault is
+            // the one located before (the caller keeps it), not a new one.
+            guard !failing.isEmpty else { return nil }
             return Fault(.target, failingList(failing, of: entries.count))
         }
         guard let route else {

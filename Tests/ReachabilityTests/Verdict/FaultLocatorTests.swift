@@ -70,6 +70,10 @@ import Testing
             FaultLocator.locate(Verdict(.limited, reason: "timeout"), entries: some, route: Self.v4, check: nil)?
                 .location
                 == .target)
+        // Every probe succeeding while recover_after holds the verdict: no new location (the
+        // scheduler keeps the one it had).
+        #expect(
+            FaultLocator.locate(Verdict(.limited, reason: "timeout"), entries: ok, route: Self.v4, check: nil) == nil)
     }
 
     @Test func theGatewayCheckDecidesGatewayOrUpstream() {
@@ -131,7 +135,7 @@ import Testing
         prober.set(failed)
         let spec = ProbeSpec(name: "198.51.100.1", type: .icmp, target: "198.51.100.1", family: .ipv4) { _ in prober }
         var settings = MonitorSettings()
-        settings.verdict = VerdictSettings(failAfter: 1, recoverAfter: 1)
+        settings.verdict = VerdictSettings(failAfter: 1, recoverAfter: 2)
         let gateways = FakeGateways {
             GatewayCheck(route: $0, problem: "no reply before the deadline", neighbour: .incomplete)
         }
@@ -147,6 +151,9 @@ import Testing
         var ok = ProbeResult(status: .success, duration: .milliseconds(1), address: "198.51.100.1", family: .ipv4)
         ok.phases[.rtt] = .milliseconds(1)
         prober.set(ok)
+        // recover_after 2: the first good round is still limited, and keeps the gateway fault.
+        let recovering = await monitor.check()
+        #expect(recovering.state == .limited && recovering.fault?.location == .gateway)
         let up = await monitor.check()
         #expect(up.state == .full && up.fault == Fault(.none))
         #expect(gateways.calls.withLock { $0.count } == 1, "a healthy round checks no gateway")
