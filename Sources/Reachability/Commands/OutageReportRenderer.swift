@@ -85,7 +85,7 @@ extension OutageReport {
         func csv(_ rows: [[String]]) -> String {
             rows.map {
                 $0.map { cell in
-                    cell.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" })
+                    cell.contains(where: { $0 == "," || $0 == "\"" || $0.isNewline })
                         ? "\"" + cell.replacingAll("\"", "\"\"") + "\"" : cell
                 }.joined(separator: ",")
             }.joined(separator: "\n") + "\n"

@@ -113,7 +113,7 @@ package enum ICMPPacket {
             return .error(
                 ICMPErrorReport(
                     kind: kind, type: type, code: code, echo: quoted.echo, destination: quoted.destination,
-                    isIPv6: false, mtu: type == unreachableV4 && code == 4 && nextHop > 0 ? nextHop : nil))
+                    isIPv6: false, mtu: type == unreachableV4 && code == 4 && nextHop >= 68 ? nextHop : nil))
         case (false, unreachableV6), (false, tooBigV6), (false, timeExceededV6), (false, parameterProblemV6):
             guard let quoted = quotedEchoV6(UnsafeRawBufferPointer(rebasing: icmp[headerSize...])) else {
                 return .other(type: type, code: code)
@@ -131,7 +131,7 @@ package enum ICMPPacket {
                 ICMPErrorReport(
                     kind: kind, type: type, code: code, echo: quoted.echo, destination: quoted.destination,
                     isIPv6: true,
-                    mtu: type == tooBigV6 && mtu > 0 ? mtu : nil))
+                    mtu: type == tooBigV6 && (1280...65_535).contains(mtu) ? mtu : nil))
         default:
             return .other(type: type, code: code)
         }
@@ -197,7 +197,8 @@ package enum ICMPPacket {
             (isIPv6 && kind == .packetTooBig) || (!isIPv6 && type == unreachableV4 && code == 4)
         {
             let info = Int(extendedError.loadUnaligned(fromByteOffset: 8, as: UInt32.self))
-            if info > 0 { mtu = info }
+            // Network input: only sizes a link can have (IPv4 68, IPv6 1280, at most 65,535).
+            if (isIPv6 ? 1280 : 68)...65_535 ~= info { mtu = info }
         }
         return ICMPErrorReport(
             kind: kind, type: type, code: code, echo: ICMPEcho(quote), destination: destination, isIPv6: isIPv6,

@@ -120,7 +120,7 @@ package struct ICMPProber: Prober {
             address = other
             outcomes = await echoes(to: address, deadline: deadline)
         }
-        var result = Self.summarize(outcomes, address: address, duration: .zero)
+        var result = Self.summarize(outcomes, address: address, duration: .zero, dontFragment: c.dontFragment)
         result.detail += fallbackNote
         return result
     }
@@ -178,7 +178,11 @@ package struct ICMPProber: Prober {
 
     /// Turns echo outcomes into a result. Without replies the reason is the most telling one seen:
     /// permission, then unreachable, then error, then timeout.
-    static func summarize(_ outcomes: [ICMPEchoOutcome], address: SocketAddress, duration: Duration) -> ProbeResult {
+    /// Without `dontFragment`, a router's "fragmentation needed" is an ordinary `unreachable`
+    /// (the kernel fragments the next echo), not `mtu`.
+    static func summarize(
+        _ outcomes: [ICMPEchoOutcome], address: SocketAddress, duration: Duration, dontFragment: Bool = false
+    ) -> ProbeResult {
         var rtts: [Duration] = []
         var ttl: Int?
         var reasons: Set<FailureReason> = []
@@ -189,7 +193,7 @@ package struct ICMPProber: Prober {
                 if let t { ttl = t }
             case .timedOut: reasons.insert(.timeout)
             case .icmpError: reasons.insert(.unreachable)
-            case .tooBig: reasons.insert(.mtu)
+            case .tooBig: reasons.insert(dontFragment ? .mtu : .unreachable)
             case .notSent(let reason, _): reasons.insert(reason)
             case .abandoned: reasons.insert(.error)
             }
@@ -220,7 +224,7 @@ package struct ICMPProber: Prober {
             let text = outcomes.lazy.compactMap { o -> String? in
                 switch o {
                 case .icmpError(let t) where reason == .unreachable: t
-                case .tooBig(_, let t) where reason == .mtu: t
+                case .tooBig(_, let t) where reason == .mtu || reason == .unreachable: t
                 case .notSent(let r, let t) where r == reason: t
                 case .abandoned(let t) where reason == .error: t
                 default: nil

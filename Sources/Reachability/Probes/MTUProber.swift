@@ -53,12 +53,12 @@ package struct MTUProber: Prober {
     static func overhead(_ family: IPFamily) -> Int { (family == .ipv4 ? 20 : 40) + ICMPPacket.headerSize }
 
     /// The packet sizes (IP bytes) sent each round, largest first: `top = max(expect, 1500)`,
-    /// PPPoE's 1492 when it is below `top`, every 20 bytes from `top` down to `top - 220`, then
-    /// 1280 (IPv6's minimum), 1024 and (IPv4) 576, so a much smaller MTU is still bracketed and
-    /// an unreachable target is told from a small MTU.
+    /// 1500 and PPPoE's 1492, every 20 bytes from `top` down to `top - 220`, then 1280 (IPv6's
+    /// minimum), 1024 and (IPv4) 576, so a much smaller MTU is still bracketed (to 256 or 448
+    /// bytes) and an unreachable target is told from a small MTU.
     package static func sizes(expect: Int, family: IPFamily) -> [Int] {
         let top = max(expect, 1500)
-        var sizes: Set<Int> = [top, expect]
+        var sizes: Set<Int> = [top, expect, 1500]
         if top > 1492 { sizes.insert(1492) }
         var s = top - top % 20
         while s >= top - 220 {
@@ -112,20 +112,47 @@ package struct MTUProber: Prober {
         return result
     }
 
-    /// Sends the ladder at once, then (when a router reported an MTU that was not tried) one
-    /// echo of that size, and judges.
+    /// Sends the ladder at once with 60 % of the time left; when the largest echo back is
+    /// below `expect`, sends the sizes above it once more (one lost echo is not a black hole)
+    /// and, when a router reported an MTU that was not tried, one echo of exactly that size,
+    /// with the rest of the time; then judges.
     func measure(_ address: SocketAddress, deadline: ContinuousClock.Instant) async -> ProbeResult {
         let c = configuration
-        let family = address.ipFamily
-        var outcomes = await echoes(Self.sizes(expect: c.expect, family: family), to: address, deadline: deadline)
-        let best = outcomes.filter { $0.value.isReply }.keys.max()
-        let reported = outcomes.values.compactMap(\.reportedMTU).min()
-        if let reported, reported > (best ?? 0), outcomes[reported] == nil, reported >= Self.overhead(family),
-            ContinuousClock.now < deadline
-        {
-            outcomes.merge(await echoes([reported], to: address, deadline: deadline)) { _, new in new }
+        let sizes = Self.sizes(expect: c.expect, family: address.ipFamily)
+        let now = ContinuousClock.now
+        let firstDeadline = now < deadline ? now + (now.duration(to: deadline) * 3) / 5 : deadline
+        var outcomes = await echoes(sizes, to: address, deadline: firstDeadline)
+        let best = outcomes.filter { $0.value.isReply }.keys.max() ?? 0
+        guard best < c.expect, ContinuousClock.now < deadline else {
+            return Self.judge(outcomes, expect: c.expect, address: address)
+        }
+        var again = sizes.filter { $0 > best }
+        if let reported = Self.followUp(outcomes, best: best, top: sizes.first ?? c.expect, family: address.ipFamily) {
+            again.append(reported)
+        }
+        // Only the small sizes answered (or nothing did): a target that is down is not retried.
+        guard best > 0 || outcomes.values.contains(where: { $0.reportedMTU != nil }) else {
+            return Self.judge(outcomes, expect: c.expect, address: address)
+        }
+        for (size, outcome) in await echoes(again, to: address, deadline: deadline)
+        where outcomes[size] == nil || outcome.isReply || outcome.reportedMTU != nil {
+            outcomes[size] = outcome
         }
         return Self.judge(outcomes, expect: c.expect, address: address)
+    }
+
+    /// The size a router reported (the smallest), when it is worth one more echo: larger than
+    /// what came back, smaller than what drew the report, within the ladder, not yet tried. A
+    /// report is network input: a forged "packet too big" of 4 GB buys nothing.
+    static func followUp(_ outcomes: [Int: ICMPEchoOutcome], best: Int, top: Int, family: IPFamily) -> Int? {
+        var candidate: Int?
+        for (size, outcome) in outcomes {
+            guard let reported = outcome.reportedMTU, reported > best, reported < size, reported <= top,
+                reported >= (family == .ipv4 ? 68 : 1280), outcomes[reported] == nil
+            else { continue }
+            candidate = min(candidate ?? reported, reported)
+        }
+        return candidate
     }
 
     /// One DF echo per size, all at once; the outcome of each by size.
@@ -156,8 +183,10 @@ package struct MTUProber: Prober {
         let replied = sizes.filter { outcomes[$0]!.isReply }
         guard let best = replied.first else {
             // Nothing came back: not an MTU measurement, an unreachable target.
-            var result = ICMPProber.summarize(sizes.map { outcomes[$0]! }, address: address, duration: .zero)
+            var result = ICMPProber.summarize(
+                sizes.map { outcomes[$0]! }, address: address, duration: .zero, dontFragment: true)
             if result.reason == .mtu { result.reason = .unreachable }
+            result.icmp = nil  // not an echo probe: no icmp_* series for it
             result.detail =
                 "no echo of any size came back (\(sizes.last ?? 0)–\(sizes.first ?? 0) bytes): " + result.detail
             return result
@@ -167,11 +196,14 @@ package struct MTUProber: Prober {
         result.mtu = best
         if case .reply(let rtt, _)? = outcomes[smallest] { result.phases[.rtt] = rtt }
         let lost = sizes.filter { $0 > best }
-        let reported = sizes.compactMap { outcomes[$0]?.reportedMTU }.min()
+        let reports = lost.compactMap { outcomes[$0] }.filter { if case .tooBig = $0 { true } else { false } }
+        let reported = reports.compactMap(\.reportedMTU).min()
         var why: String
         if let reported {
-            why = "a router reported next-hop MTU \(reported)"
-        } else if lost.contains(where: { if case .notSent = outcomes[$0]! { true } else { false } }) {
+            why = "a router reported next-hop MTU \(reported)" + (reported == best ? "" : " (not confirmed by an echo)")
+        } else if !reports.isEmpty {
+            why = "a router reported \"fragmentation needed\" without its MTU"
+        } else if lost.contains(where: { if case .notSent(.mtu, _) = outcomes[$0]! { true } else { false } }) {
             why = "larger sizes do not fit the local interface"
         } else if lost.isEmpty {
             why = "every size came back"

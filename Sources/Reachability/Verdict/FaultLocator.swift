@@ -57,19 +57,33 @@ package enum NeighbourState: String, Sendable, Equatable {
     package var isUnresolved: Bool { self == .incomplete || self == .failed }
 }
 
-/// What one check of a gateway found: an echo's round trip or why none came, and (when the
-/// echo failed) the neighbour entry of the gateway afterwards.
+/// What one check of a gateway found: what its echo got, and (when no reply came) the
+/// gateway's neighbour entry afterwards.
 package struct GatewayCheck: Sendable, Equatable {
+    package enum Echo: Sendable, Equatable {
+        case reply(Duration)
+        /// An ICMP error came back (from the gateway, or the host's own "host unreachable"
+        /// after neighbour resolution failed: the neighbour state tells which).
+        case error(String)
+        /// Sent, nothing came back before the deadline.
+        case silent(String)
+        /// Could not be sent (no permission, no socket, a bad binding): the check proves nothing.
+        case notSent(String)
+    }
+
     package var route: GatewayRoute
-    package var rtt: Duration?
-    package var problem: String?
+    package var echo: Echo
     package var neighbour: NeighbourState?
 
-    package init(route: GatewayRoute, rtt: Duration? = nil, problem: String? = nil, neighbour: NeighbourState? = nil) {
+    package init(route: GatewayRoute, echo: Echo, neighbour: NeighbourState? = nil) {
         self.route = route
-        self.rtt = rtt
-        self.problem = problem
+        self.echo = echo
         self.neighbour = neighbour
+    }
+
+    package var rtt: Duration? {
+        if case .reply(let rtt) = echo { return rtt }
+        return nil
     }
 }
 
@@ -93,10 +107,15 @@ package enum FaultLocator {
     /// Whether locating the scope needs its gateway checked: the scope is `limited` and nothing
     /// in it proves the internet, for a reason the verdict does not explain by itself.
     package static func needsGateway(_ verdict: Verdict, entries: [RoundEntry]) -> Bool {
-        guard verdict.state == .limited else { return false }
-        if verdict.reason == "dns" || verdict.reason == FailureReason.mtu.rawValue { return false }
-        return !entries.contains(where: \.provesInternet)
+        guard verdict.state == .limited, !explained.contains(verdict.reason ?? "") else { return false }
+        return entries.contains { !$0.result.succeeded } && !entries.contains(where: \.provesInternet)
     }
+
+    /// `limited` reasons the verdict explains by itself: no gateway check for them (`quorum`,
+    /// `unproven` and `no_probes` are configurations that cannot prove, not failures).
+    static let explained: Set<String> = [
+        "dns", FailureReason.mtu.rawValue, "partial", "quorum", RoundClassifier.unprovenReason, "no_probes",
+    ]
 
     /// The scope's fault; nil while `unknown`, and for a `limited` scope whose every probe
     /// succeeds again (recovering under hysteresis: the caller keeps the fault it had).
@@ -135,6 +154,16 @@ package enum FaultLocator {
             return Fault(
                 .upstream, "small packets pass, large ones vanish" + (mtu.map { ": \(clip($0.result.detail))" } ?? ""))
         }
+        if verdict.reason == "partial" {
+            return Fault(
+                .upstream,
+                "plain HTTP reaches the internet, HTTPS does not: something on the path blocks or intercepts TLS")
+        }
+        if let reason = verdict.reason, ["quorum", RoundClassifier.unprovenReason, "no_probes"].contains(reason),
+            !entries.contains(where: { !$0.result.succeeded })
+        {
+            return Fault(.none, "nothing failed; the probes cannot prove the internet (\(reason))")
+        }
         if entries.contains(where: \.provesInternet) {
             let failing = entries.filter { !$0.result.succeeded }
             // Every probe succeeds again while `recover_after` holds the verdict: the fault is
@@ -155,12 +184,22 @@ package enum FaultLocator {
         if let rtt = check.rtt {
             return Fault(.upstream, "\(name) answers (\(ICMPProber.milliseconds(rtt)) ms); nothing beyond it does")
         }
-        let resolution = route.family == .ipv4 ? "ARP" : "neighbour discovery"
+        // Neighbour resolution failing is the gateway's silence, whatever the echo got.
+        let resolution = gateway.contains(":") ? "neighbour discovery" : "ARP"
         if let n = check.neighbour, n.isUnresolved {
             return Fault(.gateway, "\(name): no \(resolution) reply (neighbour \(n.rawValue))")
         }
         let neighbour = check.neighbour.map { " (neighbour \($0.rawValue))" } ?? ""
-        return Fault(.gateway, "\(name): no echo reply\(neighbour)" + (check.problem.map { ": \(clip($0))" } ?? ""))
+        switch check.echo {
+        case .reply:
+            return Fault(.upstream, "\(name) answers; nothing beyond it does")
+        case .error(let text):
+            return Fault(.upstream, "\(name) answers with an ICMP error (\(clip(text))); nothing beyond it does")
+        case .silent(let text):
+            return Fault(.gateway, "\(name): no echo reply\(neighbour): \(clip(text))")
+        case .notSent(let text):
+            return Fault(.upstream, "nothing beyond the host answers; \(name) not checked: \(clip(text))")
+        }
     }
 
     static func failingList(_ failing: [RoundEntry], of total: Int) -> String {
@@ -171,6 +210,9 @@ package enum FaultLocator {
 
     /// Probe details can come from remote servers: keep the fault text short.
     static func clip(_ text: String, to limit: Int = 160) -> String {
+        // Control characters (a remote server's CR LF in a probe detail) would break the
+        // outage table and the logs: spaces.
+        let text = String(text.map { $0.isNewline || $0.asciiValue.map { $0 < 0x20 || $0 == 0x7F } == true ? " " : $0 })
         guard text.utf8.count > limit else { return text }
         var out = ""
         for c in text {

@@ -29,7 +29,8 @@ package struct RoundEntry: Sendable, Equatable {
 /// 3. No counting probes ran ⇒ `limited`, `no_probes`.
 /// 4. HTTP succeeds while every HTTPS probe fails ⇒ `limited`, `partial` (Android's PARTIAL).
 /// 5. An `mtu` probe fails with `mtu` (small echoes come back, the expected size does not), or a
-///    don't-fragment ICMP probe fails with `mtu` while others succeed ⇒ `limited`, `mtu`.
+///    don't-fragment ICMP probe fails with `mtu` while another probe proves the internet ⇒
+///    `limited`, `mtu`.
 /// 6. Every DNS probe fails while others succeed ⇒ `limited`, `dns` (except under `icmp`).
 /// 7. The policy: `parallel`/`http`/`icmp` need one counting success, `quorum` its minimum (in a
 ///    family's scope at most as many as the family has counting probes, so a family with one
@@ -64,7 +65,7 @@ package enum RoundClassifier {
         // An MTU probe whose small echoes came back but not the expected size, or a
         // don't-fragment echo too big for a link while other probes succeed: the internet works
         // for small packets only.
-        let othersSucceed = { (e: RoundEntry) in entries.contains { $0.name != e.name && $0.result.succeeded } }
+        let othersSucceed = { (e: RoundEntry) in entries.contains { $0.name != e.name && $0.provesInternet } }
         if entries.contains(where: { $0.result.reason == .mtu && ($0.type == .mtu || othersSucceed($0)) }) {
             return Verdict(.limited, reason: FailureReason.mtu.rawValue)
         }

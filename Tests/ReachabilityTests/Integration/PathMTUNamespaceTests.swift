@@ -157,6 +157,21 @@ import Testing
             fault?.detail.contains("no \(family == .ipv4 ? "ARP" : "neighbour discovery") reply") == true, "\(fault!)")
     }
 
+    /// Routers announce themselves by link-local address (RA): `default via fe80::1 dev a0`. The
+    /// echo carries no scope id; the socket's binding to the route's interface gives it one.
+    @Test func aLinkLocalGatewayIsChecked() async throws {
+        let lab = try Lab()
+        defer { lab.remove() }
+        try lab.r.run(["ip", "-6", "addr", "add", "fe80::61:1/64", "dev", "r0", "nodad"])
+        let engine = ICMPEngine(networkNamespace: lab.a.path)
+        defer { engine.close() }
+        let prober = ICMPGatewayProber(engine: engine, networkNamespace: lab.a.path)
+        let route = GatewayRoute(family: .ipv6, gateway: "fe80::61:1", interface: "a0")
+        var check = await prober.check(route, deadline: .now + .seconds(1))
+        for _ in 0..<2 where check.rtt == nil { check = await prober.check(route, deadline: .now + .seconds(1)) }
+        #expect(check.rtt != nil, "\(check)")
+    }
+
     @Test func theNeighbourTableIsReadOverRtnetlink() async throws {
         let lab = try Lab()
         defer { lab.remove() }

@@ -95,8 +95,12 @@ import Testing
         #expect(reason == .mtu)
         #expect(text.contains("larger than the interface MTU"), "\(text)")
         // An ICMP prober with dont_fragment reports `mtu` for a too-big echo, before unreachable.
-        let r = ICMPProber.summarize([.tooBig(mtu: 1400, "x"), .timedOut], address: Self.v4, duration: .zero)
+        let r = ICMPProber.summarize(
+            [.tooBig(mtu: 1400, "x"), .timedOut], address: Self.v4, duration: .zero, dontFragment: true)
         #expect(r.reason == .mtu)
+        // Without dont_fragment the kernel fragments the next echo: an ordinary unreachable.
+        let plain = ICMPProber.summarize([.tooBig(mtu: 1400, "x"), .timedOut], address: Self.v4, duration: .zero)
+        #expect(plain.reason == .unreachable)
     }
 
     // MARK: the ladder and the judgement
@@ -105,6 +109,15 @@ import Testing
         let v4 = MTUProber.sizes(expect: 1500, family: .ipv4)
         #expect(v4 == [1500, 1492, 1480, 1460, 1440, 1420, 1400, 1380, 1360, 1340, 1320, 1300, 1280, 1024, 576])
         #expect(MTUProber.sizes(expect: 1500, family: .ipv6) == Array(v4.dropLast(2)))
+        // A forged report is not followed: beyond the ladder, not below the size it was for, absurd.
+        let drew: [Int: ICMPEchoOutcome] = [1500: .tooBig(mtu: 4_000_000_000, "x"), 1400: .reply(rtt: .zero, ttl: nil)]
+        #expect(MTUProber.followUp(drew, best: 1400, top: 1500, family: .ipv6) == nil)
+        #expect(MTUProber.followUp([1500: .tooBig(mtu: 1600, "x")], best: 1400, top: 1500, family: .ipv4) == nil)
+        #expect(MTUProber.followUp([1500: .tooBig(mtu: 1410, "x")], best: 1400, top: 1500, family: .ipv4) == 1410)
+        #expect(
+            MTUProber.followUp(
+                [1500: .tooBig(mtu: 1450, "x"), 1460: .tooBig(mtu: 1410, "x")], best: 1400, top: 1500, family: .ipv4)
+                == 1410)
         // What the README says one round sends.
         #expect(MTUProber.bytesPerRound(expect: 1500, family: .ipv4) == 19_772)
         #expect(MTUProber.bytesPerRound(expect: 1500, family: .ipv6) == 18_172)
@@ -112,6 +125,7 @@ import Testing
         #expect(MTUProber.sizes(expect: 1410, family: .ipv4).contains(1410))
         let jumbo = MTUProber.sizes(expect: 9000, family: .ipv4)
         #expect(jumbo.first == 9000 && jumbo.contains(8780) && jumbo.contains(1280) && jumbo.contains(1492))
+        #expect(jumbo.contains(1500), "a 1500-byte path is measured as 1500, not 1492")
         // No step between the top and top - 220 is wider than 20 bytes.
         for sizes in [v4, jumbo] {
             let top = sizes.filter { $0 >= sizes[0] - 220 }
@@ -149,7 +163,18 @@ import Testing
         reported[1410] = .reply(rtt: .milliseconds(3), ttl: 60)  // the follow-up echo of exactly that size
         let r = MTUProber.judge(reported, expect: 1500, address: Self.v4)
         #expect(r.mtu == 1410 && r.reason == .mtu)
-        #expect(r.detail.contains("a router reported next-hop MTU 1410"), "\(r.detail)")
+        #expect(r.detail.contains("a router reported next-hop MTU 1410;"), "\(r.detail)")
+        // A report whose follow-up was not confirmed says so.
+        var unconfirmed = Self.outcomes(upTo: 1400, sizes: sizes, above: .tooBig(mtu: 1410, "frag needed"))
+        unconfirmed[1410] = .timedOut
+        #expect(
+            MTUProber.judge(unconfirmed, expect: 1500, address: Self.v4).detail.contains(
+                "next-hop MTU 1410 (not confirmed by an echo)"))
+        // "Fragmentation needed" without an MTU (old routers) is not a silent black hole.
+        let noMTU = MTUProber.judge(
+            Self.outcomes(upTo: 1400, sizes: sizes, above: .tooBig(mtu: nil, "frag needed")), expect: 1500,
+            address: Self.v4)
+        #expect(noMTU.detail.contains("without its MTU"), "\(noMTU.detail)")
         let local = MTUProber.judge(
             Self.outcomes(upTo: 1300, sizes: sizes, above: .notSent(.mtu, "EMSGSIZE")), expect: 1500, address: Self.v4)
         #expect(local.mtu == 1300)
@@ -160,6 +185,7 @@ import Testing
         let sizes = MTUProber.sizes(expect: 1500, family: .ipv4)
         let r = MTUProber.judge(Self.outcomes(upTo: 0, sizes: sizes), expect: 1500, address: Self.v4)
         #expect(r.status == .failure && r.reason == .timeout && r.mtu == nil)
+        #expect(r.icmp == nil, "no icmp_* series for an mtu probe")
         #expect(r.detail.hasPrefix("no echo of any size came back (576–1500 bytes)"), "\(r.detail)")
         // Every size refused locally as too big is an unreachable target, not a measurement.
         let refused = MTUProber.judge(

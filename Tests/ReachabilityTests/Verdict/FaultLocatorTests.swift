@@ -53,6 +53,20 @@ import Testing
             #expect(!FaultLocator.needsGateway(v, entries: Self.allFail), "\(v)")
         }
         #expect(FaultLocator.needsGateway(Verdict(.limited, reason: "timeout"), entries: Self.allFail))
+        // Configurations that cannot prove the internet are not failures: no gateway echo every round.
+        let provesNothing = [Self.entry("example.com", .dns, .success)]
+        for reason in ["unproven", "quorum", "no_probes", "partial"] {
+            #expect(!FaultLocator.needsGateway(Verdict(.limited, reason: reason), entries: Self.allFail), "\(reason)")
+        }
+        #expect(!FaultLocator.needsGateway(Verdict(.limited, reason: "timeout"), entries: provesNothing))
+        #expect(
+            FaultLocator.locate(
+                Verdict(.limited, reason: "unproven"), entries: provesNothing, route: Self.v4, check: nil)
+                == Fault(.none, "nothing failed; the probes cannot prove the internet (unproven)"))
+        #expect(
+            FaultLocator.locate(
+                Verdict(.limited, reason: "partial"), entries: Self.allFail, route: Self.v4, check: nil)?
+                .location == .upstream)
     }
 
     @Test func fullIsNoneOrTarget() {
@@ -82,22 +96,40 @@ import Testing
             FaultLocator.locate(limited, entries: Self.allFail, route: route, check: check)
         }
         #expect(
-            locate(GatewayCheck(route: Self.v4, rtt: .microseconds(420)))
+            locate(GatewayCheck(route: Self.v4, echo: .reply(.microseconds(420))))
                 == Fault(.upstream, "gateway 192.0.2.1 on eth0 answers (0.420 ms); nothing beyond it does"))
         #expect(
-            locate(GatewayCheck(route: Self.v4, problem: "no reply before the deadline", neighbour: .incomplete))
+            locate(GatewayCheck(route: Self.v4, echo: .silent("no reply before the deadline"), neighbour: .incomplete))
                 == Fault(.gateway, "gateway 192.0.2.1 on eth0: no ARP reply (neighbour incomplete)"))
         #expect(
-            locate(GatewayCheck(route: Self.v6, problem: "x", neighbour: .failed), route: Self.v6)
+            locate(
+                GatewayCheck(route: Self.v6, echo: .error("host unreachable from 2001:db8::2"), neighbour: .failed),
+                route: Self.v6)
                 == Fault(.gateway, "gateway 2001:db8::1 on eth0: no neighbour discovery reply (neighbour failed)"))
         #expect(
-            locate(GatewayCheck(route: Self.v4, problem: "no reply before the deadline", neighbour: .stale))
+            locate(GatewayCheck(route: Self.v4, echo: .silent("no reply before the deadline"), neighbour: .stale))
                 == Fault(
                     .gateway, "gateway 192.0.2.1 on eth0: no echo reply (neighbour stale): no reply before the deadline"
                 ))
         #expect(
             locate(nil) == Fault(.upstream, "nothing beyond the host answers; gateway 192.0.2.1 on eth0 not checked"))
         #expect(locate(nil, route: nil)?.location == .upstream)
+        // An echo that could not be sent proves nothing about the gateway; an ICMP error from a
+        // gateway that resolves is the gateway answering.
+        #expect(
+            locate(GatewayCheck(route: Self.v4, echo: .notSent("Operation not permitted"), neighbour: .stale))
+                == Fault(
+                    .upstream,
+                    "nothing beyond the host answers; gateway 192.0.2.1 on eth0 not checked: Operation not permitted"))
+        #expect(
+            locate(GatewayCheck(route: Self.v4, echo: .notSent("Operation not permitted"), neighbour: .failed))?
+                .location == .gateway)
+        #expect(
+            locate(
+                GatewayCheck(
+                    route: Self.v4,
+                    echo: .error("destination unreachable (administratively prohibited) from 192.0.2.1"),
+                    neighbour: .reachable))?.location == .upstream)
         let tun = GatewayRoute(family: .ipv4, gateway: nil, interface: "wg0")
         #expect(
             locate(nil, route: tun)
@@ -137,7 +169,7 @@ import Testing
         var settings = MonitorSettings()
         settings.verdict = VerdictSettings(failAfter: 1, recoverAfter: 2)
         let gateways = FakeGateways {
-            GatewayCheck(route: $0, problem: "no reply before the deadline", neighbour: .incomplete)
+            GatewayCheck(route: $0, echo: .silent("no reply before the deadline"), neighbour: .incomplete)
         }
         let monitor = ReachabilityMonitor(
             probes: [spec], settings: settings, path: SnapshotPathGate(FakePathSource()), gateways: gateways)
@@ -239,8 +271,6 @@ import Testing
         }
         let bad = #"{"v":1,"type":"transition","time":10,"scope":"overall","from":"full","to":"limited","location":7}"#
         #expect(throws: HistoryDecodeError.self) { try HistoryRecord.decode(Array(bad.utf8)) }
-        // The writer puts the round's fault of the scope into its transition record.
-        #expect(s.faults["overall"] == fault)
     }
 
     @Test func theStatusPageSaysWhereItBreaks() {

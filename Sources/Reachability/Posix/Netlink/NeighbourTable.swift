@@ -40,7 +40,7 @@ package enum NeighbourTable {
         }
         guard sent == request.count else { return nil }
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-        var found: NeighbourState = .absent
+        var found: NeighbourState? = .absent
         for _ in 0..<256 {  // a dump of any table ends long before
             let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             if n < 0, errno == EINTR { continue }
@@ -53,7 +53,12 @@ package enum NeighbourTable {
                     offset + Int(header.length) <= n
                 {
                     defer { offset += RTNL.align(Int(header.length)) }
-                    if header.type == RTNL.messageDone || header.type == RTNL.messageError {
+                    if header.type == RTNL.messageError {
+                        found = nil  // the kernel refused the dump: unknown, not absent
+                        done = true
+                        return
+                    }
+                    if header.type == RTNL.messageDone {
                         done = true
                         return
                     }
@@ -99,16 +104,18 @@ package struct ICMPGatewayProber: GatewayProber {
 
     package func check(_ route: GatewayRoute, deadline: ContinuousClock.Instant) async -> GatewayCheck {
         guard let gateway = route.gateway, let address = SocketAddress(ip: gateway) else {
-            return GatewayCheck(route: route, problem: "no gateway address")
+            return GatewayCheck(route: route, echo: .notSent("no gateway address"))
         }
         let outcome = await engine.echo(to: address, interface: route.interface, deadline: deadline)
-        if case .reply(let rtt, _) = outcome { return GatewayCheck(route: route, rtt: rtt) }
-        let problem: String =
+        let echo: GatewayCheck.Echo =
             switch outcome {
-            case .timedOut: "no reply before the deadline"
-            case .icmpError(let t), .notSent(_, let t), .abandoned(let t), .tooBig(_, let t): t
-            case .reply: ""
+            case .reply(let rtt, _): .reply(rtt)
+            case .icmpError(let t), .tooBig(_, let t): .error(t)
+            case .timedOut: .silent("no reply before the deadline")
+            case .abandoned(let t): .silent(t)
+            case .notSent(_, let t): .notSent(t)
             }
+        if case .reply = echo { return GatewayCheck(route: route, echo: echo) }
         let namespace = networkNamespace
         let neighbour = await Self.pool.run(deadline: .now + .seconds(1)) { () -> NeighbourState? in
             let read: @Sendable () -> NeighbourState? = {
@@ -117,7 +124,7 @@ package struct ICMPGatewayProber: GatewayProber {
             guard let namespace else { return read() }
             return (try? NetworkNamespace.run(inNamespaceAt: namespace, read)) ?? nil
         }
-        return GatewayCheck(route: route, problem: problem, neighbour: neighbour ?? nil)
+        return GatewayCheck(route: route, echo: echo, neighbour: neighbour ?? nil)
     }
 }
 
