@@ -78,25 +78,40 @@ package struct ICMPProber: Prober {
     package var type: ProbeType { .icmp }
 
     package func probe(deadline: ContinuousClock.Instant) async -> ProbeResult {
+        let c = configuration
+        return await Self.round(
+            "ICMP", problem: c.problem, host: c.host, family: c.family, deadline: deadline
+        ) { addresses in
+            await ping(addresses, deadline: deadline)
+        }
+    }
+
+    /// One round of an echo-based probe (`icmp`, `mtu`): a configuration `problem` fails with
+    /// `error`, a host name with a NUL or that does not resolve with `dns` (and the `resolve`
+    /// phase); otherwise `body` runs with the addresses. Sets the round's duration and its
+    /// `resolve` phase.
+    static func round(
+        _ kind: String, problem: String?, host: String, family: FamilyPreference, deadline: ContinuousClock.Instant,
+        _ body: ([SocketAddress]) async -> ProbeResult
+    ) async -> ProbeResult {
         let clock = ContinuousClock()
         let start = clock.now
-        let c = configuration
-        if let problem = c.problem {
-            return .failure(.error, "bad ICMP probe configuration: \(problem)", duration: clock.now - start)
+        if let problem {
+            return .failure(.error, "bad \(kind) probe configuration: \(problem)", duration: clock.now - start)
         }
         // C APIs would silently cut the name at a NUL ("127.0.0.1\0junk" -> 127.0.0.1).
-        if c.host.utf8.contains(0) {
-            return .failure(.dns, "invalid host name \(c.host.debugDescription)", duration: clock.now - start)
+        if host.utf8.contains(0) {
+            return .failure(.dns, "invalid host name \(host.debugDescription)", duration: clock.now - start)
         }
         let addresses: [SocketAddress]
         do {
-            addresses = try await Resolver.resolve(c.host, family: c.family, deadline: deadline)
+            addresses = try await Resolver.resolve(host, family: family, deadline: deadline)
         } catch {
             let elapsed = clock.now - start
             return .failure(.dns, error.message, duration: elapsed, phases: [.resolve: elapsed])
         }
         let resolveTime = clock.now - start
-        var result = await ping(addresses, deadline: deadline)
+        var result = await body(addresses)
         result.duration = clock.now - start
         result.phases[.resolve] = resolveTime
         return result

@@ -86,30 +86,15 @@ package struct MTUProber: Prober {
     package var type: ProbeType { .mtu }
 
     package func probe(deadline: ContinuousClock.Instant) async -> ProbeResult {
-        let clock = ContinuousClock()
-        let start = clock.now
         let c = configuration
-        if let problem = c.problem {
-            return .failure(.error, "bad MTU probe configuration: \(problem)", duration: clock.now - start)
+        return await ICMPProber.round(
+            "MTU", problem: c.problem, host: c.host, family: c.family, deadline: deadline
+        ) { addresses in
+            guard let address = addresses.first(where: { c.family.admits($0.ipFamily) }) else {
+                return .failure(.dns, "\(c.host) has no \(c.family.rawValue) address", duration: .zero)
+            }
+            return await measure(address, deadline: deadline)
         }
-        if c.host.utf8.contains(0) {
-            return .failure(.dns, "invalid host name \(c.host.debugDescription)", duration: clock.now - start)
-        }
-        let addresses: [SocketAddress]
-        do {
-            addresses = try await Resolver.resolve(c.host, family: c.family, deadline: deadline)
-        } catch {
-            let elapsed = clock.now - start
-            return .failure(.dns, error.message, duration: elapsed, phases: [.resolve: elapsed])
-        }
-        let resolveTime = clock.now - start
-        guard let address = addresses.first(where: { c.family.admits($0.ipFamily) }) else {
-            return .failure(.dns, "\(c.host) has no \(c.family.rawValue) address", duration: clock.now - start)
-        }
-        var result = await measure(address, deadline: deadline)
-        result.duration = clock.now - start
-        result.phases[.resolve] = resolveTime
-        return result
     }
 
     /// Sends the ladder at once with 60 % of the time left; when the largest echo back is

@@ -19,7 +19,7 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
         var probers: [ProbeKey: any Prober]
     }
     private let plan: Mutex<Plan>
-    private let path: any PathGate
+    let path: any PathGate
     private let clock: C
     private let wallClock: @Sendable () -> Double
     private let observers: [any RoundObserver]
@@ -32,7 +32,7 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
     private let latestRoundStart = Mutex<C.Instant?>(nil)
     private let concurrency: AsyncSemaphore
     /// Checks the gateway of a scope that is not full (nil: faults are located without it).
-    private let gateways: (any GatewayProber)?
+    let gateways: (any GatewayProber)?
 
     private struct State {
         var verdicts: VerdictEngine
@@ -216,45 +216,6 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
         for o in observers { o.roundCompleted(status) }
         statuses.publish(status)
         return status
-    }
-
-    /// Each decided scope's fault (`FaultLocator`). The gateways of scopes that need one checked
-    /// are checked once each, at once, within min(timeout, 1 s): only while a scope is `limited`
-    /// with nothing proving the internet, so a healthy host sends nothing extra.
-    private func locateFaults(
-        _ status: ReachabilityStatus, entries: [Scope: [RoundEntry]], uplinks: [String], timeout: Duration
-    ) async -> [String: Fault] {
-        var scopes: [(Scope, Verdict)] = [(.overall, status.overall.verdict)]
-        for f in IPFamily.allCases { if let v = status.families[f] { scopes.append((.family(f), v.verdict)) } }
-        for u in uplinks { if let v = status.uplinks[u] { scopes.append((.uplink(u), v.verdict)) } }
-        let routes = scopes.map { path.gatewayRoute(for: $0.0) }
-        var needed: [GatewayRoute] = []
-        for (i, (scope, verdict)) in scopes.enumerated()
-        where FaultLocator.needsGateway(verdict, entries: entries[scope] ?? []) {
-            if let route = routes[i], route.gateway != nil, !needed.contains(route) { needed.append(route) }
-        }
-        var checks: [GatewayRoute: GatewayCheck] = [:]
-        if let gateways, !needed.isEmpty {
-            let deadline = ContinuousClock.now + min(timeout, .seconds(1))
-            checks = await withTaskGroup(of: GatewayCheck.self) { group in
-                for route in needed { group.addTask { await gateways.check(route, deadline: deadline) } }
-                var out: [GatewayRoute: GatewayCheck] = [:]
-                for await c in group { out[c.route] = c }
-                return out
-            }
-        }
-        let previous = self.current?.faults ?? [:]
-        var faults: [String: Fault] = [:]
-        for (i, (scope, verdict)) in scopes.enumerated() where verdict.state != .unknown {
-            let route = routes[i]
-            let label = scope.description
-            // Nil: recovering under hysteresis, the fault located before still stands.
-            faults[label] =
-                FaultLocator.locate(
-                    verdict, entries: entries[scope] ?? [], route: route, check: route.flatMap { checks[$0] })
-                ?? previous[label] ?? Fault(.none, "recovering: every probe succeeds again")
-        }
-        return faults
     }
 
     private func runProbe(_ spec: ProbeSpec, interface: String?, plan: Plan, at started: Double, due: C.Instant) async
