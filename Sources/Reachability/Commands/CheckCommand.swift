@@ -75,13 +75,15 @@ package enum CheckCommand {
 
     static func renderText(_ s: ReachabilityStatus) -> String {
         var out = "\(s.overall.verdict.state.rawValue)"
-        if let r = s.overall.verdict.reason { out += " (\(r))" }
+        if let r = s.overall.verdict.reason { out += " (\(r.escapingControlCharacters))" }
         out += "\n"
         func breaks(_ scope: String) -> String {
             guard let f = s.faults[scope], f.location != .none else { return "" }
-            return " — breaks at: \(f.description)"
+            return " — breaks at: \(f.description.escapingControlCharacters)"
         }
-        if let f = s.fault, f.location != .none { out += "  breaks at: \(f.description)\n" }
+        if let f = s.fault, f.location != .none {
+            out += "  breaks at: \(f.description.escapingControlCharacters)\n"
+        }
         for family in IPFamily.allCases {
             if let v = s.families[family] { out += "  \(family.rawValue): \(v.verdict)\(breaks(family.rawValue))\n" }
         }
@@ -95,7 +97,8 @@ package enum CheckCommand {
             if let r = p.result.reason { line += " (\(r.rawValue))" }
             line += " in \(ms) ms"
             if !p.result.detail.isEmpty && p.result.status != .success { line += " — \(p.result.detail)" }
-            out += line + "\n"
+            // Details come from the network: no raw control character reaches the terminal.
+            out += line.escapingControlCharacters + "\n"
         }
         return out
     }

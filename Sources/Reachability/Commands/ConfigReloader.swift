@@ -33,7 +33,9 @@ final class ConfigReloader: Service {
         }
     }
 
-    typealias Apply = @Sendable (_ probes: [ProbeSpec], _ settings: MonitorSettings) async -> Void
+    /// Hands probes and settings to the monitor; `changed` false: the file says what runs
+    /// already (probers are built again, for rotated CA files, but no extra round runs).
+    typealias Apply = @Sendable (_ probes: [ProbeSpec], _ settings: MonitorSettings, _ changed: Bool) async -> Void
 
     let path: String
     private let flags: ParsedFlags
@@ -98,6 +100,11 @@ final class ConfigReloader: Service {
         let next: ExporterOptions
         do throws(ConfigError) {
             next = try load()
+            if next.usesBuiltInDefaults && !old.usesBuiltInDefaults {
+                throw ConfigError(
+                    file: path, mark: nil, path: "probes", expected: "at least one probe",
+                    found: "none (the reload would fall back to the built-in public targets)")
+            }
         } catch {
             metrics.lastReloadSuccessful.set(0)
             logger.error(
@@ -114,14 +121,16 @@ final class ConfigReloader: Service {
         if let warning = ProbeSpec.evidenceWarning(next.specs, policy: next.settings.verdict.policy) {
             logger.warn(warning, ("file", path))
         }
-        await apply(next.specs, next.settings)
+        let changed = next.file != old.file || next.settings != old.settings
+        await apply(next.specs, next.settings, changed)
         current.withLock { $0 = next }
         publishLabels(next)
         metrics.lastReloadSuccessful.set(1)
         metrics.lastReloadSuccessTimestamp.set(wallClock())
         let summary = Self.summary(old: old, new: next)
         logger.info(
-            "configuration reloaded", ("trigger", trigger), ("file", path), ("probes", String(summary.probes)),
+            changed ? "configuration reloaded" : "configuration reloaded, unchanged", ("trigger", trigger),
+            ("file", path), ("probes", String(summary.probes)),
             ("added", summary.added.joined(separator: ",")), ("removed", summary.removed.joined(separator: ",")),
             ("changed", summary.changed.joined(separator: ",")), ("uplinks", summary.uplinks.joined(separator: ",")))
         return .success(summary)
@@ -177,7 +186,7 @@ final class ConfigReloader: Service {
             if auto && !fresh.isEmpty {
                 var next = setup
                 next.settings.uplinks += fresh
-                await apply(next.specs, next.settings)
+                await apply(next.specs, next.settings, true)
                 current.withLock { $0 = next }
                 publishLabels(next)
                 logger.info(

@@ -54,15 +54,44 @@ enum ConfigWiring {
         }
     }
 
-    /// `POST /-/reload`; without `--config.file` it answers 400 (there is nothing to reload).
-    static func reloadRoute(_ reloader: ConfigReloader?) -> WebRoutes.Route {
+    static let lifecycleFlag = FlagSpec(
+        "web.enable-lifecycle", .bool(default: false),
+        help:
+            "Serve POST /-/reload (off by default, as in Prometheus): same-origin requests only, authenticated when --web.config.file sets users."
+    )
+
+    /// `POST /-/reload`: 403 unless `enabled` (`--web.enable-lifecycle`) and for a request a
+    /// browser sent from another site; 400 without `--config.file` (there is nothing to reload).
+    static func reloadRoute(_ reloader: ConfigReloader?, enabled: Bool) -> WebRoutes.Route {
         { request in
-            if let reloader { return reloader.route(request) }
             guard request.path == "/-/reload" else { return nil }
             guard request.method == "POST" else { return WebRoutes.methodNotAllowed("POST") }
-            return HTTPResponse(
-                status: 400, text: "nothing to reload: the exporter was started without --config.file\n")
+            guard enabled else {
+                return HTTPResponse(status: 403, text: "Lifecycle API is not enabled (--web.enable-lifecycle).\n")
+            }
+            if let why = crossSiteRefusal(request) { return HTTPResponse(status: 403, text: why + "\n") }
+            guard let reloader else {
+                return HTTPResponse(
+                    status: 400, text: "nothing to reload: the exporter was started without --config.file\n")
+            }
+            return reloader.route(request)
         }
+    }
+
+    /// Why a state-changing request looks sent by a browser on behalf of another site, or nil.
+    /// Browsers mark every cross-origin POST with `Origin` (and `Sec-Fetch-Site`); curl, Prometheus
+    /// and scripts send neither, so they pass. The origin must name the host the request was sent to.
+    static func crossSiteRefusal(_ request: HTTPRequest) -> String? {
+        if let site = request.header("sec-fetch-site")?.lowercased(), site != "same-origin", site != "none" {
+            return "cross-site request refused (Sec-Fetch-Site: \(site))"
+        }
+        guard let origin = request.header("origin") else { return nil }
+        let host = request.header("host")?.lowercased() ?? ""
+        let originHost = origin.lowercased().split(separator: "://", maxSplits: 1).dropFirst().first.map(String.init)
+        guard let originHost, !host.isEmpty, originHost == host else {
+            return "cross-site request refused (Origin does not match Host)"
+        }
+        return nil
     }
 }
 

@@ -37,11 +37,6 @@ struct Exporter: Sendable {
         }
         MallocArenas.limit(to: 2)
         let openFiles = OpenFileLimit.raise()
-        if openFiles < UInt64(serverOptions.maxConnections) + 64 {
-            logger.warn(
-                "the open-file limit is below --web.max-connections plus room for probes; raise LimitNOFILE",
-                ("limit", String(openFiles)), ("max_connections", String(serverOptions.maxConnections)))
-        }
         let registry = MetricsRegistry(histograms: histograms)
         ProcessMetrics.register(in: registry)
         var security: WebSecurity?
@@ -67,6 +62,12 @@ struct Exporter: Sendable {
         let options: ExporterOptions
         switch ConfigWiring.setup(flags, file: file, gate: pathGate, logger: logger) {
         case .success(let o): options = o
+        case .failure(let exit):
+            pathMonitor?.stop()
+            return .failure(exit)
+        }
+        switch FileBudget(openFiles: openFiles, options: options, server: serverOptions).check(logger) {
+        case .success(let budgeted): serverOptions = budgeted
         case .failure(let exit):
             pathMonitor?.stop()
             return .failure(exit)
@@ -114,6 +115,13 @@ private struct Parts {
     func assemble(listen: ListenAddress, serverOptions: HTTPServer.Options, security: WebSecurity?) -> Result<
         Exporter, ExitStatus
     > {
+        if let dir = options.history?.directory, case .failure(.held(let pid)) = DirectoryLock.acquire(dir) {
+            writeErr(
+                "reachability_exporter: error: history directory \(dir) is in use by another exporter"
+                    + (pid.map { " (pid \($0))" } ?? "") + "; give each exporter its own --history.dir\n")
+            pathMonitor?.stop()
+            return .failure(ExitStatus(78))
+        }
         let recorder = MetricsRecorder(registry: registry, probes: specs, uplinks: settings.uplinks)
         // History: --history.* flags, else the file's `history:` section. Read back before the
         // first round, written by its own thread.
@@ -135,9 +143,9 @@ private struct Parts {
             ConfigReloader(
                 path: file.file, flags: flags, environment: processEnvironment(), gate: pathGate, initial: options,
                 registry: registry, logger: logger
-            ) { await monitor.reconfigure(probes: $0, settings: $1) }
+            ) { await monitor.reconfigure(probes: $0, settings: $1, runRound: $2) }
         }
-        routes.add(ConfigWiring.reloadRoute(reloader))
+        routes.add(ConfigWiring.reloadRoute(reloader, enabled: flags.bool("web.enable-lifecycle")))
         let webRoutes = routes
         let server: HTTPServer
         do {
@@ -211,6 +219,8 @@ private struct SignalService: Service {
                 continue
             }
             logger.info("shutting down", ("signal", signal.description))
+            // The services get their grace periods (5 s each at most); past 30 s something is stuck.
+            exitIfStillRunning(after: 30) { [logger] in logger.error("shutdown did not finish in 30 s; exiting") }
             return
         }
     }

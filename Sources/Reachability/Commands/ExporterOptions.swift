@@ -20,6 +20,8 @@ struct ExporterOptions: Sendable {
     var notes: [String]
     /// `--history.*` flags, else the file's `history:` section; nil: no history.
     var history: HistoryConfig?
+    /// Whether the probes are the built-in public defaults (neither flags nor the file gave one).
+    var usesBuiltInDefaults = false
 
     /// Why a setup is refused: a bad flag (exit 64) or a bad file (exit 78).
     enum Failure: Error {
@@ -79,7 +81,8 @@ struct ExporterOptions: Sendable {
             }
         }
         return ExporterOptions(
-            specs: specs, settings: settings, file: file, labels: labels, notes: notes, history: history)
+            specs: specs, settings: settings, file: file, labels: labels, notes: notes, history: history,
+            usesBuiltInDefaults: !anyProbeFlag && (file?.probes ?? []).isEmpty)
     }
 
     /// The file's `history:` section as settings (nil without a `dir`).

@@ -26,7 +26,9 @@ extension OutageReport {
         DurationParser.format(.seconds(Int64(max(0, seconds).rounded())))
     }
 
-    private static func table(_ rows: [[String]]) -> String {
+    private static func table(_ rawRows: [[String]]) -> String {
+        // Reasons and fault details are read from files: no raw control character reaches the terminal.
+        let rows = rawRows.map { $0.map(\.escapingControlCharacters) }
         guard let header = rows.first else { return "" }
         var widths = header.map(\.count)
         for row in rows {

@@ -7,7 +7,7 @@ package enum ConfigLoader {
     package static func load(path: String) throws(ConfigError) -> ExporterConfig {
         let bytes: [UInt8]
         do throws(Errno) { bytes = try FileContents.read(path, limit: maximumSize) } catch {
-            let found = FileContents.isTooLarge(error) ? "a file over \(maximumSize) bytes" : error.description
+            let found = FileContents.describe(error, limit: maximumSize)
             throw ConfigError(file: path, mark: nil, path: "", expected: "a readable configuration file", found: found)
         }
         return try parse(bytes, file: path)

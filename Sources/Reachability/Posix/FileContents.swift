@@ -5,10 +5,21 @@ enum FileContents {
     /// Whether `read` failed because the file is larger than its limit.
     static func isTooLarge(_ error: Errno) -> Bool { error.code == EFBIG }
 
+    /// What a failed `read` found, for a person: the errno's text, or what was wrong with the file.
+    static func describe(_ error: Errno, limit: Int) -> String {
+        switch error.code {
+        case EFBIG: "a file over \(limit) bytes"
+        case EISDIR: "a directory"
+        case EINVAL: "not a regular file (a FIFO, socket or device)"
+        default: error.description
+        }
+    }
+
     /// The file's bytes. Throws the errno of a failed call, or `EFBIG` past `limit` bytes, or
-    /// `EISDIR`/`EINVAL` for something that is not a regular file.
+    /// `EISDIR`/`EINVAL` for something that is not a regular file. Opened without blocking, so
+    /// a FIFO (or a device) at the path is refused at once instead of waiting for a writer.
     static func read(_ path: String, limit: Int) throws(Errno) -> [UInt8] {
-        let fd = try retryingOnInterrupt { open(path, O_RDONLY | O_CLOEXEC) }
+        let fd = try retryingOnInterrupt { open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }
         defer { Glibc.close(fd) }
         var st = stat()
         if fstat(fd, &st) != 0 { throw Errno.current }

@@ -68,8 +68,17 @@ package enum FileIO {
         return try retryingOnInterrupt { open(path, flags, 0o644) }
     }
 
+    /// Opens a regular file for reading, without blocking on a FIFO or a device (`EINVAL` for
+    /// anything but a regular file). Reads from it block as usual.
     package static func openRead(_ path: String) throws(Errno) -> Int32 {
-        try retryingOnInterrupt { open(path, O_RDONLY | O_CLOEXEC) }
+        let fd = try retryingOnInterrupt { open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }
+        var st = stat()
+        guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG else {
+            let error = st.st_mode & S_IFMT == S_IFREG ? Errno.current : Errno(EINVAL)
+            Glibc.close(fd)
+            throw error
+        }
+        return fd
     }
 
     /// One `write` call (retried only on `EINTR`); returns the bytes written, which may be short.

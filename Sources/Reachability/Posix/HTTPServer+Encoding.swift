@@ -7,6 +7,9 @@ extension HTTPServer {
         "HTTP/1.0 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\nClient sent an HTTP request to an HTTPS server.\n"
             .utf8)
 
+    /// The interim answer to `Expect: 100-continue`.
+    static let continueResponse = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
+
     /// The head and (unless `head`) the body, in one buffer for one write.
     static func serialize(_ response: HTTPResponse, head: Bool, keepAlive: Bool) -> [UInt8] {
         var out = response.head(keepAlive: keepAlive)
@@ -22,16 +25,23 @@ extension HTTPServer {
             || type.hasPrefix("application/json") || type.hasPrefix("application/vnd.google.protobuf")
     }
 
-    /// Whether `Accept-Encoding` admits gzip (`gzip`, `gzip;q=0.5`, `*`), and not with q=0.
+    /// Whether `Accept-Encoding` admits gzip (RFC 9110 §12.5.3): `gzip`'s own weight if it is
+    /// listed (so `*, gzip;q=0` refuses it), else the weight of `*`; q=0 means "not acceptable".
     static func acceptsGzip(_ request: HTTPRequest) -> Bool {
         guard let header = request.header("Accept-Encoding") else { return false }
+        var gzip: Double?
+        var any: Double?
         for item in header.split(separator: ",") {
             let parts = item.split(separator: ";").map { $0.trimmingSpaces.lowercased() }
-            guard let coding = parts.first, coding == "gzip" || coding == "*" else { continue }
-            let q = parts.dropFirst().first { $0.hasPrefix("q=") }.flatMap { Double($0.dropFirst(2)) } ?? 1
-            return q > 0
+            guard let coding = parts.first else { continue }
+            let q = parts.dropFirst().first { $0.hasPrefix("q=") }.map { Double($0.dropFirst(2)) ?? 0 } ?? 1
+            if coding == "gzip" || coding == "x-gzip" {
+                gzip = min(gzip ?? 1, q)
+            } else if coding == "*" {
+                any = min(any ?? 1, q)
+            }
         }
-        return false
+        return (gzip ?? any ?? 0) > 0
     }
 
     /// gzip of `body`, shared by concurrent scrapes: they get the very same render (one buffer,

@@ -182,6 +182,7 @@ package final class HTTPServer: Sendable {
             acceptLoopDone.store(true, ordering: .releasing)
             somethingEnded.signal()
         }
+        var lastDescriptorWarning: ContinuousClock.Instant?
         while true {
             var fds = [
                 pollfd(fd: listenFD, events: Int16(POLLIN), revents: 0),
@@ -205,9 +206,14 @@ package final class HTTPServer: Sendable {
                     }
                 }
                 if fd < 0 {
-                    // EMFILE/ENFILE: out of descriptors; back off instead of spinning.
+                    // EMFILE/ENFILE: out of descriptors; back off instead of spinning, and say so
+                    // once a minute, not at every try.
                     if errno == EMFILE || errno == ENFILE {
-                        logger.warn("accept failed, out of file descriptors")
+                        let now = ContinuousClock.now
+                        if lastDescriptorWarning.map({ now - $0 >= .seconds(60) }) ?? true {
+                            lastDescriptorWarning = now
+                            logger.warn("accept failed, out of file descriptors (logged once a minute)")
+                        }
                         usleep(50_000)
                     }
                     break
@@ -281,6 +287,7 @@ package final class HTTPServer: Sendable {
     private func serve(_ id: UInt64, fd: Int32, peer: SocketAddress, config: WebConfig?) async {
         let clock = ContinuousClock()
         let socket = StreamSocket.accepted(fd, peer: peer)
+        socket.limitUnsent()
         var stream: any ByteStream = socket
         if let tls = config?.tls {
             do throws(StreamError) {
@@ -310,21 +317,34 @@ package final class HTTPServer: Sendable {
         let parser = HTTPRequestParser(limits: options.limits)
         var buffer: [UInt8] = []
         var requestStart: ContinuousClock.Instant?
+        var sentContinue = false
+        var answeredBefore = false
         while true {
             switch parser.parse(buffer[...]) {
             case .request(let request, let consumed):
                 buffer.removeFirst(consumed)
+                sentContinue = false
                 requestStart = buffer.isEmpty ? nil : clock.now
+                // Answered only once the previous answer has left (at once for a client that reads):
+                // a client that pipelines and never reads holds at most one answer in the kernel.
+                if answeredBefore {
+                    do throws(StreamError) {
+                        try await socket.waitUntilSent(deadline: clock.now + options.writeTimeout)
+                    } catch {
+                        return
+                    }
+                }
                 guard setAnswering(id, true) else { return }
                 let keepAlive = request.keepAlive && !isStopping
                 let deadline = clock.now + options.writeTimeout
-                let parts = respond(request, config: config, keepAlive: keepAlive)
+                let parts = respond(request, config: config, client: peer.ip, keepAlive: keepAlive)
                 do throws(StreamError) {
                     try await stream.write(parts, deadline: deadline)
                 } catch {
                     return
                 }
                 guard setAnswering(id, false), keepAlive else { return }
+                answeredBefore = true
                 continue
             case .reject(let status, let message):
                 let response = HTTPResponse(status: status, text: message + "\n")
@@ -332,6 +352,15 @@ package final class HTTPServer: Sendable {
                     Self.serialize(response, head: false, keepAlive: false), deadline: clock.now + .seconds(1))
                 logger.debug("rejected request", ("status", String(status)), ("reason", message))
                 return
+            case .continueBody:
+                if !sentContinue {
+                    sentContinue = true
+                    do throws(StreamError) {
+                        try await stream.write(Self.continueResponse, deadline: clock.now + options.writeTimeout)
+                    } catch {
+                        return
+                    }
+                }
             case .incomplete:
                 break
             }
@@ -358,9 +387,9 @@ package final class HTTPServer: Sendable {
     }
 
     /// Runs on the server's pool: authentication, the handler, security headers, gzip.
-    private func respond(_ request: HTTPRequest, config: WebConfig?, keepAlive: Bool) -> [UInt8] {
+    private func respond(_ request: HTTPRequest, config: WebConfig?, client: String, keepAlive: Bool) -> [UInt8] {
         if let security, let config {
-            switch security.authorize(request, config: config) {
+            switch security.authorize(request, config: config, client: client) {
             case .allow: break
             case .unauthorized:
                 var r = HTTPResponse(

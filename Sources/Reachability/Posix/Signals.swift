@@ -56,3 +56,14 @@ package final class SignalWatcher: @unchecked Sendable {
 
     deinit { for s in sources { s.cancel() } }
 }
+
+/// Ends the process with status 1 if it is still running `seconds` from now: a shutdown always
+/// ends, even when a service is stuck in a call that cannot be cancelled (a blocking read of a
+/// file that turned out to be a FIFO, a hung filesystem). `warn` is called just before.
+package func exitIfStillRunning(after seconds: UInt32, warn: @escaping @Sendable () -> Void) {
+    startThread(name: "shutdown-guard") {
+        sleep(seconds)
+        warn()
+        _exit(1)
+    }
+}

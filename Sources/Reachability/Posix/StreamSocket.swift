@@ -173,6 +173,33 @@ package final class StreamSocket: ByteStream {
         Glibc.shutdown(fd, Int32(SHUT_WR))
     }
 
+    /// Unsent bytes a connection may queue in the kernel (`TCP_NOTSENT_LOWAT`, set at accept):
+    /// past it a write waits, so a client that stops reading pins this much, not a send buffer
+    /// grown to megabytes.
+    package static let notSentLowWater: Int32 = 128 << 10
+
+    /// Bounds what a server connection may leave unsent (see `notSentLowWater`).
+    package func limitUnsent() {
+        try? setSocketOption(fd, Int32(IPPROTO_TCP), Int32(TCP_NOTSENT_LOWAT), Self.notSentLowWater)
+    }
+
+    /// Waits until everything written so far has gone out to the peer (nothing left unsent,
+    /// `SIOCOUTQNSD`), without polling: the low-water mark drops to 1 byte while waiting, so the
+    /// kernel reports the socket writable exactly then. A client that pipelines requests and
+    /// reads no answer so holds one answer in the kernel, not hundreds.
+    package func waitUntilSent(deadline: ContinuousClock.Instant) async throws(StreamError) {
+        guard unsent() > 0 else { return }
+        try? setSocketOption(fd, Int32(IPPROTO_TCP), Int32(TCP_NOTSENT_LOWAT), 1)
+        defer { limitUnsent() }
+        while unsent() > 0 { try await wait(writable: true, deadline: deadline) }
+    }
+
+    /// Bytes written but not yet sent (SIOCOUTQNSD); 0 when unknown.
+    private func unsent() -> Int {
+        var count: Int32 = 0
+        return ioctl(fd, UInt(0x894B), &count) == 0 ? Int(count) : 0
+    }
+
     /// Bytes in the receive queue (FIONREAD).
     private func available() -> Int {
         var count: Int32 = 0

@@ -59,6 +59,11 @@ package final class TLSContext: @unchecked Sendable {
         }
         ERR_clear_error()
         if let caFile = options.caFile {
+            // OpenSSL opens the file with a blocking fopen: a FIFO there would hang the reload.
+            do throws(Errno) { _ = try FileContents.read(caFile, limit: 16 << 20) } catch {
+                throw Failure(
+                    message: "cannot load CA file \(caFile): \(FileContents.describe(error, limit: 16 << 20))")
+            }
             if SSL_CTX_load_verify_locations(ctx, caFile, nil) != 1 {
                 throw Failure(message: "cannot load CA file \(caFile): \(TLSContext.drainErrors())")
             }

@@ -67,6 +67,10 @@ package final class TLSServerContext: @unchecked Sendable {
         "TLS_RSA_WITH_AES_128_CBC_SHA": "AES128-SHA",
         "TLS_RSA_WITH_AES_256_CBC_SHA": "AES256-SHA",
     ]
+    /// TLS 1.2 suites offered when `cipher_suites` is not set (TLS 1.3 has its own, all AEAD).
+    static let defaultTLS12Ciphers =
+        "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:"
+        + "ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305"
     static let curves: [String: String] = [
         "X25519": "X25519", "CurveP256": "P-256", "CurveP384": "P-384", "CurveP521": "P-521",
     ]
@@ -103,7 +107,13 @@ package final class TLSServerContext: @unchecked Sendable {
         guard cossl_set_min_proto(ctx, min) == 1, cossl_ctx_set_max_proto(ctx, max) == 1 else {
             throw Failure(key: "min_version", message: "OpenSSL refused \(s.minVersion)…\(s.maxVersion)")
         }
-        if !s.cipherSuites.isEmpty {
+        if s.cipherSuites.isEmpty {
+            // Without cipher_suites, TLS 1.2 offers forward-secret AEAD suites only (ECDHE with
+            // GCM or ChaCha20), as the toolkit's defaults do: no static RSA key exchange, no CBC.
+            guard SSL_CTX_set_cipher_list(ctx, Self.defaultTLS12Ciphers) == 1 else {
+                throw Failure(key: "cipher_suites", message: "OpenSSL refused \(Self.defaultTLS12Ciphers)")
+            }
+        } else {
             var names: [String] = []
             for suite in s.cipherSuites {
                 guard let name = Self.ciphers[suite] else {

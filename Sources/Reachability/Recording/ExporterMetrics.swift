@@ -200,7 +200,9 @@ package final class MetricsRecorder: RoundObserver {
         }
         // A scope gone (an uplink removed by a reload) or undecided again loses its series.
         m.faultInfo.removeAll { status.faults[$0[0]] == nil }
-        for (scope, t) in status.transitions where scope == "overall" {
+        // State changes only: a new reason within the same state (limited (dns) -> limited
+        // (timeout)) is a transition of the verdict, in history and logs, but not of the state.
+        for (scope, t) in status.transitions where scope == "overall" && t.from.state != t.to.state {
             m.transitions.labels(t.from.state.rawValue, t.to.state.rawValue).inc()
             m.lastTransition.set(t.at)
         }

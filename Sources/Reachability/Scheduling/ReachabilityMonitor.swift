@@ -122,9 +122,17 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
             let remaining = wait > elapsed ? wait - elapsed : .zero
             due = clock.now.advanced(by: remaining)
             let fired = await trigger.wait(for: remaining, clock: clock)
+            let followsATriggeredRound = !periodic
             // A path change re-probes at once, with no stagger; it also restarts the backoff.
             periodic = !fired
-            if fired { backoff = settings.fastRecheck }
+            if fired {
+                backoff = settings.fastRecheck
+                // Triggers in a row (a flapping link, a reload loop) start rounds no closer than
+                // the least gap: one at once, then at most one per gap.
+                let gap = min(settings.minimumRoundGap, settings.interval)
+                let since = roundStart.duration(to: clock.now)
+                if followsATriggeredRound, since < gap, (try? await clock.sleep(for: gap - since)) == nil { break }
+            }
         }
     }
 
@@ -252,7 +260,7 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
     /// Replaces the probes and settings between rounds (a configuration reload): waits for a
     /// running round to finish (its staggered starts begin at once), swaps, tells the observers
     /// (`RoundObserver.probesChanged`), and wakes the scheduler so a round with the new probes
-    /// runs at once.
+    /// runs at once (unless `runRound` is false: a reload that changed nothing).
     ///
     /// - Probers are built afresh for every probe (the specs carry no identity to compare).
     /// - Verdict trackers (overall, per family, per kept uplink) keep their state and streaks when
@@ -262,7 +270,7 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
     /// - Remembered results of removed probes, and of probes whose type, target or family changed,
     ///   are dropped, so no round mixes in an answer from the old configuration.
     /// - `maxConcurrentProbes` and `pathDebounce` keep their values from creation.
-    package func reconfigure(probes: [ProbeSpec], settings: MonitorSettings) async {
+    package func reconfigure(probes: [ProbeSpec], settings: MonitorSettings, runRound: Bool = true) async {
         // Probes in flight finish; staggered starts still waiting begin now.
         stagger.withLock { s in
             s.pendingReconfigures += 1
@@ -295,7 +303,7 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
         }
         plan.withLock { $0 = Plan(specs: probes, settings: settings, probers: probers) }
         for o in observers { o.probesChanged(probes, settings: settings) }
-        trigger.fire()
+        if runRound { trigger.fire() }
     }
 }
 

@@ -54,7 +54,7 @@ import Testing
             reloader = ConfigReloader(
                 path: path, flags: flags, environment: env, gate: gate, initial: setup, registry: registry,
                 logger: Logger(level: .error, fd: -1)
-            ) { [applied] _, settings in applied.uplinks.withLock { $0.append(settings.uplinks) } }
+            ) { [applied] _, settings, _ in applied.uplinks.withLock { $0.append(settings.uplinks) } }
         }
 
         var uplinksApplied: [[String]] { applied.uplinks.withLock { $0 } }

@@ -33,11 +33,13 @@ import Testing
     }
 
     /// One HTTP request with an empty body on a fresh connection.
-    static func request(_ port: UInt16, _ method: String, _ path: String) throws -> (
+    static func request(_ port: UInt16, _ method: String, _ path: String, headers: String = "") throws -> (
         status: Int, head: String, body: String
     ) {
         let client = try RawTCPClient(port: port, timeoutMS: 15_000)
-        client.send("\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+        client.send(
+            "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\(headers)Content-Length: 0\r\nConnection: close\r\n\r\n"
+        )
         let text = client.read().text
         guard let split = text.range(ofBytes: "\r\n\r\n") else {
             throw TestFailure("no HTTP response: \(text.debugDescription)")
@@ -171,7 +173,9 @@ import Testing
         let (l1, l2, l3) = (listeners[0], listeners[1], listeners[2])
         let scratch = try Scratch()
         try scratch.write(Self.tcpConfig([("a", l1), ("b", l2)]))
-        let exporter = try ExporterProcess(["--web.listen-address=127.0.0.1:0", "--config.file=\(scratch.file)"])
+        let exporter = try ExporterProcess([
+            "--web.listen-address=127.0.0.1:0", "--config.file=\(scratch.file)", "--web.enable-lifecycle",
+        ])
         let port = try exporter.waitListening()
         let scraper = Scraper(port: port)
         var scraperStopped = false
@@ -229,7 +233,9 @@ import Testing
         let scratch = try Scratch()
         let good = Self.tcpConfig([("a", listener)])
         try scratch.write(good)
-        let exporter = try ExporterProcess(["--web.listen-address=127.0.0.1:0", "--config.file=\(scratch.file)"])
+        let exporter = try ExporterProcess([
+            "--web.listen-address=127.0.0.1:0", "--config.file=\(scratch.file)", "--web.enable-lifecycle",
+        ])
         let port = try exporter.waitListening()
         _ = try Self.waitFor(exporter, "probe a") { (Self.probesTotal($0, "a") ?? 0) >= 1 }
 
@@ -268,9 +274,36 @@ import Testing
         #expect(try exporter.stop().status == 0)
     }
 
+    @Test func theLifecycleEndpointIsOffByDefaultAndRefusesOtherSites() throws {
+        let listener = try TCPTestListener()
+        defer { listener.stop() }
+        let scratch = try Scratch()
+        try scratch.write(Self.tcpConfig([("a", listener)]))
+        let off = try ExporterProcess(["--web.listen-address=127.0.0.1:0", "--config.file=\(scratch.file)"])
+        let offPort = try off.waitListening()
+        let refused = try Self.request(offPort, "POST", "/-/reload")
+        #expect(refused.status == 403 && refused.body.contains("Lifecycle API is not enabled"), "\(refused)")
+        #expect(try off.stop().status == 0)
+
+        let on = try ExporterProcess([
+            "--web.listen-address=127.0.0.1:0", "--config.file=\(scratch.file)", "--web.enable-lifecycle",
+        ])
+        let port = try on.waitListening()
+        let evil = try Self.request(port, "POST", "/-/reload", headers: "Origin: http://evil.example\r\n")
+        #expect(evil.status == 403, "\(evil)")
+        let fetch = try Self.request(port, "POST", "/-/reload", headers: "Sec-Fetch-Site: cross-site\r\n")
+        #expect(fetch.status == 403, "\(fetch)")
+        let sameOrigin = try Self.request(port, "POST", "/-/reload", headers: "Origin: http://127.0.0.1:\(port)\r\n")
+        #expect(sameOrigin.status == 200, "\(sameOrigin)")
+        // An unchanged file runs no extra round: the reload says so and the round count holds.
+        try on.waitForLog("configuration reloaded, unchanged")
+        #expect(try on.stop().status == 0)
+    }
+
     @Test func withoutAConfigFileThereIsNothingToReload() throws {
         let exporter = try ExporterProcess([
             "--web.listen-address=127.0.0.1:0", "--no-path.monitor", "--probe.tcp=127.0.0.1:9",
+            "--web.enable-lifecycle",
         ])
         let port = try exporter.waitListening()
         let r = try Self.request(port, "POST", "/-/reload")

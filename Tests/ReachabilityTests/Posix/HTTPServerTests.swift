@@ -37,6 +37,16 @@ import Testing
         return (server, server.boundAddress.port, registry)
     }
 
+    /// RFC 9110 §12.5.3: an explicit `gzip;q=0` wins over `*`.
+    @Test(arguments: [
+        ("gzip", true), ("*", true), ("gzip;q=0.5", true), ("identity", false), ("*, gzip;q=0", false),
+        ("gzip;q=0, *", false), ("*;q=0", false), ("br, *;q=0.1", true), ("GZIP; Q=0", false), ("gzip;q=x", false),
+    ])
+    func gzipFollowsTheWeights(header: String, gzip: Bool) {
+        let request = HTTPRequest(method: "GET", target: "/metrics", headers: [("Accept-Encoding", header)])
+        #expect(HTTPServer.acceptsGzip(request) == gzip)
+    }
+
     @Test func metricsHeadAndErrors() throws {
         let (server, port, _) = try Self.startServer()
         defer { server.shutdown() }

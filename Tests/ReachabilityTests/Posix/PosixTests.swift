@@ -16,6 +16,50 @@ import Testing
         #expect(SocketAddress(ip: "1.2.3") == nil)
     }
 
+    /// Found by a hostile review: a configuration path that is a FIFO blocked `open()` forever.
+    @Test func aFIFOIsRefusedAtOnceNotWaitedOn() throws {
+        let path = "/tmp/rx-fifo-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        #expect(mkfifo(path, 0o600) == 0)
+        defer { unlink(path) }
+        let clock = ContinuousClock()
+        let start = clock.now
+        #expect(throws: Errno(EINVAL)) { try FileContents.read(path, limit: 1 << 20) }
+        #expect(throws: Errno(EINVAL)) { try FileIO.openRead(path) }
+        do throws(ConfigError) {
+            _ = try ConfigLoader.load(path: path)
+            Issue.record("a FIFO loaded")
+        } catch {
+            #expect(error.description.contains("not a regular file"), "\(error)")
+        }
+        #expect(clock.now - start < .seconds(1))
+    }
+
+    /// Found by a hostile review: two exporters on one history directory, unnoticed.
+    @Test func aHistoryDirectoryIsLockedForOneProcess() throws {
+        let dir = "/tmp/rx-lock-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        defer {
+            unlink(dir + "/.lock")
+            rmdir(dir)
+        }
+        guard case .success = DirectoryLock.acquire(dir) else {
+            Issue.record("first lock refused")
+            return
+        }
+        // flock belongs to the open file: a second open, even in this process, is refused.
+        guard case .failure(let failure) = DirectoryLock.acquire(dir) else {
+            Issue.record("second lock granted")
+            return
+        }
+        #expect(failure == .held(pid: Int(getpid())))
+    }
+
+    @Test func controlCharactersAreEscapedForTerminals() {
+        #expect("plain – text".escapingControlCharacters == "plain – text")
+        #expect(
+            "302 Fo\u{1B}[31mund\u{0}\n\u{7F}\u{9B}".escapingControlCharacters
+                == "302 Fo\\x1B[31mund\\x00\\x0A\\x7F\\x9B")
+    }
+
     @Test func reactorTimesOutAndSeesReadable() async throws {
         var fds: [Int32] = [0, 0]
         #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0, &fds) == 0)

@@ -71,6 +71,29 @@ func status(
         for (a, b) in zip(segments, segments.dropFirst()) { #expect(a.end <= b.start) }
     }
 
+    /// Found by a hostile review: history dated a day ahead (the clock was stepped back) left
+    /// every ratio NaN until real time caught up. A step back past the tolerance restarts
+    /// coverage at the landing point.
+    @Test func aLargeStepBackRestartsCoverageWhereTheClockLanded() {
+        var ledger = AvailabilityLedger(keep: 3600)
+        for i in 0..<20 { ledger.add(at: 86_400 + Double(i) * 5, verdict: full, cap: 10) }
+        ledger.cut(at: 1000)  // this process starts, at the real time
+        for i in 1...12 { ledger.add(at: 1000 + Double(i) * 5, verdict: i <= 6 ? full : down, cap: 10) }
+        let w = ledger.window(300, now: 1060)
+        #expect(w.covered == 60 - 5, "from the first round after the start to now")
+        #expect(w.up == 30)
+        #expect(!w.availability.isNaN)
+        // A small step (NTP) is not a rewind: the overlap is only not covered twice.
+        var tl = VerdictTimeline()
+        _ = tl.add(at: 100, verdict: full, cap: 10)
+        _ = tl.add(at: 105, verdict: full, cap: 10)
+        _ = tl.add(at: 60, verdict: full, cap: 10)
+        #expect(tl.rewinds == 0)
+        _ = tl.add(at: 10, verdict: full, cap: 10)
+        #expect(tl.rewinds == 1 && tl.rewoundTo == 10)
+        #expect(tl.add(at: 15, verdict: full, cap: 10) == Segment(10, 15, full))
+    }
+
     /// The prefix-sum ledger against brute force on random timelines and windows.
     @Test func ledgerWindowsMatchBruteForce() {
         var rng = SplitMix64(seed: 11)

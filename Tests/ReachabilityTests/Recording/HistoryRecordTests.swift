@@ -150,6 +150,15 @@ import Testing
             #"{"v":0,"type":"round","time":100,"duration":0.5,"interval":5,"round":1,"state":"full","since":90}"#,
             "version 0"
         ),
+        // Found by a hostile review: one such line crash-looped the daemon at the first GET /.
+        (
+            #"{"v":1,"type":"round","time":100,"duration":0.5,"interval":5,"round":1,"state":"full","since":90,"probes":[{"name":"a","type":"tcp","status":"success","duration":1e18}]}"#,
+            "probe duration beyond any deadline"
+        ),
+        (
+            #"{"v":1,"type":"round","time":100,"duration":0.5,"interval":5,"round":1,"state":"full","since":90,"probes":[{"name":"a","type":"tcp","status":"success","duration":1e999}]}"#,
+            "infinite probe duration"
+        ),
         (#"[1,2,3]"#, "not an object"),
         (String(repeating: "[", count: 100) + String(repeating: "]", count: 100), "deep nesting"),
         (#"{"v":1,"type":"round","time":100,"duration":0.5,"interval":5,"round":1,"state":"full","since":90"#, "torn"),

@@ -72,6 +72,20 @@ import Testing
         #expect(!registry.renderString().contains("wan0"))
     }
 
+    /// Found by a hostile review: a new reason in the same state counted as limited -> limited.
+    @Test func stateTransitionsCountStateChangesOnly() {
+        let registry = MetricsRegistry()
+        let recorder = MetricsRecorder(registry: registry, probes: [], uplinks: [])
+        func round(_ from: Verdict, _ to: Verdict) -> ReachabilityStatus {
+            status(at: 10, to, since: 10, transitions: [("overall", Transition(from: from, to: to, at: 10))])
+        }
+        recorder.roundCompleted(round(Verdict(.full), Verdict(.limited, reason: "dns")))
+        recorder.roundCompleted(round(Verdict(.limited, reason: "dns"), Verdict(.limited, reason: "timeout")))
+        let text = registry.renderString()
+        #expect(text.contains("reachability_state_transitions_total{from=\"full\",to=\"limited\"} 1"))
+        #expect(!text.contains("from=\"limited\",to=\"limited\""))
+    }
+
     @Test func aProbeWhoseTargetChangedStartsAfresh() {
         let registry = MetricsRegistry()
         let recorder = MetricsRecorder(registry: registry, probes: [Self.spec("a", target: "127.0.0.1:9")], uplinks: [])

@@ -108,6 +108,30 @@ import Testing
         #expect(monitor.current?.round == 2)
     }
 
+    /// Found by a hostile review: a loop of reloads ran 677 rounds in 10 s. Triggers in a row
+    /// start one round at once, then at most one per `minimumRoundGap`.
+    @Test func triggersInARowStartRoundsNoCloserThanTheLeastGap() async {
+        let clock = ManualClock()
+        let prober = ScriptedProber(type: .tcp, clock: clock)
+        let probes = [spec("a", prober)]
+        let monitor = ReachabilityMonitor(probes: probes, settings: settings(), clock: clock, wallClock: { 0 })
+        let task = Task { await monitor.run() }
+        #expect(await clock.waitForSleepers())
+        await monitor.reconfigure(probes: probes, settings: settings())
+        #expect(await until { prober.calls.count == 2 }, "the first trigger re-probes at once")
+        for _ in 0..<50 { await monitor.reconfigure(probes: probes, settings: settings()) }
+        #expect(await clock.waitForSleepers())
+        #expect(prober.calls.count == 2, "the next waits for the gap")
+        clock.advance(by: .seconds(1))
+        #expect(await until { prober.calls.count == 3 })
+        await step(clock, seconds: 3)
+        task.cancel()
+        // The first trigger at once; the 50 coalesced into at most one more round per gap.
+        let offsets = prober.calls.map { Int($0.offset.seconds) }
+        #expect(offsets.starts(with: [0, 0, 1]) && offsets.count <= 4, "\(offsets)")
+        #expect(zip(offsets.dropFirst(2), offsets.dropFirst()).allSatisfy { $0 - $1 >= 1 }, "\(offsets)")
+    }
+
     /// Found by the fault lab: a lost carrier waited for the round in flight to time out.
     @Test func aLostPathCutsTheRoundInFlightShort() async throws {
         let clock = ManualClock()

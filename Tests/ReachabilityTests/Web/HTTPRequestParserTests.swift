@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import Reachability
@@ -43,6 +44,31 @@ import Testing
         #expect(parse("POST / HTTP/1.1\r\nContent-Length: 10\r\n\r\nabc") == .incomplete)
     }
 
+    @Test func repeatedEqualContentLengthsAreOneLength() {
+        let text = "POST / HTTP/1.1\r\nContent-Length: 3\r\nContent-Length: 3, 3\r\n\r\nabc"
+        guard case .request(_, let n) = parse(text) else {
+            Issue.record("not parsed")
+            return
+        }
+        #expect(n == text.utf8.count)
+    }
+
+    @Test func expectContinueIsAskedForOnlyBeforeTheBody() {
+        let head = "POST /-/reload HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n"
+        #expect(parse(head) == .continueBody)
+        #expect(parse(head + "a") == .incomplete)
+        guard case .request = parse(head + "ab") else {
+            Issue.record("not parsed with its body")
+            return
+        }
+        // HTTP/1.0 has no interim responses; without a body there is nothing to wait for.
+        #expect(parse(head.replacingOccurrences(of: "HTTP/1.1", with: "HTTP/1.0")) == .incomplete)
+        guard case .request = parse("GET / HTTP/1.1\r\nExpect: 100-continue\r\n\r\n") else {
+            Issue.record("a request without a body waits")
+            return
+        }
+    }
+
     static let rejectionCases: [Case] = [
         ("GET / HTTP/1.1\r\nHost: x\r\n", "incomplete"),
         ("GET /", "incomplete"),
@@ -59,6 +85,13 @@ import Testing
         ("GET /" + String(repeating: "a", count: 9000), "414"),
         ("GET / HTTP/1.1\r\nX: " + String(repeating: "b", count: 20000) + "\r\n\r\n", "431"),
         ("GET / HTTP/1.1\r\n" + String(repeating: "X: y\r\n", count: 101) + "\r\n", "431"),
+        // RFC 9112 §6.3: Content-Length is digits, and every value the same (request smuggling).
+        ("POST / HTTP/1.1\r\nContent-Length: 3\r\nContent-Length: 5\r\n\r\nabcde", "400"),
+        ("POST / HTTP/1.1\r\nContent-Length: 3, 5\r\n\r\nabcde", "400"),
+        ("POST / HTTP/1.1\r\nContent-Length: +3\r\n\r\nabc", "400"),
+        ("POST / HTTP/1.1\r\nContent-Length: 0x3\r\n\r\nabc", "400"),
+        ("POST / HTTP/1.1\r\nContent-Length: \r\n\r\n", "400"),
+        ("POST / HTTP/1.1\r\nContent-Length: 3 3\r\n\r\nabc", "400"),
         ("GET / HTTP/1.1\r\nX: " + String(repeating: "b", count: 30000), "431"),
     ].map(Case.init)
 
@@ -67,6 +100,7 @@ import Testing
         let (input, expected) = (c.input, c.expected)
         switch parse(input) {
         case .incomplete: #expect(expected == "incomplete")
+        case .continueBody: #expect(expected == "continue")
         case .request(let r, _): Issue.record("accepted \(r.method) \(r.target.prefix(20)), expected \(expected)")
         case .reject(let status, _): #expect(String(status) == expected)
         }

@@ -199,6 +199,60 @@ import Testing
             try curl(["-u", "rx:two", url]).1.hasPrefix("HTTP/1.1 200"), "a broken edit keeps the last good settings")
     }
 
+    /// Found by a hostile review: truncating the web config at run time turned TLS and basic
+    /// auth off. Such a reload is refused like a broken file, and an empty file at start too.
+    @Test func aReloadThatTurnsProtectionOffIsRefused() throws {
+        let hash = try #require(PasswordHash.bcrypt("pw", cost: 4))
+        let full =
+            "tls_server_config: {cert_file: \(certs.valid.certificate), key_file: \(certs.valid.key)}\nbasic_auth_users:\n  rx: \(hash)\n"
+        let (server, port) = try start(full)
+        defer { server.shutdown() }
+        let url = "https://127.0.0.1:\(port)/-/healthy"
+        let ca = ["--cacert", certs.caFile]
+        #expect(try curl(ca + ["-u", "rx:pw", url]).1.hasPrefix("HTTP/1.1 200"))
+        for (cut, why) in [
+            ("", "emptied"),
+            (
+                "tls_server_config: {cert_file: \(certs.valid.certificate), key_file: \(certs.valid.key)}\n",
+                "users dropped"
+            ),
+            ("basic_auth_users:\n  rx: \(hash)\n", "TLS dropped"),
+        ] {
+            _ = write(cut)
+            usleep(1_100_000)
+            #expect(try curl(ca + [url]).1.hasPrefix("HTTP/1.1 401"), "\(why): still a password")
+            #expect(try curl(["http://127.0.0.1:\(port)/-/healthy"]).1.contains("HTTPS server"), "\(why): still TLS")
+        }
+        #expect(Self.error(write(""))?.contains("an empty file") == true)
+        #expect(WebSecurity.downgrade(from: try WebConfig.load(path: write(full)), to: WebConfig()) == "TLS")
+    }
+
+    /// Found by a hostile review: a flood of wrong passwords from one address locked out the
+    /// real scraper (a global limit). Each client has its own bound; an unknown user costs the
+    /// same bcrypt as a known one (so timing tells nothing), and counts against the same bound.
+    @Test func aFloodFromOneClientDoesNotLockOutAnother() throws {
+        let hash = try #require(PasswordHash.bcrypt("pw", cost: 4))
+        let security = try WebSecurity(path: write("basic_auth_users:\n  rx: \(hash)\n"), logger: Logger(level: .error))
+        let config = security.current()
+        func request(_ user: String, _ password: String) -> HTTPRequest {
+            let token = Base64.encode(Array("\(user):\(password)".utf8))
+            return HTTPRequest(method: "GET", target: "/metrics", headers: [("Authorization", "Basic \(token)")])
+        }
+        var outcomes: [WebSecurity.Decision] = []
+        for _ in 0..<8 {
+            outcomes.append(security.authorize(request("rx", "guess"), config: config, client: "10.0.0.66"))
+        }
+        #expect(outcomes.prefix(4).allSatisfy { $0 == .unauthorized })
+        #expect(outcomes.contains(.busy), "the flooding client is bounded")
+        #expect(security.authorize(request("rx", "pw"), config: config, client: "10.0.0.1") == .allow)
+        var unknown: [WebSecurity.Decision] = []
+        for _ in 0..<6 {
+            unknown.append(security.authorize(request("nobody", "pw"), config: config, client: "10.0.0.7"))
+        }
+        #expect(unknown.prefix(4).allSatisfy { $0 == .unauthorized })
+        #expect(unknown.contains(.busy), "an unknown user is checked (and bounded) like a known one")
+    }
+
     // MARK: - Hostile TLS clients
 
     /// A TLS server with a short handshake deadline, for the hostile clients below.

@@ -24,11 +24,31 @@ package struct AvailabilityLedger: Sendable, CoverageLog {
     }
 
     package mutating func add(at: Double, verdict: Verdict, cap: Double) {
-        if let s = timeline.add(at: at, verdict: verdict, cap: cap) { append(s) }
+        let rewinds = timeline.rewinds
+        let s = timeline.add(at: at, verdict: verdict, cap: cap)
+        if timeline.rewinds != rewinds { forget(after: timeline.rewoundTo) }
+        if let s { append(s) }
     }
 
     package mutating func cut(at time: Double) {
-        if let s = timeline.cut(at: time) { append(s) }
+        let rewinds = timeline.rewinds
+        let s = timeline.cut(at: time)
+        if timeline.rewinds != rewinds { forget(after: timeline.rewoundTo) }
+        if let s { append(s) }
+    }
+
+    /// The clock stepped back to `t`: segments dated after it are dropped (the prefix sums of
+    /// those kept stay valid), so the windows count the time lived from there on.
+    private mutating func forget(after t: Double) {
+        var n = ends.count
+        while n > head, starts[n - 1] >= t { n -= 1 }
+        let drop = ends.count - n
+        starts.removeLast(drop)
+        ends.removeLast(drop)
+        ups.removeLast(drop)
+        coveredBefore.removeLast(drop)
+        upBefore.removeLast(drop)
+        if n > head, ends[n - 1] > t { ends[n - 1] = t }
     }
 
     /// The latest verdict fed in.

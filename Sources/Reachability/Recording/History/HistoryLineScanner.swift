@@ -302,7 +302,7 @@ package struct HistoryLineScanner {
                     guard isProbeStatus(s, try s.readString()) else { return false }
                 case Word.duration:
                     bit = 8
-                    guard try s.readNumber() >= 0 else { return false }
+                    guard (0...HistoryRecord.maxSeconds).contains(try s.readNumber()) else { return false }
                 case Word.reason:
                     bit = 16
                     if try !s.readNull() {

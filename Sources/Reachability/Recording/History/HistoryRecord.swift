@@ -77,8 +77,9 @@ package enum HistoryRecord: Sendable, Equatable {
         }
     }
 
+    /// A finite number (JSON has no NaN, but `1e999` reads as infinity).
     static func number(_ object: JSONValue, _ key: String) throws(HistoryDecodeError) -> Double {
-        guard let n = object[key]?.number else { throw .corrupt("missing or bad \(key)") }
+        guard let n = object[key]?.number, n.isFinite else { throw .corrupt("missing or bad \(key)") }
         return n
     }
 

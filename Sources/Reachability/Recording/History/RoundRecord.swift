@@ -164,7 +164,7 @@ package struct ProbeRecord: Sendable, Equatable {
             reason = r
         }
         let duration = try HistoryRecord.number(v, "duration")
-        guard duration >= 0 else { throw .corrupt("negative probe duration") }
+        guard duration >= 0, duration <= HistoryRecord.maxSeconds else { throw .corrupt("bad probe duration") }
         self.init(
             name: name, type: type, target: try optionalString("target"), interface: try optionalString("interface"),
             status: status, reason: reason, duration: duration, detail: try optionalString("detail") ?? "",

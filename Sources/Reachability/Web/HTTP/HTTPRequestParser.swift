@@ -12,6 +12,8 @@ package struct HTTPRequestParser: Sendable {
     package enum Outcome: Equatable, Sendable {
         /// More bytes are needed.
         case incomplete
+        /// The head is complete and asks `Expect: 100-continue`; none of its body has come yet.
+        case continueBody
         /// A whole request; `consumed` bytes (head plus any body) belong to it.
         case request(HTTPRequest, consumed: Int)
         /// Reply with this status and close.
@@ -91,13 +93,24 @@ package struct HTTPRequestParser: Sendable {
             return .reject(status: 501, message: "request bodies with transfer-encoding are not supported")
         }
         var bodyLength = 0
-        if let cl = request.header("content-length") {
-            guard let n = Int(cl), n >= 0 else { return .reject(status: 400, message: "invalid content-length") }
+        // RFC 9112 §6.3: digits only, and every Content-Length field (or list member) the same;
+        // anything else is refused, never guessed at (a proxy in front may have read it otherwise).
+        let lengths = headers.filter { $0.name.lowercased() == "content-length" }.flatMap {
+            $0.value.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingSpaces }
+        }
+        if let first = lengths.first {
+            guard lengths.allSatisfy({ $0 == first }), !first.isEmpty, first.utf8.count <= 18,
+                first.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let n = Int(first)
+            else { return .reject(status: 400, message: "invalid content-length") }
             guard n <= limits.maxBodyBytes else { return .reject(status: 413, message: "request body too large") }
             bodyLength = n
         }
         let total = headEnd.afterHead - buffer.startIndex + bodyLength
-        if buffer.count < total { return .incomplete }
+        if buffer.count < total {
+            // RFC 9110 §10.1.1: a client that waits for 100 Continue before its body gets it.
+            let expects = request.header("expect")?.lowercased() == "100-continue" && request.version == "HTTP/1.1"
+            return expects && buffer.count == headEnd.afterHead - buffer.startIndex ? .continueBody : .incomplete
+        }
         return .request(request, consumed: total)
     }
 

@@ -41,8 +41,8 @@ package struct WebConfig: Sendable {
         let bytes: [UInt8]
         do throws(Errno) { bytes = try FileContents.read(path, limit: ConfigLoader.maximumSize) } catch {
             throw ConfigError(
-                file: path, mark: nil, path: "", expected: "a readable web configuration file", found: error.description
-            )
+                file: path, mark: nil, path: "", expected: "a readable web configuration file",
+                found: FileContents.describe(error, limit: ConfigLoader.maximumSize))
         }
         var config = try parse(bytes, file: path)
         config.files.insert(path, at: 0)
@@ -52,8 +52,13 @@ package struct WebConfig: Sendable {
     // Long on purpose: the sections in the order the toolkit documents them.
     package static func parse(_ bytes: [UInt8], file: String) throws(ConfigError) -> WebConfig {
         var config = WebConfig()
-        // An empty file means plain HTTP without authentication, as in the toolkit.
-        guard let root = try YAMLParser.parse(bytes, file: file) else { return config }
+        // An empty file is refused (as the main configuration is): emptied by a careless edit or
+        // a full disk, it must not turn TLS and authentication off. No --web.config.file means plain HTTP.
+        guard let root = try YAMLParser.parse(bytes, file: file) else {
+            throw ConfigError(
+                file: file, mark: nil, path: "", expected: "a web configuration",
+                found: "an empty file (for plain HTTP without authentication, leave out --web.config.file)")
+        }
         let top = try ConfigMap(root, path: "", file: file, keys: topKeys, what: "a web configuration")
         let dir = file.contains("/") ? String(file[..<file.lastIndex(of: "/")!]) : "."
         if let t = try top.map("tls_server_config", keys: tlsKeys, what: "the TLS settings") {
@@ -128,7 +133,9 @@ package struct WebConfig: Sendable {
                 files.append(full)
                 return bytes
             } catch {
-                throw t.fail(fileKey, expected: "a readable PEM file", found: "\(full): \(error)")
+                throw t.fail(
+                    fileKey, expected: "a readable PEM file",
+                    found: "\(full): \(FileContents.describe(error, limit: 1 << 20))")
             }
         }
         s.certificatePEM = try pem("cert_file", "cert", required: true) ?? []

@@ -8,19 +8,28 @@ import Synchronization
 /// (new certificates, new passwords); a broken edit keeps the last good settings, is logged once
 /// per change and counted (`reachability_exporter_web_config_reloads_total{result="failure"}`).
 ///
+/// Fails closed: a reload to a file that is empty, or that would turn off TLS, client
+/// certificates or basic auth while they are on, is refused like a broken one (the last good
+/// settings stay, the failure is counted and logged with the reason); turning them off needs a
+/// restart.
+///
 /// Authentication: `Basic` credentials checked with bcrypt through libcrypt. A successful check
 /// is cached (a SHA-256 of user, password and hash, never the password), so a Prometheus that
-/// scrapes every second pays one bcrypt, not one per scrape. Uncached checks are bounded: one
-/// at a time, at most 10 a second (burst 10); beyond that the request is answered 429 at once,
-/// so a flood of wrong passwords costs at most one core's share of bcrypt and never a worker
-/// for long.
+/// scrapes every second pays one bcrypt, not one per scrape; the cache outlives reloads that
+/// leave the users as they were. An unknown user costs a bcrypt too (against a configured
+/// hash, then refused), so timing does not tell which names exist. Uncached checks are bounded
+/// per client address (2 a second, burst 4) and in all (10 a second, burst 10), and run one at
+/// a time; beyond a bound the request is answered 429 at once, so a flood of wrong passwords
+/// from one address cannot lock out a scraper at another, and costs at most a share of one core.
 package final class WebSecurity: Sendable {
     package let path: String
     private let logger: Logger
     private let state: Mutex<State>
     private let successes = Mutex<Set<[UInt8]>>([])
-    private let checking = Atomic<Bool>(false)
+    /// Held while bcrypt runs: checks wait their turn (bounded by the buckets) instead of failing.
+    private let checking = Mutex<Void>(())
     private let bcryptBucket: TokenBucket
+    private let clientBuckets = Mutex<[String: TokenBucket]>([:])
     private let reloads: MetricFamily<Counter>?
     private let lastReloadOK: Gauge?
     private let refused: MetricFamily<Counter>?
@@ -73,6 +82,12 @@ package final class WebSecurity: Sendable {
         guard changed else { return config }
         do throws(ConfigError) {
             let fresh = try WebConfig.load(path: path)
+            if let weaker = Self.downgrade(from: config, to: fresh) {
+                throw ConfigError(
+                    file: path, mark: nil, path: "",
+                    expected: "a reload that keeps \(weaker) on (turning it off needs a restart)",
+                    found: "a configuration without it")
+            }
             let freshStamps = fresh.files.map(FileStamp.of)
             state.withLock { s in
                 s.config = fresh
@@ -80,7 +95,8 @@ package final class WebSecurity: Sendable {
                 s.failedStamps = nil
                 s.requests = fresh.rateLimit.map { TokenBucket(rate: 1 / $0.interval.seconds, burst: Double($0.burst)) }
             }
-            successes.withLock { $0.removeAll() }
+            // Entries are keyed by user, password and hash, so only changed users can stale them.
+            if fresh.users != config.users { successes.withLock { $0.removeAll() } }
             reloads?.labels("success").inc()
             lastReloadOK?.set(1)
             logger.info("web configuration reloaded", ("file", path))
@@ -94,29 +110,44 @@ package final class WebSecurity: Sendable {
         }
     }
 
-    /// Checks a request against `config`'s rate limit and users.
-    package func authorize(_ request: HTTPRequest, config: WebConfig) -> Decision {
+    /// What `fresh` would turn off that `running` has on (TLS, client certificates, basic auth), or nil.
+    static func downgrade(from running: WebConfig, to fresh: WebConfig) -> String? {
+        if running.tls != nil && fresh.tls == nil { return "TLS" }
+        if let old = running.tls?.settings.clientAuth, old != .none,
+            fresh.tls?.settings.clientAuth == TLSServerContext.ClientAuth.none
+        {
+            return "client certificates"
+        }
+        if !running.users.isEmpty && fresh.users.isEmpty { return "basic auth" }
+        return nil
+    }
+
+    /// Checks a request from `client` (its IP address) against `config`'s rate limit and users.
+    package func authorize(_ request: HTTPRequest, config: WebConfig, client: String = "") -> Decision {
         let limited = state.withLock { s in s.requests.map { !$0.take() } ?? false }
         if limited {
             refused?.labels("rate_limit").inc()
             return .busy
         }
         guard !config.users.isEmpty else { return .allow }
-        guard let (user, password) = Self.credentials(request.header("Authorization")),
-            let hash = config.users[user]
-        else {
+        guard let (user, password) = Self.credentials(request.header("Authorization")) else {
             refused?.labels("credentials").inc()
             return .unauthorized
         }
+        // An unknown user is checked against a configured hash (same cost) and refused whatever
+        // the outcome: the answer takes as long as for a known user with a wrong password.
+        let known = config.users[user]
+        guard let hash = known ?? config.users.values.min() else { return .unauthorized }
         let key = PasswordHash.sha256(Array(user.utf8) + [0] + password + [0] + Array(hash.utf8))
-        if successes.withLock({ $0.contains(key) }) { return .allow }
-        // One bcrypt at a time, at most 10 a second: a flood of guesses cannot take the CPU.
-        guard bcryptBucket.take(), !checking.exchange(true, ordering: .acquiring) else {
+        if known != nil, successes.withLock({ $0.contains(key) }) { return .allow }
+        // Bounded per client and in all, one at a time: a flood of guesses cannot take the CPU,
+        // nor the turn of a client elsewhere.
+        guard takeClientToken(client), bcryptBucket.take() else {
             refused?.labels("busy").inc()
             return .busy
         }
-        defer { checking.store(false, ordering: .releasing) }
-        guard PasswordHash.verify(password: password, hash: hash) else {
+        let verified = checking.withLock { _ in PasswordHash.verify(password: password, hash: hash) }
+        guard verified, known != nil else {
             refused?.labels("credentials").inc()
             return .unauthorized
         }
@@ -125,6 +156,22 @@ package final class WebSecurity: Sendable {
             cache.insert(key)
         }
         return .allow
+    }
+
+    /// A token from `client`'s own bucket (2 a second, burst 4); the table of buckets is
+    /// bounded (full ones are forgotten first, then all).
+    private func takeClientToken(_ client: String) -> Bool {
+        let bucket = clientBuckets.withLock { table -> TokenBucket in
+            if let b = table[client] { return b }
+            if table.count >= 4096 {
+                table = table.filter { !$0.value.isFull }
+                if table.count >= 4096 { table.removeAll() }
+            }
+            let b = TokenBucket(rate: 2, burst: 4)
+            table[client] = b
+            return b
+        }
+        return bucket.take()
     }
 
     /// Counts a TLS client refused for its certificate's SANs.
@@ -151,6 +198,12 @@ final class TokenBucket: Sendable {
         self.rate = rate
         self.burst = burst
         state = Mutex((burst, .now))
+    }
+
+    /// Whether the bucket has refilled to its burst (its client has been quiet).
+    var isFull: Bool {
+        let now = ContinuousClock.now
+        return state.withLock { s in s.tokens + (now - s.last).seconds * rate >= burst }
     }
 
     func take() -> Bool {

@@ -19,8 +19,9 @@ enum HTML {
 
     /// `3d 4h`, `12m 5s`, `850ms` — the two largest units.
     static func age(_ seconds: Double) -> String {
+        guard seconds.isFinite else { return "?" }
         if seconds < 1 { return "\(Int(max(0, seconds) * 1000))ms" }
-        var s = Int(seconds)
+        var s = Int(min(seconds, 1e15))
         let units = [("d", 86_400), ("h", 3_600), ("m", 60), ("s", 1)]
         var parts: [String] = []
         for (name, size) in units where s >= size || (name == "s" && parts.isEmpty) {
@@ -31,8 +32,12 @@ enum HTML {
         return parts.joined(separator: " ")
     }
 
-    static func milliseconds(_ d: Duration) -> String {
-        let ms = d.seconds * 1000
+    static func milliseconds(_ d: Duration) -> String { milliseconds(seconds: d.seconds) }
+
+    /// Any value is shown, never trapped on: stored and network data can hold anything.
+    static func milliseconds(seconds: Double) -> String {
+        guard seconds.isFinite else { return "? ms" }
+        let ms = seconds * 1000
         return ms < 10 ? String((ms * 100).rounded() / 100) + " ms" : String((ms * 10).rounded() / 10) + " ms"
     }
 

@@ -159,7 +159,7 @@ enum StatusCharts {
         let step = StatusHistoryLog.bucketSeconds / max(1, to - from) * (right - left)
         for b in series.buckets where b.failures > 0 {
             let x0 = x(b.start, from: from, to: to, left: left, right: right)
-            let avg = b.average.map { ", avg \(HTML.milliseconds(.seconds($0)))" } ?? ""
+            let avg = b.average.map { ", avg \(HTML.milliseconds(seconds: $0))" } ?? ""
             body +=
                 "<rect class=\"loss\" x=\"\(n(x0))\" y=\"\(n(bottom + 2))\" width=\"\(n(max(1, step)))\" height=\"6\">"
             body +=

@@ -108,9 +108,9 @@ package final class StatusHistoryView: Sendable {
         let averages = series.buckets.compactMap(\.average).sorted()
         let median =
             averages.isEmpty
-            ? "no successful result" : "median \(HTML.milliseconds(.seconds(averages[averages.count / 2])))"
+            ? "no successful result" : "median \(HTML.milliseconds(seconds: averages[averages.count / 2]))"
         let peak =
-            series.buckets.filter { $0.count > 0 }.map(\.max).max().map { " · max \(HTML.milliseconds(.seconds($0)))" }
+            series.buckets.filter { $0.count > 0 }.map(\.max).max().map { " · max \(HTML.milliseconds(seconds: $0))" }
             ?? ""
         let results = series.buckets.reduce((0, 0)) { ($0.0 + $1.count, $0.1 + $1.failures) }
         let loss = results.0 + results.1 > 0 ? Double(results.1) / Double(results.0 + results.1) : 0

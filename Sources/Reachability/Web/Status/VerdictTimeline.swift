@@ -21,7 +21,10 @@ package struct Segment: Sendable, Equatable {
 ///   silence means the exporter was not running (or not probing), which is a gap, not an outage.
 /// - A `start` or `stop` record ends the previous round's coverage at its own time.
 /// - Time is never covered twice. If the wall clock steps backwards, rounds are still read in
-///   the order they were written, and only coverage beyond the latest covered instant counts.
+///   the order they were written, and only coverage beyond the latest covered instant counts,
+///   unless the step is larger than `stepTolerance`: then the records dated after the landing
+///   point came from a clock that was wrong (or has been set back), and coverage starts again
+///   there (`rewinds` counts these; a consumer that keeps segments drops those past `rewoundTo`).
 /// - `unknown` covers nothing: it is a gap too.
 ///
 /// Segments come out in increasing, non-overlapping order. Pure; feed it in file order.
@@ -29,22 +32,37 @@ package struct VerdictTimeline: Sendable {
     /// Time is covered up to here, never again before it.
     package private(set) var horizon = -Double.infinity
     private var last: (at: Double, verdict: Verdict, cap: Double)?
+    /// How many backward clock steps larger than `stepTolerance` were seen, and where the latest landed.
+    package private(set) var rewinds = 0
+    package private(set) var rewoundTo = -Double.infinity
+    /// A backward step up to this is NTP's ordinary correction: the overlap is simply not covered twice.
+    package static let stepTolerance = 60.0
 
     package init() {}
 
     /// A verdict decided at `at` that may hold for `cap` seconds; returns the previous
     /// round's finished segment, if it covered anything.
     package mutating func add(at: Double, verdict: Verdict, cap: Double) -> Segment? {
-        let done = close(until: at)
+        let done = rewindIfStepped(to: at) ? nil : close(until: at)
         last = (at, verdict, max(0, cap))
         return done
     }
 
     /// Ends coverage at `time` (the exporter started or stopped).
     package mutating func cut(at time: Double) -> Segment? {
-        let done = close(until: time)
+        let done = rewindIfStepped(to: time) ? nil : close(until: time)
         last = nil
         return done
+    }
+
+    /// A time far before what is already covered: forget coverage from there on.
+    private mutating func rewindIfStepped(to t: Double) -> Bool {
+        guard t < max(horizon, last?.at ?? -.infinity) - Self.stepTolerance else { return false }
+        horizon = t
+        last = nil
+        rewinds += 1
+        rewoundTo = t
+        return true
     }
 
     /// The latest round's coverage so far, as of `now` (still growing, not final).

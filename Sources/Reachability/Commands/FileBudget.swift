@@ -1,0 +1,48 @@
+/// How the process's open-file limit is shared: descriptors are set aside first for what must
+/// never starve (probe sockets, the history, path monitoring, the reactor, scrapes' reads of
+/// /proc, the runtime), and the web server gets what is left, so a flood of connections can
+/// fail a connection but never a probe (a false outage) or the history. A limit that cannot
+/// hold the probes is refused at start with a clear error, before any thread could fail.
+struct FileBudget {
+    let openFiles: UInt64
+    let options: ExporterOptions
+    let server: HTTPServer.Options
+
+    /// Descriptors the process itself needs at most, outside probes and web connections:
+    /// standard streams, epoll and its eventfds, netlink, history, the listener, /proc reads.
+    static let base: UInt64 = 64
+
+    /// Probe sockets open at once: each running probe holds a socket and, while it resolves a
+    /// name, one more; at most `maxConcurrentProbes` run together.
+    var probes: UInt64 {
+        let jobs = options.specs.reduce(0) { $0 + $1.interfaces(options.settings.uplinks).count }
+        return UInt64(min(jobs, options.settings.maxConcurrentProbes)) * 2
+    }
+
+    /// Everything but the web connections: the base, the probes, one per worker thread.
+    var reserved: UInt64 { Self.base + probes + UInt64(server.workers) }
+
+    /// The server options with the connection limits cut to what the budget leaves (logged),
+    /// or exit status 1 when the limit cannot hold the probes and a few connections.
+    func check(_ logger: Logger) -> Result<HTTPServer.Options, ExitStatus> {
+        let minimumConnections: UInt64 = 8
+        guard openFiles >= reserved + minimumConnections else {
+            writeErr(
+                "reachability_exporter: error: the open-file limit (\(openFiles)) is too low for \(options.specs.count) "
+                    + "probes: at least \(reserved + minimumConnections) file descriptors are needed; raise it "
+                    + "(ulimit -n, LimitNOFILE=) or run fewer probes\n")
+            return .failure(ExitStatus(1))
+        }
+        var out = server
+        let room = Int(min(openFiles - reserved, 1 << 30))
+        if room < out.maxConnections {
+            logger.warn(
+                "the open-file limit leaves room for fewer web connections than --web.max-connections; raise LimitNOFILE",
+                ("limit", String(openFiles)), ("reserved", String(reserved)),
+                ("max_connections", String(room)))
+            out.maxConnections = room
+            out.maxConnectionsPerIP = min(out.maxConnectionsPerIP, room)
+        }
+        return .success(out)
+    }
+}

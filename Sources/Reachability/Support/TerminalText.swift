@@ -1,0 +1,24 @@
+extension String {
+    /// The text with every control character (C0 including newline and tab, DEL, C1) written as
+    /// `\xHH`, for output a person reads in a terminal: details that came from the network (a
+    /// status line, a `Location`, a DNS name) can neither move the cursor, retitle the window nor
+    /// forge a line of their own.
+    package var escapingControlCharacters: String {
+        guard unicodeScalars.contains(where: Self.isControl) else { return self }
+        var out = ""
+        out.reserveCapacity(utf8.count + 8)
+        for scalar in unicodeScalars {
+            if Self.isControl(scalar) {
+                let hex = String(scalar.value, radix: 16, uppercase: true)
+                out += "\\x" + (hex.count < 2 ? "0" + hex : hex)
+            } else {
+                out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
+
+    private static func isControl(_ s: Unicode.Scalar) -> Bool {
+        s.value < 0x20 || (0x7F...0x9F).contains(s.value)
+    }
+}
