@@ -180,7 +180,7 @@ start_exporter a --no-path.monitor --probe.trust-local-targets --probe.mode=http
 # with a constant label (reachability_probe_labels_info, the dashboards' $probe_check).
 printf 'global:\n  interval: 1s\n  timeout: 500ms\nprobes:\n  - {name: labelled-tcp, type: tcp, target: "127.0.0.1:9", labels: {check: refused}}\n' > "$tmp/exporter-b.yml"
 start_exporter b --probe.trust-local-targets --probe.tcp=127.0.0.1:9 --probe.dns=localhost --probe.interval=1s --probe.timeout=500ms \
-  --history.dir="$tmp/history-b" --config.file="$tmp/exporter-b.yml"
+  --history.dir="$tmp/history-b" --config.file="$tmp/exporter-b.yml" --web.enable-lifecycle
 echo "exporter A $addr_a (pid $pid_a), exporter B $addr_b (pid $pid_b), 204 server $url (pid $srv)"
 
 proof variant --alert ReachabilityInternetUnreachable --for 2s --out "$tmp/short-for.rules.yml"
