@@ -43,11 +43,10 @@ import Testing
         let registry = MetricsRegistry()
         var reloader: ConfigReloader!
 
-        init(_ text: String) throws {
+        init(_ text: String, environment env: [String: String] = [ProbeFlags.refuseDefaultsVariable: "1"]) throws {
             try text.write(toFile: path, atomically: true, encoding: .utf8)
             let gate = SnapshotPathGate(source)
             let flags = try FlagParser(ExporterCommand.serveFlags).parse([])
-            let env = [ProbeFlags.refuseDefaultsVariable: "1"]
             let setup = try ExporterOptions.resolve(
                 flags: flags, file: ConfigLoader.load(path: path), environment: env,
                 defaultRouteInterfaces: gate.defaultRouteInterfaces)
@@ -103,5 +102,22 @@ import Testing
         #expect(error.path == "probes[0].intervall" && error.line == 4 && error.column == 5)
         #expect(f.uplinksApplied.isEmpty)
         #expect(f.registry.renderString().contains("reachability_exporter_config_last_reload_successful 0"))
+    }
+
+    /// Found by a hostile review: a reload to a file without probes fell back to the built-in
+    /// public targets. Nothing is applied (no prober is built, nothing is sent), even where the
+    /// environment would allow the defaults at start.
+    @Test func aReloadNeverFallsBackToThePublicDefaults() async throws {
+        let f = try Fixture(Self.file, environment: [:])
+        for text in ["global:\n  path_monitor: false\nprobes: []\n", "global:\n  path_monitor: false\n"] {
+            try text.write(toFile: f.path, atomically: true, encoding: .utf8)
+            let result = await f.reloader.reload(trigger: "test")
+            guard case .failure(let error) = result else {
+                Issue.record("accepted: \(result)")
+                return
+            }
+            #expect(error.description.contains("built-in public targets"), "\(error)")
+        }
+        #expect(f.uplinksApplied.isEmpty)
     }
 }
