@@ -164,6 +164,27 @@ struct ExporterOptions: Sendable {
         guard s.timeout > .zero else {
             throw .usage(UsageError("invalid value for flag '--probe.timeout': must be above 0"))
         }
+        // Past this a round's interval or a probe's duration is not a record the history keeps
+        // (its reader refuses them as corrupt), and stagger arithmetic nears its range.
+        let longest = Duration.seconds(10 * 86_400)
+        for (key, value) in [("interval", s.interval), ("timeout", s.timeout)] where value > longest {
+            guard let file, !flags.isSet("probe.\(key)") else {
+                throw .usage(UsageError("invalid value for flag '--probe.\(key)': must be at most \(fmt(longest))"))
+            }
+            throw .config(
+                ConfigError(
+                    file: file.file, mark: file.global.marks[key], path: "global.\(key)",
+                    expected: "at most \(fmt(longest))", found: fmt(value)))
+        }
+        for d in file?.probes ?? [] {
+            for (key, value) in [("interval", d.interval), ("timeout", d.timeout)] {
+                guard let value, value > longest else { continue }
+                throw .config(
+                    ConfigError(
+                        file: file?.file ?? "", mark: d.marks[key] ?? d.mark, path: "\(d.path).\(key)",
+                        expected: "at most \(fmt(longest))", found: fmt(value)))
+            }
+        }
         if s.timeout >= s.interval {
             let g = file?.global
             let fromFile = (

@@ -131,6 +131,16 @@ import Testing
                 == "config: rx.yml:4:14: probes[0].timeout: expected a timeout below the probe's interval (8s), found 8s"
         )
         #expect(try Self.failure(probe, ["--probe.interval=9s"]) == "accepted")
+        // Found by an audit: longer than the history keeps (and near the stagger's range).
+        #expect(
+            try Self.failure(Self.file, ["--probe.interval=11d"])
+                == "usage: invalid value for flag '--probe.interval': must be at most 10d")
+        #expect(
+            try Self.failure("global:\n  interval: 30d\n", [])
+                == "config: rx.yml:2:13: global.interval: expected at most 10d, found 30d")
+        #expect(
+            try Self.failure(probe.replacingOccurrences(of: "timeout: 8s", with: "interval: 11d"), [])
+                == "config: rx.yml:4:15: probes[0].interval: expected at most 10d, found 11d")
     }
 
     @Test func badFlagsAreUsageErrors() throws {
