@@ -18,6 +18,7 @@ Cases (the issue's item in brackets):
   history_corrupt [2]    a probe duration of 1e18 in the history does not crash the status page
   webconfig_truncate [3] an emptied or cut web config keeps TLS and the users; empty at start: 78
   auth_flood [4]         a wrong-password flood from one address does not lock out the scraper
+  auth_flood_many [4]    a flood from 20 addresses at bcrypt cost 12 does not stall cached scrapes
   auth_reload_cache [4]  a web-config reload that keeps the users keeps the success cache
   auth_timing [9]        an unknown user costs as much as a known one with a wrong password
   pipelining [5]         unread pipelined requests are not answered into the socket buffers
@@ -391,6 +392,48 @@ def case_auth_flood(c):
     c.expect(scrapes and ok >= 0.9 * len(scrapes),
              f"scraper: {ok}/{len(scrapes)} scrapes 200 (others {sorted(set(s for s in scrapes if s != 200), key=str)})"
              f" during a flood from 127.0.0.2 answered {dict(sorted(flood_codes.items(), key=str))}")
+
+
+def case_auth_flood_many(c):
+    """Review of the fix for [4]: wrong passwords from 20 addresses at bcrypt cost 12 (~0.2 s a
+    check, more than the server can do) must not park the workers: a scraper whose login is
+    cached is answered at once, and /-/healthy too."""
+    lst = c.listener()
+    web, _ = basic_auth_web(c, cost=12)
+    e = c.exporter([f"--probe.tcp={lst.target}"], [f"--web.config.file={web}"])
+    right = {"Authorization": basic("prom", "right-password")}
+    first = e.request("GET", "/metrics", right, source="127.0.0.1", timeout=5)[0]  # cached from here on
+    stop = time.monotonic() + 6.0
+
+    def flood(source):
+        n = 0
+        while time.monotonic() < stop and n < 500:
+            n += 1
+            try:
+                e.request("GET", "/metrics", {"Authorization": basic("prom", "wrong")}, source=source, timeout=3)
+            except OSError:
+                pass
+
+    threads = [threading.Thread(target=flood, args=(f"127.0.0.{10 + i // 2}",), daemon=True) for i in range(40)]
+    for t in threads:
+        t.start()
+    time.sleep(0.5)
+    slow = []
+    answers = []
+    while time.monotonic() < stop - 0.3 and len(answers) < 30:
+        t = time.monotonic()
+        try:
+            answers.append(e.request("GET", "/metrics", right, source="127.0.0.1", timeout=5)[0])
+        except OSError:
+            answers.append("error")
+        slow.append(time.monotonic() - t)
+        time.sleep(max(0.0, 0.2 - (time.monotonic() - t)))
+    for t in threads:
+        t.join(5)
+    worst = max(slow) if slow else float("inf")
+    c.expect(first == 200 and answers and answers.count(200) == len(answers) and worst < 1.0,
+             f"cached scraper during a flood from 20 addresses at cost 12: {answers.count(200)}/{len(answers)} "
+             f"answered 200, slowest {fmt(worst * 1000, ' ms', 0)} (want all, each < 1 s)")
 
 
 def case_auth_reload_cache(c):
@@ -841,6 +884,7 @@ CASES = {
     "history_corrupt": case_history_corrupt,
     "webconfig_truncate": case_webconfig_truncate,
     "auth_flood": case_auth_flood,
+    "auth_flood_many": case_auth_flood_many,
     "auth_reload_cache": case_auth_reload_cache,
     "auth_timing": case_auth_timing,
     "pipelining": case_pipelining,
@@ -858,7 +902,7 @@ CASES = {
 }
 
 # Cases that load the machine (floods, bcrypt storms): run one at a time.
-HEAVY = {"fd_limit", "pipelining", "auth_flood"}
+HEAVY = {"fd_limit", "pipelining", "auth_flood", "auth_flood_many"}
 
 
 # Runner

@@ -86,7 +86,7 @@ extension OutageReport {
     private func renderCSV() -> String {
         func csv(_ rows: [[String]]) -> String {
             rows.map {
-                $0.map { cell in
+                $0.map(\.escapingControlCharacters).map { cell in
                     cell.contains(where: { $0 == "," || $0 == "\"" || $0.isNewline })
                         ? "\"" + cell.replacingAll("\"", "\"\"") + "\"" : cell
                 }.joined(separator: ",")

@@ -2,9 +2,6 @@ import Glibc
 
 /// Reading a whole (small) regular file, for configuration files.
 enum FileContents {
-    /// Whether `read` failed because the file is larger than its limit.
-    static func isTooLarge(_ error: Errno) -> Bool { error.code == EFBIG }
-
     /// What a failed `read` found, for a person: the errno's text, or what was wrong with the file.
     static func describe(_ error: Errno, limit: Int) -> String {
         switch error.code {

@@ -165,21 +165,36 @@ struct JSONWriter {
         if needsComma { bytes.append(UInt8(ascii: ",")) }
     }
 
+    /// Every control character escaped: C0, and DEL and C1 too (valid JSON either way; these
+    /// files and answers are read in terminals).
     private mutating func writeString(_ s: String) {
+        let hex = Array("0123456789abcdef".utf8)
+        func escaped(_ b: UInt8) -> [UInt8] {
+            [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(b >> 4)], hex[Int(b & 15)]]
+        }
         bytes.append(UInt8(ascii: "\""))
+        var leadC2 = false  // U+0080…U+009F are 0xC2 0x80…0x9F in UTF-8
         for b in s.utf8 {
+            if leadC2 {
+                leadC2 = false
+                if (0x80...0x9F).contains(b) {
+                    bytes.append(contentsOf: escaped(b))
+                    continue
+                }
+                bytes.append(0xC2)
+            }
             switch b {
             case UInt8(ascii: "\""): bytes.append(contentsOf: [0x5C, 0x22])
             case UInt8(ascii: "\\"): bytes.append(contentsOf: [0x5C, 0x5C])
             case 0x0A: bytes.append(contentsOf: [0x5C, UInt8(ascii: "n")])
             case 0x0D: bytes.append(contentsOf: [0x5C, UInt8(ascii: "r")])
             case 0x09: bytes.append(contentsOf: [0x5C, UInt8(ascii: "t")])
-            case 0..<0x20:
-                let hex = Array("0123456789abcdef".utf8)
-                bytes.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(b >> 4)], hex[Int(b & 15)]])
+            case 0..<0x20, 0x7F: bytes.append(contentsOf: escaped(b))
+            case 0xC2: leadC2 = true
             default: bytes.append(b)
             }
         }
+        if leadC2 { bytes.append(0xC2) }
         bytes.append(UInt8(ascii: "\""))
     }
 }

@@ -61,12 +61,16 @@ package struct Logger: Sendable {
     static func logfmtValue(_ v: String) -> String {
         let needsQuotes =
             v.isEmpty
-            || v.unicodeScalars.contains { $0 == " " || $0 == "=" || $0 == "\"" || $0.value < 0x20 || $0 == "\\" }
+            || v.unicodeScalars.contains { $0 == " " || $0 == "=" || $0 == "\"" || isControl($0) || $0 == "\\" }
         guard needsQuotes else { return v }
         return jsonString(v)
     }
 
-    /// A JSON string literal (also valid as a quoted logfmt value).
+    /// C0, DEL and C1: what a terminal may act on.
+    private static func isControl(_ c: Unicode.Scalar) -> Bool { c.value < 0x20 || (0x7F...0x9F).contains(c.value) }
+
+    /// A JSON string literal (also valid as a quoted logfmt value), with every control character
+    /// escaped, DEL and C1 too: logs are read in terminals.
     package static func jsonString(_ v: String) -> String {
         var out = "\""
         for c in v.unicodeScalars {
@@ -76,7 +80,7 @@ package struct Logger: Sendable {
             case "\n": out += "\\n"
             case "\r": out += "\\r"
             case "\t": out += "\\t"
-            case _ where c.value < 0x20:
+            case _ where isControl(c):
                 let hex = String(c.value, radix: 16)
                 out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
             default: out.unicodeScalars.append(c)

@@ -51,6 +51,24 @@ import Testing
             return
         }
         #expect(failure == .held(pid: Int(getpid())))
+        // Something else at .lock (a directory, a symlink) fails closed, not open.
+        let other = dir + "-x"
+        #expect(mkdir(other, 0o700) == 0 && mkdir(other + "/.lock", 0o700) == 0)
+        defer {
+            rmdir(other + "/.lock")
+            rmdir(other)
+        }
+        guard case .failure(.failed) = DirectoryLock.acquire(other) else {
+            Issue.record("a directory at .lock was taken as a lock")
+            return
+        }
+    }
+
+    @Test func jsonEscapesEveryControlCharacter() {
+        var w = JSONWriter()
+        w.value("a\u{1B}b\u{7F}c\u{9B}d\u{A0}é\u{85}")
+        #expect(String(decoding: w.bytes, as: UTF8.self) == #""a\u001bb\u007fc\u009bd\#u{A0}é\u0085""#)
+        #expect(Logger.jsonString("\u{9B}x") == #""\u009bx""#)
     }
 
     @Test func controlCharactersAreEscapedForTerminals() {

@@ -92,6 +92,7 @@ import Testing
         ("POST / HTTP/1.1\r\nContent-Length: 0x3\r\n\r\nabc", "400"),
         ("POST / HTTP/1.1\r\nContent-Length: \r\n\r\n", "400"),
         ("POST / HTTP/1.1\r\nContent-Length: 3 3\r\n\r\nabc", "400"),
+        ("POST /-/reload HTTP/1.1\r\nHost: evil\r\nhost: 127.0.0.1\r\n\r\n", "400"),
         ("GET / HTTP/1.1\r\nX: " + String(repeating: "b", count: 30000), "431"),
     ].map(Case.init)
 

@@ -227,6 +227,28 @@ import Testing
         #expect(WebSecurity.downgrade(from: try WebConfig.load(path: write(full)), to: WebConfig()) == "TLS")
     }
 
+    /// Found by a second review: a reload from RequireAndVerifyClientCert to a weaker mode, or
+    /// cut before client_allowed_sans, turned client-certificate checks off.
+    @Test func weakeningClientCertificatesIsADowngrade() throws {
+        func config(_ auth: TLSServerContext.ClientAuth?, sans: [String] = []) throws -> WebConfig {
+            var c = WebConfig()
+            guard let auth else { return c }
+            var text = "tls_server_config:\n  cert_file: \(certs.valid.certificate)\n  key_file: \(certs.valid.key)\n"
+            text += "  client_auth_type: \(auth.rawValue)\n  client_ca_file: \(certs.caFile)\n"
+            if !sans.isEmpty { text += "  client_allowed_sans: [\(sans.joined(separator: ", "))]\n" }
+            c = try WebConfig.load(path: write(text, name: "c\(UInt32.random(in: 0...UInt32.max)).yml"))
+            return c
+        }
+        let strict = try config(.requireAndVerify, sans: ["good"])
+        #expect(WebSecurity.downgrade(from: strict, to: try config(.request, sans: [])) != nil)
+        #expect(WebSecurity.downgrade(from: strict, to: try config(.requireAny, sans: ["good"])) != nil)
+        #expect(WebSecurity.downgrade(from: strict, to: try config(.verifyIfGiven)) != nil)
+        #expect(WebSecurity.downgrade(from: strict, to: try config(.requireAndVerify)) == "client_allowed_sans")
+        #expect(WebSecurity.downgrade(from: strict, to: try config(.requireAndVerify, sans: ["other"])) == nil)
+        #expect(WebSecurity.downgrade(from: try config(.request), to: try config(.requireAndVerify)) == nil)
+        #expect(WebSecurity.cost("$2b$12$abc") == 12 && WebSecurity.cost("junk") == 0)
+    }
+
     /// Found by a hostile review: a flood of wrong passwords from one address locked out the
     /// real scraper (a global limit). Each client has its own bound; an unknown user costs the
     /// same bcrypt as a known one (so timing tells nothing), and counts against the same bound.

@@ -89,6 +89,10 @@ package struct HTTPRequestParser: Sendable {
         }
         let request = HTTPRequest(
             method: String(parts[0]), target: String(parts[1]), version: String(parts[2]), headers: headers)
+        // RFC 9112 §3.2: one Host; two could be read differently here and by a proxy in front.
+        if headers.count(where: { $0.name.lowercased() == "host" }) > 1 {
+            return .reject(status: 400, message: "more than one Host header")
+        }
         if request.header("transfer-encoding") != nil {
             return .reject(status: 501, message: "request bodies with transfer-encoding are not supported")
         }

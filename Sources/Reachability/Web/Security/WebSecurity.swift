@@ -19,15 +19,18 @@ import Synchronization
 /// leave the users as they were. An unknown user costs a bcrypt too (against a configured
 /// hash, then refused), so timing does not tell which names exist. Uncached checks are bounded
 /// per client address (2 a second, burst 4) and in all (10 a second, burst 10), and run one at
-/// a time; beyond a bound the request is answered 429 at once, so a flood of wrong passwords
-/// from one address cannot lock out a scraper at another, and costs at most a share of one core.
+/// a time with at most one more waiting; beyond a bound the request is answered 429 at once, so
+/// a flood of wrong passwords from one address cannot lock out a scraper at another, a flood
+/// from many never parks the server's workers, and either costs at most one core.
 package final class WebSecurity: Sendable {
     package let path: String
     private let logger: Logger
     private let state: Mutex<State>
     private let successes = Mutex<Set<[UInt8]>>([])
-    /// Held while bcrypt runs: checks wait their turn (bounded by the buckets) instead of failing.
+    /// Held while bcrypt runs. One check may wait for it, no more: the rest are answered 429 at
+    /// once, so a flood never parks the server's workers (cached logins and `/metrics` need one).
     private let checking = Mutex<Void>(())
+    private let checksAdmitted = Atomic<Int>(0)
     private let bcryptBucket: TokenBucket
     private let clientBuckets = Mutex<[String: TokenBucket]>([:])
     private let reloads: MetricFamily<Counter>?
@@ -110,16 +113,27 @@ package final class WebSecurity: Sendable {
         }
     }
 
-    /// What `fresh` would turn off that `running` has on (TLS, client certificates, basic auth), or nil.
+    /// What `fresh` would weaken that `running` has on, or nil: TLS, requiring a client
+    /// certificate, verifying it, the allowed SANs, basic auth. Tightening and replacing
+    /// (new certificates, new users, another SAN list) are not weakening.
     static func downgrade(from running: WebConfig, to fresh: WebConfig) -> String? {
         if running.tls != nil && fresh.tls == nil { return "TLS" }
-        if let old = running.tls?.settings.clientAuth, old != .none,
-            fresh.tls?.settings.clientAuth == TLSServerContext.ClientAuth.none
-        {
-            return "client certificates"
+        let old = running.tls?.settings
+        let new = fresh.tls?.settings
+        func requires(_ a: TLSServerContext.ClientAuth?) -> Bool { a == .requireAny || a == .requireAndVerify }
+        func verifies(_ a: TLSServerContext.ClientAuth?) -> Bool { a == .verifyIfGiven || a == .requireAndVerify }
+        if requires(old?.clientAuth) && !requires(new?.clientAuth) { return "requiring client certificates" }
+        if verifies(old?.clientAuth) && !verifies(new?.clientAuth) { return "verifying client certificates" }
+        if !(old?.clientAllowedSANs.isEmpty ?? true) && (new?.clientAllowedSANs.isEmpty ?? true) {
+            return "client_allowed_sans"
         }
         if !running.users.isEmpty && fresh.users.isEmpty { return "basic auth" }
         return nil
+    }
+
+    /// A bcrypt hash's cost (`$2b$10$…` → 10); 0 when unreadable.
+    static func cost(_ hash: String) -> Int {
+        Int(String(decoding: Array(hash.utf8.dropFirst(4).prefix(2)), as: UTF8.self)) ?? 0
     }
 
     /// Checks a request from `client` (its IP address) against `config`'s rate limit and users.
@@ -134,10 +148,12 @@ package final class WebSecurity: Sendable {
             refused?.labels("credentials").inc()
             return .unauthorized
         }
-        // An unknown user is checked against a configured hash (same cost) and refused whatever
+        // An unknown user is checked against the costliest configured hash and refused whatever
         // the outcome: the answer takes as long as for a known user with a wrong password.
         let known = config.users[user]
-        guard let hash = known ?? config.users.values.min() else { return .unauthorized }
+        guard let hash = known ?? config.users.values.max(by: { Self.cost($0) < Self.cost($1) }) else {
+            return .unauthorized
+        }
         let key = PasswordHash.sha256(Array(user.utf8) + [0] + password + [0] + Array(hash.utf8))
         if known != nil, successes.withLock({ $0.contains(key) }) { return .allow }
         // Bounded per client and in all, one at a time: a flood of guesses cannot take the CPU,
@@ -146,6 +162,12 @@ package final class WebSecurity: Sendable {
             refused?.labels("busy").inc()
             return .busy
         }
+        guard checksAdmitted.add(1, ordering: .acquiring).newValue <= 2 else {
+            checksAdmitted.subtract(1, ordering: .releasing)
+            refused?.labels("busy").inc()
+            return .busy
+        }
+        defer { checksAdmitted.subtract(1, ordering: .releasing) }
         let verified = checking.withLock { _ in PasswordHash.verify(password: password, hash: hash) }
         guard verified, known != nil else {
             refused?.labels("credentials").inc()
