@@ -33,7 +33,7 @@ def configmap(config_text):
         "  labels:\n"
         "    app.kubernetes.io/name: reachability-exporter\n"
         "data:\n"
-        "  config.yml: |\n" + indent(config_text, 4))
+        "  reachability_exporter.yml: |\n" + indent(config_text, 4))
 
 
 def prometheusrule(rules_text):

@@ -85,8 +85,8 @@ def check_kubernetes(rules):
     else:
         ok("kubernetes: PrometheusRule spec == reachability.rules.yml (parsed), text identical to generate.py's")
     with open(os.path.join(ROOT, "deploy/reachability_exporter.yml")) as fh:
-        if yaml.safe_load(docs["ConfigMap"]["data"]["config.yml"]) != yaml.safe_load(fh):
-            fail("kubernetes: ConfigMap config.yml differs from deploy/reachability_exporter.yml")
+        if yaml.safe_load(docs["ConfigMap"]["data"]["reachability_exporter.yml"]) != yaml.safe_load(fh):
+            fail("kubernetes: ConfigMap reachability_exporter.yml differs from deploy/reachability_exporter.yml")
     for kind, schema in (("ServiceMonitor", SERVICEMONITOR_SCHEMA), ("PrometheusRule", PROMETHEUSRULE_SCHEMA)):
         try:
             jsonschema.validate(docs[kind], schema)
@@ -263,6 +263,34 @@ def check_systemd():
     return m.group(1).split() if m else []
 
 
+CONFIG_PATH = "/etc/reachability_exporter/reachability_exporter.yml"
+
+
+def check_config_path():
+    """One configuration path everywhere a person or a deploy file names it: the Debian
+    package's conffile. Any --config.file= or check-config of another /etc path fails."""
+    places = ["README.md", "docs", "deploy", "scripts/package-deb"]
+    pattern = re.compile(r"(?:--config\.file=|check-config\s+|check --config\.file=)(/etc/\S+?)(?=[\s`\"',)]|$)", re.M)
+    seen = {}
+    for place in places:
+        full = os.path.join(ROOT, place)
+        files = [full] if os.path.isfile(full) else [os.path.join(d, n) for d, _, ns in os.walk(full) for n in ns]
+        for path in files:
+            try:
+                with open(path, encoding="utf-8") as f:
+                    text = f.read()
+            except (UnicodeDecodeError, OSError):
+                continue
+            for m in pattern.finditer(text):
+                seen.setdefault(m.group(1), set()).add(os.path.relpath(path, ROOT))
+    # Prometheus's own files (its server, its agent, Alertmanager) are named the same way.
+    ours = {p: w for p, w in seen.items() if p.startswith("/etc/reachability_exporter") and not p.endswith("/agent.yml")}
+    others = {p: sorted(w) for p, w in ours.items() if p != CONFIG_PATH}
+    if others or CONFIG_PATH not in seen:
+        fail(f"configuration path: everything must name {CONFIG_PATH}; found {others or 'it nowhere'}")
+    ok(f"configuration path: {CONFIG_PATH} in {len(seen[CONFIG_PATH])} files, no other")
+
+
 def check_flags(binary, arg_sets):
     """Every flag the deploy files pass exists in the binary's --help."""
     help_text = subprocess.run([binary, "--help"], capture_output=True, text=True, timeout=10).stdout
@@ -283,5 +311,6 @@ def check_deploy(binary, rules):
     print("container and systemd:")
     cmd_args = check_containerfile()
     unit_args = check_systemd()
+    check_config_path()
     check_flags(binary, [("DaemonSet", k8s_args), ("compose", compose_args), ("Containerfile CMD", cmd_args),
                          ("systemd default ARGS", unit_args)])
