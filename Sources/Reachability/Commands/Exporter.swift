@@ -13,19 +13,14 @@ struct Exporter: Sendable {
     /// Builds everything, or the exit status after printing why.
     static func assemble(_ flags: ParsedFlags) -> Result<Exporter, ExitStatus> {
         let logger: Logger
-        let listen: ListenAddress
+        let listeners: [HTTPServer.Listener]
         var serverOptions = HTTPServer.Options()
         let histograms: HistogramMode
         do throws(UsageError) {
             logger = Logger(
                 level: try flags.choice("log.level", as: LogLevel.self) ?? .info,
                 format: try flags.choice("log.format", as: LogFormat.self) ?? .logfmt)
-            do {
-                listen = try ListenAddress.parse(
-                    flags.string("web.listen-address") ?? ExporterCommand.defaultListenAddress)
-            } catch {
-                throw UsageError("invalid value for flag '--web.listen-address': \(error.description)")
-            }
+            listeners = try Self.listeners(flags)
             histograms = try flags.choice("metrics.histograms", as: HistogramMode.self) ?? .both
             serverOptions.maxConnections = try flags.int("web.max-connections", range: 1...100_000) ?? 1024
             serverOptions.maxConnectionsPerIP =
@@ -83,7 +78,34 @@ struct Exporter: Sendable {
         let parts = Parts(
             logger: logger, registry: registry, pathGate: pathGate, pathMonitor: pathMonitor, options: options,
             flags: flags)
-        return parts.assemble(listen: listen, serverOptions: serverOptions, security: security)
+        return parts.assemble(listeners: listeners, serverOptions: serverOptions, security: security)
+    }
+
+    /// `--web.listen-address` (repeatable; the default when none is given), or the sockets
+    /// systemd passed with `--web.systemd-socket`.
+    private static func listeners(_ flags: ParsedFlags) throws(UsageError) -> [HTTPServer.Listener] {
+        let addresses = flags.strings("web.listen-address")
+        if flags.bool("web.systemd-socket") {
+            guard addresses.isEmpty else {
+                throw UsageError("--web.systemd-socket and --web.listen-address exclude each other")
+            }
+            let inherited = HTTPServer.systemdListeners(environment: processEnvironment())
+            guard !inherited.isEmpty else {
+                throw UsageError(
+                    "--web.systemd-socket: systemd passed no socket to this process (LISTEN_FDS, LISTEN_PID); start it from a .socket unit"
+                )
+            }
+            return inherited
+        }
+        var out: [HTTPServer.Listener] = []
+        for text in addresses.isEmpty ? [ExporterCommand.defaultListenAddress] : addresses {
+            do {
+                out.append(.address(try ListenAddress.parse(text)))
+            } catch {
+                throw UsageError("invalid value for flag '--web.listen-address': \(error.description)")
+            }
+        }
+        return out
     }
 
     /// Runs the services until a signal stops them; the exit status.
@@ -112,15 +134,29 @@ private struct Parts {
     var specs: [ProbeSpec] { options.specs }
     var settings: MonitorSettings { options.settings }
 
-    func assemble(listen: ListenAddress, serverOptions: HTTPServer.Options, security: WebSecurity?) -> Result<
-        Exporter, ExitStatus
-    > {
-        if let dir = options.history?.directory, case .failure(.held(let pid)) = DirectoryLock.acquire(dir) {
-            writeErr(
-                "reachability_exporter: error: history directory \(dir) is in use by another exporter"
-                    + (pid.map { " (pid \($0))" } ?? "") + "; give each exporter its own --history.dir\n")
-            pathMonitor?.stop()
-            return .failure(ExitStatus(78))
+    func assemble(listeners: [HTTPServer.Listener], serverOptions: HTTPServer.Options, security: WebSecurity?)
+        -> Result<
+            Exporter, ExitStatus
+        >
+    {
+        // One writer per history directory. A directory that cannot be made is the history
+        // service's to report (the exporter runs on without it); a lock that cannot be taken fails closed.
+        if let dir = options.history?.directory, case .failure(let failure) = DirectoryLock.acquire(dir) {
+            switch failure {
+            case .held(let pid):
+                writeErr(
+                    "reachability_exporter: error: history directory \(dir) is in use by another exporter"
+                        + (pid.map { " (pid \($0))" } ?? "") + "; give each exporter its own --history.dir\n")
+            case .failed(let error):
+                writeErr(
+                    "reachability_exporter: error: cannot lock history directory \(dir) (\(dir)/.lock): \(error)\n")
+            case .unusableDirectory: break
+            }
+            if case .unusableDirectory = failure {
+            } else {
+                pathMonitor?.stop()
+                return .failure(ExitStatus(78))
+            }
         }
         let recorder = MetricsRecorder(registry: registry, probes: specs, uplinks: settings.uplinks)
         // History: --history.* flags, else the file's `history:` section. Read back before the
@@ -150,13 +186,17 @@ private struct Parts {
         let server: HTTPServer
         do {
             server = try HTTPServer(
-                listen: listen, options: serverOptions, security: security, logger: logger.with("component", "web"),
-                registry: registry
+                listeners: listeners, options: serverOptions, security: security,
+                logger: logger.with("component", "web"), registry: registry
             ) {
                 webRoutes.handle($0)
             }
         } catch {
-            logger.error("cannot listen", ("address", listen.description), ("err", error.description))
+            let addresses = listeners.map { l in
+                if case .address(let a) = l { return a.description }
+                return "systemd socket"
+            }
+            logger.error("cannot listen", ("address", addresses.joined(separator: ",")), ("err", error.description))
             pathMonitor?.stop()
             history?.stop()
             return .failure(ExitStatus(1))
@@ -197,8 +237,11 @@ private struct Parts {
                 "web",
                 run: { [logger] in
                     server.start()
-                    logger.info(
-                        "listening", ("address", server.boundAddress.description), ("version", BuildInfo.version))
+                    for address in server.boundAddresses {
+                        logger.info("listening", ("address", address.description), ("version", BuildInfo.version))
+                    }
+                    // systemd's Type=notify: started once the endpoint answers.
+                    SystemdNotify.send("READY=1", environment: processEnvironment())
                     await untilCancelled()
                 }, stop: { server.shutdown(grace: .seconds(2)) }))
         return services
@@ -219,6 +262,7 @@ private struct SignalService: Service {
                 continue
             }
             logger.info("shutting down", ("signal", signal.description))
+            SystemdNotify.send("STOPPING=1", environment: processEnvironment())
             // The services get their grace periods (5 s each at most); past 30 s something is stuck.
             exitIfStillRunning(after: 30) { [logger] in logger.error("shutdown did not finish in 30 s; exiting") }
             return

@@ -17,8 +17,13 @@ package enum ExporterCommand {
     static let serveFlags: [FlagSpec] =
         [
             FlagSpec(
-                "web.listen-address", .value(default: defaultListenAddress), placeholder: "ADDRESS",
-                help: "Address to serve metrics on: [host]:port; :port means every address."),
+                "web.listen-address", .repeated, placeholder: "ADDRESS",
+                help:
+                    "Address to serve metrics on: [host]:port; :port means every address; default \(defaultListenAddress)."
+            ),
+            FlagSpec(
+                "web.systemd-socket", .bool(default: false),
+                help: "Serve on the sockets systemd passes (socket activation) instead of --web.listen-address."),
             FlagSpec(
                 "web.config.file", .value(default: nil), placeholder: "PATH",
                 help:

@@ -41,8 +41,10 @@ package final class HTTPServer: Sendable {
         package init() {}
     }
 
-    package let boundAddress: SocketAddress
-    private let listenFD: Int32
+    /// Where each listener is bound, in the order given (port 0 resolved).
+    package let boundAddresses: [SocketAddress]
+    package var boundAddress: SocketAddress { boundAddresses[0] }
+    private let listenFDs: [Int32]
     private let stopFD: Int32
     private let options: Options
     private let handler: Handler
@@ -83,64 +85,39 @@ package final class HTTPServer: Sendable {
         }
     }
 
-    package init(
+    package convenience init(
         listen: ListenAddress, options: Options = Options(), security: WebSecurity? = nil, logger: Logger = Logger(),
         registry: MetricsRegistry? = nil, handler: @escaping Handler
     ) throws(Errno) {
+        try self.init(
+            listeners: [.address(listen)], options: options, security: security, logger: logger, registry: registry,
+            handler: handler)
+    }
+
+    /// Serves on every listener (at least one); a listener that cannot be opened closes those
+    /// opened before it and throws.
+    package init(
+        listeners: [Listener], options: Options = Options(), security: WebSecurity? = nil, logger: Logger = Logger(),
+        registry: MetricsRegistry? = nil, handler: @escaping Handler
+    ) throws(Errno) {
+        precondition(!listeners.isEmpty, "HTTPServer needs a listener")
         self.options = options
         self.handler = handler
         self.security = security
         self.logger = logger
         executor = ThreadPoolExecutor(name: "http-worker", threads: options.workers)
         rejected = registry?.counter(MetricCatalog.exporterHttpRejectedConnectionsTotal).labels()
-        let fd = try Self.openListener(listen)
-        listenFD = fd
-        var storage = sockaddr_storage()
-        var len = socklen_t(MemoryLayout<sockaddr_storage>.size)
-        _ = withUnsafeMutablePointer(to: &storage) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) }
+        var fds: [Int32] = []
+        do throws(Errno) {
+            for listener in listeners { fds.append(try listener.open()) }
+            stopFD = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
+            if stopFD < 0 { throw Errno.current }
+        } catch {
+            for fd in fds { close(fd) }
+            throw error
         }
-        boundAddress = withUnsafePointer(to: &storage) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { SocketAddress($0, length: len) }
-        }
-        stopFD = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
-        if stopFD < 0 { throw Errno.current }
-    }
-
-    private static func openListener(_ listen: ListenAddress) throws(Errno) -> Int32 {
-        let wildcard = listen.host.isEmpty
-        var candidates: [SocketAddress] = []
-        if wildcard {
-            candidates = [
-                SocketAddress(ip: "::", port: listen.port)!, SocketAddress(ip: "0.0.0.0", port: listen.port)!,
-            ]
-        } else if let a = SocketAddress(ip: listen.host, port: listen.port) {
-            candidates = [a]
-        }
-        var lastError = Errno(EINVAL)
-        for address in candidates {
-            let fd = socket(address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-            if fd < 0 {
-                lastError = Errno.current
-                continue
-            }
-            do throws(Errno) {
-                try setSocketOption(fd, SOL_SOCKET, SO_REUSEADDR, 1)
-                if address.family == AF_INET6 && wildcard {
-                    try setSocketOption(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, 0)
-                }
-                let rc = address.withSockAddr { bind(fd, $0, $1) }
-                if rc != 0 { throw Errno.current }
-                if Glibc.listen(fd, 1024) != 0 { throw Errno.current }
-                // Non-blocking: the accept loop drains the queue until EAGAIN after each poll.
-                try setNonBlocking(fd)
-                return fd
-            } catch {
-                lastError = error
-                close(fd)
-            }
-        }
-        throw lastError
+        listenFDs = fds
+        boundAddresses = fds.map(Self.localAddress)
     }
 
     /// Starts the accept thread. Call once.
@@ -178,51 +155,57 @@ package final class HTTPServer: Sendable {
 
     private func acceptLoop() {
         defer {
-            close(listenFD)
+            for fd in listenFDs { close(fd) }
             acceptLoopDone.store(true, ordering: .releasing)
             somethingEnded.signal()
         }
         var lastDescriptorWarning: ContinuousClock.Instant?
         while true {
-            var fds = [
-                pollfd(fd: listenFD, events: Int16(POLLIN), revents: 0),
-                pollfd(fd: stopFD, events: Int16(POLLIN), revents: 0),
-            ]
-            let n = poll(&fds, 2, -1)
+            var fds =
+                [pollfd(fd: stopFD, events: Int16(POLLIN), revents: 0)]
+                + listenFDs.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+            let n = poll(&fds, nfds_t(fds.count), -1)
             if n < 0 {
                 if errno == EINTR { continue }
                 logger.error("poll on listener failed", ("err", Errno.current.description))
                 return
             }
-            if fds[1].revents != 0 { return }
-            // Drain what is queued, a bounded number per wake-up.
-            for _ in 0..<64 {
-                var storage = sockaddr_storage()
-                var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-                let fd = withUnsafeMutablePointer(to: &storage) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                        cshim_accept4(
-                            listenFD, $0, &length, Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue))
-                    }
-                }
-                if fd < 0 {
-                    // EMFILE/ENFILE: out of descriptors; back off instead of spinning, and say so
-                    // once a minute, not at every try.
-                    if errno == EMFILE || errno == ENFILE {
-                        let now = ContinuousClock.now
-                        if lastDescriptorWarning.map({ now - $0 >= .seconds(60) }) ?? true {
-                            lastDescriptorWarning = now
-                            logger.warn("accept failed, out of file descriptors (logged once a minute)")
-                        }
-                        usleep(50_000)
-                    }
-                    break
-                }
-                let peer = withUnsafePointer(to: &storage) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { SocketAddress($0, length: length) }
-                }
-                admit(fd, peer: peer)
+            if fds[0].revents != 0 { return }
+            // Drain what is queued on each ready listener, a bounded number per wake-up.
+            for ready in fds.dropFirst() where ready.revents != 0 {
+                drain(ready.fd, lastDescriptorWarning: &lastDescriptorWarning)
             }
+        }
+    }
+
+    /// Accepts what is queued on one listener, at most 64 connections.
+    private func drain(_ listenFD: Int32, lastDescriptorWarning: inout ContinuousClock.Instant?) {
+        for _ in 0..<64 {
+            var storage = sockaddr_storage()
+            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            let fd = withUnsafeMutablePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    cshim_accept4(
+                        listenFD, $0, &length, Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue))
+                }
+            }
+            if fd < 0 {
+                // EMFILE/ENFILE: out of descriptors; back off instead of spinning, and say so
+                // once a minute, not at every try.
+                if errno == EMFILE || errno == ENFILE {
+                    let now = ContinuousClock.now
+                    if lastDescriptorWarning.map({ now - $0 >= .seconds(60) }) ?? true {
+                        lastDescriptorWarning = now
+                        logger.warn("accept failed, out of file descriptors (logged once a minute)")
+                    }
+                    usleep(50_000)
+                }
+                break
+            }
+            let peer = withUnsafePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { SocketAddress($0, length: length) }
+            }
+            admit(fd, peer: peer)
         }
     }
 
