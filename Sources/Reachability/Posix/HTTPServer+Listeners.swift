@@ -1,3 +1,4 @@
+import CShim
 import Glibc
 
 extension HTTPServer {
