@@ -32,3 +32,19 @@ int cshim_drop_thread_capability(int cap) {
     data[cap / 32].effective &= ~(1u << (cap % 32));
     return (int)syscall(SYS_capset, &header, data);
 }
+
+// What a release build stamps in (scripts/release passes -Xcc -DRX_BUILD_REVISION="…" and so on);
+// a plain checkout build says "unknown". Compiled here, in C, so the values come from the
+// command line without rewriting any source file.
+#ifndef RX_BUILD_REVISION
+#define RX_BUILD_REVISION "unknown"
+#endif
+#ifndef RX_BUILD_BRANCH
+#define RX_BUILD_BRANCH "unknown"
+#endif
+#ifndef RX_BUILD_DATE
+#define RX_BUILD_DATE "unknown"
+#endif
+const char *cshim_build_revision(void) { return RX_BUILD_REVISION; }
+const char *cshim_build_branch(void) { return RX_BUILD_BRANCH; }
+const char *cshim_build_date(void) { return RX_BUILD_DATE; }

@@ -37,4 +37,8 @@ void cshim_set_thread_name(const char *name);
 int cshim_setns_net(int fd);
 /// Clears capability `cap` from the calling thread's effective set (tests: act unprivileged).
 int cshim_drop_thread_capability(int cap);
+/// The source revision, branch and build date a release build was stamped with ("unknown" if not).
+const char *cshim_build_revision(void);
+const char *cshim_build_branch(void);
+const char *cshim_build_date(void);
 #endif

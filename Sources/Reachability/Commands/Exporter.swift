@@ -44,7 +44,7 @@ struct Exporter: Sendable {
             }
         }
         registry.gauge(MetricCatalog.exporterBuildInfo)
-            .labels(BuildInfo.version, BuildInfo.revision, BuildInfo.swiftVersion).set(1)
+            .labels(BuildInfo.version, BuildInfo.revision, BuildInfo.branch, BuildInfo.swiftVersion).set(1)
 
         // The file is read before the path monitor starts (global.path_monitor, uplinks: auto).
         let file: ExporterConfig?

@@ -83,16 +83,12 @@ package enum ExporterCommand {
             return 0
         }
         if flags.bool("version") {
-            writeOut(versionText)
+            writeOut(BuildInfo.versionText)
             return 0
         }
         switch Exporter.assemble(flags) {
         case .failure(let exit): return exit.code
         case .success(let exporter): return await exporter.run()
         }
-    }
-
-    static var versionText: String {
-        "reachability_exporter, version \(BuildInfo.version) (revision: \(BuildInfo.revision))\n  swift version: \(BuildInfo.swiftVersion)\n  platform: linux/x86_64\n"
     }
 }

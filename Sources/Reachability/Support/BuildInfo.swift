@@ -1,9 +1,16 @@
-/// What was built: version, source revision and compiler, for `--version` and
-/// `reachability_exporter_build_info`.
+import CShim
+
+/// What was built, for `--version` and `reachability_exporter_build_info`.
+///
+/// `version` is the one source of the version: the Debian package, its man page, the tarball and
+/// the image all read it from the built binary's `--version`. Revision, branch and build date are
+/// stamped in by `scripts/release` (C defines in CShim); a plain `swift build` says "unknown".
 package enum BuildInfo {
     package static let version = "0.1.0"
-    /// Set by `scripts/stamp-revision` for release builds; "unknown" in a plain checkout build.
-    package static let revision = BuildRevision.value
+    package static let revision = String(cString: cshim_build_revision())
+    package static let branch = String(cString: cshim_build_branch())
+    /// `YYYYMMDD-HH:MM:SS` in UTC, as prometheus/common prints it.
+    package static let buildDate = String(cString: cshim_build_date())
     package static var swiftVersion: String {
         #if compiler(>=6.4)
             "6.4+"
@@ -14,5 +21,26 @@ package enum BuildInfo {
         #else
             "6.x"
         #endif
+    }
+    /// GOOS/GOARCH spelling, as the Prometheus ecosystem names platforms.
+    package static var platform: String {
+        #if arch(x86_64)
+            "linux/amd64"
+        #elseif arch(arm64)
+            "linux/arm64"
+        #else
+            "linux/unknown"
+        #endif
+    }
+
+    /// `--version`, laid out as prometheus/common's `version.Print` does.
+    package static var versionText: String {
+        """
+        reachability_exporter, version \(version) (branch: \(branch), revision: \(revision))
+          build date:       \(buildDate)
+          swift version:    \(swiftVersion)
+          platform:         \(platform)
+
+        """
     }
 }
