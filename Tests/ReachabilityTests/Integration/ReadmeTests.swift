@@ -4,19 +4,25 @@ import Testing
 
 @testable import Reachability
 
-/// The README's metric reference must name every metric the exporter can register.
+/// The README is the guide; the reference it links to is in docs/. These tests keep that
+/// reference complete and true: every metric the exporter can register is in docs/metrics.md,
+/// every flag of `--help` in docs/flags.md (and nothing else), the README links to both, its
+/// configuration example loads, and no relative link of the README or docs/ dangles.
 @Suite struct ReadmeTests {
-    static var readme: String {
-        let root = RepositoryRoot.url
-        return (try? String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)) ?? ""
+    static var readme: String { document("README.md") }
+
+    /// A file of the checkout as text ("" when it cannot be read).
+    static func document(_ path: String) -> String {
+        (try? String(contentsOf: RepositoryRoot.url.appendingPathComponent(path), encoding: .utf8)) ?? ""
     }
 
-    /// The README names every metric of the catalog.
+    /// docs/metrics.md names every metric of the catalog, and the README links to it.
     @Test func metricReferenceIsComplete() throws {
-        let readme = Self.readme
-        try #require(!readme.isEmpty, "README.md not found")
-        let missing = MetricCatalog.all.map(\.name).filter { !readme.contains("`\($0)`") }
-        #expect(missing.isEmpty, "not in the README's metric reference: \(missing)")
+        let reference = Self.document("docs/metrics.md")
+        try #require(!reference.isEmpty, "docs/metrics.md not found")
+        let missing = MetricCatalog.all.map(\.name).filter { !reference.contains("`\($0)`") }
+        #expect(missing.isEmpty, "not in the metric reference (docs/metrics.md): \(missing)")
+        #expect(Self.readme.contains("](docs/metrics.md)"), "the README does not link to docs/metrics.md")
         #expect(Set(MetricCatalog.all.map(\.name)).count == MetricCatalog.all.count, "a name is in the catalog twice")
     }
 
@@ -59,12 +65,105 @@ import Testing
         #expect(MetricsCommand.table(MetricCatalog.all).contains("reachability_probe_failures_total"))
     }
 
-    @Test func everyFlagIsDocumented() {
-        let readme = Self.readme
-        let missing = ExporterCommand.serveFlags.map(\.name).filter { $0 != "help" && $0 != "version" }.filter {
-            !readme.contains("--\($0)") && !readme.contains("--[no-]\($0)")
+    /// docs/flags.md documents every flag of `--help`, its flag table shows no flag that
+    /// `--help` lacks, and the README links to it.
+    @Test func everyFlagIsDocumented() throws {
+        let reference = Self.document("docs/flags.md")
+        try #require(!reference.isEmpty, "docs/flags.md not found")
+        let known = ExporterCommand.serveFlags.map(\.name)
+        let missing = known.filter { $0 != "help" && $0 != "version" }.filter {
+            !reference.contains("--\($0)") && !reference.contains("--[no-]\($0)")
         }
-        #expect(missing.isEmpty, "flags missing from the README: \(missing)")
+        #expect(missing.isEmpty, "flags missing from the flag reference (docs/flags.md): \(missing)")
+        // The table's rows: "| `--name=VALUE` |", "| `--[no-]name` |", "| `--help`, `-h` |".
+        let shown = reference.split(separator: "\n").filter { $0.hasPrefix("| `--") }.map { row -> String in
+            var name = row.dropFirst("| `--".count)
+            if name.hasPrefix("[no-]") { name = name.dropFirst("[no-]".count) }
+            return String(name.prefix { $0 != "=" && $0 != "`" })
+        }
+        #expect(shown.count >= known.count, "docs/flags.md's table has \(shown.count) rows for \(known.count) flags")
+        let unknown = shown.filter { !known.contains($0) }
+        #expect(unknown.isEmpty, "docs/flags.md shows flags that --help does not have: \(unknown)")
+        #expect(Self.readme.contains("](docs/flags.md)"), "the README does not link to docs/flags.md")
+    }
+
+    /// The README's configuration example (its yaml block with `probes:`) loads and builds its
+    /// probes, as docs/configuration.md's examples do.
+    @Test func theReadmeConfigurationExampleLoads() throws {
+        let blocks = Self.readme.components(separatedBy: "```yaml\n").dropFirst().compactMap {
+            $0.components(separatedBy: "```").first
+        }.filter { $0.contains("\nprobes:\n") }
+        try #require(blocks.count == 1, "expected one configuration example in the README, found \(blocks.count)")
+        do throws(ConfigError) {
+            _ = try CheckConfigCommand.check(ConfigLoader.parse(blocks[0], file: "README.yml"))
+        } catch {
+            Issue.record("the README's configuration example: \(error)")
+        }
+    }
+
+    /// Every relative link of the README and of docs/*.md names a file or folder of the
+    /// checkout, and every `#anchor` into a Markdown file names one of its headings (GitHub's
+    /// rule: lower case, punctuation dropped, spaces to hyphens): moving a section cannot leave
+    /// a link dangling.
+    @Test func relativeLinksResolve() throws {
+        let root = RepositoryRoot.url
+        let docs = try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent("docs").path)
+            .filter { $0.hasSuffix(".md") }.sorted().map { "docs/" + $0 }
+        try #require(docs.contains("docs/README.md"), "docs/README.md (the index) not found")
+        var checked = 0
+        var broken: [String] = []
+        for file in ["README.md"] + docs {
+            let folder = root.appendingPathComponent(file).deletingLastPathComponent()
+            for link in Self.links(in: Self.document(file)) where !link.contains("://") && !link.hasPrefix("mailto:") {
+                checked += 1
+                let parts = link.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)
+                let path = String(parts[0])
+                let target =
+                    path.isEmpty
+                    ? root.appendingPathComponent(file) : folder.appendingPathComponent(path).standardizedFileURL
+                guard FileManager.default.fileExists(atPath: target.path) else {
+                    broken.append("\(file): \(link) (no such file)")
+                    continue
+                }
+                if parts.count == 2, target.pathExtension == "md" {
+                    let text = (try? String(contentsOf: target, encoding: .utf8)) ?? ""
+                    if !Self.headingAnchors(in: text).contains(String(parts[1])) {
+                        broken.append("\(file): \(link) (no such heading)")
+                    }
+                }
+            }
+        }
+        #expect(checked > 50, "only \(checked) relative links found")
+        #expect(broken.isEmpty, "broken links: \(broken)")
+    }
+
+    /// The targets of the inline links `[text](target)` outside fenced code blocks.
+    static func links(in markdown: String) -> [String] {
+        outsideCodeBlocks(markdown).flatMap { part in
+            part.components(separatedBy: "](").dropFirst().compactMap { rest -> String? in
+                guard let end = rest.firstIndex(of: ")") else { return nil }
+                let target = String(rest[..<end])
+                return target.isEmpty || target.contains(" ") ? nil : target
+            }
+        }
+    }
+
+    /// The anchors GitHub gives the headings of a Markdown file.
+    static func headingAnchors(in markdown: String) -> Set<String> {
+        var anchors = Set<String>()
+        for part in outsideCodeBlocks(markdown) {
+            for line in part.split(separator: "\n") where line.hasPrefix("#") {
+                let title = line.drop { $0 == "#" }.trimmingCharacters(in: .whitespaces).lowercased()
+                let kept = title.filter { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == " " }
+                anchors.insert(kept.replacingOccurrences(of: " ", with: "-"))
+            }
+        }
+        return anchors
+    }
+
+    /// The text between fenced code blocks (the even pieces between ``` fences).
+    static func outsideCodeBlocks(_ markdown: String) -> [String] {
+        markdown.components(separatedBy: "```").enumerated().filter { $0.offset % 2 == 0 }.map(\.element)
     }
 }
 
