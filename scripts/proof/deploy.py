@@ -1,6 +1,7 @@
 """The deploy files as files: the Kubernetes manifests (against the subset of the CRD schemas we
 use, and equal to what generate.py makes), compose, the Containerfile and its build context,
-the systemd unit, and every flag they pass known to the binary."""
+the systemd unit, every image reference naming the binary's version, and every flag they pass
+known to the binary."""
 import json
 import os
 import re
@@ -291,6 +292,64 @@ def check_config_path():
     ok(f"configuration path: {CONFIG_PATH} in {len(seen[CONFIG_PATH])} files, no other")
 
 
+def check_image_references(binary):
+    """Every reference to the exporter's image in deploy/ names the version the binary reports
+    (whose one source is BuildInfo.version) under the name scripts/release gives its image; no
+    image anywhere in deploy/ is :latest; release file names carry the same version."""
+    with open(os.path.join(ROOT, "Sources/Reachability/Support/BuildInfo.swift")) as f:
+        m = re.search(r'static let version = "([^"]+)"', f.read())
+    version = m.group(1) if m else None
+    first = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=10).stdout.split("\n")[0]
+    m = re.match(r"reachability_exporter, version (\S+) ", first)
+    reported = m.group(1) if m else None
+    if not version or reported != version:
+        fail(f"images: BuildInfo.version is {version!r}, the binary reports {reported!r} (rebuild it)")
+        return
+    with open(os.path.join(ROOT, "scripts/release")) as f:
+        m = re.search(r"^image_name=(\S+)$", f.read(), re.M)
+    name = m.group(1) if m else "localhost/reachability_exporter"
+    want = f"{name}:{version}"
+    # The three deploy files that run it, parsed.
+    runs = {}
+    for rel, get in (("deploy/kubernetes/daemonset.yaml", lambda d: d["spec"]["template"]["spec"]["containers"][0]["image"]),
+                     ("deploy/compose/compose.yaml", lambda d: d["services"]["exporter"]["image"]),
+                     ("deploy/fleet/compose.yaml", lambda d: d["services"]["exporter"]["image"])):
+        with open(os.path.join(ROOT, rel)) as f:
+            runs[rel] = get(yaml.safe_load(f))
+    wrong = {rel: ref for rel, ref in runs.items() if ref != want}
+    (fail if wrong else ok)(f"images: DaemonSet, compose and fleet compose run {want} ({wrong or 'all'})")
+    # Every mention in any file under deploy/: an `image:`, a `-t`/`--tag`, a name:tag in prose,
+    # a release file name.
+    ours = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*reachability_exporter)(?::([\w][\w.+-]*))?")
+    tagged_use = re.compile(r"(?:\bimage:\s*|\s(?:-t|--tag)[\s=]+)[\"']?((?:[\w.-]+/)*reachability_exporter)(?::([\w][\w.+-]*))?")
+    release_file = re.compile(r"reachability_exporter-([0-9][\w.+~-]*?)\.linux-[a-z0-9_]+")
+    bad, count = [], 0
+    for d, _, files in os.walk(os.path.join(ROOT, "deploy")):
+        for n in sorted(files):
+            path = os.path.join(d, n)
+            rel = os.path.relpath(path, ROOT)
+            try:
+                with open(path, encoding="utf-8") as f:
+                    text = f.read()
+            except (UnicodeDecodeError, OSError):
+                continue
+            for m in re.finditer(r"[\w./-]+:latest\b", text):
+                bad.append(f"{rel}: {m.group(0)}")
+            for m in tagged_use.finditer(text):
+                count += 1
+                if f"{m.group(1)}:{m.group(2)}" != want:
+                    bad.append(f"{rel}: {m.group(0).strip()}")
+            for m in ours.finditer(text):
+                if m.group(2) and f"{m.group(1)}:{m.group(2)}" != want:
+                    bad.append(f"{rel}: {m.group(0)}")
+            for m in release_file.finditer(text):
+                if m.group(1) != version:
+                    bad.append(f"{rel}: {m.group(0)}")
+    (fail if bad or count < len(runs) else ok)(
+        f"images: every image reference in deploy/ ({count}) is {want}, none is :latest"
+        + (f"; found {sorted(set(bad))}" if bad else ""))
+
+
 def check_flags(binary, arg_sets):
     """Every flag the deploy files pass exists in the binary's --help."""
     help_text = subprocess.run([binary, "--help"], capture_output=True, text=True, timeout=10).stdout
@@ -312,5 +371,7 @@ def check_deploy(binary, rules):
     cmd_args = check_containerfile()
     unit_args = check_systemd()
     check_config_path()
+    print("images:")
+    check_image_references(binary)
     check_flags(binary, [("DaemonSet", k8s_args), ("compose", compose_args), ("Containerfile CMD", cmd_args),
                          ("systemd default ARGS", unit_args)])
