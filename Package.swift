@@ -16,7 +16,9 @@ let package = Package(
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // libcrypt from the system (Debian libcrypt-dev): bcrypt for basic-auth passwords.
         .systemLibrary(name: "CCrypt", pkgConfig: "libcrypt", providers: [.apt(["libcrypt-dev"])]),
-        .target(name: "Reachability", dependencies: ["CShim", "COpenSSL", "CZlib", "CCrypt"]),
+        // libyaml from the system (Debian libyaml-dev): the parser for every YAML file read.
+        .systemLibrary(name: "CYAML", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"])]),
+        .target(name: "Reachability", dependencies: ["CShim", "COpenSSL", "CZlib", "CCrypt", "CYAML"]),
         .executableTarget(name: "reachability_exporter", dependencies: ["Reachability"]),
         // Benchmark drivers (bench/*.sh); not installed.
         .executableTarget(name: "reachability-bench", dependencies: ["Reachability"]),

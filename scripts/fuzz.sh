@@ -32,8 +32,8 @@ clang -c -O1 -g -fsanitize=fuzzer-no-link,address -I Sources/CShim/include Sourc
 mapfile -t sources < <(find Sources/Reachability -name '*.swift' | sort)
 build() {
   swiftc -sanitize=fuzzer,address -parse-as-library -O -g -swift-version 6 -module-name Reachability -package-name reachability_exporter \
-    -I "$out/cshim" -I Sources/COpenSSL -I Sources/CZlib -I Sources/CCrypt "$@" "${sources[@]}" fuzz/FuzzTargets.swift "$out/shim.o" \
-    -lssl -lcrypto -lz -lcrypt -o "$out/reachability-fuzz"
+    -I "$out/cshim" -I Sources/COpenSSL -I Sources/CZlib -I Sources/CCrypt -I Sources/CYAML "$@" "${sources[@]}" fuzz/FuzzTargets.swift "$out/shim.o" \
+    -lssl -lcrypto -lz -lcrypt -lyaml -o "$out/reachability-fuzz"
 }
 stamp="${flags[*]:-none}"
 if [ -x "$out/reachability-fuzz" ] && [ "$(cat "$out/stamp" 2>/dev/null)" = "$stamp" ] &&

@@ -15,7 +15,8 @@ package struct YAMLMark: Sendable, Equatable, CustomStringConvertible {
 /// durations, booleans) are decided by the schema, not by the parser, so `"5s"` and `5s`
 /// are the same duration and a quoted `"true"` can still be a name.
 package struct YAMLScalar: Sendable, Equatable {
-    package enum Style: Sendable, Equatable { case plain, singleQuoted, doubleQuoted }
+    /// `literal` and `folded` are the block scalars `|` and `>`.
+    package enum Style: Sendable, Equatable { case plain, singleQuoted, doubleQuoted, literal, folded }
 
     package var text: String
     package var style: Style
@@ -42,9 +43,8 @@ package struct YAMLMapEntry: Sendable, Equatable {
     }
 }
 
-/// A node of the documented YAML subset (see docs/configuration.md): a scalar, a list or a
-/// map, with where it starts. Not a general YAML representation: there are no tags, anchors,
-/// complex keys or multi-line scalars.
+/// A node of a parsed file: a scalar, a list or a map, with where it starts. Aliases are
+/// already expanded and merge keys merged; there are no tags or complex keys.
 package struct YAMLNode: Sendable, Equatable {
     package indirect enum Kind: Sendable, Equatable {
         case scalar(YAMLScalar)

@@ -1,322 +1,296 @@
-/// A strict parser for the small YAML subset the configuration file uses (docs/configuration.md):
-/// block maps and block lists by indentation, one-line flow lists and flow maps, nested
-/// (`[a, "b"]`, `{interval: 5s}`, `[{targets: [a, b]}]`), plain, single-quoted and
-/// double-quoted scalars (with escapes), and `#` comments.
+import CYAML
+
+/// YAML for every file the product reads (the configuration, the web configuration), parsed by
+/// libyaml (Debian's libyaml-0-2) into `YAMLNode`s: block and flow collections over any number of
+/// lines, plain, quoted and block scalars (`|` and `>` with their chomping and indentation
+/// indicators), anchors and aliases, `<<` merge keys, comments anywhere, `%YAML`/`%TAG` directives.
 ///
-/// Everything outside the subset is an error that names the construct (anchors, aliases, tags,
-/// block scalars, complex keys, multi-line scalars and flow collections, several documents), as are tabs in
-/// indentation, duplicate keys and inconsistent indentation. Errors carry file:line:column and
-/// the key path. Not for: general YAML; the schema (types, known keys) is `ConfigSchema`'s job.
+/// What libyaml accepts but a configuration must not hold is refused here with file:line:column
+/// and the key path: several documents, duplicate keys, keys that are lists or maps, aliases to
+/// unknown anchors, tags outside YAML's core schema (`!vault`, `!!binary`), nesting deeper than
+/// 64, and more than 100,000 nodes once aliases are expanded (an alias bomb: a few lines that
+/// expand to billions of nodes). Types (numbers, durations, booleans) are the schema's business,
+/// not the parser's: `"5s"` and `5s` are the same duration.
 package struct YAMLParser {
-    struct Line {
-        let number: Int
-        let text: [Unicode.Scalar]
-        /// Column (0-based) where the line's content starts; moved right for the content after `- `.
-        var indent: Int
-        /// A tab in the indentation (an error, reported with the key path when the line is reached).
-        var tabColumn: Int?
-
-        func mark(_ col: Int) -> YAMLMark { YAMLMark(line: number, column: col + 1) }
-        subscript(_ i: Int) -> Unicode.Scalar? { i < text.count ? text[i] : nil }
-    }
-
-    let file: String
-    var lines: [Line]
-    var pos = 0
-    /// Block nesting so far; bounded so that no input can exhaust the stack.
-    var depth = 0
     static let maxDepth = 64
+    /// Nodes after alias expansion; a real configuration has a few hundred.
+    static let maxNodes = 100_000
 
-    /// Parses a whole file. Returns nil for a document with no content (only blank lines and comments).
+    /// Parses a whole file. Returns nil for a document with no content (only blank lines and
+    /// comments, or a lone `~`).
     package static func parse(_ bytes: [UInt8], file: String) throws(ConfigError) -> YAMLNode? {
-        var parser = try YAMLParser(bytes: bytes, file: file)
-        return try parser.parseDocument()
+        let events = LibYAMLEvents(bytes)
+        var parser = YAMLParser(file: file, events: events)
+        return try parser.parseStream()
     }
 
     package static func parse(_ text: String, file: String) throws(ConfigError) -> YAMLNode? {
         try parse(Array(text.utf8), file: file)
     }
 
-    init(bytes: [UInt8], file: String) throws(ConfigError) {
-        self.file = file
-        var out: [Line] = []
-        var raw = bytes.split(separator: 0x0A, omittingEmptySubsequences: false)
-        if let first = raw.first, first.starts(with: [0xEF, 0xBB, 0xBF]) { raw[0] = first.dropFirst(3) }
-        var sawContent = false
-        for (index, var bytes) in raw.enumerated() {
-            let number = index + 1
-            if bytes.last == 0x0D { bytes = bytes.dropLast() }
-            guard let string = String(validating: bytes, as: UTF8.self) else {
-                throw ConfigError(
-                    file: file, mark: YAMLMark(line: number, column: 1), path: "", expected: "UTF-8 text",
-                    found: "bytes that are not valid UTF-8")
-            }
-            let text = Array(string.unicodeScalars)
-            if let bad = text.firstIndex(where: { ($0.value < 0x20 && $0 != "\t") || $0.value == 0x7F }) {
-                throw ConfigError(
-                    file: file, mark: YAMLMark(line: number, column: bad + 1), path: "", expected: "printable text",
-                    found:
-                        "the control character U+\(String(text[bad].value, radix: 16, uppercase: true).leftPadded(4))")
-            }
-            guard let first = text.firstIndex(where: { $0 != " " && $0 != "\t" }), text[first] != "#" else { continue }
-            let line = Line(number: number, text: text, indent: first, tabColumn: text[..<first].firstIndex(of: "\t"))
-            if first == 0, text.first == "%" {
-                throw ConfigError(
-                    file: file, mark: line.mark(0), path: "", expected: "a key or a list item", found: "a directive",
-                    hint: "directives (%YAML, %TAG) are not supported")
-            }
-            if first == 0, Self.isMarker(text, "---") || Self.isMarker(text, "...") {
-                if !sawContent && Self.isMarker(text, "---") && Self.restIsBlank(text, from: 3) {
-                    sawContent = true
-                    continue
-                }
-                throw ConfigError(
-                    file: file, mark: line.mark(0), path: "", expected: "a single document",
-                    found: String(String.UnicodeScalarView(text.prefix(3))).debugDescription,
-                    hint: "several documents, or content on the '---' line, are not supported")
-            }
-            sawContent = true
-            out.append(line)
+    let file: String
+    let events: LibYAMLEvents
+    var anchors: [String: (node: YAMLNode, size: Int)] = [:]
+    /// Nodes built so far, aliases counted at their expanded size.
+    var nodes = 0
+    var depth = 0
+
+    mutating func parseStream() throws(ConfigError) -> YAMLNode? {
+        guard case .streamStart = try next(path: "").kind else { return nil }
+        let start = try next(path: "")
+        guard case .documentStart = start.kind else { return nil }
+        let root = try parseNode(try next(path: ""), path: "")
+        _ = try next(path: "")  // the document's end
+        let after = try next(path: "")
+        if case .documentStart = after.kind {
+            throw ConfigError(
+                file: file, mark: after.mark, path: "", expected: "a single document", found: "a second document",
+                hint: "one file holds one document; remove the '---' or split the file")
         }
-        lines = out
+        return root.isNull ? nil : root
     }
 
-    private static func isMarker(_ text: [Unicode.Scalar], _ marker: String) -> Bool {
-        let m = Array(marker.unicodeScalars)
-        return text.count >= 3 && Array(text.prefix(3)) == m && (text.count == 3 || text[3] == " " || text[3] == "\t")
-    }
-
-    private static func restIsBlank(_ text: [Unicode.Scalar], from: Int) -> Bool {
-        guard let j = text[from...].firstIndex(where: { $0 != " " && $0 != "\t" }) else { return true }
-        return text[j] == "#"
-    }
-
-    mutating func parseDocument() throws(ConfigError) -> YAMLNode? {
-        guard pos < lines.count else { return nil }
-        let root = try parseBlock(path: "")
-        if pos < lines.count {
-            let line = lines[pos]
-            throw fail(
-                line, line.indent, "", expected: "the end of the document", found: rest(line, line.indent),
-                hint: "this line does not belong to the document's top-level \(kindName(root))")
+    mutating func next(path: String) throws(ConfigError) -> LibYAMLEvents.Event {
+        do throws(LibYAMLEvents.Failure) { return try events.next() } catch {
+            throw Self.describe(error, file: file, path: path)
         }
-        return root
     }
 
-    /// A map, a list, or a lone value, starting at the current line's indentation.
-    mutating func parseBlock(path: String) throws(ConfigError) -> YAMLNode {
-        let line = lines[pos]
-        try checkTabs(line, path: path)
-        depth += 1
+    mutating func parseNode(_ event: LibYAMLEvents.Event, path: String) throws(ConfigError) -> YAMLNode {
+        let node: YAMLNode
+        let size: Int
+        switch event.kind {
+        case .alias(let name):
+            guard let anchored = anchors[name] else {
+                throw fail(event.mark, path, expected: "an alias to an anchor defined above", found: "*\(name)")
+            }
+            try count(anchored.size, event.mark, path)
+            return anchored.node
+        case .scalar(let text, let style, let tag):
+            try checkTag(tag, event.mark, path, allowed: Self.scalarTags)
+            // `!!str` makes a plain scalar a string: never null, never a boolean.
+            let style = tag == "tag:yaml.org,2002:str" && style == .plain ? .singleQuoted : style
+            try count(1, event.mark, path)
+            node = YAMLNode(.scalar(YAMLScalar(text, style: style)), mark: event.mark)
+            size = 1
+        case .sequenceStart(let tag):
+            try checkTag(tag, event.mark, path, allowed: ["tag:yaml.org,2002:seq"])
+            (node, size) = try parseSequence(event, path: path)
+        case .mappingStart(let tag):
+            try checkTag(tag, event.mark, path, allowed: ["tag:yaml.org,2002:map"])
+            (node, size) = try parseMapping(event, path: path)
+        default:
+            throw fail(event.mark, path, expected: "a value", found: "the end of a collection")
+        }
+        if let anchor = event.anchor { anchors[anchor] = (node, size) }
+        return node
+    }
+
+    mutating func parseSequence(
+        _ start: LibYAMLEvents.Event, path: String
+    ) throws(ConfigError) -> (YAMLNode, Int) {
+        try enter(start.mark, path)
         defer { depth -= 1 }
-        if depth > Self.maxDepth { throw tooDeep(line, line.indent, path) }
-        let n = line.indent
-        if isListItem(line, n) { return try parseList(indent: n, path: path) }
-        if try key(line, n, path: path) != nil { return try parseMap(indent: n, path: path) }
-        let value = try parseInlineValue(line, from: n, path: path)
-        pos += 1
-        try checkNotDeeper(than: n, container: path, value: path)
-        return value
+        try count(1, start.mark, path)
+        var items: [YAMLNode] = []
+        var size = 1
+        while true {
+            let event = try next(path: KeyPath.index(path, items.count))
+            if case .sequenceEnd = event.kind { break }
+            let before = nodes
+            items.append(try parseNode(event, path: KeyPath.index(path, items.count)))
+            size += nodes - before
+        }
+        return (YAMLNode(.list(items), mark: start.mark), size)
     }
 
-    mutating func parseMap(indent n: Int, path: String) throws(ConfigError) -> YAMLNode {
+    mutating func parseMapping(
+        _ start: LibYAMLEvents.Event, path: String
+    ) throws(ConfigError) -> (YAMLNode, Int) {
+        try enter(start.mark, path)
+        defer { depth -= 1 }
+        try count(1, start.mark, path)
         var entries: [YAMLMapEntry] = []
         var seen: [String: YAMLMark] = [:]
-        let start = lines[pos].mark(n)
-        while pos < lines.count {
-            let line = lines[pos]
-            try checkTabs(line, path: path)
-            if line.indent < n { break }
-            if line.indent > n { throw badIndentation(line, expected: n, path: path) }
-            if isListItem(line, n) {
-                throw fail(
-                    line, n, path, expected: "a 'key: value' entry (this map's keys are at column \(n + 1))",
-                    found: "a list item")
+        var merged: [YAMLMapEntry] = []
+        let before = nodes
+        while true {
+            let keyEvent = try next(path: path)
+            if case .mappingEnd = keyEvent.kind { break }
+            let key = try mapKey(keyEvent, path: path)
+            let keyPath = KeyPath.child(path, key.text)
+            let value = try parseNode(try next(path: keyPath), path: keyPath)
+            if key.isMerge {
+                merged += try mergeSources(value, path: keyPath)
+                continue
             }
-            guard let k = try key(line, n, path: path) else {
+            if let first = seen[key.text] {
                 throw fail(
-                    line, n, path, expected: "a 'key: value' entry", found: rest(line, n),
-                    hint: line.text[n...].contains(":")
-                        ? "a key's ':' must be followed by a space or the end of the line" : nil)
-            }
-            let keyPath = KeyPath.child(path, k.text)
-            if let first = seen[k.text] {
-                throw fail(
-                    line, n, keyPath, expected: "each key once per map", found: "\(k.text.debugDescription) again",
+                    keyEvent.mark, keyPath, expected: "each key once per map",
+                    found: "\(key.text.debugDescription) again",
                     hint: "first at line \(first.line), column \(first.column)")
             }
-            seen[k.text] = k.mark
-            let after = skipBlanks(line, k.afterColon)
-            let value: YAMLNode
-            if isLineEnd(line, after) {
-                pos += 1
-                value = try parseNested(
-                    under: n, sameIndentList: true, emptyMark: line.mark(k.afterColon), path: keyPath)
-            } else {
-                value = try parseInlineValue(line, from: after, path: keyPath)
-                pos += 1
-                try checkNotDeeper(than: n, container: path, value: keyPath)
-            }
-            entries.append(YAMLMapEntry(key: k.text, keyMark: k.mark, value: value))
+            seen[key.text] = keyEvent.mark
+            entries.append(YAMLMapEntry(key: key.text, keyMark: keyEvent.mark, value: value))
         }
-        return YAMLNode(.map(entries), mark: start)
+        // Merge keys: the map's own keys win, then earlier sources over later ones.
+        for entry in merged where seen[entry.key] == nil {
+            seen[entry.key] = entry.keyMark
+            entries.append(entry)
+        }
+        return (YAMLNode(.map(entries), mark: start.mark), 1 + nodes - before)
     }
 
-    mutating func parseList(indent n: Int, path: String) throws(ConfigError) -> YAMLNode {
-        var items: [YAMLNode] = []
-        let start = lines[pos].mark(n)
-        while pos < lines.count {
-            let line = lines[pos]
-            try checkTabs(line, path: path)
-            if line.indent < n { break }
-            if line.indent > n { throw badIndentation(line, expected: n, path: path) }
-            guard isListItem(line, n) else { break }
-            let itemPath = KeyPath.index(path, items.count)
-            if line[n + 1] == "\t" {
-                throw fail(
-                    line, n + 1, itemPath, expected: "a space after '-'", found: "a tab",
-                    hint: "YAML does not allow tabs in indentation")
+    /// A key: a scalar (or an alias to one). `<<` unquoted is a merge key.
+    mutating func mapKey(_ event: LibYAMLEvents.Event, path: String) throws(ConfigError) -> (
+        text: String, isMerge: Bool
+    ) {
+        switch event.kind {
+        case .scalar(let text, let style, let tag):
+            try checkTag(tag, event.mark, path, allowed: Self.scalarTags)
+            try count(1, event.mark, path)
+            if let anchor = event.anchor {
+                anchors[anchor] = (YAMLNode(.scalar(YAMLScalar(text, style: style)), mark: event.mark), 1)
             }
-            let c = skipBlanks(line, n + 1)
-            var startsBlock = isListItem(line, c)
-            if !startsBlock && !isLineEnd(line, c) { startsBlock = try key(line, c, path: itemPath) != nil }
-            let item: YAMLNode
-            if isLineEnd(line, c) {
-                pos += 1
-                item = try parseNested(under: n, sameIndentList: false, emptyMark: line.mark(n), path: itemPath)
-            } else if startsBlock {
-                // A map or list that starts on the dash's line: the rest reads as a line indented to `c`.
-                lines[pos].indent = c
-                item = try parseBlock(path: itemPath)
-            } else {
-                item = try parseInlineValue(line, from: c, path: itemPath)
-                pos += 1
-                try checkNotDeeper(than: n, container: path, value: itemPath)
+            return (text, text == "<<" && style == .plain && tag == nil)
+        case .alias(let name):
+            guard let anchored = anchors[name], let scalar = anchored.node.scalar else {
+                throw fail(event.mark, path, expected: "a key (text)", found: "*\(name), which is not text")
             }
-            items.append(item)
+            return (scalar.text, false)
+        default:
+            throw fail(
+                event.mark, path, expected: "a key (text)", found: "a list or map as a key",
+                hint: "complex keys are not supported")
         }
-        return YAMLNode(.list(items), mark: start)
     }
 
-    /// The value of `key:` (or `-`) with nothing after it: a deeper block, a list at the key's
-    /// own indentation (`key:` then `- item`), or an empty (null) value.
-    mutating func parseNested(under n: Int, sameIndentList: Bool, emptyMark: YAMLMark, path: String) throws(ConfigError)
-        -> YAMLNode
-    {
-        if pos < lines.count {
-            let next = lines[pos]
-            if next.indent > n { return try parseBlock(path: path) }
-            if sameIndentList && next.indent == n && isListItem(next, n) { return try parseList(indent: n, path: path) }
+    /// What a `<<` merges: a map, or a list of maps.
+    func mergeSources(_ value: YAMLNode, path: String) throws(ConfigError) -> [YAMLMapEntry] {
+        switch value.kind {
+        case .map(let entries): return entries
+        case .list(let items):
+            var out: [YAMLMapEntry] = []
+            for item in items {
+                guard case .map(let entries) = item.kind else {
+                    throw fail(
+                        item.mark, path, expected: "a map to merge (usually an alias such as *defaults)",
+                        found: item.foundDescription)
+                }
+                out += entries.filter { e in !out.contains { $0.key == e.key } }
+            }
+            return out
+        case .scalar:
+            throw fail(
+                value.mark, path, expected: "a map to merge (usually an alias such as *defaults)",
+                found: value.foundDescription)
         }
-        return YAMLNode(.scalar(YAMLScalar("")), mark: emptyMark)
     }
 
-    /// After a value that ended its line, the next line may not be indented deeper than `n`:
-    /// a deeper key or item is misplaced, anything else would be a multi-line value.
-    func checkNotDeeper(than n: Int, container: String, value: String) throws(ConfigError) {
-        guard pos < lines.count, lines[pos].indent > n else { return }
-        let next = lines[pos]
-        if next.tabColumn == nil, isListItem(next, next.indent) || (try? key(next, next.indent, path: value)) != nil {
-            throw badIndentation(next, expected: n, path: container)
-        }
-        try checkTabs(next, path: value)
+    static let scalarTags: Set<String> = [
+        "tag:yaml.org,2002:str", "tag:yaml.org,2002:int", "tag:yaml.org,2002:float", "tag:yaml.org,2002:bool",
+        "tag:yaml.org,2002:null",
+    ]
+
+    func checkTag(_ tag: String?, _ mark: YAMLMark, _ path: String, allowed: Set<String>) throws(ConfigError) {
+        guard let tag, tag != "!", !allowed.contains(tag) else { return }
+        let shown = tag.hasPrefix("tag:yaml.org,2002:") ? "!!" + tag.dropFirst(18) : tag
         throw fail(
-            next, next.indent, value, expected: "a new entry at \(n) spaces or less after a one-line value",
-            found: rest(next, next.indent),
-            hint: "multi-line values are not supported; write the value on one line, quoted if needed")
+            mark, path, expected: "a value", found: "the tag \(shown)",
+            hint: "only YAML's core tags (!!str, !!int, …) are supported")
     }
 
-    // MARK: - Line helpers
-
-    /// A key at `c`: plain (up to `: `) or quoted, followed by `:` and a blank or the line end.
-    func key(_ line: Line, _ c: Int, path: String) throws(ConfigError) -> (
-        text: String, mark: YAMLMark, afterColon: Int
-    )? {
-        guard let ch = line[c] else { return nil }
-        if ch == "\"" || ch == "'" {
-            let (scalar, end) = try quoted(line, c, path: path)
-            let j = skipBlanks(line, end)
-            guard line[j] == ":", line[j + 1] == nil || line[j + 1] == " " || line[j + 1] == "\t" else { return nil }
-            return (scalar.text, line.mark(c), j + 1)
-        }
-        if "[{&*!|>%@`#,]}".unicodeScalars.contains(ch) { return nil }
-        if (ch == "-" || ch == "?") && (line[c + 1] == nil || line[c + 1] == " ") { return nil }
-        var j = c
-        while let x = line[j] {
-            if isCommentStart(line, j) { return nil }
-            if x == ":" && (line[j + 1] == nil || line[j + 1] == " " || line[j + 1] == "\t") {
-                var end = j
-                while end > c && (line.text[end - 1] == " " || line.text[end - 1] == "\t") { end -= 1 }
-                return (String(String.UnicodeScalarView(line.text[c..<end])), line.mark(c), j + 1)
-            }
-            j += 1
-        }
-        return nil
-    }
-
-    func isListItem(_ line: Line, _ c: Int) -> Bool {
-        line[c] == "-" && (line[c + 1] == nil || line[c + 1] == " " || line[c + 1] == "\t")
-    }
-
-    func skipBlanks(_ line: Line, _ c: Int) -> Int {
-        var j = c
-        while line[j] == " " || line[j] == "\t" { j += 1 }
-        return j
-    }
-
-    func isCommentStart(_ line: Line, _ j: Int) -> Bool {
-        line[j] == "#" && (j == 0 || line.text[j - 1] == " " || line.text[j - 1] == "\t")
-    }
-
-    func isLineEnd(_ line: Line, _ j: Int) -> Bool { line[j] == nil || isCommentStart(line, j) }
-
-    /// The rest of the line from `c`, without a trailing comment, quoted and shortened for a message.
-    func rest(_ line: Line, _ c: Int) -> String {
-        var end = line.text.count
-        for j in c..<line.text.count where isCommentStart(line, j) {
-            end = j
-            break
-        }
-        while end > c && line.text[end - 1] == " " { end -= 1 }
-        var text = String(String.UnicodeScalarView(line.text[min(c, end)..<end]))
-        if text.count > 40 { text = String(text.prefix(37)) + "..." }
-        return text.debugDescription
-    }
-
-    func badIndentation(_ line: Line, expected n: Int, path: String) -> ConfigError {
-        fail(
-            line, line.indent, path, expected: "indentation of \(n) spaces (as the entries above)",
-            found: "\(line.indent) spaces")
-    }
-
-    func tooDeep(_ line: Line, _ col: Int, _ path: String) -> ConfigError {
-        fail(line, col, path, expected: "at most \(Self.maxDepth) levels of nesting", found: "more")
-    }
-
-    func checkTabs(_ line: Line, path: String) throws(ConfigError) {
-        guard let tab = line.tabColumn else { return }
-        throw fail(
-            line, tab, path, expected: "spaces for indentation", found: "a tab",
-            hint: "YAML does not allow tabs in indentation")
-    }
-
-    func fail(_ line: Line, _ col: Int, _ path: String, expected: String, found: String, hint: String? = nil)
-        -> ConfigError
-    {
-        ConfigError(file: file, mark: line.mark(col), path: path, expected: expected, found: found, hint: hint)
-    }
-
-    private func kindName(_ node: YAMLNode) -> String {
-        switch node.kind {
-        case .map: "map"
-        case .list: "list"
-        case .scalar: "value"
+    mutating func enter(_ mark: YAMLMark, _ path: String) throws(ConfigError) {
+        depth += 1
+        if depth > Self.maxDepth {
+            throw fail(mark, path, expected: "at most \(Self.maxDepth) levels of nesting", found: "more")
         }
     }
+
+    mutating func count(_ n: Int, _ mark: YAMLMark, _ path: String) throws(ConfigError) {
+        nodes += n
+        if nodes > Self.maxNodes {
+            throw fail(
+                mark, path, expected: "at most \(Self.maxNodes) values once aliases are expanded", found: "more",
+                hint: "aliases that repeat aliases multiply")
+        }
+    }
+
+    func fail(
+        _ mark: YAMLMark, _ path: String, expected: String, found: String, hint: String? = nil
+    ) -> ConfigError {
+        ConfigError(file: file, mark: mark, path: path, expected: expected, found: found, hint: hint)
+    }
+
+    /// libyaml's message, said for a person: what was expected where, what is there instead, and
+    /// the collection or scalar it was reading (with where that starts).
+    static func describe(_ failure: LibYAMLEvents.Failure, file: String, path: String) -> ConfigError {
+        let trimmed = failure.snippet.trimmingTrailingSpaces
+        let there = trimmed.isEmpty ? "the end of the line" : trimmed.debugDescription
+        var expected = "valid YAML"
+        var found = failure.problem.hasPrefix("found ") ? String(failure.problem.dropFirst(6)) : failure.problem
+        var hint: String?
+        switch failure.problem {
+        case _ where failure.snippet.first == "\t":
+            return ConfigError(
+                file: file, mark: failure.mark, path: path, expected: "spaces for indentation", found: "a tab",
+                hint: "YAML does not allow tabs in indentation")
+        case "did not find expected key": (expected, found) = ("a 'key: value' entry at this map's indentation", there)
+        case "did not find expected '-' indicator": (expected, found) = ("a '- item' at this list's indentation", there)
+        case "did not find expected ',' or '}'": (expected, found) = ("',' or '}'", there)
+        case "did not find expected ',' or ']'": (expected, found) = ("',' or ']'", there)
+        case "did not find expected node content": (expected, found) = ("a value", there)
+        case "could not find expected ':'":
+            (expected, found) = ("':' after the key", there)
+            hint = "a key's ':' must be followed by a space or the end of the line"
+        case "mapping values are not allowed in this context":
+            (expected, found) = ("a value", "':' followed by a space inside an unquoted value")
+            hint = "quote the value, start a nested map on the next line, or check this line's indentation"
+        case "block sequence entries are not allowed in this context":
+            (expected, found) = ("a value", "a list item")
+            hint = "a list starts on the line after its key"
+        case "found character that cannot start any token":
+            (expected, found) = ("a value", trimmed.first.map { "'\($0)'" } ?? there)
+            hint = "quote values that start with it"
+            return ConfigError(file: file, mark: failure.mark, path: path, expected: expected, found: found, hint: hint)
+        case "found unexpected end of stream": (expected, found) = ("the closing quote", "the end of the file")
+        case "found unknown escape character": (expected, found) = ("a known escape", there)
+        case let p where p.hasPrefix("the control character"): expected = "printable text"
+        case "bytes that are not valid UTF-8": expected = "UTF-8 text"
+        default: break
+        }
+        if let context = failure.context {
+            var said = Self.contexts[context] ?? context
+            if let mark = failure.contextMark { said += " at line \(mark.line), column \(mark.column)" }
+            hint = hint.map { "\($0); \(said)" } ?? said
+        }
+        return ConfigError(file: file, mark: failure.mark, path: path, expected: expected, found: found, hint: hint)
+    }
+
+    /// What libyaml was reading, in the words of the rest of the messages.
+    static let contexts = [
+        "while parsing a block mapping": "in the map that starts",
+        "while parsing a block collection": "in the list that starts",
+        "while parsing a flow mapping": "in the '{' map that opens",
+        "while parsing a flow sequence": "in the '[' list that opens",
+        "while scanning a quoted scalar": "in the quoted text that starts",
+        "while parsing a quoted scalar": "in the quoted text that starts",
+        "while scanning a simple key": "reading the key that starts",
+        "while scanning a block scalar": "in the block text that starts",
+        "while scanning an anchor": "reading the anchor that starts",
+        "while scanning an alias": "reading the alias that starts",
+        "while scanning a tag": "reading the tag that starts",
+        "while scanning a directive": "reading the directive that starts",
+        "while scanning for the next token": "reading the value that starts",
+        "while parsing a flow node": "reading the value that starts",
+        "while parsing a block node": "reading the value that starts",
+    ]
 }
 
 extension String {
-    func leftPadded(_ width: Int, with pad: Character = "0") -> String {
-        count >= width ? self : String(repeating: pad, count: width - count) + self
+    fileprivate var trimmingTrailingSpaces: String {
+        var s = Substring(self)
+        while let last = s.last, last == " " || last == "\t" { s = s.dropLast() }
+        return String(s)
     }
 }

@@ -22,3 +22,10 @@ extension String {
         s.value < 0x20 || (0x7F...0x9F).contains(s.value)
     }
 }
+
+extension String {
+    /// `"7".leftPadded(3)` is `"007"`.
+    func leftPadded(_ width: Int, with pad: Character = "0") -> String {
+        count >= width ? self : String(repeating: pad, count: width - count) + self
+    }
+}

@@ -15,6 +15,53 @@ import Testing
         }
     }
 
+    /// What Helm and Ansible write: anchors, aliases and merge keys, a multi-line flow list, a
+    /// block scalar. It decodes to the same probes as the file written out by hand.
+    @Test func anchorsAndMergeKeysDecodeAsWrittenOut() throws {
+        let templated = try ConfigLoader.parse(
+            """
+            probes:
+              - &portal
+                name: portal
+                type: http
+                target: http://127.0.0.1:8080/generate_204
+                interval: 20s
+                timeout: 1s
+                labels: &labels {site: home}
+              - <<: *portal
+                name: tls
+                type: tcp
+                target: >-
+                  127.0.0.1:443
+                timeout: 2s
+              - name: dns
+                type: dns
+                target: localhost
+                labels: *labels
+                dns: {
+                  server: 127.0.0.1,
+                  transport: udp,
+                }
+            """, file: "t.yml")
+        let written = try ConfigLoader.parse(
+            """
+            probes:
+              - {name: portal, type: http, target: "http://127.0.0.1:8080/generate_204", interval: 20s, timeout: 1s, labels: {site: home}}
+              - {name: tls, type: tcp, target: "127.0.0.1:443", interval: 20s, timeout: 2s, labels: {site: home}}
+              - {name: dns, type: dns, target: localhost, labels: {site: home}, dns: {server: 127.0.0.1, transport: udp}}
+            """, file: "t.yml")
+        // Equal but for where each value was written (a merged value keeps its anchor's place).
+        func unplaced(_ probes: [ProbeDefinition]) -> [ProbeDefinition] {
+            probes.map {
+                var p = $0
+                (p.mark, p.marks) = (YAMLMark(line: 0, column: 0), [:])
+                return p
+            }
+        }
+        #expect(unplaced(templated.probes) == unplaced(written.probes))
+        #expect(templated.probes.count == 3 && templated.probes[1].marks["interval"] == YAMLMark(line: 6, column: 15))
+    }
+
     @Test func decodesAFullFile() throws {
         let c = try ConfigLoader.parse(
             """

@@ -44,7 +44,7 @@ import Testing
         let webConfigFile = webConfig.path + "/web.yml"
         _ = FileManager.default.createFile(atPath: webConfigFile, contents: Data("http_server_config: {}\n".utf8))
         _ = try WebSecurity(path: webConfigFile, logger: Logger(level: .error), registry: registry)
-        registry.gauge(MetricCatalog.exporterBuildInfo).labels("a", "b", "c").set(1)
+        registry.gauge(MetricCatalog.exporterBuildInfo).labels("a", "b", "c", "d").set(1)
         ConfigMetrics(registry: registry).setProbeLabels([(target: "a", labels: [ProbeLabel("site", "x")])])
         let names = registry.renderString().split(separator: "\n").filter { $0.hasPrefix("# TYPE ") }.map {
             String($0.split(separator: " ")[2])

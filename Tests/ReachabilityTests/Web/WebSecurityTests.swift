@@ -249,6 +249,76 @@ import Testing
         #expect(WebSecurity.cost("$2b$12$abc") == 12 && WebSecurity.cost("junk") == 0)
     }
 
+    /// The exporter-toolkit's own examples load unchanged: its documented web-config.yml (files
+    /// next to it, users, `basic_auth_excluded_paths`) and its inline-PEM shape (`cert: |`,
+    /// `key: |`, as in its testdata), here with this suite's certificates. The excluded paths are
+    /// served without a password; everything else still needs one.
+    @Test func theToolkitExamplesLoad() throws {
+        let pem = { (path: String) throws -> String in
+            try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").map { "    \($0)" }
+                .joined(separator: "\n")
+        }
+        let inline = write(
+            """
+            tls_server_config:
+              cert: |
+            \(try pem(certs.valid.certificate))
+              key: |
+            \(try pem(certs.valid.key))
+              client_auth_type: "VerifyClientCertIfGiven"
+              client_ca: |
+            \(try pem(certs.caFile))
+
+            """, name: "inline.yml")
+        let loaded = try WebConfig.load(path: inline)
+        #expect(loaded.tls?.settings.clientAuth == .verifyIfGiven)
+        #expect(loaded.files == [inline], "inline PEM reads no other file")
+
+        let hash = try #require(PasswordHash.bcrypt("pw", cost: 4))
+        _ = FileManager.default.createFile(
+            atPath: "\(dir.path)/server.crt", contents: FileManager.default.contents(atPath: certs.valid.certificate))
+        _ = FileManager.default.createFile(
+            atPath: "\(dir.path)/server.key", contents: FileManager.default.contents(atPath: certs.valid.key))
+        let documented = write(
+            """
+            # TLS and basic authentication configuration example.
+            #
+            # Additionally, a certificate and a key file are needed.
+            tls_server_config:
+              cert_file: server.crt
+              key_file: server.key
+
+            # Usernames and passwords required to connect.
+            basic_auth_users:
+              alice: \(hash)
+              bob: \(hash)
+
+            # Exclude /-/healthy and /-/ready from basic authentication
+            basic_auth_excluded_paths:
+            - /-/healthy
+            - /-/ready
+
+            """, name: "web-config.yml")
+        let config = try WebConfig.load(path: documented)
+        #expect(config.tls != nil && config.users.count == 2)
+        #expect(config.authExcludedPaths == ["/-/healthy", "/-/ready"])
+        let security = try WebSecurity(path: documented, logger: Logger(level: .error))
+        let running = security.current()
+        #expect(security.authorize(HTTPRequest(method: "GET", target: "/-/healthy"), config: running) == .allow)
+        #expect(security.authorize(HTTPRequest(method: "GET", target: "/-/ready?x=1"), config: running) == .allow)
+        #expect(security.authorize(HTTPRequest(method: "GET", target: "/metrics"), config: running) == .unauthorized)
+        #expect(security.authorize(HTTPRequest(method: "GET", target: "/-/healthy/"), config: running) == .unauthorized)
+        // Excluding one more path while users are configured is a weakening a reload refuses.
+        var wider = config
+        wider.authExcludedPaths.insert("/metrics")
+        #expect(WebSecurity.downgrade(from: config, to: wider) == "basic auth on /metrics")
+        #expect(WebSecurity.downgrade(from: wider, to: config) == nil)
+        let bad = write("basic_auth_excluded_paths: [metrics]\n", name: "bad.yml")
+        #expect(
+            Self.error(bad)
+                == "\(bad):1:29: basic_auth_excluded_paths[0]: expected a path such as /-/healthy, found \"metrics\"")
+    }
+
     /// Found by a hostile review: a flood of wrong passwords from one address locked out the
     /// real scraper (a global limit). Each client has its own bound; an unknown user costs the
     /// same bcrypt as a known one (so timing tells nothing), and counts against the same bound.

@@ -7,6 +7,7 @@
 ///     http_server_config: {http2, headers: {Content-Security-Policy, X-Frame-Options,
 ///                          X-Content-Type-Options, X-XSS-Protection, Strict-Transport-Security}}
 ///     basic_auth_users: {NAME: BCRYPT_HASH, ...}
+///     basic_auth_excluded_paths: [PATH, ...]
 ///     rate_limit: {interval, burst}
 ///
 /// Relative file names are relative to the web configuration file's directory, as in the
@@ -18,6 +19,8 @@ package struct WebConfig: Sendable {
     package var tls: TLSServerContext?
     /// User name → bcrypt hash; empty: no authentication.
     package var users: [String: String] = [:]
+    /// Paths served without basic auth (exact match on the path, as the router matches it).
+    package var authExcludedPaths: Set<String> = []
     /// Extra response headers, in file order.
     package var headers: [(name: String, value: String)] = []
     /// Requests per second and burst of the toolkit's token bucket; nil: no limit.
@@ -25,7 +28,9 @@ package struct WebConfig: Sendable {
     /// Every file the configuration read (itself first): a change to any is a reload.
     package var files: [String] = []
 
-    static let topKeys = ["tls_server_config", "http_server_config", "basic_auth_users", "rate_limit"]
+    static let topKeys = [
+        "tls_server_config", "http_server_config", "basic_auth_users", "basic_auth_excluded_paths", "rate_limit",
+    ]
     static let tlsKeys = [
         "cert_file", "key_file", "cert", "key", "client_auth_type", "client_ca_file", "client_ca",
         "client_allowed_sans",
@@ -103,6 +108,14 @@ package struct WebConfig: Sendable {
                 }
                 config.users[e.key] = hash
             }
+        }
+        for (i, item) in (try top.list("basic_auth_excluded_paths", expected: "a list of paths") ?? []).enumerated() {
+            guard let text = item.scalar?.text, text.hasPrefix("/"), !text.contains("?") else {
+                throw ConfigError(
+                    file: file, mark: item.mark, path: KeyPath.index("basic_auth_excluded_paths", i),
+                    expected: "a path such as /-/healthy", found: item.foundDescription)
+            }
+            config.authExcludedPaths.insert(text)
         }
         if let r = try top.map("rate_limit", keys: ["interval", "burst"], what: "the rate limit") {
             let interval = try r.duration("interval") ?? .zero

@@ -114,7 +114,8 @@ package final class WebSecurity: Sendable {
     }
 
     /// What `fresh` would weaken that `running` has on, or nil: TLS, requiring a client
-    /// certificate, verifying it, the allowed SANs, basic auth. Tightening and replacing
+    /// certificate, verifying it, the allowed SANs, basic auth (or on a path newly excluded from
+    /// it). Tightening and replacing
     /// (new certificates, new users, another SAN list) are not weakening.
     static func downgrade(from running: WebConfig, to fresh: WebConfig) -> String? {
         if running.tls != nil && fresh.tls == nil { return "TLS" }
@@ -128,6 +129,9 @@ package final class WebSecurity: Sendable {
             return "client_allowed_sans"
         }
         if !running.users.isEmpty && fresh.users.isEmpty { return "basic auth" }
+        if !running.users.isEmpty, let path = fresh.authExcludedPaths.subtracting(running.authExcludedPaths).min() {
+            return "basic auth on \(path)"
+        }
         return nil
     }
 
@@ -143,7 +147,7 @@ package final class WebSecurity: Sendable {
             refused?.labels("rate_limit").inc()
             return .busy
         }
-        guard !config.users.isEmpty else { return .allow }
+        guard !config.users.isEmpty, !config.authExcludedPaths.contains(request.path) else { return .allow }
         guard let (user, password) = Self.credentials(request.header("Authorization")) else {
             refused?.labels("credentials").inc()
             return .unauthorized

@@ -1,0 +1,2 @@
+// libyaml from the system (Debian libyaml-dev): the YAML parser for the configuration files.
+#include <yaml.h>
