@@ -89,7 +89,8 @@ package enum CheckConfigCommand {
         if let h = c.history {
             out +=
                 "history: dir \(h.dir ?? "(default)"), max_file_size \(h.maxFileSize.map { "\($0) bytes" } ?? "(default)"), "
-            out += "retention \(h.retention.map(fmt) ?? "(default)")\n"
+            out += "retention \(h.retention.map(fmt) ?? "(default)"), "
+            out += "max_total_size \(h.maxTotalSize.map { "\($0) bytes" } ?? "(default)")\n"
         }
         if c.probes.isEmpty {
             out += "probes: none (probe flags, or the built-in defaults, apply)\n"

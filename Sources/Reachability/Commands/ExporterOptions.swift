@@ -91,6 +91,7 @@ struct ExporterOptions: Sendable {
         var c = HistoryConfig(directory: dir)
         if let size = section.maxFileSize { c.maxFileSize = Int(size) }
         if let retention = section.retention { c.retention = retention }
+        if let size = section.maxTotalSize { c.maxTotalSize = Int(size) }
         return c
     }
 

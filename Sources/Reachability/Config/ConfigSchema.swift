@@ -8,7 +8,7 @@ enum ConfigSchema {
         "interval", "timeout", "policy", "quorum", "fail_after", "recover_after", "fast_recheck", "path_monitor",
         "trust_local_targets",
     ]
-    static let historyKeys = ["dir", "max_file_size", "retention"]
+    static let historyKeys = ["dir", "max_file_size", "retention", "max_total_size"]
 
     static func decode(_ root: YAMLNode?, file: String) throws(ConfigError) -> ExporterConfig {
         guard let root else {
@@ -53,15 +53,20 @@ enum ConfigSchema {
         if let i = out.interval, let t = out.timeout, t >= i {
             throw g.fail("timeout", expected: "a timeout below the interval (\(DurationParser.format(i)))")
         }
-        if let name = try g.string("policy", expected: "one of parallel, http, icmp, quorum") {
-            guard ["parallel", "http", "icmp", "quorum"].contains(name) else {
-                throw g.fail(
-                    "policy", expected: "one of parallel, http, icmp, quorum",
-                    hint: name.hasPrefix("quorum:") ? "write the quorum in its own key: quorum: 2 or quorum: 50%" : nil)
+        // The same spellings as --probe.mode: quorum:2 and quorum:50% included.
+        let policies = "one of parallel, http, icmp, quorum, quorum:N, quorum:N%"
+        if let name = try g.string("policy", expected: policies) {
+            guard let policy = VerdictPolicy.parse(name) else {
+                throw g.fail("policy", expected: policies)
             }
-            out.policy = VerdictPolicy.parse(name)
+            out.policy = policy
         }
         if g.has("quorum") {
+            if let p = try g.string("policy", expected: policies), p.hasPrefix("quorum:") {
+                throw g.fail(
+                    "quorum", expected: "the quorum in one place", found: "policy \(p) and a quorum key",
+                    hint: "write either policy: \(p) or policy: quorum with quorum: N")
+            }
             guard out.policy?.name == "quorum" else {
                 throw g.fail(
                     "quorum", expected: "a quorum only together with policy: quorum",
@@ -128,13 +133,19 @@ enum ConfigSchema {
     static func history(_ h: ConfigMap) throws(ConfigError) -> HistorySection {
         var out = HistorySection()
         out.dir = try h.string("dir", expected: "a directory path")
-        if let (text, _) = try h.scalar("max_file_size", expected: "a size such as 16MiB or 1048576") {
-            guard let bytes = ByteSize.parse(text), bytes > 0 else {
-                throw h.fail("max_file_size", expected: "a size above 0 such as 16MiB, 512KiB or 1048576 (bytes)")
+        func size(_ key: String, atLeast least: Int64, _ rule: String) throws(ConfigError) -> Int64? {
+            guard let (text, _) = try h.scalar(key, expected: "a size such as 16MiB or 1048576") else { return nil }
+            guard let bytes = ByteSize.parse(text), bytes >= least else {
+                throw h.fail(key, expected: "a size of at least \(rule) such as 16MiB, 512KiB or 1048576 (bytes)")
             }
-            out.maxFileSize = bytes
+            return bytes
         }
+        out.maxFileSize = try size("max_file_size", atLeast: 4096, "4KiB")
         out.retention = try positive(h, "retention")
+        // As with the flags: the total holds at least one whole file.
+        let fileSize = out.maxFileSize ?? Int64(HistoryConfig(directory: "").maxFileSize)
+        out.maxTotalSize = try size(
+            "max_total_size", atLeast: fileSize, "max_file_size (\(ByteSizeParser.format(Int(fileSize))))")
         return out
     }
 }

@@ -56,11 +56,15 @@ package struct HistorySection: Sendable, Equatable {
     /// `max_file_size` in bytes.
     package var maxFileSize: Int64?
     package var retention: Duration?
+    /// `max_total_size` in bytes.
+    package var maxTotalSize: Int64?
 
-    package init(dir: String? = nil, maxFileSize: Int64? = nil, retention: Duration? = nil) {
+    package init(dir: String? = nil, maxFileSize: Int64? = nil, retention: Duration? = nil, maxTotalSize: Int64? = nil)
+    {
         self.dir = dir
         self.maxFileSize = maxFileSize
         self.retention = retention
+        self.maxTotalSize = maxTotalSize
     }
 }
 

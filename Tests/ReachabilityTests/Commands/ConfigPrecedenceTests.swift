@@ -198,12 +198,14 @@ import Testing
     }
 
     @Test func historySettingsComeFromTheFlagsElseTheFile() throws {
-        let file = try ConfigLoader.parse("history:\n  dir: /var/lib/rx\n  retention: 7d\n", file: "t.yml")
+        let file = try ConfigLoader.parse(
+            "history:\n  dir: /var/lib/rx\n  retention: 7d\n  max_total_size: 200MiB\n", file: "t.yml")
         let fromFile = try ExporterOptions.resolve(
             flags: try Self.flags(["--probe.tcp=192.0.2.1:22"]), file: file,
             environment: Self.refuse, defaultRouteInterfaces: [])
         #expect(fromFile.history?.directory == "/var/lib/rx")
         #expect(fromFile.history?.retention == .seconds(7 * 86_400))
+        #expect(fromFile.history?.maxTotalSize == 200 << 20)
         let fromFlag = try ExporterOptions.resolve(
             flags: try Self.flags(["--probe.tcp=192.0.2.1:22", "--history.dir=/tmp/h"]), file: file,
             environment: Self.refuse, defaultRouteInterfaces: [])

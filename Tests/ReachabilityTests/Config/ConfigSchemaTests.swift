@@ -78,6 +78,7 @@ import Testing
             history:
               dir: /var/lib/rx
               max_file_size: 16MiB
+              max_total_size: 512MiB
               retention: 30d
             probes:
               - name: portal
@@ -128,14 +129,25 @@ import Testing
         #expect(c.global.fastRecheck == .zero && c.global.pathMonitor == false)
         #expect(c.global.marks["interval"] == YAMLMark(line: 2, column: 13))
         #expect(c.uplinks == .interfaces(["eth0", "wwan0"]))
-        #expect(c.history == HistorySection(dir: "/var/lib/rx", maxFileSize: 16 << 20, retention: .seconds(30 * 86400)))
+        #expect(
+            c.history
+                == HistorySection(
+                    dir: "/var/lib/rx", maxFileSize: 16 << 20, retention: .seconds(30 * 86400), maxTotalSize: 512 << 20)
+        )
+        // The spellings of --probe.mode, in the file too.
+        for (text, policy) in [
+            ("quorum:2", VerdictPolicy.quorum(minimum: 2, fraction: nil)),
+            ("quorum:60%", .quorum(minimum: nil, fraction: 0.6)), ("icmp", .icmp),
+        ] {
+            #expect(try ConfigLoader.parse("global:\n  policy: \(text)\n", file: "t.yml").global.policy == policy)
+        }
         #expect(
             c.probes.map(\.name) == ["portal", "https://127.0.0.1:8443/", "body", "resolver", "ping", "127.0.0.1:9"])
         #expect(c.probes.map(\.type) == [.http, .https, .http, .dns, .icmp, .tcp])
         let portal = c.probes[0]
         #expect(portal.interval == .seconds(20) && portal.timeout == .seconds(1) && portal.family == .ipv4)
         #expect(portal.http?.expectation == .noContent)
-        #expect(portal.mark == YAMLMark(line: 16, column: 5) && portal.path == "probes[0]")
+        #expect(portal.mark == YAMLMark(line: 17, column: 5) && portal.path == "probes[0]")
         let web = c.probes[1]
         #expect(web.labels == [ProbeLabel("site", "home"), ProbeLabel("tier", "1")])
         #expect(web.http?.mode == .web && web.http?.followRedirects == false)
@@ -221,11 +233,19 @@ import Testing
         ),
         (
             "global:\n  policy: majority\n",
-            "t.yml:2:11: global.policy: expected one of parallel, http, icmp, quorum, found \"majority\""
+            "t.yml:2:11: global.policy: expected one of parallel, http, icmp, quorum, quorum:N, quorum:N%, found \"majority\""
         ),
         (
-            "global:\n  policy: quorum:2\n",
-            "t.yml:2:11: global.policy: expected one of parallel, http, icmp, quorum, found \"quorum:2\" (write the quorum in its own key: quorum: 2 or quorum: 50%)"
+            "global:\n  policy: quorum:2\n  quorum: 3\n",
+            "t.yml:3:11: global.quorum: expected the quorum in one place, found policy quorum:2 and a quorum key (write either policy: quorum:2 or policy: quorum with quorum: N)"
+        ),
+        (
+            "global:\n  policy: quorum:0\n",
+            "t.yml:2:11: global.policy: expected one of parallel, http, icmp, quorum, quorum:N, quorum:N%, found \"quorum:0\""
+        ),
+        (
+            "history:\n  dir: /tmp/h\n  max_file_size: 16MiB\n  max_total_size: 1MiB\n",
+            "t.yml:4:19: history.max_total_size: expected a size of at least max_file_size (16MiB) such as 16MiB, 512KiB or 1048576 (bytes), found \"1MiB\""
         ),
         (
             "global:\n  quorum: 2\n",
@@ -260,7 +280,7 @@ import Testing
         ),
         (
             "history:\n  max_file_size: 10 parsecs\n",
-            "t.yml:2:18: history.max_file_size: expected a size above 0 such as 16MiB, 512KiB or 1048576 (bytes), found \"10 parsecs\""
+            "t.yml:2:18: history.max_file_size: expected a size of at least 4KiB such as 16MiB, 512KiB or 1048576 (bytes), found \"10 parsecs\""
         ),
         (
             "history:\n  retention: forever\n",
