@@ -10,6 +10,11 @@ import Synchronization
 /// With `uplinks: auto` it also watches the path: an interface that gains a default route
 /// becomes an uplink at once; uplinks are only dropped by the next reload.
 ///
+/// With `--config.auto-reload-interval` it re-reads the file by itself when its content changes
+/// (a SHA-256 of the bytes, checked at that interval, as Prometheus does): a Kubernetes
+/// ConfigMap edit, an Ansible push. A file that is invalid is tried once per change, not once
+/// per check.
+///
 /// As a `Service`, `run()` carries out the reload requests (`requestReload`, the HTTP route)
 /// one after another and watches the uplinks, until cancelled.
 final class ConfigReloader: Service {
@@ -48,14 +53,19 @@ final class ConfigReloader: Service {
     private let lock = AsyncLock()
     private let current: Mutex<ExporterOptions>
     private let requests = AsyncStream<Request>.makeStream()
+    private let autoReloadInterval: Duration?
+    /// SHA-256 of the content last read (loaded or refused); nil: the file could not be read.
+    private let lastDigest = Mutex<[UInt8]?>(nil)
     let name = "config-reloader"
 
     init(
         path: String, flags: ParsedFlags, environment: [String: String], gate: any PathGate, initial: ExporterOptions,
         registry: MetricsRegistry, logger: Logger, wallClock: @escaping @Sendable () -> Double = { unixNow() },
-        apply: @escaping Apply
+        autoReloadInterval: Duration? = nil, apply: @escaping Apply
     ) {
         self.path = path
+        self.autoReloadInterval = autoReloadInterval
+        lastDigest.withLock { $0 = Self.digest(path) }
         self.flags = flags
         self.environment = environment
         self.gate = gate
@@ -73,6 +83,9 @@ final class ConfigReloader: Service {
     func run() async {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.watchUplinks() }
+            if let interval = self.autoReloadInterval {
+                group.addTask { await self.watchFile(every: interval) }
+            }
             group.addTask {
                 for await request in self.requests.stream {
                     let outcome = await self.reload(trigger: request.trigger)
@@ -137,7 +150,15 @@ final class ConfigReloader: Service {
     }
 
     private func load() throws(ConfigError) -> ExporterOptions {
-        let file = try ConfigLoader.load(path: path)
+        let bytes: [UInt8]
+        do throws(Errno) { bytes = try FileContents.read(path, limit: ConfigLoader.maximumSize) } catch {
+            lastDigest.withLock { $0 = nil }
+            throw ConfigError(
+                file: path, mark: nil, path: "", expected: "a readable configuration file",
+                found: FileContents.describe(error, limit: ConfigLoader.maximumSize))
+        }
+        lastDigest.withLock { $0 = PasswordHash.sha256(bytes) }
+        let file = try ConfigLoader.parse(bytes, file: path)
         do throws(ExporterOptions.Failure) {
             return try ExporterOptions.resolve(
                 flags: flags, file: file, environment: environment, defaultRouteInterfaces: gate.defaultRouteInterfaces)
@@ -174,6 +195,22 @@ final class ConfigReloader: Service {
             return HTTPResponse(
                 status: 500, text: "configuration reload failed; keeping the running configuration: \(error)\n")
         }
+    }
+
+    /// `--config.auto-reload-interval`: reloads when the file's content differs from what was
+    /// last read, checking every `interval`, until cancelled.
+    func watchFile(every interval: Duration) async {
+        while !Task.isCancelled {
+            do { try await Task.sleep(for: interval) } catch { return }
+            let now = Self.digest(path)
+            guard lastDigest.withLock({ $0 }) != now else { continue }
+            await reload(trigger: "file changed")
+        }
+    }
+
+    /// SHA-256 of the file's bytes, or nil when it cannot be read.
+    static func digest(_ path: String) -> [UInt8]? {
+        (try? FileContents.read(path, limit: ConfigLoader.maximumSize)).map(PasswordHash.sha256)
     }
 
     /// `uplinks: auto`: adds interfaces as they gain a default route, until cancelled.

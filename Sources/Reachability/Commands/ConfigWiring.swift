@@ -54,6 +54,26 @@ enum ConfigWiring {
         }
     }
 
+    static let autoReloadFlag = FlagSpec(
+        "config.auto-reload-interval", .value(default: "0s"), placeholder: "DURATION",
+        help:
+            "Re-read --config.file by itself when its content changes, checking this often (1s to 10d; as Prometheus's flag of that name); 0s: only on SIGHUP and POST /-/reload."
+    )
+
+    /// `--config.auto-reload-interval`: nil when off.
+    static func autoReloadInterval(_ flags: ParsedFlags) throws(UsageError) -> Duration? {
+        guard let d = try flags.duration("config.auto-reload-interval"), d > .zero else { return nil }
+        guard d >= .seconds(1), d <= .seconds(10 * 86_400) else {
+            throw UsageError(
+                "invalid value \"\(DurationParser.format(d))\" for flag '--config.auto-reload-interval': expected 0s, or 1s to 10d"
+            )
+        }
+        guard flags.string("config.file") != nil else {
+            throw UsageError("flag '--config.auto-reload-interval' needs --config.file")
+        }
+        return d
+    }
+
     static let lifecycleFlag = FlagSpec(
         "web.enable-lifecycle", .bool(default: false),
         help:

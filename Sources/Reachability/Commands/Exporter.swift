@@ -21,6 +21,7 @@ struct Exporter: Sendable {
                 level: try flags.choice("log.level", as: LogLevel.self) ?? .info,
                 format: try flags.choice("log.format", as: LogFormat.self) ?? .logfmt)
             listeners = try Self.listeners(flags)
+            _ = try ConfigWiring.autoReloadInterval(flags)  // checked here; read again below
             histograms = try flags.choice("metrics.histograms", as: HistogramMode.self) ?? .both
             serverOptions.maxConnections = try flags.int("web.max-connections", range: 1...100_000) ?? 1024
             serverOptions.maxConnectionsPerIP =
@@ -178,7 +179,8 @@ private struct Parts {
         let reloader = options.file.map { file in
             ConfigReloader(
                 path: file.file, flags: flags, environment: processEnvironment(), gate: pathGate, initial: options,
-                registry: registry, logger: logger
+                registry: registry, logger: logger,
+                autoReloadInterval: (try? ConfigWiring.autoReloadInterval(flags)) ?? nil
             ) { await monitor.reconfigure(probes: $0, settings: $1, runRound: $2) }
         }
         routes.add(ConfigWiring.reloadRoute(reloader, enabled: flags.bool("web.enable-lifecycle")))

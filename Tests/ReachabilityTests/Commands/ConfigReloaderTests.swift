@@ -43,7 +43,10 @@ import Testing
         let registry = MetricsRegistry()
         var reloader: ConfigReloader!
 
-        init(_ text: String, environment env: [String: String] = [ProbeFlags.refuseDefaultsVariable: "1"]) throws {
+        init(
+            _ text: String, environment env: [String: String] = [ProbeFlags.refuseDefaultsVariable: "1"],
+            autoReload: Duration? = nil
+        ) throws {
             try text.write(toFile: path, atomically: true, encoding: .utf8)
             let gate = SnapshotPathGate(source)
             let flags = try FlagParser(ExporterCommand.serveFlags).parse([])
@@ -52,7 +55,7 @@ import Testing
                 defaultRouteInterfaces: gate.defaultRouteInterfaces)
             reloader = ConfigReloader(
                 path: path, flags: flags, environment: env, gate: gate, initial: setup, registry: registry,
-                logger: Logger(level: .error, fd: -1)
+                logger: Logger(level: .error, fd: -1), autoReloadInterval: autoReload
             ) { [applied] _, settings, _ in applied.uplinks.withLock { $0.append(settings.uplinks) } }
         }
 
@@ -119,5 +122,60 @@ import Testing
             #expect(error.description.contains("built-in public targets"), "\(error)")
         }
         #expect(f.uplinksApplied.isEmpty)
+    }
+
+    /// `--config.auto-reload-interval`: a changed file is applied without a signal; the same
+    /// bytes written again are not a change; an invalid file is tried once (the running
+    /// configuration stays) and not again until it changes; a reload by signal counts as having
+    /// read the file.
+    @Test func theFileIsReloadedWhenItsContentChanges() async throws {
+        let f = try Fixture(Self.file, autoReload: .milliseconds(20))
+        let reloader: ConfigReloader = f.reloader
+        let watch = Task { await reloader.watchFile(every: .milliseconds(20)) }
+        defer { watch.cancel() }
+        func write(_ text: String) throws { try text.write(toFile: f.path, atomically: true, encoding: .utf8) }
+        func metric() -> String {
+            f.registry.renderString().split(separator: "\n").first {
+                $0.hasPrefix("reachability_exporter_config_last_reload_successful ")
+            }.map(String.init) ?? ""
+        }
+        // Rewritten with the same bytes: nothing happens.
+        try write(Self.file)
+        try await Task.sleep(for: .milliseconds(150))
+        #expect(f.uplinksApplied.isEmpty)
+        // Changed: applied once.
+        try write(Self.file + "  - type: tcp\n    target: 127.0.0.1:10\n")
+        #expect(await until { f.uplinksApplied.count == 1 })
+        try await Task.sleep(for: .milliseconds(150))
+        #expect(f.uplinksApplied.count == 1, "one change, one reload")
+        // Invalid: refused, the running configuration stays, and it is not retried every check.
+        try write("probes:\n  - type: tcp\n    target: 127.0.0.1:9\n    intervall: 1m\n")
+        #expect(await until { metric().hasSuffix(" 0") })
+        try await Task.sleep(for: .milliseconds(150))
+        #expect(f.uplinksApplied.count == 1)
+        // Fixed: applied.
+        try write(Self.file)
+        #expect(await until { f.uplinksApplied.count == 2 && metric().hasSuffix(" 1") })
+        // A reload by signal of a new content: the watcher does not apply it a second time.
+        try write(Self.file + "  - type: tcp\n    target: 127.0.0.1:11\n")
+        _ = await f.reloader.reload(trigger: "signal")
+        try await Task.sleep(for: .milliseconds(150))
+        #expect(f.uplinksApplied.count == 3)
+    }
+
+    @Test func theAutoReloadFlagIsChecked() throws {
+        func check(_ args: [String]) -> String? {
+            do throws(UsageError) {
+                _ = try ConfigWiring.autoReloadInterval(try FlagParser(ExporterCommand.serveFlags).parse(args))
+                return nil
+            } catch { return error.message }
+        }
+        #expect(check(["--config.file=x.yml", "--config.auto-reload-interval=30s"]) == nil)
+        #expect(check(["--config.file=x.yml", "--config.auto-reload-interval=0s"]) == nil)
+        #expect(
+            check(["--config.file=x.yml", "--config.auto-reload-interval=100ms"])
+                == "invalid value \"100ms\" for flag '--config.auto-reload-interval': expected 0s, or 1s to 10d")
+        #expect(
+            check(["--config.auto-reload-interval=30s"]) == "flag '--config.auto-reload-interval' needs --config.file")
     }
 }
