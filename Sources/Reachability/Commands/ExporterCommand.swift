@@ -42,7 +42,8 @@ package enum ExporterCommand {
                 help:
                     "Histogram forms to keep and serve: classic (the _bucket series), native (exponential buckets, served to protobuf scrapes), both."
             ),
-        ] + [ConfigWiring.flag, ConfigWiring.autoReloadFlag, ConfigWiring.lifecycleFlag] + ProbeFlags.specs + HistoryFlags.specs + commonFlags
+        ] + [ConfigWiring.flag, ConfigWiring.autoReloadFlag, ConfigWiring.lifecycleFlag] + ProbeFlags.specs
+        + HistoryFlags.specs + commonFlags
 
     static var usage: String {
         """
