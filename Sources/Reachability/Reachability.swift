@@ -30,7 +30,7 @@ public final class Reachability: Sendable {
         /// Watch links, addresses and routes over netlink; off: the probes alone decide.
         public var pathMonitoring: Bool
         /// Let answers from loopback, on-link addresses and the gateway prove `full` (labs and
-        /// tests whose "internet" is on this host; see the README's evidence model). Off.
+        /// tests whose "internet" is on this host; see docs/evidence.md). Off.
         public var trustsLocalTargets = false
 
         /// The seed's configuration: a captive-portal check of `httpProbeURL` and an ICMP echo to

@@ -54,7 +54,7 @@ package enum ExporterCommand {
                reachability_exporter metrics [--output=table|json]
 
         Tells whether this host really reaches the internet, and exports it to Prometheus.
-        Without probe flags it probes a built-in set of public endpoints (see the README).
+        Without probe flags it probes a built-in set of public endpoints (see docs/flags.md).
 
         Flags:
         \(FlagParser(serveFlags).helpText())

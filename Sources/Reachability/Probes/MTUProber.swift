@@ -70,7 +70,7 @@ package struct MTUProber: Prober {
         return sizes.filter { $0 >= floor && $0 <= top }.sorted(by: >)
     }
 
-    /// Bytes one round sends (the replies are as many again), for the README's traffic note.
+    /// Bytes one round sends (the replies are as many again), for the traffic note in docs/configuration.md (`mtu`).
     package static func bytesPerRound(expect: Int, family: IPFamily) -> Int {
         sizes(expect: expect, family: family).reduce(0, +)
     }

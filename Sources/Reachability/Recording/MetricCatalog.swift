@@ -19,7 +19,7 @@ package struct MetricDescriptor: Sendable, Equatable {
 }
 
 /// Every metric the exporter serves, in one file: the registrations read their names, help
-/// texts, labels and buckets from here, the README test checks the metric reference against
+/// texts, labels and buckets from here, ReadmeTests check docs/metrics.md against
 /// `all`, and scripts ask the binary (`reachability_exporter metrics --output=json`) instead of
 /// searching the sources.
 package enum MetricCatalog {

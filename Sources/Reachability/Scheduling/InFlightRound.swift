@@ -1,6 +1,6 @@
 import Synchronization
 
-/// The round the scheduler is running, so that losing the path can cut it short: the README
+/// The round the scheduler is running, so that losing the path can cut it short: docs/evidence.md
 /// promises `none` at once, but a round in flight waits for its probes' timeouts, and the
 /// path-triggered round queues behind it (the fault lab measured ~1.2 s for a lost carrier with
 /// 500 ms timeouts). Cancelled probes end at once; probes not yet started see the lost path and

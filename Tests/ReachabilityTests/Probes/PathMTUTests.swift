@@ -118,7 +118,7 @@ import Testing
             MTUProber.followUp(
                 [1500: .tooBig(mtu: 1450, "x"), 1460: .tooBig(mtu: 1410, "x")], best: 1400, top: 1500, family: .ipv4)
                 == 1410)
-        // What the README says one round sends.
+        // What docs/configuration.md says one round sends.
         #expect(MTUProber.bytesPerRound(expect: 1500, family: .ipv4) == 19_772)
         #expect(MTUProber.bytesPerRound(expect: 1500, family: .ipv6) == 18_172)
         // A smaller expectation is itself on the ladder; jumbo frames move the top.

@@ -3,7 +3,7 @@ import Testing
 
 @testable import Reachability
 
-/// The evidence model (README "The evidence model"): which results can make a round `full`,
+/// The evidence model (docs/evidence.md): which results can make a round `full`,
 /// which can only degrade it, and how the scopes agree.
 @Suite struct EvidenceTests {
     static func ok(_ type: ProbeType, _ evidence: Evidence, _ name: String = "") -> RoundEntry {
