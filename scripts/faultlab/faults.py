@@ -31,7 +31,7 @@ def timing_flags(interval="1s", timeout="500ms"):
 
 
 def default_shape_flags():
-    """The product's default probe set (README, "Default probes") pointed at lab addresses:
+    """The product's default probe set (docs/flags.md, "Default probes") pointed at lab addresses:
     names through the system resolver, which in the router phase is the router's dnsmasq."""
     return [f"--probe.http=http://{LAB_NAME}/generate_204", f"--probe.http=https://{LAB_NAME}/generate_204",
             f"--probe.icmp={V4_NET}", f"--probe.icmp={V6_NET}", f"--probe.dns={LAB_NAME}"] + timing_flags()
