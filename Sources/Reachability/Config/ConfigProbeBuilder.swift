@@ -48,11 +48,16 @@ package enum ConfigProbeBuilder {
             }
         case .tcp:
             let config: TCPProbeConfig
+            let o = d.tcp ?? TCPOptions()
             do throws(ProbeConfigError) {
-                config = try TCPProbeConfig(target: d.target, family: d.family ?? .any)
+                config = try TCPProbeConfig(
+                    target: d.target, family: d.family ?? .any, expect: o.expect, canaryPort: o.canaryPort)
             } catch {
+                let key =
+                    error.message.hasPrefix("tcp expect")
+                    ? "tcp.expect" : error.message.contains("family") ? "family" : "target"
                 throw fail(
-                    d, error.message.contains("family") ? "family" : "target", expected: "host:port",
+                    d, key, expected: key == "tcp.expect" ? "a regular expression (Swift Regex syntax)" : "host:port",
                     found: error.message, file: file)
             }
             return ProbeSpec(
@@ -60,8 +65,7 @@ package enum ConfigProbeBuilder {
                 evidence: config.evidence
             ) { iface throws(ProbeConfigError) in
                 guard iface != nil else { return TCPProber(config: config) }
-                return TCPProber(
-                    config: try TCPProbeConfig(target: d.target, family: d.family ?? .any, interface: iface))
+                return TCPProber(config: try config.bound(to: iface))
             }
         case .icmp, .mtu:
             let icmp = d.icmp ?? ICMPOptions()

@@ -98,6 +98,8 @@ package struct ProbeDefinition: Sendable, Equatable {
     package var icmp: ICMPOptions?
     /// Present for mtu probes, nil otherwise.
     package var mtu: MTUOptions?
+    /// Present for tcp probes, nil otherwise.
+    package var tcp: TCPOptions?
     /// Where the entry starts and its key path (`probes[2]`).
     package var mark: YAMLMark
     package var path: String
@@ -195,6 +197,16 @@ package struct ICMPOptions: Sendable, Equatable {
     package var size = 56
     /// `dont_fragment`: DF set, never fragmented locally; too big for a link fails with `mtu`.
     package var dontFragment = false
+
+    package init() {}
+}
+
+/// `tcp:` of a tcp probe.
+package struct TCPOptions: Sendable, Equatable {
+    /// `expect`: a regular expression the server's first bytes must match.
+    package var expect: String?
+    /// `canary_port`: the port of the same address that must not connect; nil: none (`0`).
+    package var canaryPort: UInt16? = TCPProbeConfig.defaultCanaryPort
 
     package init() {}
 }

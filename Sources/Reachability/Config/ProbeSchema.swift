@@ -4,7 +4,7 @@
 /// combinations, so that a typo never silently turns a check off.
 enum ProbeSchema {
     static let keys = [
-        "name", "type", "target", "interval", "timeout", "family", "labels", "http", "dns", "icmp", "mtu",
+        "name", "type", "target", "interval", "timeout", "family", "labels", "http", "dns", "icmp", "mtu", "tcp",
     ]
     static let httpKeys = [
         "mode", "method", "expected_status", "expected_body", "follow_redirects", "max_redirects", "host_header",
@@ -18,6 +18,7 @@ enum ProbeSchema {
     static let expectAnswerKeys = ["regex", "addresses"]
     static let icmpKeys = ["count", "size", "dont_fragment"]
     static let mtuKeys = ["expect"]
+    static let tcpKeys = ["expect", "canary_port"]
     /// Label names a probe's constant labels may not use: the join key, the series' own labels,
     /// and the labels Prometheus attaches at scrape time.
     static let reservedLabels: Set<String> = ["target", "probe", "interface", "le", "job", "instance"]
@@ -63,7 +64,7 @@ enum ProbeSchema {
         }
         def.labels = try labels(p)
         for (section, owner) in [
-            ("http", [ProbeType.http, .https]), ("dns", [.dns]), ("icmp", [.icmp]), ("mtu", [.mtu]),
+            ("http", [ProbeType.http, .https]), ("dns", [.dns]), ("icmp", [.icmp]), ("mtu", [.mtu]), ("tcp", [.tcp]),
         ]
         where p.has(section) && !owner.contains(type) {
             throw ConfigError(
@@ -94,7 +95,13 @@ enum ProbeSchema {
             }
             def.mtu = mtu
         case .tcp:
-            break
+            var tcp = TCPOptions()
+            if let m = try p.map("tcp", keys: tcpKeys, what: "the TCP options") {
+                tcp.expect = try m.string("expect", expected: "a regular expression such as ^SSH-2\\.0-")
+                if let port = try m.int("canary_port", 0...65535) { tcp.canaryPort = port == 0 ? nil : UInt16(port) }
+                for e in m.entries { def.marks["tcp.\(e.key)"] = e.value.mark }
+            }
+            def.tcp = tcp
         }
         return def
     }

@@ -84,6 +84,11 @@ package final class StreamSocket: ByteStream {
         StreamSocket(fd: fd, peer: peer, ownsDescriptor: false)
     }
 
+    /// A connection `connectSocket` made; closed on deinit.
+    package static func adopting(_ fd: Int32, peer: SocketAddress) -> StreamSocket {
+        StreamSocket(fd: fd, peer: peer)
+    }
+
     deinit { if ownsDescriptor { Glibc.close(fd) } }
 
     /// Connects to `address`, optionally bound to `interface` (`SO_BINDTODEVICE`, needs

@@ -227,7 +227,7 @@ package struct ICMPProber: Prober {
             let maximum = rtts.max() ?? mean
             result.detail =
                 "\(counts), rtt min/avg/max \(milliseconds(minimum))/\(milliseconds(mean))/\(milliseconds(maximum)) ms"
-                + (ttl.map { ", ttl \($0)" } ?? "")
+                + (ttl.map { ", ttl \($0)" + (ICMPDetail.hops(ttl: $0).map { " (\($0) hops)" } ?? "") } ?? "")
             return result
         }
         let order: [FailureReason] = [.permission, .mtu, .unreachable, .error, .dns]

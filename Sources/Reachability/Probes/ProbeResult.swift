@@ -79,6 +79,15 @@ public enum FailureReason: String, Sendable, CaseIterable, Codable {
     /// "packet too big", or EMSGSIZE from the local interface).
     case mtu
     case protocolError = "protocol"
+    /// Echo replies from a target beyond the gateway arrived with a full initial TTL (0 hops
+    /// away): the next router answered in the target's place, not the target.
+    case forgedReply = "forged_reply"
+    /// A TCP handshake was completed by something on the path: a port of the target that no
+    /// server offers (the canary) connected too.
+    case intercepted
+    /// A TCP connection whose first bytes did not match the probe's `expect` (or that sent
+    /// none): the handshake alone proves nothing.
+    case bannerMismatch = "banner_mismatch"
     case permission
     case loss
     case error
@@ -105,6 +114,18 @@ public struct ICMPDetail: Sendable, Equatable, Codable {
     public var rtts: [Duration]
     /// TTL (IPv4) or hop limit (IPv6) of the last reply, when the socket mode reports it.
     public var ttl: Int?
+
+    /// Routers the last reply crossed, estimated from its TTL: senders start at 64, 128 or 255
+    /// (Linux and the BSDs 64, Windows 128, many routers 255), so a reply with TTL 61 left a
+    /// host 3 hops away. Nil without a TTL.
+    public var hops: Int? { ttl.flatMap(Self.hops(ttl:)) }
+
+    /// The hop estimate of a TTL or hop limit: the nearest usual initial value above it, less it.
+    public static func hops(ttl: Int) -> Int? {
+        guard (1...255).contains(ttl) else { return nil }
+        let initial = [64, 128, 255].first { $0 >= ttl } ?? 255
+        return initial - ttl
+    }
 
     public init(sent: Int, received: Int, rtts: [Duration], ttl: Int? = nil) {
         self.sent = sent

@@ -4,7 +4,16 @@
 ///
 /// Phases: `resolve` (always recorded; near zero for IP literals) and `connect` (the attempt
 /// that decided the round). Failure reasons: `dns`, `timeout`, `refused`, `unreachable`,
-/// `reset`, `permission`, `error`. Not for: sending or reading application data.
+/// `reset`, `permission`, `error`, and the two cross-checks below. Not for: sending data.
+///
+/// A completed handshake proves only that something answered: a box on the path can complete
+/// every handshake itself (a DNAT to a local listener). So each connection is checked:
+/// - with `expect`, the server's first bytes must match it (`SSH-2.0-`): a middlebox that
+///   accepts and stays silent, or says something else, fails with `banner_mismatch`;
+/// - otherwise a canary: a connect to a port of the same address that should be closed
+///   (`canary_port`, default 1). A real server refuses it (or a firewall drops it); if it
+///   connects too, the probe fails with `intercepted`. It waits at most twice the probe's own
+///   connect time (at least 100 ms), and the probe's `duration` leaves it out.
 ///
 /// Time budget: with several addresses, each attempt may use an equal share of the time left,
 /// and the last one all of it, so one black-holed address cannot starve the others; a refused
@@ -53,10 +62,22 @@ package struct TCPProber: Prober {
             phases[.connect] = clock.now - attemptStart
             switch outcome {
             case .success(let fd):
-                closeDescriptor(fd)
-                return ProbeResult(
-                    status: .success, detail: "tcp \(target): connected to \(address)", duration: clock.now - start,
+                let connected = clock.now
+                var result = ProbeResult(
+                    status: .success, detail: "tcp \(target): connected to \(address)", duration: connected - start,
                     phases: phases, address: address.ip, family: address.ipFamily)
+                if let expect = config.expect {
+                    let socket = StreamSocket.adopting(fd, peer: address)
+                    await Self.readBanner(socket, expect: expect, deadline: deadline, into: &result)
+                    result.duration = clock.now - start
+                } else {
+                    closeDescriptor(fd)
+                    if let port = config.canaryPort {
+                        let wait = max(.milliseconds(100), (connected - attemptStart) * 2)
+                        await canary(address, port: port, deadline: min(deadline, clock.now + wait), into: &result)
+                    }
+                }
+                return result
             case .failure(let error):
                 failures.append((address, error))
                 // These would fail the same way for every address.
@@ -71,6 +92,70 @@ package struct TCPProber: Prober {
         result.address = failures.last?.address.ip
         result.family = failures.last?.address.ipFamily
         return result
+    }
+}
+
+extension TCPProber {
+    /// The most a banner is read for (bytes): enough for any greeting line.
+    static let bannerLimit = 4096
+
+    /// Reads until the bytes so far match `expect`, the stream ends, `bannerLimit` bytes came,
+    /// or the deadline; a miss turns `result` into a `banner_mismatch` failure.
+    static func readBanner(
+        _ socket: StreamSocket, expect: String, deadline: ContinuousClock.Instant, into result: inout ProbeResult
+    ) async {
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 1024)
+        var ending = "before the deadline"
+        let regex = try? Regex(expect)
+        while received.count < bannerLimit {
+            do throws(StreamError) {
+                let n = try await socket.read(into: &buffer, deadline: deadline)
+                if n == 0 {
+                    ending = "before the server closed the connection"
+                    break
+                }
+                received += buffer.prefix(min(n, bannerLimit - received.count))
+            } catch {
+                ending = error == .timedOut ? "before the deadline" : "(\(error))"
+                break
+            }
+            let text = String(decoding: received, as: UTF8.self)
+            if let regex, (try? regex.firstMatch(in: text)) != nil {
+                result.detail += ", banner \(Self.shown(received)) matches /\(expect)/"
+                return
+            }
+        }
+        result.status = .failure
+        result.reason = .bannerMismatch
+        result.detail +=
+            received.isEmpty
+            ? ", but no byte came \(ending) (expected /\(expect)/): something on the path may have completed the handshake"
+            : ", but its banner \(Self.shown(received)) does not match /\(expect)/ \(ending)"
+    }
+
+    /// The first line of a banner, quoted and clipped, control characters escaped.
+    static func shown(_ bytes: [UInt8]) -> String {
+        let line = bytes.prefix { $0 != 0x0A && $0 != 0x0D }.prefix(80)
+        return String(decoding: line, as: UTF8.self).escapingControlCharacters.debugDescription
+    }
+
+    /// The canary: `port` of the same address, which should not connect.
+    func canary(
+        _ address: SocketAddress, port: UInt16, deadline: ContinuousClock.Instant, into result: inout ProbeResult
+    ) async {
+        var canary = address
+        canary.port = port
+        switch await connectSocket(to: canary, interface: config.interface, deadline: deadline) {
+        case .success(let fd):
+            closeDescriptor(fd)
+            result.status = .failure
+            result.reason = .intercepted
+            result.detail +=
+                ", but port \(port) (which no server offers) connected too: something on the path completes every handshake"
+        case .failure:
+            return
+        }
     }
 }
 

@@ -26,6 +26,7 @@ package struct ExporterMetrics: Sendable {
     let phase: MetricFamily<Gauge>
     let icmpLoss: MetricFamily<Gauge>
     let icmpTTL: MetricFamily<Gauge>
+    let icmpHops: MetricFamily<Gauge>
     let icmpSent: MetricFamily<Counter>
     let icmpReceived: MetricFamily<Counter>
     let httpStatus: MetricFamily<Gauge>
@@ -60,6 +61,7 @@ package struct ExporterMetrics: Sendable {
         phase = r.gauge(MetricCatalog.probePhaseDurationSeconds)
         icmpLoss = r.gauge(MetricCatalog.icmpLossRatio)
         icmpTTL = r.gauge(MetricCatalog.icmpReplyTtl)
+        icmpHops = r.gauge(MetricCatalog.icmpReplyHops)
         icmpSent = r.counter(MetricCatalog.icmpEchoRequestsTotal)
         icmpReceived = r.counter(MetricCatalog.icmpEchoRepliesTotal)
         httpStatus = r.gauge(MetricCatalog.httpStatusCode)
@@ -171,7 +173,7 @@ package final class MetricsRecorder: RoundObserver {
         m.probeDuration.removeAll(where: matches)
         m.probeInfo.removeAll(where: matches)
         let byTarget: ([String]) -> Bool = { labels in targets.contains(labels[0]) }
-        for f in [m.icmpLoss, m.icmpTTL, m.certExpiry, m.dnsAnswers, m.dnsRcode, m.pathMTU] {
+        for f in [m.icmpLoss, m.icmpTTL, m.icmpHops, m.certExpiry, m.dnsAnswers, m.dnsRcode, m.pathMTU] {
             f.removeAll(where: byTarget)
         }
         m.icmpSent.removeAll(where: byTarget)
@@ -256,6 +258,7 @@ package final class MetricsRecorder: RoundObserver {
         if let icmp = r.icmp {
             m.icmpLoss.labels(target).set(icmp.lossRatio)
             if let ttl = icmp.ttl { m.icmpTTL.labels(target).set(Double(ttl)) }
+            if let hops = icmp.hops { m.icmpHops.labels(target).set(Double(hops)) }
             m.icmpSent.labels(target).inc(Double(icmp.sent))
             m.icmpReceived.labels(target).inc(Double(icmp.received))
         }

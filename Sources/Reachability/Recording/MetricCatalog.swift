@@ -173,6 +173,11 @@ package enum MetricCatalog {
     package static let icmpReplyTtl = MetricDescriptor(
         .gauge, "reachability_icmp_reply_ttl", labels: ["target"],
         help: "TTL (IPv4) or hop limit (IPv6) of the last echo reply.")
+    package static let icmpReplyHops = MetricDescriptor(
+        .gauge, "reachability_icmp_reply_hops", labels: ["target"],
+        help:
+            "Routers the last echo reply crossed, estimated from its TTL (initial 64, 128 or 255); 0 for a target beyond the gateway means the path answered in its place (forged_reply)."
+    )
     package static let icmpEchoRequestsTotal = MetricDescriptor(
         .counter, "reachability_icmp_echo_requests_total", labels: ["target"],
         help: "Echo requests sent.")
@@ -274,7 +279,7 @@ package enum MetricCatalog {
         probePortalSignalsTotal,
         probePhaseDurationSeconds,
         icmpLossRatio,
-        icmpReplyTtl,
+        icmpReplyTtl, icmpReplyHops,
         icmpEchoRequestsTotal,
         icmpEchoRepliesTotal,
         httpStatusCode,

@@ -166,7 +166,7 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
             periodic && settings.stagger && due.count > 1 && !hurry
             ? max(.zero, settings.interval - settings.timeout) : .zero
         let batches = StaggerBatches.plan(count: due.count, window: staggerWindow)
-        let outcomes: [ProbeOutcome] = await withTaskGroup(of: [ProbeOutcome].self) { group in
+        let raw: [ProbeOutcome] = await withTaskGroup(of: [ProbeOutcome].self) { group in
             for (offset, indices) in batches {
                 group.addTask { [self] in
                     if offset > .zero { await gate.wait(for: offset, clock: clock) }
@@ -199,6 +199,7 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
         let finished = wallClock()
         let specs = Dictionary(plan.specs.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         let facts = PathFacts(path)
+        let outcomes = raw.map { OnPathCheck.review($0, isLocal: facts.isLocal) }
         let (decided, scopeEntries): (ReachabilityStatus, [Scope: [RoundEntry]]) = state.withLock { s in
             for o in outcomes {
                 let key = ProbeKey(o.name, o.interface)

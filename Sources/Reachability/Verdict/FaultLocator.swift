@@ -104,6 +104,17 @@ package protocol GatewayProber: Sendable {
 /// A gateway that drops echo requests but forwards would be named `gateway` wrongly; its
 /// neighbour state (`reachable`) in the detail tells that case apart.
 package enum FaultLocator {
+    /// `upstream` for probes a box on the path answered in place of their target
+    /// (`forged_reply`, `intercepted`): what the path did is never blamed on the target.
+    static func pathAnswered(_ failing: [RoundEntry]) -> Fault? {
+        let faked = failing.filter { $0.result.reason.map(OnPathCheck.pathAnswered.contains) ?? false }
+        guard let first = faked.first else { return nil }
+        return Fault(
+            .upstream,
+            "something on the path answers in place of the internet (\(first.result.reason!.rawValue)): "
+                + faked.map { "\($0.name) \(clip($0.result.detail))" }.joined(separator: "; "))
+    }
+
     /// Whether locating the scope needs its gateway checked: the scope is `limited` and nothing
     /// in it proves the internet, for a reason the verdict does not explain by itself.
     package static func needsGateway(_ verdict: Verdict, entries: [RoundEntry]) -> Bool {
@@ -115,6 +126,7 @@ package enum FaultLocator {
     /// `unproven` and `no_probes` are configurations that cannot prove, not failures).
     static let explained: Set<String> = [
         "dns", FailureReason.mtu.rawValue, "partial", "quorum", RoundClassifier.unprovenReason, "no_probes",
+        FailureReason.forgedReply.rawValue, FailureReason.intercepted.rawValue,
     ]
 
     /// The scope's fault; nil while `unknown`, and for a `limited` scope whose every probe
@@ -137,6 +149,7 @@ package enum FaultLocator {
             let failing = entries.filter { !$0.result.succeeded }
             // Every probe failing while still `full` is hysteresis, not a located fault yet.
             guard !failing.isEmpty, failing.count < entries.count else { return Fault(.none) }
+            if let faked = pathAnswered(failing) { return faked }
             return Fault(.target, failingList(failing, of: entries.count))
         case .limited:
             break
@@ -154,6 +167,8 @@ package enum FaultLocator {
             return Fault(
                 .upstream, "small packets pass, large ones vanish" + (mtu.map { ": \(clip($0.result.detail))" } ?? ""))
         }
+        // The path answered in a target's place: never the target's fault.
+        if let faked = pathAnswered(entries.filter { !$0.result.succeeded }) { return faked }
         if verdict.reason == "partial" {
             return Fault(
                 .upstream,
@@ -166,6 +181,7 @@ package enum FaultLocator {
         }
         if entries.contains(where: \.provesInternet) {
             let failing = entries.filter { !$0.result.succeeded }
+            if let faked = pathAnswered(failing) { return faked }
             // Every probe succeeds again while `recover_after` holds the verdict: the fault is
             // the one located before (the caller keeps it), not a new one.
             guard !failing.isEmpty else { return nil }

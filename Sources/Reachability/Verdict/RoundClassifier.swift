@@ -39,7 +39,9 @@ package struct RoundEntry: Sendable, Equatable {
 ///    success is internet evidence. Successes that could have come from the local network (the
 ///    system resolver, a gateway, an on-link target) never make a round `full` by themselves.
 ///
-/// Not `full` ⇒ `limited` with the most common failure reason (ties: the first in probe order)
+/// Not `full` ⇒ `limited` with the reason of a probe the path answered in place of its target
+/// (`forged_reply`, `intercepted`: what was faked names the round), else the most common
+/// failure reason (ties: the first in probe order)
 /// among the failed counting probes that could have proved the internet, else among all failed
 /// counting probes; when none failed, `quorum` (fewer probes than the quorum needs) or
 /// `unproven` (every success could have come from the local network: a DNS-only configuration,
@@ -79,6 +81,9 @@ package enum RoundClassifier {
         let needed = neededSuccesses(policy, counting: counting.count, familyScope: familyScope)
         if successes >= needed, counting.contains(where: \.provesInternet) { return Verdict(.full) }
         let failed = counting.filter { !$0.result.succeeded }
+        if let faked = failed.first(where: { $0.result.reason.map(OnPathCheck.pathAnswered.contains) ?? false }) {
+            return Verdict(.limited, reason: faked.result.reason!.rawValue)
+        }
         let capableFailed = failed.filter { $0.evidence == .internet }
         if !capableFailed.isEmpty { return Verdict(.limited, reason: dominantReason(capableFailed)) }
         if !failed.isEmpty { return Verdict(.limited, reason: dominantReason(failed)) }

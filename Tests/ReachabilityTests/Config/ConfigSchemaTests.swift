@@ -62,6 +62,21 @@ import Testing
         #expect(templated.probes.count == 3 && templated.probes[1].marks["interval"] == YAMLMark(line: 6, column: 15))
     }
 
+    /// `tcp:`: an expected banner (no canary then), or a canary port (default 1, `0` for none).
+    @Test func tcpOptionsDecode() throws {
+        let c = try ConfigLoader.parse(
+            """
+            probes:
+              - {type: tcp, target: "192.0.2.1:22", tcp: {expect: "^SSH-2\\\\.0-"}}
+              - {name: b, type: tcp, target: "192.0.2.1:25", tcp: {canary_port: 0}}
+              - {name: c, type: tcp, target: "192.0.2.1:993", tcp: {canary_port: 9}}
+              - {name: d, type: tcp, target: "192.0.2.1:8080"}
+            """, file: "t.yml")
+        #expect(c.probes.map { $0.tcp?.expect } == ["^SSH-2\\.0-", nil, nil, nil])
+        #expect(c.probes.map { $0.tcp?.canaryPort } == [1, nil, 9, 1])
+        _ = try CheckConfigCommand.check(c)
+    }
+
     @Test func decodesAFullFile() throws {
         let c = try ConfigLoader.parse(
             """
@@ -301,8 +316,20 @@ import Testing
         ),
         (probe + "    type: tcp\n", "t.yml:2:5: probes[0]: expected a key \"target\" (host:port), found none"),
         (
+            "probes:\n  - type: icmp\n    target: 192.0.2.1\n    tcp: {expect: x}\n",
+            "t.yml:4:5: probes[0].tcp: expected no tcp section on a probe of type icmp, found a tcp section (it applies to type tcp)"
+        ),
+        (
+            "probes:\n  - type: tcp\n    target: 192.0.2.1:22\n    tcp: {expect: \"(x\"}\n",
+            "t.yml:4:19: probes[0].tcp.expect: expected a regular expression (Swift Regex syntax), found tcp expect \"(x\": not a regular expression (Swift Regex syntax)"
+        ),
+        (
+            "probes:\n  - type: tcp\n    target: 192.0.2.1:22\n    tcp: {canary_port: 70000}\n",
+            "t.yml:4:24: probes[0].tcp.canary_port: expected a whole number from 0 to 65535, found \"70000\""
+        ),
+        (
             probe + "    type: tcp\n    target: 127.0.0.1:9\n    intervall: 10s\n",
-            "t.yml:5:5: probes[0].intervall: expected one of the keys name, type, target, interval, timeout, family, labels, http, dns, icmp, mtu, found an unknown key (did you mean \"interval\"?)"
+            "t.yml:5:5: probes[0].intervall: expected one of the keys name, type, target, interval, timeout, family, labels, http, dns, icmp, mtu, tcp, found an unknown key (did you mean \"interval\"?)"
         ),
         (
             probe + "    type: http\n    target: https://127.0.0.1/\n",

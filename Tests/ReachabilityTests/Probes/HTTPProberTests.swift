@@ -38,6 +38,8 @@ let deadlineSlack = Duration.seconds(2)
         #expect(request.contains("\r\nHost: 127.0.0.1:\(server.port)"))
         #expect(request.contains("\r\nUser-Agent: reachability_exporter/"))
         #expect(request.contains("\r\nConnection: close"))
+        // No cache may answer for the internet: a compliant cache must ask the origin.
+        #expect(request.contains("\r\nCache-Control: no-cache\r\n") && request.contains("\r\nPragma: no-cache\r\n"))
     }
 
     @Test func requestCarriesOverridesAndCacheBust() async throws {
@@ -51,12 +53,20 @@ let deadlineSlack = Duration.seconds(2)
         let values = server.requests.compactMap { request -> UInt64? in
             #expect(request.contains("\r\nHost: captive.example\r\n"))
             #expect(request.contains("\r\nX-Probe: 1"))
+            #expect(request.contains("\r\nCache-Control: no-cache\r\n"))
             guard let tail = request.split(separator: " ")[1].split(separator: "_rx=").last else { return nil }
             #expect(request.hasPrefix("GET /generate_204?a=b&_rx="))
             return UInt64(tail)
         }
         #expect(values.count == 2)
         #expect(values[0] < values[1])
+        // An operator's own Cache-Control replaces the default one.
+        let own = HTTPProber(
+            try HTTPProbeConfig(url: server.url("/generate_204"), headers: [.init("Cache-Control", "max-age=0")]))
+        #expect(await own.probe(deadline: .now + .seconds(5)).succeeded)
+        let last = try #require(server.requests.last)
+        #expect(last.contains("\r\nCache-Control: max-age=0") && !last.contains("no-cache\r\nCache"), "\(last)")
+        #expect(last.components(separatedBy: "Cache-Control:").count == 2)
     }
 
     @Test func successPageByBody() async throws {

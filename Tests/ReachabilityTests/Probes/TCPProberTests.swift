@@ -92,4 +92,61 @@ import Testing
             if r.status != .success { break }
         }
     }
+
+    // MARK: - What a handshake proves (docs/evidence.md)
+
+    /// A box that completes every handshake (the canary port connects too) voids the probe:
+    /// `intercepted`; a canary that is refused, as on a real server, leaves it a success.
+    @Test func aCanaryThatConnectsMeansTheHandshakeWasIntercepted() async throws {
+        let target = try TCPTestListener(host: "127.0.0.1")
+        let canary = try TCPTestListener(host: "127.0.0.1")
+        defer {
+            target.stop()
+            canary.stop()
+        }
+        let intercepted = await TCPProber(
+            config: try TCPProbeConfig(target: target.address.description, canaryPort: canary.address.port)
+        ).probe(deadline: .now + .seconds(3))
+        #expect(intercepted.status == .failure && intercepted.reason == .intercepted, "\(intercepted.detail)")
+        #expect(intercepted.detail.contains("port \(canary.address.port) (which no server offers) connected too"))
+        #expect(canary.accepted == 1)
+        let closed = try TCPTestListener(host: "127.0.0.1", listening: false)
+        let real = await TCPProber(
+            config: try TCPProbeConfig(target: target.address.description, canaryPort: closed.address.port)
+        ).probe(deadline: .now + .seconds(3))
+        #expect(real.status == .success, "\(real.detail)")
+        // canary_port 0 in the file is no canary; a canary on the target's own port is none either.
+        #expect(try TCPProbeConfig(target: "127.0.0.1:22", canaryPort: nil).canaryPort == nil)
+        #expect(try TCPProbeConfig(target: "127.0.0.1:1").canaryPort == nil)
+        #expect(try TCPProbeConfig(target: "127.0.0.1:22").canaryPort == 1)
+    }
+
+    /// With `expect`, the server's first bytes decide: its banner proves; a silent socket (what a
+    /// middlebox gives), a closed one or another banner is `banner_mismatch`. No canary then.
+    @Test func anExpectedBannerDecides() async throws {
+        let ssh = try TCPTestListener(host: "127.0.0.1", greeting: Array("SSH-2.0-OpenSSH_9.2\r\n".utf8))
+        let silent = try TCPTestListener(host: "127.0.0.1", holdsOpen: true)
+        let web = try TCPTestListener(host: "127.0.0.1", greeting: Array("HTTP/1.1 400 Bad Request\r\n\u{1B}[2J".utf8))
+        let closes = try TCPTestListener(host: "127.0.0.1")
+        defer {
+            for l in [ssh, silent, web, closes] { l.stop() }
+        }
+        func probe(_ l: TCPTestListener) async throws -> ProbeResult {
+            let config = try TCPProbeConfig(target: l.address.description, expect: "^SSH-2\\.0-")
+            #expect(config.canaryPort == nil)
+            return await TCPProber(config: config).probe(deadline: .now + .milliseconds(500))
+        }
+        let good = try await probe(ssh)
+        #expect(good.status == .success, "\(good.detail)")
+        #expect(good.detail.hasSuffix(#", banner "SSH-2.0-OpenSSH_9.2" matches /^SSH-2\.0-/"#), "\(good.detail)")
+        let quiet = try await probe(silent)
+        #expect(quiet.reason == .bannerMismatch, "\(quiet.detail)")
+        #expect(quiet.detail.contains("but no byte came before the deadline"), "\(quiet.detail)")
+        let other = try await probe(web)
+        #expect(other.reason == .bannerMismatch)
+        #expect(other.detail.contains(#"its banner "HTTP/1.1 400 Bad Request" does not match"#), "\(other.detail)")
+        let closed = try await probe(closes)
+        #expect(closed.detail.contains("before the server closed the connection"), "\(closed.detail)")
+        #expect(throws: ProbeConfigError.self) { try TCPProbeConfig(target: "127.0.0.1:22", expect: "(unclosed") }
+    }
 }

@@ -64,6 +64,23 @@ import Testing
         Row(
             name: "only local targets, refused: the failure, not 'unproven'", entries: [fail(.tcp, .refused, .local)],
             expected: Verdict(.limited, reason: "refused")),
+        // What the path answered in the target's place names the round (issue: on-path evidence).
+        Row(
+            name: "the gateway forges echo replies while HTTP(S) time out (uplink down)",
+            entries: [
+                fail(.http, .timeout), fail(.https, .timeout), fail(.icmp, .forgedReply),
+                fail(.icmp, .forgedReply, nil, "v6"),
+                ok(.dns, .local),
+            ],
+            expected: Verdict(.limited, reason: "forged_reply")),
+        Row(
+            name: "a middlebox completes every handshake, the DNS query fails",
+            entries: [fail(.tcp, .intercepted), fail(.tcp, .intercepted, nil, "b"), fail(.dns, .timeout)],
+            expected: Verdict(.limited, reason: "intercepted")),
+        Row(
+            name: "an intercepted TCP probe beside a verified HTTPS answer: full",
+            entries: [ok(.https, .internet), fail(.tcp, .intercepted)],
+            expected: Verdict(.full)),
         // What can.
         Row(
             name: "ICMP from beyond the gateway with a local DNS answer",
@@ -295,5 +312,34 @@ import Testing
         #expect(first.families[.ipv4]?.verdict == Verdict(.limited, reason: "timeout"))
         #expect(first.overall.verdict.state != .full)
         #expect(first.transitions.contains { $0.0 == "overall" && $0.1.to.state != .full })
+    }
+
+    /// The hop-distance cross-check: an echo reply from beyond the gateway that arrives with a
+    /// full initial TTL was made on the local network; local targets are 0 hops away by nature.
+    @Test func echoRepliesZeroHopsAwayFromBeyondTheGatewayAreForged() {
+        #expect(
+            [64, 63, 61, 128, 117, 255, 250, 1, 0, 256].map(ICMPDetail.hops(ttl:)) == [
+                0, 1, 3, 0, 11, 0, 5, 63, nil, nil,
+            ])
+        func outcome(_ ttl: Int?, address: String = "198.51.100.1") -> ProbeOutcome {
+            ProbeOutcome(
+                name: "ping", type: .icmp, target: address, interface: nil,
+                result: ProbeResult(
+                    status: .success, detail: "3/3 replies", duration: .milliseconds(1), address: address,
+                    family: .ipv4, icmp: ICMPDetail(sent: 3, received: 3, rtts: [.milliseconds(1)], ttl: ttl)),
+                at: 0)
+        }
+        let isLocal = { (a: String) in a.hasPrefix("192.168.1.") }
+        let forged = OnPathCheck.review(outcome(64), isLocal: isLocal)
+        #expect(forged.result.status == .failure && forged.result.reason == .forgedReply)
+        #expect(
+            forged.result.detail.hasSuffix("a box on the local network answers in its place"), "\(forged.result.detail)"
+        )
+        #expect(OnPathCheck.review(outcome(63), isLocal: isLocal).result.succeeded)
+        #expect(OnPathCheck.review(outcome(nil), isLocal: isLocal).result.succeeded, "no TTL: nothing to judge")
+        #expect(OnPathCheck.review(outcome(64, address: "192.168.1.1"), isLocal: isLocal).result.succeeded)
+        var tcp = outcome(64)
+        tcp.type = .tcp
+        #expect(OnPathCheck.review(tcp, isLocal: isLocal).result.succeeded, "only echo replies carry the TTL here")
     }
 }

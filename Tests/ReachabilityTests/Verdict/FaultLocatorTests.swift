@@ -136,6 +136,29 @@ import Testing
                 == Fault(.upstream, "wg0 has no gateway (point-to-point); nothing beyond it answers"))
     }
 
+    /// What the path answered in a target's place is never the target's fault, and needs no
+    /// gateway check (the gateway is what answered).
+    @Test func thePathAnsweringIsUpstreamNeverTheTarget() {
+        let forged = [
+            Self.entry("198.51.100.1", .icmp, .failure, .forgedReply, detail: "3/3 replies, ttl 64 (0 hops)"),
+            Self.entry("http://198.51.100.1/", .http, .failure, .timeout),
+        ]
+        let limited = Verdict(.limited, reason: "forged_reply")
+        #expect(!FaultLocator.needsGateway(limited, entries: forged))
+        #expect(
+            FaultLocator.locate(limited, entries: forged, route: Self.v4, check: nil)
+                == Fault(
+                    .upstream,
+                    "something on the path answers in place of the internet (forged_reply): 198.51.100.1 3/3 replies, ttl 64 (0 hops)"
+                ))
+        let full = [
+            Self.entry("https://198.51.100.1/", .https, .success, evidence: .internet),
+            Self.entry("198.51.100.1:22", .tcp, .failure, .intercepted, detail: "connected, canary too"),
+        ]
+        #expect(
+            FaultLocator.locate(Verdict(.full), entries: full, route: Self.v4, check: nil)?.location == .upstream)
+    }
+
     @Test func neighbourStatesFromKernelBits() {
         #expect(NeighbourTable.state(0x01) == .incomplete)
         #expect(NeighbourTable.state(0x02) == .reachable)

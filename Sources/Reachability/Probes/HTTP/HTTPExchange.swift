@@ -222,7 +222,16 @@ struct HTTPExchange {
     }
 
     /// The request head: method, target (absolute form through a plain-HTTP proxy, with its
-    /// credentials), Host, User-Agent, Accept, Connection: close, extras.
+    /// credentials), Host, User-Agent, Accept, `Cache-Control: no-cache` and `Pragma: no-cache`,
+    /// Connection: close, extras.
+    ///
+    /// No cache may answer for the internet: with `no-cache` a compliant cache (a transparent
+    /// proxy on the router, an ISP cache) must ask the origin before it answers, so with the
+    /// uplink down it fails (squid answers 503) instead of serving its copy; `Pragma` for
+    /// HTTP/1.0 caches. A response that still comes from a cache is not voided by its headers
+    /// (`Age`, `X-Cache`): a CDN's edge answering is the internet too, and nothing in the headers
+    /// tells it from a cache on the local network. An operator's own `Cache-Control` or
+    /// `Pragma` header replaces these.
     func requestBytes() -> [UInt8] {
         let proxy = url.scheme == .http ? self.proxy : nil
         let target = proxy == nil ? url.target : "http://\(url.authority)\(url.target)"
@@ -231,6 +240,8 @@ struct HTTPExchange {
         let extras = Set(config.headers.map { $0.name.lowercased() })
         if !extras.contains("user-agent") { text += "User-Agent: \(config.userAgent)\r\n" }
         if !extras.contains("accept") { text += "Accept: */*\r\n" }
+        if !extras.contains("cache-control") { text += "Cache-Control: no-cache\r\n" }
+        if !extras.contains("pragma") { text += "Pragma: no-cache\r\n" }
         text += "Connection: close\r\n"
         for header in config.headers { text += "\(header.name): \(header.value)\r\n" }
         text += "\r\n"
