@@ -49,6 +49,14 @@ package enum DNSTestReplies {
             ]
         case .raw(let bytes):
             return [bytes]
+        case .byName(let table):
+            let name = labels.map { String(decoding: $0, as: UTF8.self).lowercased() }.joined(separator: ".")
+            guard let addresses = table[name] else {
+                return [message(id: id, rcode: 3, question: question, answers: [])]
+            }
+            return [
+                message(id: id, rcode: 0, question: question, answers: addresses.map { address(owner: toQuestion, $0) })
+            ]
         case .compressedCNAME(let alias, let addresses):
             let aliasName = compressed(alias, against: labels)
             let cname = record(owner: toQuestion, type: 5, rdata: aliasName)

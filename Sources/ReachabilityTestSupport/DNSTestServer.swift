@@ -37,6 +37,8 @@ package final class DNSTestServer: Sendable {
         /// NOERROR with records of any type owned by the question name: (type code, rdata).
         /// Names inside rdata are written uncompressed by the test (`DNSTestReplies.name`).
         case records([(type: UInt16, rdata: [UInt8])])
+        /// `answer` by question name (lower case, no final dot); NXDOMAIN for other names.
+        case byName([String: [String]])
     }
 
     /// Where the responder listens (numeric, with the port the kernel chose).

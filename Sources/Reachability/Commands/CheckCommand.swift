@@ -96,10 +96,13 @@ package enum CheckCommand {
                 "  \(p.type.rawValue) \(MetricsRecorder.targetLabel(p.name, p.interface)): \(p.result.status.rawValue)"
             if let r = p.result.reason { line += " (\(r.rawValue))" }
             line += " in \(ms) ms"
+            if let hops = p.result.icmp?.hops, p.result.succeeded { line += ", \(hops) hops" }
             if !p.result.detail.isEmpty && p.result.status != .success { line += " — \(p.result.detail)" }
             // Details come from the network: no raw control character reaches the terminal.
             out += line.escapingControlCharacters + "\n"
         }
+        let nat64 = NAT64Prefixes.shared.current
+        if !nat64.isEmpty { out += "  nat64 prefix: \(nat64.map(\.description).joined(separator: ", "))\n" }
         return out
     }
 
@@ -128,12 +131,15 @@ package enum CheckCommand {
             ]
             if let i = p.interface { fields.append("\"interface\":\(Logger.jsonString(i))") }
             if let mtu = p.result.mtu { fields.append("\"path_mtu_bytes\":\(mtu)") }
+            if let ttl = p.result.icmp?.ttl { fields.append("\"ttl\":\(ttl)") }
+            if let hops = p.result.icmp?.hops { fields.append("\"hops\":\(hops)") }
             return "{" + fields.joined(separator: ",") + "}"
         }
         return
             "{\"state\":\(Logger.jsonString(s.state.rawValue)),\"reason\":\(s.overall.verdict.reason.map(Logger.jsonString) ?? "null"),"
             + "\"fault\":\(fault("overall")),\"families\":{\(families.joined(separator: ","))},\"uplinks\":{\(uplinks.joined(separator: ","))},"
-            + "\"probes\":[\(probes.joined(separator: ","))]}\n"
+            + "\"probes\":[\(probes.joined(separator: ","))],"
+            + "\"nat64_prefixes\":[\(NAT64Prefixes.shared.current.map { Logger.jsonString($0.description) }.joined(separator: ","))]}\n"
     }
 }
 

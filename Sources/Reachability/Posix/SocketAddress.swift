@@ -45,6 +45,34 @@ package struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
         return nil
     }
 
+    /// An address from its raw bytes: 4 for IPv4, 16 for IPv6; nil for another count.
+    package init?(bytes: [UInt8], port: UInt16 = 0) {
+        switch bytes.count {
+        case 4:
+            var v4 = sockaddr_in()
+            v4.sin_family = sa_family_t(AF_INET)
+            v4.sin_port = port.bigEndian
+            withUnsafeMutableBytes(of: &v4.sin_addr) { $0.copyBytes(from: bytes) }
+            self = withUnsafePointer(to: &v4) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    SocketAddress($0, length: socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+        case 16:
+            var v6 = sockaddr_in6()
+            v6.sin6_family = sa_family_t(AF_INET6)
+            v6.sin6_port = port.bigEndian
+            withUnsafeMutableBytes(of: &v6.sin6_addr) { $0.copyBytes(from: bytes) }
+            self = withUnsafePointer(to: &v6) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    SocketAddress($0, length: socklen_t(MemoryLayout<sockaddr_in6>.size))
+                }
+            }
+        default:
+            return nil
+        }
+    }
+
     package var family: Int32 { Int32(storage.ss_family) }
     package var ipFamily: IPFamily { family == AF_INET6 ? .ipv6 : .ipv4 }
 

@@ -11,6 +11,10 @@
 /// - IPv6 `::` (unspecified), `::1`, `fc00::/7` (unique local), `fe80::/10` (link-local),
 ///   or an IPv4-mapped `::ffff:a.b.c.d` whose IPv4 address is in the list above;
 ///
+/// — except an IPv6 address inside a NAT64 prefix of this network (`NAT64Prefixes`, RFC 7050),
+/// which is judged by the IPv4 address it stands for: on an IPv6-only network with DNS64 and a
+/// unique-local prefix, a synthesized answer for a public name is the normal case, not a portal —
+///
 /// unless the queried name is local by design — a single label (`router`), `localhost`, or a
 /// name under one of `localSuffixes` (`.local`, `.lan`, `.internal`, `.home.arpa`, …) — or the
 /// probe was configured with `allowPrivateAnswers` (split-horizon DNS, lab networks).
@@ -44,9 +48,29 @@ package enum DNSPortalRule {
     }
 
     /// The answer addresses that make this a portal signal; empty when there is none.
-    package static func offendingAddresses(_ addresses: [String], name: String, allowPrivateAnswers: Bool) -> [String] {
+    package static func offendingAddresses(
+        _ addresses: [String], name: String, allowPrivateAnswers: Bool, nat64: [NAT64Prefix] = []
+    ) -> [String] {
         if allowPrivateAnswers || isLocalName(name) { return [] }
-        return addresses.filter(isPrivate(address:))
+        return addresses.filter { isPrivate(address: $0, nat64: nat64) }
+    }
+
+    /// `isPrivate(address:)`, with an address inside one of `nat64` judged by the IPv4 address
+    /// it stands for.
+    package static func isPrivate(address: String, nat64: [NAT64Prefix]) -> Bool {
+        if let bytes = SocketAddress(ip: address)?.addressBytes, bytes.count == 16,
+            let v4 = nat64.lazy.compactMap({ $0.embeddedIPv4(bytes) }).first
+        {
+            return isPrivateV4(v4)
+        }
+        return isPrivate(address: address)
+    }
+
+    /// Whether an answer needs this network's NAT64 prefixes to be judged: a unique-local IPv6
+    /// address (where network-specific prefixes live) for a name the rule applies to.
+    package static func needsNAT64(_ addresses: [String], name: String, allowPrivateAnswers: Bool) -> Bool {
+        if allowPrivateAnswers || isLocalName(name) { return false }
+        return addresses.contains { (SocketAddress(ip: $0)?.addressBytes.first).map { $0 & 0xFE == 0xFC } ?? false }
     }
 
     private static func isPrivateV4(_ b: [UInt8]) -> Bool {

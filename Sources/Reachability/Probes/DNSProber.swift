@@ -17,7 +17,13 @@ package struct DNSProber: Prober {
     package let config: DNSProbeConfig
     package var type: ProbeType { .dns }
 
-    package init(config: DNSProbeConfig) { self.config = config }
+    /// Where this network's NAT64 prefixes are kept (the process's; tests give their own).
+    let nat64: NAT64Prefixes
+
+    package init(config: DNSProbeConfig, nat64: NAT64Prefixes = .shared) {
+        self.config = config
+        self.nat64 = nat64
+    }
 
     /// What one exchange with the server gave.
     enum Outcome {
@@ -75,6 +81,10 @@ package struct DNSProber: Prober {
             r.family = server.ipFamily
             return r
         case .response(let response):
+            if config.queryType.isAddress {
+                let values = response.records(for: config.name, type: config.queryType).map(\.presentation)
+                await discoverNAT64(for: values, deadline: deadline)
+            }
             var r = conclude(response, via: "@\(server) over \(transport.rawValue)\(note)", elapsed: elapsed)
             r.phases = phases
             r.dns?.transport = transport.rawValue
@@ -86,6 +96,31 @@ package struct DNSProber: Prober {
 
     private var what: String { "\(config.queryType.rawValue) \(config.name)" }
 
+    /// Learns this network's NAT64 prefixes (RFC 7050) before judging an answer that needs them.
+    private func discoverNAT64(for addresses: [String], deadline: ContinuousClock.Instant) async {
+        guard
+            DNSPortalRule.needsNAT64(
+                addresses, name: config.name, allowPrivateAnswers: config.allowPrivateAnswers)
+        else { return }
+        let config = self.config
+        await nat64.refresh {
+            guard let server = config.server else {
+                let found = try? await Resolver.resolve(NAT64Prefix.discoveryName, family: .ipv6, deadline: deadline)
+                return (found ?? []).map(\.addressBytes)
+            }
+            // The probe's own server, over its transport; private answers allowed (no recursion).
+            guard
+                let ask = try? DNSProbeConfig(
+                    name: NAT64Prefix.discoveryName, queryType: .aaaa,
+                    server: "\(config.transport.rawValue)://\(server)", interface: config.interface,
+                    allowPrivateAnswers: true, tlsServerName: config.tlsServerName, caFile: config.caFile,
+                    insecureSkipVerify: config.insecureSkipVerify, tcpFallback: false)
+            else { return [] }
+            let answer = await DNSProber(config: ask).probe(deadline: deadline)
+            return (answer.dns?.addresses ?? []).compactMap { SocketAddress(ip: $0)?.addressBytes }
+        }
+    }
+
     // MARK: System resolver
 
     private func querySystemResolver(start: ContinuousClock.Instant, deadline: ContinuousClock.Instant) async
@@ -96,6 +131,7 @@ package struct DNSProber: Prober {
             let found = try await Resolver.resolve(config.name, family: family, deadline: deadline)
             let elapsed = ContinuousClock.now - start
             let addresses = found.map(\.ip)
+            await discoverNAT64(for: addresses, deadline: deadline)
             var r = judge(
                 values: addresses, detail: DNSDetail(rcode: nil, answers: addresses.count, addresses: addresses),
                 via: "system resolver", elapsed: elapsed)
@@ -206,7 +242,7 @@ package struct DNSProber: Prober {
                 duration: elapsed)
         } else if case let offending = DNSPortalRule.offendingAddresses(
             config.queryType.isAddress ? values : [], name: config.name,
-            allowPrivateAnswers: config.allowPrivateAnswers), !offending.isEmpty
+            allowPrivateAnswers: config.allowPrivateAnswers, nat64: nat64.current), !offending.isEmpty
         {
             result = ProbeResult(
                 status: .portal, reason: .privateAddress,

@@ -27,6 +27,7 @@ package struct ExporterMetrics: Sendable {
     let icmpLoss: MetricFamily<Gauge>
     let icmpTTL: MetricFamily<Gauge>
     let icmpHops: MetricFamily<Gauge>
+    let nat64Prefix: MetricFamily<Gauge>
     let icmpSent: MetricFamily<Counter>
     let icmpReceived: MetricFamily<Counter>
     let httpStatus: MetricFamily<Gauge>
@@ -62,6 +63,7 @@ package struct ExporterMetrics: Sendable {
         icmpLoss = r.gauge(MetricCatalog.icmpLossRatio)
         icmpTTL = r.gauge(MetricCatalog.icmpReplyTtl)
         icmpHops = r.gauge(MetricCatalog.icmpReplyHops)
+        nat64Prefix = r.gauge(MetricCatalog.nat64PrefixInfo)
         icmpSent = r.counter(MetricCatalog.icmpEchoRequestsTotal)
         icmpReceived = r.counter(MetricCatalog.icmpEchoRepliesTotal)
         httpStatus = r.gauge(MetricCatalog.httpStatusCode)
@@ -209,6 +211,9 @@ package final class MetricsRecorder: RoundObserver {
             m.lastTransition.set(t.at)
         }
         for o in status.probes where o.at >= status.roundStarted { record(o) }
+        let prefixes = Set(NAT64Prefixes.shared.current.map(\.description))
+        m.nat64Prefix.removeAll { !prefixes.contains($0[0]) }
+        for p in prefixes { m.nat64Prefix.labels(p).set(1) }
     }
 
     private func applyOverall(_ v: ScopedVerdict) {

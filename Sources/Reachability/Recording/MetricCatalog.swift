@@ -121,6 +121,11 @@ package enum MetricCatalog {
         help:
             "Where the scope's path breaks: link, gateway, upstream, dns, portal, target (full, some targets fail) or none; always 1, one series per decided scope."
     )
+    package static let nat64PrefixInfo = MetricDescriptor(
+        .gauge, "reachability_nat64_prefix_info", labels: ["prefix"],
+        help:
+            "A NAT64 prefix of this network (RFC 7050, learned when a DNS answer needed it); always 1. Addresses inside it stand for the IPv4 addresses they embed."
+    )
     package static let pathMtuBytes = MetricDescriptor(
         .gauge, "reachability_path_mtu_bytes", labels: ["target"],
         help:
@@ -279,7 +284,7 @@ package enum MetricCatalog {
         probePortalSignalsTotal,
         probePhaseDurationSeconds,
         icmpLossRatio,
-        icmpReplyTtl, icmpReplyHops,
+        icmpReplyTtl, icmpReplyHops, nat64PrefixInfo,
         icmpEchoRequestsTotal,
         icmpEchoRepliesTotal,
         httpStatusCode,

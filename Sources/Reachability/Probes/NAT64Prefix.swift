@@ -1,0 +1,105 @@
+import Synchronization
+
+/// A NAT64 prefix (RFC 6052): IPv6 addresses inside it stand for IPv4 addresses, which a
+/// translator on the path (NAT64) reaches for an IPv6-only host. A DNS64 resolver synthesizes
+/// them in AAAA answers. With a network-specific prefix inside a unique-local range
+/// (`fd64:ff9b:1::/96`) such an answer looks private, though it stands for a public address:
+/// `DNSPortalRule` judges the IPv4 address inside it instead.
+package struct NAT64Prefix: Sendable, Hashable, CustomStringConvertible {
+    /// The prefix's 16 bytes, zero past `length`.
+    package let bytes: [UInt8]
+    /// 32, 40, 48, 56, 64 or 96 bits.
+    package let length: Int
+
+    /// The lengths RFC 6052 allows, in the order RFC 7050 discovery tries them.
+    package static let lengths = [96, 64, 56, 48, 40, 32]
+
+    package init?(bytes: [UInt8], length: Int) {
+        guard bytes.count == 16, Self.lengths.contains(length) else { return nil }
+        self.bytes = Array(bytes.prefix(length / 8)) + Array(repeating: 0, count: 16 - length / 8)
+        self.length = length
+    }
+
+    /// The byte offsets of the IPv4 address inside an IPv6 address (RFC 6052 §2.2: bits 64–71,
+    /// byte 8, are skipped).
+    static func positions(_ length: Int) -> [Int] {
+        switch length {
+        case 32: [4, 5, 6, 7]
+        case 40: [5, 6, 7, 9]
+        case 48: [6, 7, 9, 10]
+        case 56: [7, 9, 10, 11]
+        case 64: [9, 10, 11, 12]
+        default: [12, 13, 14, 15]
+        }
+    }
+
+    /// The IPv4 address an IPv6 address inside this prefix stands for; nil outside it.
+    package func embeddedIPv4(_ address: [UInt8]) -> [UInt8]? {
+        guard address.count == 16, address.prefix(length / 8).elementsEqual(bytes.prefix(length / 8)) else {
+            return nil
+        }
+        return Self.positions(length).map { address[$0] }
+    }
+
+    package var description: String { (SocketAddress(bytes: bytes)?.ip ?? "?") + "/\(length)" }
+
+    /// The name whose AAAA answers reveal the prefix (RFC 7050).
+    package static let discoveryName = "ipv4only.arpa"
+
+    /// The well-known IPv4 addresses of `ipv4only.arpa` (RFC 7050): 192.0.0.170 and .171.
+    static let wellKnown: [[UInt8]] = [[192, 0, 0, 170], [192, 0, 0, 171]]
+
+    /// RFC 7050 §3: the prefixes the AAAA answers of `ipv4only.arpa` reveal (a synthesized
+    /// answer holds a well-known address at the positions of its prefix's length).
+    package static func discover(fromAnswers answers: [[UInt8]]) -> [NAT64Prefix] {
+        var found: [NAT64Prefix] = []
+        for answer in answers where answer.count == 16 {
+            for length in lengths {
+                let v4 = positions(length).map { answer[$0] }
+                guard wellKnown.contains(v4), length == 96 || answer[8] == 0,
+                    let prefix = NAT64Prefix(bytes: answer, length: length)
+                else { continue }
+                if !found.contains(prefix) { found.append(prefix) }
+                break
+            }
+        }
+        return found
+    }
+}
+
+/// The NAT64 prefixes of the network this host is on, discovered as hosts do (RFC 7050: the
+/// AAAA answers for `ipv4only.arpa`) when a DNS answer first needs them (a unique-local AAAA
+/// answer), and again at most every `refreshInterval`: nothing is asked on a network without
+/// unique-local answers. The question goes where the answer that needed it came from: the
+/// system resolver, or the probe's own server (a DNS64 synthesizes for its clients). Shared by
+/// every DNS probe of the process.
+package final class NAT64Prefixes: Sendable {
+    package static let shared = NAT64Prefixes()
+    /// How long a discovery holds (a network change shows within this).
+    package static let refreshInterval = Duration.seconds(300)
+
+    private let state = Mutex<(prefixes: [NAT64Prefix], checked: ContinuousClock.Instant?)>(([], nil))
+
+    package init() {}
+
+    /// The prefixes found by the last discovery (empty: none, or not asked yet).
+    package var current: [NAT64Prefix] { state.withLock { $0.prefixes } }
+
+    /// Sets the prefixes (tests, and a discovery's result).
+    package func set(_ prefixes: [NAT64Prefix], at now: ContinuousClock.Instant = .now) {
+        state.withLock { $0 = (prefixes, now) }
+    }
+
+    /// Discovers again unless a discovery ran within `refreshInterval`; returns the prefixes.
+    /// `lookup` answers AAAA for `ipv4only.arpa` (an empty list when it fails: no DNS64 on
+    /// this network, which holds for the interval too).
+    @discardableResult
+    package func refresh(lookup: () async -> [[UInt8]]) async -> [NAT64Prefix] {
+        let now = ContinuousClock.now
+        let fresh = state.withLock { s in s.checked.map { now - $0 < Self.refreshInterval } ?? false }
+        if fresh { return current }
+        let found = NAT64Prefix.discover(fromAnswers: await lookup())
+        set(found, at: now)
+        return found
+    }
+}
