@@ -153,7 +153,7 @@ import Testing
         #expect(partial.status == .success && partial.reason == nil)
         #expect(partial.icmp == ICMPDetail(sent: 3, received: 2, rtts: [.milliseconds(2), .milliseconds(4)], ttl: 51))
         #expect(partial.phases[.rtt] == .milliseconds(3))
-        #expect(partial.detail == "2/3 replies from 192.0.2.1, rtt min/avg/max 2.000/3.000/4.000 ms, ttl 51")
+        #expect(partial.detail == "2/3 replies from 192.0.2.1, rtt min/avg/max 2.000/3.000/4.000 ms, ttl 51 (13 hops)")
         let failed = ICMPProber.summarize(
             [.notSent(.permission, "sending to 192.0.2.1: EPERM")], address: a, duration: .zero)
         #expect(failed.detail == "0/1 replies from 192.0.2.1: sending to 192.0.2.1: EPERM")

@@ -170,7 +170,7 @@ package struct StatusPage: Sendable {
         if let i = r.icmp {
             lines.append("icmp: sent \(i.sent), received \(i.received), loss \(i.lossRatio)")
             lines.append("rtts: " + i.rtts.map(HTML.milliseconds).joined(separator: ", "))
-            if let ttl = i.ttl { lines.append("ttl: \(ttl)") }
+            if let ttl = i.ttl { lines.append("ttl: \(ttl)" + (i.hops.map { " (\($0) hops)" } ?? "")) }
         }
         if let d = r.dns {
             lines.append("dns rcode: \(d.rcode.map(String.init) ?? "-"), answers: \(d.answers)")
