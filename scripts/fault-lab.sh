@@ -9,7 +9,7 @@
 # times. A scenario that cannot run (ICMP not permitted, a flag refused) fails the run; only
 # --loss-seconds=0 skips one, on request.
 #
-#   scripts/fault-lab.sh [--loss-seconds=90] [--only=single,loss,icmp,uplinks,router,locate,filtered] ...  (see fault_lab.py --help)
+#   scripts/fault-lab.sh [--loss-seconds=90] [--only=single,loss,icmp,uplinks,router,locate,filtered,onpath] ...  (see fault_lab.py --help)
 #   RXLAB_BIN_DIR=/path/to/bin scripts/fault-lab.sh ...   (prebuilt binaries; no swift build)
 #   RXLAB_LAB_BIN=/path/to/reachability-lab ...            (the lab services from elsewhere than that dir)
 #
@@ -31,6 +31,13 @@
 # TLS, a lab CA) plus the lab's HTTP/HTTPS: UDP/53 dropped or rejected, direct web dropped. It
 # needs unbound, squid (its basic_ncsa_auth helper), kdig (knot-dnsutils), curl and conntrack;
 # without them that phase FAILS too.
+#
+# The onpath phase (scripts/lab_onpath.py, issue #29) puts a router that answers in place of the
+# internet between two clients (dual-stack; IPv6-only) and a lab internet of real servers: with
+# its uplink cut it forges echo replies (nft DNAT) or completes every TCP handshake (a silent
+# listener); squid intercepts and caches plain HTTP; unbound's dns64 and tayga play NAT64 with a
+# network-specific prefix. It needs dnsmasq, unbound, tayga, squid, conntrack, curl and kdig.
+#   scripts/fault-lab.sh --only=onpath    (under 2 minutes)
 #
 # Traffic: only inside the namespaces made here (documentation prefixes, no route to the host).
 # Namespaces are named rxlab-<pid>-*, and every process in them and the namespaces themselves

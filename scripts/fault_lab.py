@@ -43,11 +43,20 @@ that only the proxy (open, or with basic auth) carries it. Several exporters, ea
 set (DNS per transport, web direct/proxied/from the environment, proxy credentials and proxy
 errors), assert the overall verdict and every probe's failure reason through the metrics and
 `reachability_exporter check --output=json`; kdig and curl witness each fault.
+
+The `onpath` phase (issue #29) puts a router that answers in place of the internet between two
+more clients (one dual-stack, one IPv6-only) and a lab internet of real servers
+(scripts/lab_onpath.py): with its uplink cut it forges echo replies for every address, or
+completes every TCP handshake itself; squid intercepts and caches plain HTTP; unbound's dns64
+and tayga make the IPv6-only network's NAT64. Each class healthy and cut off, through the
+default probe shape and explicit probes: the daemon's verdict and `check --output=json` against
+the expectations (never `full` cut off, with a reason that names the imitation).
 """
 # The driver's parts live in scripts/faultlab/: common.py (addresses, log, run), metrics.py (a
 # parsed scrape), lab.py (namespaces, lab services, exporter processes), runner.py (Row, Runner,
 # the table), faults.py (nft rulesets, probe flags), phases.py (single, loss, icmp, uplinks),
-# router_phase.py (router), locate_phase.py (locate) and filtered_phase.py (filtered). This
+# router_phase.py (router), locate_phase.py (locate), filtered_phase.py (filtered) and
+# onpath_phase.py (onpath). This
 # file is the entry point: arguments, the phases in order, the summary.
 import argparse
 import os
@@ -63,6 +72,7 @@ from faultlab.lab import Lab  # noqa: E402
 from faultlab.phases import phase_icmp_policy, phase_loss, phase_single_uplink, phase_uplinks  # noqa: E402
 from faultlab.filtered_phase import phase_filtered  # noqa: E402
 from faultlab.locate_phase import phase_locate  # noqa: E402
+from faultlab.onpath_phase import phase_onpath  # noqa: E402
 from faultlab.router_phase import phase_router  # noqa: E402
 from faultlab.runner import Row, Runner  # noqa: E402
 
@@ -79,17 +89,17 @@ def main():
     ap.add_argument("--flap-down", type=float, default=1.0)
     ap.add_argument("--flap-up", type=float, default=2.0)
     ap.add_argument("--keep", action="store_true", help="keep the work directory (logs, certificates)")
-    ap.add_argument("--only", default="", help="comma-separated phases: single,loss,icmp,uplinks,router,locate,filtered")
+    ap.add_argument("--only", default="", help="comma-separated phases: single,loss,icmp,uplinks,router,locate,filtered,onpath")
     args = ap.parse_args()
     lab = Lab(args)
     started = time.time()
     runner = Runner(lab, args)
     failed, current = True, "lab setup"
     try:
-        phases = [p for p in (args.only or "single,loss,icmp,uplinks,router,locate,filtered").split(",") if p]
+        phases = [p for p in (args.only or "single,loss,icmp,uplinks,router,locate,filtered,onpath").split(",") if p]
         known = ("single", phase_single_uplink), ("loss", phase_loss), ("icmp", phase_icmp_policy), \
             ("uplinks", phase_uplinks), ("router", phase_router), ("locate", phase_locate), \
-            ("filtered", phase_filtered)
+            ("filtered", phase_filtered), ("onpath", phase_onpath)
         unknown = set(phases) - {name for name, _ in known}
         if unknown:
             raise RuntimeError(f"unknown phase(s) {', '.join(sorted(unknown))}")
