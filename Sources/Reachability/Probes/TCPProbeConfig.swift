@@ -72,8 +72,11 @@ package struct TCPProbeConfig: Sendable, Equatable {
         self.interface = interface
         self.maxAddresses = maxAddresses
         self.expect = expect
-        // A server's banner proves more than a canary can: with `expect` there is none.
-        self.canaryPort = expect == nil && canaryPort != target.port ? canaryPort : nil
+        // A server's banner proves more than a canary can: with `expect` there is none. On a port
+        // gateways intercept (53, 80, 443) the connection is local evidence anyway: no canary.
+        self.canaryPort =
+            expect == nil && canaryPort != target.port && !Self.interceptablePorts.contains(target.port)
+            ? canaryPort : nil
     }
 
     /// The same probe bound to `interface`.

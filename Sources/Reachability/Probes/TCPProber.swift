@@ -11,7 +11,8 @@
 /// - with `expect`, the server's first bytes must match it (`SSH-2.0-`): a middlebox that
 ///   accepts and stays silent, or says something else, fails with `banner_mismatch`;
 /// - otherwise a canary: a connect to a port of the same address that should be closed
-///   (`canary_port`, default 1). A real server refuses it (or a firewall drops it); if it
+///   (`canary_port`, default 1; none on ports 53, 80 and 443, whose connections prove nothing
+///   anyway). A real server refuses it (or a firewall drops it); if it
 ///   connects too, the probe fails with `intercepted`. It waits at most twice the probe's own
 ///   connect time (at least 100 ms), and the probe's `duration` leaves it out.
 ///

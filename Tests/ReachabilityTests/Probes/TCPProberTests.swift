@@ -119,6 +119,7 @@ import Testing
         #expect(try TCPProbeConfig(target: "127.0.0.1:22", canaryPort: nil).canaryPort == nil)
         #expect(try TCPProbeConfig(target: "127.0.0.1:1").canaryPort == nil)
         #expect(try TCPProbeConfig(target: "127.0.0.1:22").canaryPort == 1)
+        #expect(try TCPProbeConfig(target: "127.0.0.1:443").canaryPort == nil, "local evidence anyway")
     }
 
     /// With `expect`, the server's first bytes decide: its banner proves; a silent socket (what a
