@@ -41,7 +41,7 @@ package enum CheckCommand {
         }
         let file: ExporterConfig?
         switch ConfigWiring.loadFile(parsed) {
-        case .success(let f): file = f
+        case .success(let f): file = f?.config
         case .failure(let exit): return exit.code
         }
         let logger = Logger(level: .error)

@@ -61,11 +61,12 @@ final class ConfigReloader: Service {
     init(
         path: String, flags: ParsedFlags, environment: [String: String], gate: any PathGate, initial: ExporterOptions,
         registry: MetricsRegistry, logger: Logger, wallClock: @escaping @Sendable () -> Double = { unixNow() },
-        autoReloadInterval: Duration? = nil, apply: @escaping Apply
+        autoReloadInterval: Duration? = nil, loadedDigest: [UInt8]? = nil, apply: @escaping Apply
     ) {
         self.path = path
         self.autoReloadInterval = autoReloadInterval
-        lastDigest.withLock { $0 = Self.digest(path) }
+        // What was loaded at start, not what is there now: a change in between is a change.
+        lastDigest.withLock { $0 = loadedDigest ?? Self.digest(path) }
         self.flags = flags
         self.environment = environment
         self.gate = gate

@@ -8,11 +8,11 @@ enum ConfigWiring {
             "YAML configuration file (see docs/configuration.md); flags given on the command line override its global settings. Reloaded on SIGHUP and POST /-/reload."
     )
 
-    /// The file named by `--config.file` (nil without the flag), or the exit status after
-    /// printing the error.
-    static func loadFile(_ flags: ParsedFlags) -> Result<ExporterConfig?, ExitStatus> {
+    /// The file named by `--config.file` with the SHA-256 of the bytes read (nil without the
+    /// flag), or the exit status after printing the error.
+    static func loadFile(_ flags: ParsedFlags) -> Result<(config: ExporterConfig, digest: [UInt8])?, ExitStatus> {
         guard let path = flags.string("config.file") else { return .success(nil) }
-        do throws(ConfigError) { return .success(try ConfigLoader.load(path: path)) } catch {
+        do throws(ConfigError) { return .success(try ConfigLoader.loadWithDigest(path: path)) } catch {
             writeErr("reachability_exporter: error: \(error)\n")
             return .failure(ExitStatus(78))
         }

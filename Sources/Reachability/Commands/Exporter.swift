@@ -49,8 +49,9 @@ struct Exporter: Sendable {
 
         // The file is read before the path monitor starts (global.path_monitor, uplinks: auto).
         let file: ExporterConfig?
+        let fileDigest: [UInt8]?
         switch ConfigWiring.loadFile(flags) {
-        case .success(let f): file = f
+        case .success(let f): (file, fileDigest) = (f?.config, f?.digest)
         case .failure(let exit): return .failure(exit)
         }
         let (pathGate, pathMonitor) = ProbeFlags.startPathGate(
@@ -78,7 +79,7 @@ struct Exporter: Sendable {
         }
         let parts = Parts(
             logger: logger, registry: registry, pathGate: pathGate, pathMonitor: pathMonitor, options: options,
-            flags: flags)
+            flags: flags, fileDigest: fileDigest)
         return parts.assemble(listeners: listeners, serverOptions: serverOptions, security: security)
     }
 
@@ -132,6 +133,8 @@ private struct Parts {
     let pathMonitor: PathMonitor?
     let options: ExporterOptions
     let flags: ParsedFlags
+    /// SHA-256 of the configuration file as loaded: a change after it is a change to reload.
+    let fileDigest: [UInt8]?
     var specs: [ProbeSpec] { options.specs }
     var settings: MonitorSettings { options.settings }
 
@@ -180,7 +183,7 @@ private struct Parts {
             ConfigReloader(
                 path: file.file, flags: flags, environment: processEnvironment(), gate: pathGate, initial: options,
                 registry: registry, logger: logger,
-                autoReloadInterval: (try? ConfigWiring.autoReloadInterval(flags)) ?? nil
+                autoReloadInterval: (try? ConfigWiring.autoReloadInterval(flags)) ?? nil, loadedDigest: fileDigest
             ) { await monitor.reconfigure(probes: $0, settings: $1, runRound: $2) }
         }
         routes.add(ConfigWiring.reloadRoute(reloader, enabled: flags.bool("web.enable-lifecycle")))

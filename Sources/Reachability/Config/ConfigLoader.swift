@@ -5,12 +5,18 @@ package enum ConfigLoader {
     package static let maximumSize = 1 << 20
 
     package static func load(path: String) throws(ConfigError) -> ExporterConfig {
+        try loadWithDigest(path: path).config
+    }
+
+    /// `load`, with the SHA-256 of the bytes it read (what `--config.auto-reload-interval`
+    /// compares the file against).
+    package static func loadWithDigest(path: String) throws(ConfigError) -> (config: ExporterConfig, digest: [UInt8]) {
         let bytes: [UInt8]
         do throws(Errno) { bytes = try FileContents.read(path, limit: maximumSize) } catch {
             let found = FileContents.describe(error, limit: maximumSize)
             throw ConfigError(file: path, mark: nil, path: "", expected: "a readable configuration file", found: found)
         }
-        return try parse(bytes, file: path)
+        return (try parse(bytes, file: path), PasswordHash.sha256(bytes))
     }
 
     /// Parses a file's content; `file` only names it in errors.

@@ -146,6 +146,14 @@ enum ConfigSchema {
         let fileSize = out.maxFileSize ?? Int64(HistoryConfig(directory: "").maxFileSize)
         out.maxTotalSize = try size(
             "max_total_size", atLeast: fileSize, "max_file_size (\(ByteSizeParser.format(Int(fileSize))))")
+        // Without max_total_size its default holds: a larger file would leave one file of history.
+        let defaultTotal = Int64(HistoryConfig(directory: "").maxTotalSize)
+        if out.maxTotalSize == nil, fileSize > defaultTotal {
+            throw h.fail(
+                "max_file_size",
+                expected: "a size of at most max_total_size (\(ByteSizeParser.format(Int(defaultTotal))) by default)",
+                hint: "raise max_total_size too")
+        }
         return out
     }
 }

@@ -113,6 +113,7 @@ package struct YAMLParser {
         var entries: [YAMLMapEntry] = []
         var seen: [String: YAMLMark] = [:]
         var merged: [YAMLMapEntry] = []
+        var mergeMark: YAMLMark?
         let before = nodes
         while true {
             let keyEvent = try next(path: path)
@@ -121,6 +122,13 @@ package struct YAMLParser {
             let keyPath = KeyPath.child(path, key.text)
             let value = try parseNode(try next(path: keyPath), path: keyPath)
             if key.isMerge {
+                if let first = mergeMark {
+                    throw fail(
+                        keyEvent.mark, keyPath, expected: "one merge key per map", found: "\"<<\" again",
+                        hint:
+                            "first at line \(first.line), column \(first.column); merge several maps with <<: [*a, *b]")
+                }
+                mergeMark = keyEvent.mark
                 merged += try mergeSources(value, path: keyPath)
                 continue
             }
@@ -171,13 +179,14 @@ package struct YAMLParser {
         case .map(let entries): return entries
         case .list(let items):
             var out: [YAMLMapEntry] = []
+            var seen: Set<String> = []
             for item in items {
                 guard case .map(let entries) = item.kind else {
                     throw fail(
                         item.mark, path, expected: "a map to merge (usually an alias such as *defaults)",
                         found: item.foundDescription)
                 }
-                out += entries.filter { e in !out.contains { $0.key == e.key } }
+                out += entries.filter { seen.insert($0.key).inserted }
             }
             return out
         case .scalar:

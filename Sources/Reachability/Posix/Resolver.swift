@@ -8,6 +8,9 @@ package enum Resolver {
         /// True when the deadline passed before the resolver answered.
         package let timedOut: Bool
         package let message: String
+        /// The resolver answered that the name has no address of the family (NXDOMAIN, no
+        /// data): a definite answer, unlike a timeout or a temporary failure.
+        package var notFound = false
         package var description: String { message }
     }
 
@@ -49,7 +52,11 @@ package enum Resolver {
         let rc = getaddrinfo(host, nil, &hints, &list)
         if rc != 0 {
             let text = gai_strerror(rc).map { String(cString: $0) } ?? "error \(rc)"
-            return .failure(Failure(timedOut: false, message: "resolving \(host): \(text)"))
+            // EAI_NODATA (-5) and EAI_ADDRFAMILY (-9) are glibc's; Glibc does not import them.
+            return .failure(
+                Failure(
+                    timedOut: false, message: "resolving \(host): \(text)",
+                    notFound: rc == EAI_NONAME || rc == -5 || rc == -9))
         }
         defer { freeaddrinfo(list) }
         var out: [SocketAddress] = []
@@ -62,7 +69,9 @@ package enum Resolver {
             }
             node = n.pointee.ai_next
         }
-        if out.isEmpty { return .failure(Failure(timedOut: false, message: "resolving \(host): no addresses")) }
+        if out.isEmpty {
+            return .failure(Failure(timedOut: false, message: "resolving \(host): no addresses", notFound: true))
+        }
         return .success(out)
     }
 }

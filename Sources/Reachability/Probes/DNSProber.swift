@@ -104,9 +104,13 @@ package struct DNSProber: Prober {
         else { return }
         let config = self.config
         await nat64.refresh {
+            // Its own time: a slow main query must not make the discovery fail.
+            let deadline = max(deadline, .now + .seconds(1))
             guard let server = config.server else {
-                let found = try? await Resolver.resolve(NAT64Prefix.discoveryName, family: .ipv6, deadline: deadline)
-                return (found ?? []).map(\.addressBytes)
+                do {
+                    return try await Resolver.resolve(NAT64Prefix.discoveryName, family: .ipv6, deadline: deadline)
+                        .map(\.addressBytes)
+                } catch { return (error as? Resolver.Failure)?.notFound == true ? [] : nil }
             }
             // The probe's own server, over its transport; private answers allowed (no recursion).
             guard
@@ -115,8 +119,10 @@ package struct DNSProber: Prober {
                     server: "\(config.transport.rawValue)://\(server)", interface: config.interface,
                     allowPrivateAnswers: true, tlsServerName: config.tlsServerName, caFile: config.caFile,
                     insecureSkipVerify: config.insecureSkipVerify, tcpFallback: false)
-            else { return [] }
+            else { return nil }
             let answer = await DNSProber(config: ask).probe(deadline: deadline)
+            if answer.reason == .nxdomain || answer.reason == .noAnswer { return [] }
+            guard answer.succeeded else { return nil }
             return (answer.dns?.addresses ?? []).compactMap { SocketAddress(ip: $0)?.addressBytes }
         }
     }

@@ -137,7 +137,32 @@ package struct ICMPProber: Prober {
         }
         var result = Self.summarize(outcomes, address: address, duration: .zero, dontFragment: c.dontFragment)
         result.detail += fallbackNote
+        await askPhantom(&result, address: address, deadline: deadline)
         return result
+    }
+
+    /// The addresses nobody holds (RFC 5737, RFC 3849): the internet never answers them.
+    static let phantoms: [IPFamily: String] = [.ipv4: "192.0.2.1", .ipv6: "2001:db8::1"]
+
+    /// Replies that crossed no router from a target that is not loopback or link-local are
+    /// either a path that lowers no TTL (a PPP peer, a rootless container's user-mode network,
+    /// an on-link host) or a box answering echo for every address. One echo to an address nobody
+    /// holds tells them apart: only the box answers it. Sent only in that case, waiting at most
+    /// four round trips (at least 100 ms); `OnPathCheck` voids the replies only when it answered.
+    func askPhantom(_ result: inout ProbeResult, address: SocketAddress, deadline: ContinuousClock.Instant) async {
+        guard result.succeeded, let icmp = result.icmp, icmp.hops == 0,
+            !AddressLocality.isIntrinsicallyLocal(address.ip),
+            let phantom = Self.phantoms[address.ipFamily].flatMap({ SocketAddress(ip: $0) })
+        else { return }
+        let rtt = icmp.rtts.max() ?? .zero
+        let until = min(deadline, .now + max(.milliseconds(100), rtt * 4))
+        let c = configuration
+        if case .reply = await engine.echo(
+            to: phantom, mode: c.mode, interface: c.interface, payloadSize: c.payloadSize, dontFragment: false,
+            deadline: until)
+        {
+            result.icmp?.phantomReply = phantom.ip
+        }
     }
 
     /// Sends the round's echoes (echo i at `spacing * i`, none after the deadline) and returns

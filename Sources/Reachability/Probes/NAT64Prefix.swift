@@ -91,14 +91,17 @@ package final class NAT64Prefixes: Sendable {
     }
 
     /// Discovers again unless a discovery ran within `refreshInterval`; returns the prefixes.
-    /// `lookup` answers AAAA for `ipv4only.arpa` (an empty list when it fails: no DNS64 on
-    /// this network, which holds for the interval too).
+    /// `lookup` answers AAAA for `ipv4only.arpa`: addresses, an empty list for a definite "no
+    /// such address" (no DNS64 on this network, which holds for the interval too), or nil when
+    /// it failed (a timeout, SERVFAIL): then the prefixes known stay and the next answer that
+    /// needs them asks again.
     @discardableResult
-    package func refresh(lookup: () async -> [[UInt8]]) async -> [NAT64Prefix] {
+    package func refresh(lookup: () async -> [[UInt8]]?) async -> [NAT64Prefix] {
         let now = ContinuousClock.now
         let fresh = state.withLock { s in s.checked.map { now - $0 < Self.refreshInterval } ?? false }
         if fresh { return current }
-        let found = NAT64Prefix.discover(fromAnswers: await lookup())
+        guard let answers = await lookup() else { return current }
+        let found = NAT64Prefix.discover(fromAnswers: answers)
         set(found, at: now)
         return found
     }

@@ -115,6 +115,12 @@ public struct ICMPDetail: Sendable, Equatable, Codable {
     /// TTL (IPv4) or hop limit (IPv6) of the last reply, when the socket mode reports it.
     public var ttl: Int?
 
+    /// When the replies came 0 hops away from a target that is not loopback or link-local: the
+    /// address nobody holds (`192.0.2.1`, `2001:db8::1`) that was pinged once to tell a box that
+    /// answers for every address from a legitimate 0-hop path, if it answered too. Nil: not
+    /// asked, or no answer.
+    public var phantomReply: String?
+
     /// Routers the last reply crossed, estimated from its TTL: senders start at 64, 128 or 255
     /// (Linux and the BSDs 64, Windows 128, many routers 255), so a reply with TTL 61 left a
     /// host 3 hops away. Nil without a TTL.

@@ -101,7 +101,9 @@ extension TCPProber {
     static let bannerLimit = 4096
 
     /// Reads until the bytes so far match `expect`, the stream ends, `bannerLimit` bytes came,
-    /// or the deadline; a miss turns `result` into a `banner_mismatch` failure.
+    /// or the deadline; a miss turns `result` into a `banner_mismatch` failure. The pattern is
+    /// tried when a line ends and once at the end, not after every read: a peer that sends one
+    /// byte at a time costs one match per line, not one per byte.
     static func readBanner(
         _ socket: StreamSocket, expect: String, deadline: ContinuousClock.Instant, into result: inout ProbeResult
     ) async {
@@ -109,6 +111,10 @@ extension TCPProber {
         var buffer = [UInt8](repeating: 0, count: 1024)
         var ending = "before the deadline"
         let regex = try? Regex(expect)
+        func matches() -> Bool {
+            guard let regex, !received.isEmpty else { return false }
+            return (try? regex.firstMatch(in: String(decoding: received, as: UTF8.self))) != nil
+        }
         while received.count < bannerLimit {
             do throws(StreamError) {
                 let n = try await socket.read(into: &buffer, deadline: deadline)
@@ -116,16 +122,21 @@ extension TCPProber {
                     ending = "before the server closed the connection"
                     break
                 }
-                received += buffer.prefix(min(n, bannerLimit - received.count))
+                let chunk = buffer.prefix(min(n, bannerLimit - received.count))
+                received += chunk
+                guard chunk.contains(0x0A) || chunk.contains(0x0D) else { continue }
             } catch {
                 ending = error == .timedOut ? "before the deadline" : "(\(error))"
                 break
             }
-            let text = String(decoding: received, as: UTF8.self)
-            if let regex, (try? regex.firstMatch(in: text)) != nil {
+            if matches() {
                 result.detail += ", banner \(Self.shown(received)) matches /\(expect)/"
                 return
             }
+        }
+        if matches() {
+            result.detail += ", banner \(Self.shown(received)) matches /\(expect)/"
+            return
         }
         result.status = .failure
         result.reason = .bannerMismatch

@@ -149,8 +149,14 @@ package enum FaultLocator {
             let failing = entries.filter { !$0.result.succeeded }
             // Every probe failing while still `full` is hysteresis, not a located fault yet.
             guard !failing.isEmpty, failing.count < entries.count else { return Fault(.none) }
-            if let faked = pathAnswered(failing) { return faked }
-            return Fault(.target, failingList(failing, of: entries.count))
+            // The internet answers: a probe the path answered for is a note, not a broken target.
+            let faked = failing.filter { $0.result.reason.map(OnPathCheck.pathAnswered.contains) ?? false }
+            let real = failing.filter { f in !faked.contains { $0.name == f.name } }
+            let note =
+                faked.isEmpty
+                ? "" : "; the path answers in place of " + faked.map(\.name).joined(separator: ", ")
+            if real.isEmpty { return Fault(.none, "the internet answers" + note) }
+            return Fault(.target, failingList(real, of: entries.count) + note)
         case .limited:
             break
         }
@@ -181,7 +187,6 @@ package enum FaultLocator {
         }
         if entries.contains(where: \.provesInternet) {
             let failing = entries.filter { !$0.result.succeeded }
-            if let faked = pathAnswered(failing) { return faked }
             // Every probe succeeds again while `recover_after` holds the verdict: the fault is
             // the one located before (the caller keeps it), not a new one.
             guard !failing.isEmpty else { return nil }

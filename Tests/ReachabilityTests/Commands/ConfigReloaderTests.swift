@@ -45,7 +45,7 @@ import Testing
 
         init(
             _ text: String, environment env: [String: String] = [ProbeFlags.refuseDefaultsVariable: "1"],
-            autoReload: Duration? = nil
+            autoReload: Duration? = nil, loaded: String? = nil
         ) throws {
             try text.write(toFile: path, atomically: true, encoding: .utf8)
             let gate = SnapshotPathGate(source)
@@ -55,7 +55,8 @@ import Testing
                 defaultRouteInterfaces: gate.defaultRouteInterfaces)
             reloader = ConfigReloader(
                 path: path, flags: flags, environment: env, gate: gate, initial: setup, registry: registry,
-                logger: Logger(level: .error, fd: -1), autoReloadInterval: autoReload
+                logger: Logger(level: .error, fd: -1), autoReloadInterval: autoReload,
+                loadedDigest: loaded.map { PasswordHash.sha256(Array($0.utf8)) }
             ) { [applied] _, settings, _ in applied.uplinks.withLock { $0.append(settings.uplinks) } }
         }
 
@@ -177,5 +178,17 @@ import Testing
                 == "invalid value \"100ms\" for flag '--config.auto-reload-interval': expected 0s, or 1s to 10d")
         #expect(
             check(["--config.auto-reload-interval=30s"]) == "flag '--config.auto-reload-interval' needs --config.file")
+    }
+
+    /// Found by review: the watcher compared against the file as it was when the reloader was
+    /// built, so a change between the start-up load and then was never applied.
+    @Test func aChangeBeforeTheWatcherStartsIsAChange() async throws {
+        let loaded = Self.file
+        let f = try Fixture(
+            Self.file + "  - type: tcp\n    target: 127.0.0.1:12\n", autoReload: .milliseconds(20), loaded: loaded)
+        let reloader: ConfigReloader = f.reloader
+        let watch = Task { await reloader.watchFile(every: .milliseconds(20)) }
+        defer { watch.cancel() }
+        #expect(await until { f.uplinksApplied.count == 1 })
     }
 }

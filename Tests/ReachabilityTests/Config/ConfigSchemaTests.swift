@@ -259,6 +259,10 @@ import Testing
             "t.yml:2:11: global.policy: expected one of parallel, http, icmp, quorum, quorum:N, quorum:N%, found \"quorum:0\""
         ),
         (
+            "history:\n  dir: /tmp/h\n  max_file_size: 2GiB\n",
+            "t.yml:3:18: history.max_file_size: expected a size of at most max_total_size (1GiB by default), found \"2GiB\" (raise max_total_size too)"
+        ),
+        (
             "history:\n  dir: /tmp/h\n  max_file_size: 16MiB\n  max_total_size: 1MiB\n",
             "t.yml:4:19: history.max_total_size: expected a size of at least max_file_size (16MiB) such as 16MiB, 512KiB or 1048576 (bytes), found \"1MiB\""
         ),

@@ -207,6 +207,10 @@ import Testing
             "t.yml:1:5: \"<<\": expected a map to merge (usually an alias such as *defaults), found \"1\""
         ),
         (
+            "d: &d {x: 1}\ne: {<<: *d, <<: *d}\n",
+            "t.yml:2:13: e.\"<<\": expected one merge key per map, found \"<<\" again (first at line 2, column 5; merge several maps with <<: [*a, *b])"
+        ),
+        (
             "a: 1\n---\nb: 2\n",
             "t.yml:2:1: expected a single document, found a second document (one file holds one document; remove the '---' or split the file)"
         ),

@@ -116,4 +116,35 @@ import Testing
         #expect(portal.status == .portal && portal.reason == .privateAddress, "\(portal.detail)")
         #expect(none.current.isEmpty)
     }
+
+    /// A failed discovery (timeout, SERVFAIL) keeps what was known and asks again next time; a
+    /// definite "no such address" is remembered for the interval.
+    @Test func aFailedDiscoveryForgetsNothing() async throws {
+        let known = try #require(NAT64Prefix(bytes: Self.bytes("fd64:ff9b:1::"), length: 96))
+        let prefixes = NAT64Prefixes()
+        prefixes.set([known], at: .now - NAT64Prefixes.refreshInterval - .seconds(1))
+        var asked = 0
+        #expect(
+            await prefixes.refresh {
+                asked += 1
+                return nil
+            } == [known])
+        #expect(
+            await prefixes.refresh {
+                asked += 1
+                return nil
+            } == [known])
+        #expect(asked == 2, "a failure is not remembered: the next answer asks again")
+        #expect(
+            await prefixes.refresh {
+                asked += 1
+                return []
+            } == [])
+        #expect(
+            await prefixes.refresh {
+                asked += 1
+                return []
+            } == [])
+        #expect(asked == 3, "a definite answer holds for the interval")
+    }
 }

@@ -321,12 +321,14 @@ import Testing
             [64, 63, 61, 128, 117, 255, 250, 1, 0, 256].map(ICMPDetail.hops(ttl:)) == [
                 0, 1, 3, 0, 11, 0, 5, 63, nil, nil,
             ])
-        func outcome(_ ttl: Int?, address: String = "198.51.100.1") -> ProbeOutcome {
-            ProbeOutcome(
+        func outcome(_ ttl: Int?, address: String = "198.51.100.1", phantom: String? = "192.0.2.1") -> ProbeOutcome {
+            var icmp = ICMPDetail(sent: 3, received: 3, rtts: [.milliseconds(1)], ttl: ttl)
+            icmp.phantomReply = phantom
+            return ProbeOutcome(
                 name: "ping", type: .icmp, target: address, interface: nil,
                 result: ProbeResult(
                     status: .success, detail: "3/3 replies", duration: .milliseconds(1), address: address,
-                    family: .ipv4, icmp: ICMPDetail(sent: 3, received: 3, rtts: [.milliseconds(1)], ttl: ttl)),
+                    family: .ipv4, icmp: icmp),
                 at: 0)
         }
         let isLocal = { (a: String) in a.hasPrefix("192.168.1.") }
@@ -336,6 +338,9 @@ import Testing
             forged.result.detail.hasSuffix("a box on the local network answers in its place"), "\(forged.result.detail)"
         )
         #expect(OnPathCheck.review(outcome(63), isLocal: isLocal).result.succeeded)
+        // 0 hops but the address nobody holds stayed silent: a path that lowers no TTL (a PPP
+        // peer, a rootless container's user-mode network), not a forger.
+        #expect(OnPathCheck.review(outcome(255, phantom: nil), isLocal: isLocal).result.succeeded)
         #expect(OnPathCheck.review(outcome(nil), isLocal: isLocal).result.succeeded, "no TTL: nothing to judge")
         #expect(OnPathCheck.review(outcome(64, address: "192.168.1.1"), isLocal: isLocal).result.succeeded)
         var tcp = outcome(64)

@@ -155,8 +155,10 @@ import Testing
             Self.entry("https://198.51.100.1/", .https, .success, evidence: .internet),
             Self.entry("198.51.100.1:22", .tcp, .failure, .intercepted, detail: "connected, canary too"),
         ]
+        // A full scope: the internet answers; the intercepted probe is a note, never a target's fault.
         #expect(
-            FaultLocator.locate(Verdict(.full), entries: full, route: Self.v4, check: nil)?.location == .upstream)
+            FaultLocator.locate(Verdict(.full), entries: full, route: Self.v4, check: nil)
+                == Fault(.none, "the internet answers; the path answers in place of 198.51.100.1:22"))
     }
 
     @Test func neighbourStatesFromKernelBits() {

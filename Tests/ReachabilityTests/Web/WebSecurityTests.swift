@@ -249,9 +249,10 @@ import Testing
         #expect(WebSecurity.cost("$2b$12$abc") == 12 && WebSecurity.cost("junk") == 0)
     }
 
-    /// The exporter-toolkit's own examples load unchanged: its documented web-config.yml (files
-    /// next to it, users, `basic_auth_excluded_paths`) and its inline-PEM shape (`cert: |`,
-    /// `key: |`, as in its testdata), here with this suite's certificates. The excluded paths are
+    /// The exporter-toolkit's own examples load unchanged: its docs/web-config.yml (files next to
+    /// it, users; with `basic_auth_excluded_paths` as proposed there, our extension) and its
+    /// inline-PEM shape (`cert: |`, `key: |`, as in its testdata), here with this suite's
+    /// certificates. The excluded paths are
     /// served without a password; everything else still needs one.
     @Test func theToolkitExamplesLoad() throws {
         let pem = { (path: String) throws -> String in
