@@ -141,8 +141,9 @@ package struct ICMPProber: Prober {
         return result
     }
 
-    /// The addresses nobody holds (RFC 5737, RFC 3849): the internet never answers them.
-    static let phantoms: [IPFamily: String] = [.ipv4: "192.0.2.1", .ipv6: "2001:db8::1"]
+    /// Addresses nobody holds (RFC 5737, RFC 3849): the internet never answers them. The last
+    /// of their ranges, where labs and examples (which number from the start) rarely reach.
+    static let phantoms: [IPFamily: String] = [.ipv4: "203.0.113.254", .ipv6: "2001:db8:ffff:ffff::fe"]
 
     /// Replies that crossed no router from a target that is not loopback or link-local are
     /// either a path that lowers no TTL (a PPP peer, a rootless container's user-mode network,

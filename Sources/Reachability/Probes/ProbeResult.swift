@@ -116,7 +116,7 @@ public struct ICMPDetail: Sendable, Equatable, Codable {
     public var ttl: Int?
 
     /// When the replies came 0 hops away from a target that is not loopback or link-local: the
-    /// address nobody holds (`192.0.2.1`, `2001:db8::1`) that was pinged once to tell a box that
+    /// address nobody holds (`203.0.113.254`, `2001:db8:ffff:ffff::fe`) that was pinged once to tell a box that
     /// answers for every address from a legitimate 0-hop path, if it answered too. Nil: not
     /// asked, or no answer.
     public var phantomReply: String?

@@ -18,7 +18,8 @@ package enum OnPathCheck {
     package static func review(_ outcome: ProbeOutcome, isLocal: (String) -> Bool) -> ProbeOutcome {
         var o = outcome
         guard o.type == .icmp, o.result.succeeded, let icmp = o.result.icmp, let ttl = icmp.ttl,
-            icmp.hops == 0, let phantom = icmp.phantomReply, let address = o.result.address, !isLocal(address)
+            icmp.hops == 0, let phantom = icmp.phantomReply, !isLocal(phantom), let address = o.result.address,
+            !isLocal(address)
         else { return o }
         o.result.status = .failure
         o.result.reason = .forgedReply
@@ -27,6 +28,9 @@ package enum OnPathCheck {
             + " and \(phantom), which nobody holds, answered too: a box on the local network answers in its place"
         return o
     }
+
+    // A phantom on the local network (a lab that numbers its LAN in a documentation range)
+    // answering proves nothing: its answer is real.
 
     /// Reasons that say the path answered in the target's place: they name a `limited`
     /// round before any timeout, and the fault is never the target's.

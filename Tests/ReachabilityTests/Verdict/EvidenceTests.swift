@@ -321,7 +321,8 @@ import Testing
             [64, 63, 61, 128, 117, 255, 250, 1, 0, 256].map(ICMPDetail.hops(ttl:)) == [
                 0, 1, 3, 0, 11, 0, 5, 63, nil, nil,
             ])
-        func outcome(_ ttl: Int?, address: String = "198.51.100.1", phantom: String? = "192.0.2.1") -> ProbeOutcome {
+        func outcome(_ ttl: Int?, address: String = "198.51.100.1", phantom: String? = "203.0.113.254") -> ProbeOutcome
+        {
             var icmp = ICMPDetail(sent: 3, received: 3, rtts: [.milliseconds(1)], ttl: ttl)
             icmp.phantomReply = phantom
             return ProbeOutcome(
@@ -341,6 +342,9 @@ import Testing
         // 0 hops but the address nobody holds stayed silent: a path that lowers no TTL (a PPP
         // peer, a rootless container's user-mode network), not a forger.
         #expect(OnPathCheck.review(outcome(255, phantom: nil), isLocal: isLocal).result.succeeded)
+        // Found by the fault lab: a LAN numbered in a documentation range holds the phantom
+        // address itself; its answer is real and proves nothing.
+        #expect(OnPathCheck.review(outcome(64, phantom: "192.168.1.254"), isLocal: isLocal).result.succeeded)
         #expect(OnPathCheck.review(outcome(nil), isLocal: isLocal).result.succeeded, "no TTL: nothing to judge")
         #expect(OnPathCheck.review(outcome(64, address: "192.168.1.1"), isLocal: isLocal).result.succeeded)
         var tcp = outcome(64)
