@@ -20,29 +20,14 @@ package struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
     package init?(ip: String, port: UInt16 = 0) {
         var text = ip
         if text.hasPrefix("["), text.hasSuffix("]") { text = String(text.dropFirst().dropLast()) }
-        var v4 = sockaddr_in()
-        if inet_pton(AF_INET, text, &v4.sin_addr) == 1 {
-            v4.sin_family = sa_family_t(AF_INET)
-            v4.sin_port = port.bigEndian
-            self = withUnsafePointer(to: &v4) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    SocketAddress($0, length: socklen_t(MemoryLayout<sockaddr_in>.size))
-                }
-            }
-            return
+        var raw = [UInt8](repeating: 0, count: 16)
+        if inet_pton(AF_INET, text, &raw) == 1 {
+            self.init(bytes: Array(raw.prefix(4)), port: port)
+        } else if inet_pton(AF_INET6, text, &raw) == 1 {
+            self.init(bytes: raw, port: port)
+        } else {
+            return nil
         }
-        var v6 = sockaddr_in6()
-        if inet_pton(AF_INET6, text, &v6.sin6_addr) == 1 {
-            v6.sin6_family = sa_family_t(AF_INET6)
-            v6.sin6_port = port.bigEndian
-            self = withUnsafePointer(to: &v6) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    SocketAddress($0, length: socklen_t(MemoryLayout<sockaddr_in6>.size))
-                }
-            }
-            return
-        }
-        return nil
     }
 
     /// An address from its raw bytes: 4 for IPv4, 16 for IPv6; nil for another count.
