@@ -68,17 +68,6 @@ package struct HistorySection: Sendable, Equatable {
     }
 }
 
-/// One constant label of a probe, exported on `reachability_probe_labels_info`.
-package struct ProbeLabel: Sendable, Equatable {
-    package var name: String
-    package var value: String
-
-    package init(_ name: String, _ value: String) {
-        self.name = name
-        self.value = value
-    }
-}
-
 /// One entry of `probes:`.
 package struct ProbeDefinition: Sendable, Equatable {
     /// The `target` label of its series; defaults to `target`.

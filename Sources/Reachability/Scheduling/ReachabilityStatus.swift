@@ -1,25 +1,3 @@
-/// One probe's latest outcome in a round: its result and recent record.
-public struct ProbeOutcome: Sendable, Equatable {
-    public var name: String
-    public var type: ProbeType
-    public var target: String
-    /// The uplink the probe was bound to, or nil for the routing table's choice.
-    public var interface: String?
-    public var result: ProbeResult
-    /// Unix seconds when the round that produced it started.
-    public var at: Double
-    /// How late the probe started against its staggered slot (after waiting for a concurrency
-    /// slot); nil when it did not run (no path).
-    public var startLateness: Duration? = nil
-    /// Unix seconds of the start of the latest round in which this probe succeeded (since the
-    /// monitor started), or nil if it has not.
-    public var lastSuccess: Double? = nil
-    /// Of this probe's last `recentRuns` runs (at most `ProbeRecent.window`), how many did not
-    /// succeed: the probe's recent loss.
-    public var recentRuns: Int = 0
-    public var recentFailures: Int = 0
-}
-
 /// A probe's recent record: the outcome of its last `window` runs as bits, and its last success.
 struct ProbeRecent: Sendable {
     static let window = 20
@@ -42,13 +20,6 @@ struct ProbeRecent: Sendable {
         o.recentFailures = bits.nonzeroBitCount
         return o
     }
-}
-
-/// A scope's verdict (overall, an IP family, an uplink) with the time it has held since.
-public struct ScopedVerdict: Sendable, Equatable {
-    public var verdict: Verdict
-    /// Unix seconds of the last transition.
-    public var since: Double
 }
 
 /// The answer after a round: the overall verdict (`state`, `reason`, `isReachable`), the

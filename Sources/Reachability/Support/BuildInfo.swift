@@ -1,16 +1,14 @@
-import CShim
-
 /// What was built, for `--version` and `reachability_exporter_build_info`.
 ///
 /// `version` is the one source of the version: the Debian package, its man page, the tarball and
 /// the image all read it from the built binary's `--version`. Revision, branch and build date are
-/// stamped in by `scripts/release` (C defines in CShim); a plain `swift build` says "unknown".
+/// stamped in by `scripts/release` (C defines read by `BuildStamp`); a plain `swift build` says "unknown".
 package enum BuildInfo {
     package static let version = "0.1.0"
-    package static let revision = String(cString: cshim_build_revision())
-    package static let branch = String(cString: cshim_build_branch())
+    package static let revision = BuildStamp.revision
+    package static let branch = BuildStamp.branch
     /// `YYYYMMDD-HH:MM:SS` in UTC, as prometheus/common prints it.
-    package static let buildDate = String(cString: cshim_build_date())
+    package static let buildDate = BuildStamp.date
     package static var swiftVersion: String {
         #if compiler(>=6.4)
             "6.4+"

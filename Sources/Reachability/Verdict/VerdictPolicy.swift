@@ -75,3 +75,16 @@ package struct VerdictSettings: Sendable, Equatable {
         self.trustLocalTargets = trustLocalTargets
     }
 }
+
+extension ProbeSpec {
+    /// The warning for a probe set in which no probe that counts under `policy` can prove the
+    /// internet (a DNS-only configuration, say): its verdict is never `full`, at best
+    /// `limited (unproven)`. Nil when some probe can.
+    package static func evidenceWarning(_ specs: [ProbeSpec], policy: VerdictPolicy) -> String? {
+        let counting = specs.filter { policy.counts($0.type) }
+        guard !counting.isEmpty, !counting.contains(where: { $0.evidence == .internet }) else { return nil }
+        return "no probe can prove that the internet is reachable (answers of DNS probes, plain-HTTP web checks and "
+            + "TCP connects to ports 53, 80 and 443 can come from the local network): the verdict will never be full, "
+            + "at best limited (unproven); add a captive HTTP(S) check, an ICMP probe or a TCP probe to another port"
+    }
+}

@@ -1,0 +1,23 @@
+/// Scheduler settings (`--probe.interval`, `--probe.timeout`, hysteresis, re-check backoff).
+package struct MonitorSettings: Sendable, Equatable {
+    package var interval: Duration = .seconds(5)
+    package var timeout: Duration = .seconds(3)
+    package var verdict = VerdictSettings()
+    /// While not `full`, re-check after this, doubling up to `interval` (0 disables).
+    package var fastRecheck: Duration = .seconds(1)
+    /// How long path events are coalesced before the immediate re-probe.
+    package var pathDebounce: Duration = .milliseconds(100)
+    /// The least time between the start of a round that a trigger (a path change, a reload)
+    /// started and the next triggered one: the first trigger re-probes at once, a flood of them
+    /// cannot multiply probe traffic and history, nor pass `fail_after` in milliseconds.
+    /// Capped at `interval`.
+    package var minimumRoundGap: Duration = .seconds(1)
+    /// Probes running at once, across all probes and uplinks.
+    package var maxConcurrentProbes = 64
+    /// Spread probe starts across the interval (periodic rounds only).
+    package var stagger = true
+    /// Interfaces whose probes are bound to them and get their own verdict.
+    package var uplinks: [String] = []
+
+    package init() {}
+}
