@@ -91,6 +91,7 @@ for t in "${targets[@]}"; do
   ft=$(grep -oE 'ft: [0-9]+' "$log" | tail -1 | awk '{ print $2 }')
   result=ok
   if [ "$rc" != 0 ]; then
+    # shellcheck disable=SC2012 # the newest artifact: ls -t orders by time, the names are ours
     result="CRASH (exit $rc): $(ls -t "$out"/artifacts/"$t"-* 2>/dev/null | head -1)"
     failed=1
   fi

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Proof that `history export --format=openmetrics` backfills a real Prometheus TSDB (issue #18).
 
 1. A real exporter (loopback only: a TCP listener on 127.0.0.1 is its "internet",
@@ -9,29 +8,26 @@
 3. A Prometheus on that TSDB (no scrapes) answers a range query: the outage is there, at the
    times the history's own report gives, and so are the healthy stretches around it.
 
-usage: backfill-proof.py EXPORTER_BINARY       (run by scripts/backfill-proof.sh)
+usage: scripts/lab backfill     (python3 -m rxlab.backfill EXPORTER_BINARY underneath)
 Every process is started here and stopped by its PID; everything lives in one temp dir.
 """
+
 import json
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-import urllib.parse
 import urllib.request
 
+from . import procs
+from .prom import Prometheus
+from .util import free_port
+
 ENV = dict(os.environ, REACHABILITY_EXPORTER_REFUSE_DEFAULT_TARGETS="1")
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Listener(threading.Thread):
@@ -72,13 +68,7 @@ def wait_http(url, limit=20.0):
 
 
 def stop(proc):
-    if proc and proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
+    procs.stop(proc, grace=10, kill_wait=5)
 
 
 def main():
@@ -92,10 +82,22 @@ def main():
         listener.start()
         web = free_port()
         exporter = subprocess.Popen(
-            [binary, f"--web.listen-address=127.0.0.1:{web}", f"--probe.tcp=127.0.0.1:{target}",
-             "--probe.trust-local-targets", "--no-path.monitor", "--probe.interval=1s", "--probe.timeout=500ms",
-             "--probe.fail-after=1", "--probe.recover-after=1", f"--history.dir={history}"],
-            env=ENV, stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, "exporter.log"), "w"))
+            [
+                binary,
+                f"--web.listen-address=127.0.0.1:{web}",
+                f"--probe.tcp=127.0.0.1:{target}",
+                "--probe.trust-local-targets",
+                "--no-path.monitor",
+                "--probe.interval=1s",
+                "--probe.timeout=500ms",
+                "--probe.fail-after=1",
+                "--probe.recover-after=1",
+                f"--history.dir={history}",
+            ],
+            env=ENV,
+            stdout=subprocess.DEVNULL,
+            stderr=open(os.path.join(tmp, "exporter.log"), "w"),
+        )
         wait_http(f"http://127.0.0.1:{web}/metrics")
         time.sleep(8)
         listener.stop()
@@ -108,26 +110,42 @@ def main():
         stop(exporter)
         exporter = None
 
-        report = json.loads(subprocess.check_output(
-            [binary, "history", f"--history.dir={history}", "--since=1h", "--output=json"], env=ENV))
+        report = json.loads(
+            subprocess.check_output(
+                [binary, "history", f"--history.dir={history}", "--since=1h", "--output=json"], env=ENV
+            )
+        )
         outages = [o for o in report["outages"] if o["scope"] == "overall"]
         if len(outages) != 1:
             raise SystemExit(f"FAIL: expected one overall outage in the history, got {outages}")
         outage = outages[0]
-        print(f"history: outage {outage['state']} ({outage.get('reason')}) from {outage['start_unix']:.1f} to "
-              f"{outage['end_unix']:.1f} ({outage['end_unix'] - outage['start_unix']:.1f} s; listener cut at {cut:.1f}, "
-              f"back at {restored:.1f})")
+        print(
+            f"history: outage {outage['state']} ({outage.get('reason')}) from {outage['start_unix']:.1f} to "
+            f"{outage['end_unix']:.1f} ({outage['end_unix'] - outage['start_unix']:.1f} s; listener cut at {cut:.1f}, "
+            f"back at {restored:.1f})"
+        )
 
         om = os.path.join(tmp, "backfill.om")
         with open(om, "w") as f:
             subprocess.check_call(
-                [binary, "history", "export", f"--history.dir={history}", "--since=1h", "--step=1s",
-                 "--labels=job=reachability,instance=backfill:10361,site=lab"], env=ENV, stdout=f)
+                [
+                    binary,
+                    "history",
+                    "export",
+                    f"--history.dir={history}",
+                    "--since=1h",
+                    "--step=1s",
+                    "--labels=job=reachability,instance=backfill:10361,site=lab",
+                ],
+                env=ENV,
+                stdout=f,
+            )
         size = os.path.getsize(om)
         lines = sum(1 for _ in open(om))
         tsdb = os.path.join(tmp, "tsdb")
-        out = subprocess.run(["promtool", "tsdb", "create-blocks-from", "openmetrics", om, tsdb],
-                             capture_output=True, text=True)
+        out = subprocess.run(
+            ["promtool", "tsdb", "create-blocks-from", "openmetrics", om, tsdb], capture_output=True, text=True
+        )
         if out.returncode != 0:
             raise SystemExit(f"FAIL: promtool create-blocks-from openmetrics: {out.stdout}{out.stderr}")
         print(f"export: {lines} lines, {size} bytes; promtool imported them into {len(os.listdir(tsdb))} block(s)")
@@ -137,31 +155,50 @@ def main():
             f.write("global: {scrape_interval: 1h}\n")
         port = free_port()
         prometheus = subprocess.Popen(
-            ["prometheus", f"--config.file={config}", f"--storage.tsdb.path={tsdb}",
-             f"--web.listen-address=127.0.0.1:{port}", "--storage.tsdb.retention.time=3650d"],
-            stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, "prometheus.log"), "w"))
-        api = f"http://127.0.0.1:{port}/api/v1/"
-        wait_http(api + "status/buildinfo", 30)
-        start, end = outage['start_unix'] - 6, outage['end_unix'] + 6
-        q = urllib.parse.urlencode({
-            "query": 'reachability_internet_reachable{job="reachability",instance="backfill:10361",site="lab"}',
-            "start": f"{start:.3f}", "end": f"{end:.3f}", "step": "1"})
-        data = json.loads(wait_http(api + "query_range?" + q, 30))
-        series = data["data"]["result"]
+            [
+                "prometheus",
+                f"--config.file={config}",
+                f"--storage.tsdb.path={tsdb}",
+                f"--web.listen-address=127.0.0.1:{port}",
+                "--storage.tsdb.retention.time=3650d",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=open(os.path.join(tmp, "prometheus.log"), "w"),
+        )
+        wait_http(f"http://127.0.0.1:{port}/api/v1/status/buildinfo", 30)
+        prom = Prometheus(f"http://127.0.0.1:{port}")
+        start, end = outage["start_unix"] - 6, outage["end_unix"] + 6
+        data = prom.data(
+            "/api/v1/query_range",
+            query='reachability_internet_reachable{job="reachability",instance="backfill:10361",site="lab"}',
+            start=f"{start:.3f}",
+            end=f"{end:.3f}",
+            step="1",
+        )
+        series = data["result"]
         if len(series) != 1:
             raise SystemExit(f"FAIL: expected one backfilled series, got {len(series)}: {data}")
         values = [(float(t), float(v)) for t, v in series[0]["values"]]
         down = [t for t, v in values if v == 0]
-        up_before = [t for t, v in values if v == 1 and t < outage['start_unix']]
-        up_after = [t for t, v in values if v == 1 and t > outage['end_unix']]
-        ok = (down and up_before and up_after and min(down) >= outage['start_unix'] - 1 and max(down) <= outage['end_unix'] + 1
-              and len(down) >= int(outage['end_unix'] - outage['start_unix']) - 1)
-        print(f"prometheus: {len(values)} samples in [{start:.0f}, {end:.0f}]; 0 from {min(down) if down else None} "
-              f"to {max(down) if down else None} ({len(down)} samples), 1 before ({len(up_before)}) and after "
-              f"({len(up_after)})")
-        state = json.loads(wait_http(api + "query?" + urllib.parse.urlencode({
-            "query": 'reachability_connectivity_info{instance="backfill:10361",scope="overall",state!="full"}',
-            "time": f"{(outage['start_unix'] + outage['end_unix']) / 2:.3f}"})))["data"]["result"]
+        up_before = [t for t, v in values if v == 1 and t < outage["start_unix"]]
+        up_after = [t for t, v in values if v == 1 and t > outage["end_unix"]]
+        ok = (
+            down
+            and up_before
+            and up_after
+            and min(down) >= outage["start_unix"] - 1
+            and max(down) <= outage["end_unix"] + 1
+            and len(down) >= int(outage["end_unix"] - outage["start_unix"]) - 1
+        )
+        print(
+            f"prometheus: {len(values)} samples in [{start:.0f}, {end:.0f}]; 0 from {min(down) if down else None} "
+            f"to {max(down) if down else None} ({len(down)} samples), 1 before ({len(up_before)}) and after "
+            f"({len(up_after)})"
+        )
+        state = prom.result(
+            'reachability_connectivity_info{instance="backfill:10361",scope="overall",state!="full"}',
+            at=(outage["start_unix"] + outage["end_unix"]) / 2,
+        )
         print(f"prometheus: mid-outage verdict {[(r['metric']['state'], r['metric']['reason']) for r in state]}")
         if not ok or len(state) != 1:
             raise SystemExit("FAIL: the outage did not come back through Prometheus as the history recorded it")

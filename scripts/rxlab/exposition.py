@@ -1,26 +1,33 @@
-"""One scrape of an exporter's /metrics, parsed: samples, verdicts per scope, transitions, fault
-locations and path MTUs."""
+"""The exposition parser, one for every lab and proof: a scrape of /metrics (Prometheus text or
+OpenMetrics) as samples, with the readers the labs ask of the exporter's: verdicts per scope,
+transitions, fault locations and path MTUs."""
 
 
-class Metrics:
-    """One scrape, parsed: samples as (name, labels, value)."""
+class Exposition:
+    """One scrape, parsed: samples as (name, labels, value); comments and lines without a
+    numeric value are left out. `text` is what was parsed."""
 
     def __init__(self, text):
+        self.text = text
         self.samples = []
         for line in text.splitlines():
             if not line or line.startswith("#"):
                 continue
-            name, labels, rest = line, {}, ""
-            if "{" in line:
-                name, tail = line.split("{", 1)
-                body, rest = tail.rsplit("}", 1)
-                labels = self._labels(body)
-            else:
-                name, rest = line.split(" ", 1)
             try:
-                self.samples.append((name, labels, float(rest.split()[0])))
+                self.samples.append(self._sample(line))
             except (ValueError, IndexError):
                 pass
+
+    @classmethod
+    def _sample(cls, line):
+        labels = {}
+        if "{" in line:
+            name, tail = line.split("{", 1)
+            body, rest = tail.rsplit("}", 1)
+            labels = cls._labels(body)
+        else:
+            name, rest = line.split(" ", 1)
+        return name, labels, float(rest.split()[0])
 
     @staticmethod
     def _labels(body):
@@ -40,8 +47,11 @@ class Metrics:
             i = j + 1
         return out
 
-    def all(self, name, **labels):
-        return [(l, v) for n, l, v in self.samples if n == name and all(l.get(k) == w for k, w in labels.items())]
+    def series(self, name, **labels):
+        """[(labels, value)] of the samples named `name` whose labels include `labels`."""
+        return [(lab, v) for n, lab, v in self.samples if n == name and all(lab.get(k) == w for k, w in labels.items())]
+
+    all = series
 
     def value(self, name, **labels):
         found = self.all(name, **labels)

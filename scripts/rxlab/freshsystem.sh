@@ -2,7 +2,7 @@
 # The release artifacts on a fresh Debian 12: the .deb installed by apt, the tarball's binary and
 # the OCI image's root file system, each run against loopback only.
 #
-#   scripts/proof/fresh-system [RELEASE_DIR]    (default .build/dist: scripts/release)
+#   scripts/lab fresh-system [RELEASE_DIR]    (default .build/dist: scripts/release)
 #
 # The fresh system: `debootstrap --variant=minbase bookworm` from the Debian mirror apt is
 # configured with (RX_DEBIAN_MIRROR overrides), cached as a tarball outside the clone,
@@ -498,6 +498,6 @@ if [ "${1:-}" = --inner ]; then
 fi
 case "${1:-}" in
   -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' ;;
-  -*) die "usage: scripts/proof/fresh-system [RELEASE_DIR]" ;;
+  -*) die "usage: scripts/lab fresh-system [RELEASE_DIR]" ;;
   *) main "$@" ;;
 esac

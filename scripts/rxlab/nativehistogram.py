@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Proof of native histograms against a real Prometheus (issue #17), loopback only.
 
 - A loopback HTTP server answers 204 after a random delay (log-normal, ~1-60 ms), so the probe
@@ -16,29 +15,28 @@
   protobuf, plain and gzip) are measured on three exporters with the same targets and printed.
 - A bad --metrics.histograms value is refused with exit 64.
 
-usage: native-histogram-proof.py EXPORTER_BINARY
+usage: scripts/lab native-histogram     (python3 -m rxlab.nativehistogram EXPORTER_BINARY underneath)
 """
+
 import gzip
 import http.server
-import json
 import math
 import os
 import random
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-import urllib.parse
 import urllib.request
+
+from . import protobuf_reference
+from .prom import Prometheus
+from .util import free_port
 
 ENV = dict(os.environ, REACHABILITY_EXPORTER_REFUSE_DEFAULT_TARGETS="1")
 PROTOBUF = "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited"
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "proof"))
-import protobuf_reference  # noqa: E402
 
 TARGETS = [f"t{i}" for i in range(8)]  # paths on one loopback server
 RUN_SECONDS = int(os.environ.get("NATIVE_PROOF_SECONDS", "30"))
@@ -49,12 +47,6 @@ def check(ok, what):
     print(f"  {'ok  ' if ok else 'FAIL'} {what}")
     if not ok:
         failures.append(what)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Delayed(http.server.BaseHTTPRequestHandler):
@@ -77,8 +69,14 @@ class Delayed(http.server.BaseHTTPRequestHandler):
 
 def start_exporter(binary, port, http_port, mode, tmp, procs):
     log = open(os.path.join(tmp, f"exporter-{mode}.log"), "w")
-    args = [binary, f"--web.listen-address=127.0.0.1:{port}", f"--metrics.histograms={mode}",
-            "--probe.interval=1s", "--probe.timeout=900ms", "--probe.trust-local-targets"]
+    args = [
+        binary,
+        f"--web.listen-address=127.0.0.1:{port}",
+        f"--metrics.histograms={mode}",
+        "--probe.interval=1s",
+        "--probe.timeout=900ms",
+        "--probe.trust-local-targets",
+    ]
     args += [f"--probe.http=http://127.0.0.1:{http_port}/{mode}/{t}" for t in TARGETS]
     p = subprocess.Popen(args, env=ENV, stdout=subprocess.DEVNULL, stderr=log)
     procs.append(p)  # stopped in main's finally even if it never gets ready
@@ -102,15 +100,20 @@ def fetch(port, accept=None, gz=False):
 
 
 def series_per_target_text(text, target):
-    return sum(1 for line in text.splitlines()
-               if line.startswith("reachability_probe_duration_seconds") and f'/{target}"' in line)
+    return sum(
+        1
+        for line in text.splitlines()
+        if line.startswith("reachability_probe_duration_seconds") and f'/{target}"' in line
+    )
 
 
 def main():
     binary = sys.argv[1]
     bad = subprocess.run([binary, "--metrics.histograms=sparse"], env=ENV, capture_output=True, text=True)
-    check(bad.returncode == 64 and "metrics.histograms" in bad.stderr,
-          f"--metrics.histograms=sparse refused: exit {bad.returncode}, {bad.stderr.strip()[:90]!r}")
+    check(
+        bad.returncode == 64 and "metrics.histograms" in bad.stderr,
+        f"--metrics.histograms=sparse refused: exit {bad.returncode}, {bad.stderr.strip()[:90]!r}",
+    )
 
     tmp = tempfile.mkdtemp(prefix="rx-native-")
     procs = []
@@ -127,21 +130,34 @@ def main():
             pport = free_port()
             cfg = os.path.join(tmp, f"prometheus-{name}.yml")
             with open(cfg, "w") as f:
-                f.write("global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
-                        "scrape_configs:\n"
-                        f"  - job_name: rx\n    static_configs: [{{targets: ['127.0.0.1:{ports['both']}']}}]\n")
-            procs.append(subprocess.Popen(
-                ["prometheus", f"--config.file={cfg}", f"--storage.tsdb.path={tmp}/tsdb-{name}",
-                 f"--web.listen-address=127.0.0.1:{pport}", *flags],
-                stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, f"prometheus-{name}.log"), "w")))
-            proms[name] = f"http://127.0.0.1:{pport}/api/v1/"
+                f.write(
+                    "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
+                    "scrape_configs:\n"
+                    f"  - job_name: rx\n    static_configs: [{{targets: ['127.0.0.1:{ports['both']}']}}]\n"
+                )
+            procs.append(
+                subprocess.Popen(
+                    [
+                        "prometheus",
+                        f"--config.file={cfg}",
+                        f"--storage.tsdb.path={tmp}/tsdb-{name}",
+                        f"--web.listen-address=127.0.0.1:{pport}",
+                        *flags,
+                    ],
+                    stdout=subprocess.DEVNULL,
+                    stderr=open(os.path.join(tmp, f"prometheus-{name}.log"), "w"),
+                )
+            )
+            proms[name] = Prometheus(f"http://127.0.0.1:{pport}", timeout=5)
 
         print(f"probing {len(TARGETS)} delayed HTTP targets for {RUN_SECONDS} s; two Prometheus scrape every second")
         time.sleep(RUN_SECONDS)
 
         # ---- bytes and series per mode -------------------------------------------------------
-        print("\n| mode | text bytes | text gzip | protobuf bytes | protobuf gzip | text series per target | "
-              "protobuf histogram per target |")
+        print(
+            "\n| mode | text bytes | text gzip | protobuf bytes | protobuf gzip | text series per target | "
+            "protobuf histogram per target |"
+        )
         print("|---|---|---|---|---|---|---|")
         for mode, port in ports.items():
             text, _ = fetch(port)
@@ -149,16 +165,20 @@ def main():
             pb, ctype = fetch(port, PROTOBUF)
             pb_gz = len(gzip.compress(pb, 1))
             s = protobuf_reference.decode(pb)
-            check(ctype.startswith("application/vnd.google.protobuf") and not s["not_canonical"],
-                  f"{mode}: protobuf served ({ctype.split(';')[0]}), reference decoder re-encodes it byte for byte")
+            check(
+                ctype.startswith("application/vnd.google.protobuf") and not s["not_canonical"],
+                f"{mode}: protobuf served ({ctype.split(';')[0]}), reference decoder re-encodes it byte for byte",
+            )
             per_target = series_per_target_text(text.decode(), TARGETS[0])
             desc = {"classic": "classic buckets", "native": "native buckets", "both": "both"}[mode]
             print(f"| {mode} | {len(text):,} | {text_gz:,} | {len(pb):,} | {pb_gz:,} | {per_target} | 1 ({desc}) |")
             if mode == "classic":
                 check(s["native_histograms"] == 0 and s["classic_buckets"] > 0, "classic: no native part in protobuf")
             elif mode == "native":
-                check(s["native_histograms"] > 0 and s["classic_buckets"] == 0 and per_target == 3,
-                      "native: no classic buckets; text keeps +Inf, _sum, _count (3 series per target)")
+                check(
+                    s["native_histograms"] > 0 and s["classic_buckets"] == 0 and per_target == 3,
+                    "native: no classic buckets; text keeps +Inf, _sum, _count (3 series per target)",
+                )
             else:
                 check(s["native_histograms"] > 0 and s["classic_buckets"] > 0, "both: classic and native in protobuf")
 
@@ -166,32 +186,45 @@ def main():
         at = time.time() - 2
 
         def query(name, expr):
-            url = proms[name] + "query?" + urllib.parse.urlencode({"query": expr, "time": f"{at:.3f}"})
-            with urllib.request.urlopen(url, timeout=5) as r:
-                body = json.loads(r.read())
-            return body["data"]["result"]
+            return proms[name].result(expr, at)
 
         raw = query("native", 'reachability_probe_duration_seconds{probe="http"}')
-        check(len(raw) == len(TARGETS) and all("histogram" in r for r in raw),
-              f"Prometheus N stores {len(raw)} native histogram series (one per target)")
-        n_series = query("native", f'count({{__name__=~"reachability_probe_duration_seconds.*",target=~".*/{TARGETS[0]}"}})')
-        c_series = query("classic", f'count({{__name__=~"reachability_probe_duration_seconds.*",target=~".*/{TARGETS[0]}"}})')
-        print(f"  series per target in the TSDB: native {n_series[0]['value'][1] if n_series else 0}, "
-              f"classic {c_series[0]['value'][1] if c_series else 0}")
+        check(
+            len(raw) == len(TARGETS) and all("histogram" in r for r in raw),
+            f"Prometheus N stores {len(raw)} native histogram series (one per target)",
+        )
+        n_series = query(
+            "native", f'count({{__name__=~"reachability_probe_duration_seconds.*",target=~".*/{TARGETS[0]}"}})'
+        )
+        c_series = query(
+            "classic", f'count({{__name__=~"reachability_probe_duration_seconds.*",target=~".*/{TARGETS[0]}"}})'
+        )
+        print(
+            f"  series per target in the TSDB: native {n_series[0]['value'][1] if n_series else 0}, "
+            f"classic {c_series[0]['value'][1] if c_series else 0}"
+        )
         check(n_series and n_series[0]["value"][1] == "1", "native: one series per target in Prometheus")
 
         with Delayed.lock:
             delays = sorted(d for mode, when, d in Delayed.delays if mode == "both" and when <= at)
-        bounds = sorted({float(r["metric"]["le"]) for r in query(
-            "classic", f'reachability_probe_duration_seconds_bucket{{target=~".*/{TARGETS[0]}"}}')})
-        print(f"\n{len(delays)} requests served to the exporter scraped; quantiles of all HTTP probes (sum over targets):")
+        bounds = sorted(
+            {
+                float(r["metric"]["le"])
+                for r in query("classic", f'reachability_probe_duration_seconds_bucket{{target=~".*/{TARGETS[0]}"}}')
+            }
+        )
+        print(
+            f"\n{len(delays)} requests served to the exporter scraped; quantiles of all HTTP probes (sum over targets):"
+        )
         print("| q | true (server delay) | native (N) | classic (C) | classic bucket |")
         print("|---|---|---|---|---|")
         factor = 2 ** (1 / 8)
         for q in [0.5, 0.9, 0.99]:
             nat = query("native", f'histogram_quantile({q}, sum(reachability_probe_duration_seconds{{probe="http"}}))')
-            cla = query("classic", f'histogram_quantile({q}, sum by (le) '
-                                   f'(reachability_probe_duration_seconds_bucket{{probe="http"}}))')
+            cla = query(
+                "classic",
+                f'histogram_quantile({q}, sum by (le) (reachability_probe_duration_seconds_bucket{{probe="http"}}))',
+            )
             if not nat or not cla:
                 check(False, f"q={q}: both Prometheus answer (native {nat}, classic {cla})")
                 continue
@@ -199,8 +232,10 @@ def main():
             hi = next((b for b in bounds if b >= c), math.inf)
             lo = max([b for b in bounds if b < c], default=0.0)
             truth = delays[min(len(delays) - 1, int(q * len(delays)))]
-            print(f"| {q} | {truth * 1000:.2f} ms | {n * 1000:.2f} ms | {c * 1000:.2f} ms | "
-                  f"({lo * 1000:.3g}, {hi * 1000:.3g}] ms |")
+            print(
+                f"| {q} | {truth * 1000:.2f} ms | {n * 1000:.2f} ms | {c * 1000:.2f} ms | "
+                f"({lo * 1000:.3g}, {hi * 1000:.3g}] ms |"
+            )
             check(lo / factor <= n <= hi * factor, f"q={q}: native {n:.5f} within the classic bucket ({lo}, {hi}]")
             # Printed, not checked: a probe's duration is the server's delay plus connecting and the
             # Python server starting a thread (1-2 ms at the median, tens of ms in the tail when
@@ -220,7 +255,9 @@ def main():
             print(f"logs kept in {tmp}")
         else:
             shutil.rmtree(tmp, ignore_errors=True)
-    print(f"\nnative histogram proof: {'FAILED, ' + str(len(failures)) + ' check(s)' if failures else 'all checks passed'}")
+    print(
+        f"\nnative histogram proof: {'FAILED, ' + str(len(failures)) + ' check(s)' if failures else 'all checks passed'}"
+    )
     return 1 if failures else 0
 
 

@@ -1,31 +1,161 @@
-"""What the fleet lab's parts share: logging, running a command, a thread that lives in one
-network namespace (so the driver can talk to 127.0.0.1 or a lab address there), and a small
-client for Prometheus' HTTP API."""
+"""Network namespaces, one implementation for every lab: made and joined (`Namespaces`),
+entered by a thread (`enter`, `NsWorker`), emptied and deleted (`Namespaces.close`, `sweep`), and a
+loopback-only namespace for one command (`isolated`).
+
+A lab names its namespaces PREFIX-* (PREFIX unique per run, e.g. rxlab-PID): `sweep(PREFIX)` is
+the last resort of the entry point (scripts/lab) after the lab's own cleanup, and removes only
+what carries that prefix. Processes are ended by PID, never by name."""
+
 import ctypes
-import json
 import os
 import queue
+import shutil
+import signal
 import socket
 import subprocess
 import threading
 import time
 import urllib.error
-import urllib.parse
 import urllib.request
 
+from .util import run
+
 CLONE_NEWNET = 0x40000000
+# Set by `isolated` in the environment of the command it runs in a namespace of its own.
+ISOLATED_ENV = "RXLAB_ISOLATED"
 
 
-def log(text=""):
-    print(text, flush=True)
+def enter(ns):
+    """Moves the calling thread into network namespace `ns` (setns affects only that thread;
+    threads it starts later inherit it). Sockets opened afterwards live there."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    fd = os.open(f"/var/run/netns/{ns}", os.O_RDONLY)
+    try:
+        if libc.setns(fd, CLONE_NEWNET) != 0:
+            raise OSError(ctypes.get_errno(), "setns")
+    finally:
+        os.close(fd)
 
 
-def run(*cmd, check=True, input_text=None, timeout=30):
-    """Runs a command; raises with its output when it fails and `check` is set."""
-    p = subprocess.run(cmd, capture_output=True, text=True, input=input_text, timeout=timeout)
-    if check and p.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} exited {p.returncode}: {p.stdout}{p.stderr}")
-    return p
+def kill_inside(ns, sig=signal.SIGKILL):
+    """Sends `sig` to every process in namespace `ns` (by PID; never this process, which may
+    have entered it). Everything there was started by the lab that made it."""
+    pids = run("ip", "netns", "pids", ns, check=False).stdout.split()
+    for pid in (int(p) for p in pids if p.isdigit() and int(p) != os.getpid()):
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            pass
+
+
+class Namespaces:
+    """The namespaces one lab made, in order; `close()` kills what still runs in them and
+    deletes them, last made first."""
+
+    # What the fault lab sets in each of its namespaces: no duplicate address detection (an
+    # address is usable at once) and IPv6 addresses kept while a link is down.
+    QUIET_IPV6 = (
+        "net.ipv6.conf.all.accept_dad=0",
+        "net.ipv6.conf.default.accept_dad=0",
+        "net.ipv6.conf.all.keep_addr_on_down=1",
+        "net.ipv6.conf.default.keep_addr_on_down=1",
+    )
+
+    def __init__(self, sysctls=()):
+        self.names, self.sysctls = [], tuple(sysctls)
+
+    def add(self, name):
+        run("ip", "netns", "add", name)
+        self.names.append(name)
+        run("ip", "-n", name, "link", "set", "lo", "up")
+        for key in self.sysctls:
+            run("ip", "netns", "exec", name, "sysctl", "-qw", key)
+        return name
+
+    @staticmethod
+    def veth(ns_a, if_a, ns_b, if_b):
+        """A veth pair: `if_a` in `ns_a`, its peer `if_b` in `ns_b` (both down, no address)."""
+        run("ip", "-n", ns_a, "link", "add", if_a, "type", "veth", "peer", "name", if_b, "netns", ns_b)
+
+    def link(self, ns_a, if_a, addr_a, ns_b, if_b, addr_b):
+        """A veth pair with one address on each end, both up."""
+        self.veth(ns_a, if_a, ns_b, if_b)
+        for ns, dev, addr in ((ns_a, if_a, addr_a), (ns_b, if_b, addr_b)):
+            run("ip", "-n", ns, "addr", "add", addr, "dev", dev)
+            run("ip", "-n", ns, "link", "set", dev, "up")
+
+    def close(self):
+        for ns in reversed(self.names):
+            kill_inside(ns)
+            run("ip", "netns", "del", ns, check=False)
+        self.names = []
+
+
+class ResolvConf:
+    """/etc/netns/NS/resolv.conf of lab namespaces (`ip netns exec` bind-mounts it over
+    /etc/resolv.conf, so what runs there asks the lab's resolver). `close()` removes the
+    directories written, and /etc/netns itself when this object made it and it is empty again."""
+
+    ROOT = "/etc/netns"
+
+    def __init__(self):
+        self.dirs, self.made_root = [], False
+
+    def write(self, ns, text):
+        """Writes NS's resolv.conf (`text`, may be empty); returns its path."""
+        if not self.dirs:
+            self.made_root = not os.path.isdir(self.ROOT)
+        d = os.path.join(self.ROOT, ns)
+        os.makedirs(d, exist_ok=True)
+        self.dirs.append(d)
+        path = os.path.join(d, "resolv.conf")
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def close(self):
+        for d in self.dirs:
+            shutil.rmtree(d, ignore_errors=True)
+        if self.made_root:
+            try:
+                os.rmdir(self.ROOT)  # only when this run made it and it is empty again
+            except OSError:
+                pass
+
+
+def sweep(prefix, settle=0.3):
+    """The last resort after a lab run: every namespace named PREFIX-* loses its processes
+    (SIGTERM, `settle` seconds, SIGKILL) and is deleted, and /etc/netns/PREFIX-* (resolver files
+    of lab namespaces) goes. Returns the namespaces it found."""
+    listed = run("ip", "netns", "list", check=False).stdout.split("\n")
+    spaces = [line.split()[0] for line in listed if line.split() and line.split()[0].startswith(prefix + "-")]
+    for ns in spaces:
+        kill_inside(ns, signal.SIGTERM)
+    if spaces:
+        time.sleep(settle)
+    for ns in spaces:
+        kill_inside(ns)
+        run("ip", "netns", "del", ns, check=False)
+    etc = "/etc/netns"
+    if os.path.isdir(etc):
+        for name in os.listdir(etc):
+            if name.startswith(prefix + "-"):
+                shutil.rmtree(os.path.join(etc, name), ignore_errors=True)
+    return spaces
+
+
+def isolated(argv, name, env=None):
+    """Runs `argv` in a network namespace made for it (`name`) with only a loopback interface up,
+    and deletes the namespace afterwards; returns the exit status. The command finds
+    RXLAB_ISOLATED=1 in its environment."""
+    run("ip", "netns", "add", name)
+    try:
+        run("ip", "-n", name, "link", "set", "lo", "up")
+        env = dict(env or os.environ, **{ISOLATED_ENV: "1"})
+        return subprocess.run(["ip", "netns", "exec", name, *argv], env=env).returncode
+    finally:
+        kill_inside(name)
+        run("ip", "netns", "del", name, check=False)
 
 
 class NsWorker(threading.Thread):
@@ -42,13 +172,7 @@ class NsWorker(threading.Thread):
 
     def run(self):
         try:
-            libc = ctypes.CDLL(None, use_errno=True)
-            fd = os.open(f"/var/run/netns/{self.ns}", os.O_RDONLY)
-            try:
-                if libc.setns(fd, CLONE_NEWNET) != 0:
-                    raise OSError(ctypes.get_errno(), "setns")
-            finally:
-                os.close(fd)
+            enter(self.ns)
         except OSError as e:
             self.error = e
             self.entered.set()
@@ -76,17 +200,20 @@ class NsWorker(threading.Thread):
 
     def get(self, url, timeout=5):
         """GET `url` from inside the namespace: (status, body)."""
+
         def fetch():
             try:
                 with urllib.request.urlopen(url, timeout=timeout) as r:
                     return r.status, r.read().decode(errors="replace")
             except urllib.error.HTTPError as e:
                 return e.code, e.read().decode(errors="replace")
+
         return self.call(fetch, timeout + 5)
 
     def connect(self, host, port, timeout=2.0):
         """A TCP connect from inside the namespace: 'connected', 'refused' (the host answered) or
         'timeout' (nothing came back: the path is dead)."""
+
         def attempt():
             s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             s.settimeout(timeout)
@@ -95,62 +222,14 @@ class NsWorker(threading.Thread):
                 return "connected"
             except ConnectionRefusedError:
                 return "refused"
-            except (socket.timeout, TimeoutError):
+            except TimeoutError:
                 return "timeout"
             except OSError as e:
                 return f"error {e.strerror or e}"
             finally:
                 s.close()
+
         return self.call(attempt, timeout + 5)
 
     def stop(self):
         self.jobs.put(None)
-
-
-class Prom:
-    """Prometheus' HTTP API, asked from inside the namespace it listens in."""
-
-    def __init__(self, worker, url):
-        self.worker, self.url = worker, url.rstrip("/")
-
-    def api(self, path, **params):
-        status, body = self.worker.get(f"{self.url}{path}?{urllib.parse.urlencode(params, doseq=True)}", timeout=10)
-        try:
-            res = json.loads(body)
-        except ValueError:
-            raise RuntimeError(f"Prometheus {path}: HTTP {status}: {body[:200]}")
-        if res.get("status") != "success":
-            raise RuntimeError(f"Prometheus {path}: {res.get('error')}")
-        return res["data"]
-
-    def query(self, expr, at=None):
-        """Instant query: [(labels, value)] for vectors; for a range selector [(labels, [(t, v)])]."""
-        data = self.api("/api/v1/query", query=expr, time=f"{at or time.time():.3f}")
-        if data["resultType"] == "matrix":
-            return [(r["metric"], [(float(t), float(v)) for t, v in r["values"]]) for r in data["result"]]
-        if data["resultType"] == "vector":
-            return [(r["metric"], float(r["value"][1])) for r in data["result"]]
-        return [({}, float(data["result"][1]))]
-
-    def query_range(self, expr, start, end, step):
-        data = self.api("/api/v1/query_range", query=expr, start=f"{start:.3f}", end=f"{end:.3f}", step=f"{step}")
-        return [(r["metric"], [(float(t), float(v)) for t, v in r["values"]]) for r in data["result"]]
-
-    def by_site(self, expr, at=None):
-        return {labels.get("site"): value for labels, value in self.query(expr, at)}
-
-
-def wait_until(predicate, timeout, step=0.25):
-    """Polls `predicate()` (exceptions count as false) until it returns something truthy or
-    `timeout` seconds pass; returns that value or None."""
-    deadline = time.time() + timeout
-    while True:
-        try:
-            value = predicate()
-            if value:
-                return value
-        except (OSError, RuntimeError, TimeoutError):
-            pass
-        if time.time() > deadline:
-            return None
-        time.sleep(step)

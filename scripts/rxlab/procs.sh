@@ -1,5 +1,7 @@
-# Sourced by the proof scripts: stop what they started, by PID, and clean up on exit.
-# Expects `tmp` (a scratch directory) and the array `pids` (processes this script started).
+# shellcheck shell=bash disable=SC2154 # tmp and pids are the sourcing script's
+# Sourced by the proofs' shell parts (promproof/proof.sh, statuspage/proof.sh): stop what they
+# started, by PID, and clean up on exit. Expects `tmp` (a scratch directory) and the array `pids`
+# (processes the sourcing script started).
 
 stop() {  # stop <pid>: TERM, wait up to 5 s, then KILL; only PIDs this script started
   local pid=$1

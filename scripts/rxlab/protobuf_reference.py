@@ -1,20 +1,20 @@
-#!/usr/bin/env python3
 """The reference side of the protobuf exposition tests: client_model's proto2 `metrics.proto`
 (io.prometheus.client) built as a descriptor at run time and encoded by Google's `protobuf`
 package, never by our code.
 
-  protobuf_reference.py golden [--check]
+  scripts/lab protobuf golden [--check]
       Encodes the fixture (Tests/ReachabilityTests/Fixtures/protobuf/exposition.json) once per
       histogram mode into <mode>.pb beside it. The native buckets are computed here, independently
       of the Swift code (math.frexp and the schema formulas of the native-histogram spec).
       With --check, compares with the committed files instead of writing them; the Swift test
       ProtobufExpositionTests compares the exporter's encoder with the same files.
 
-  protobuf_reference.py decode FILE|-
+  scripts/lab protobuf decode FILE|-
       Parses a delimited scrape with the reference decoder, re-encodes every message and checks
       the bytes are identical (our output is canonical: field order, no unknown fields), then
       prints a JSON summary (families, series per type, native histograms, bytes).
 """
+
 import json
 import math
 import os
@@ -22,7 +22,8 @@ import sys
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory, unknown_fields
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from .util import ROOT
+
 FIXTURES = os.path.join(ROOT, "Tests/ReachabilityTests/Fixtures/protobuf")
 ZERO_THRESHOLD = 2.0**-128
 MAX_BUCKETS = 160
@@ -45,18 +46,28 @@ def _messages():
                 f.type_name = ".io.prometheus.client." + type_name
 
     e = fd.enum_type.add(name="MetricType")
-    for n, v in [("COUNTER", 0), ("GAUGE", 1), ("SUMMARY", 2), ("UNTYPED", 3), ("HISTOGRAM", 4), ("GAUGE_HISTOGRAM", 5)]:
+    for n, v in [
+        ("COUNTER", 0),
+        ("GAUGE", 1),
+        ("SUMMARY", 2),
+        ("UNTYPED", 3),
+        ("HISTOGRAM", 4),
+        ("GAUGE_HISTOGRAM", 5),
+    ]:
         e.value.add(name=n, number=v)
     msg("LabelPair", ("name", 1, OPT, F.TYPE_STRING, None), ("value", 2, OPT, F.TYPE_STRING, None))
     msg("Gauge", ("value", 1, OPT, F.TYPE_DOUBLE, None))
     msg("Counter", ("value", 1, OPT, F.TYPE_DOUBLE, None))
     msg("Untyped", ("value", 1, OPT, F.TYPE_DOUBLE, None))
-    msg("Bucket",
+    msg(
+        "Bucket",
         ("cumulative_count", 1, OPT, F.TYPE_UINT64, None),
         ("upper_bound", 2, OPT, F.TYPE_DOUBLE, None),
-        ("cumulative_count_float", 4, OPT, F.TYPE_DOUBLE, None))
+        ("cumulative_count_float", 4, OPT, F.TYPE_DOUBLE, None),
+    )
     msg("BucketSpan", ("offset", 1, OPT, F.TYPE_SINT32, None), ("length", 2, OPT, F.TYPE_UINT32, None))
-    msg("Histogram",
+    msg(
+        "Histogram",
         ("sample_count", 1, OPT, F.TYPE_UINT64, None),
         ("sample_sum", 2, OPT, F.TYPE_DOUBLE, None),
         ("bucket", 3, REP, F.TYPE_MESSAGE, "Bucket"),
@@ -70,18 +81,23 @@ def _messages():
         ("negative_count", 11, REP, F.TYPE_DOUBLE, None),
         ("positive_span", 12, REP, F.TYPE_MESSAGE, "BucketSpan"),
         ("positive_delta", 13, REP, F.TYPE_SINT64, None),
-        ("positive_count", 14, REP, F.TYPE_DOUBLE, None))
-    msg("Metric",
+        ("positive_count", 14, REP, F.TYPE_DOUBLE, None),
+    )
+    msg(
+        "Metric",
         ("label", 1, REP, F.TYPE_MESSAGE, "LabelPair"),
         ("gauge", 2, OPT, F.TYPE_MESSAGE, "Gauge"),
         ("counter", 3, OPT, F.TYPE_MESSAGE, "Counter"),
         ("untyped", 5, OPT, F.TYPE_MESSAGE, "Untyped"),
         ("timestamp_ms", 6, OPT, F.TYPE_INT64, None),
-        ("histogram", 7, OPT, F.TYPE_MESSAGE, "Histogram"))
+        ("histogram", 7, OPT, F.TYPE_MESSAGE, "Histogram"),
+    )
     family = fd.message_type.add(name="MetricFamily")
     for fname, number, label, ftype, type_name in [
-        ("name", 1, OPT, F.TYPE_STRING, None), ("help", 2, OPT, F.TYPE_STRING, None),
-        ("type", 3, OPT, F.TYPE_ENUM, "MetricType"), ("metric", 4, REP, F.TYPE_MESSAGE, "Metric"),
+        ("name", 1, OPT, F.TYPE_STRING, None),
+        ("help", 2, OPT, F.TYPE_STRING, None),
+        ("type", 3, OPT, F.TYPE_ENUM, "MetricType"),
+        ("metric", 4, REP, F.TYPE_MESSAGE, "Metric"),
     ]:
         f = family.field.add(name=fname, number=number, label=label, type=ftype)
         if type_name:
@@ -98,11 +114,25 @@ MetricFamily = MESSAGE("MetricFamily")
 
 def value(v):
     # Strings are the special values or exact decimal text (read with Double(_:) on the Swift side).
-    return {"+Inf": math.inf, "-Inf": -math.inf, "NaN": math.nan}.get(v, float(v) if isinstance(v, str) and v[0] not in "+-N" else v) if isinstance(v, str) else float(v)
+    return (
+        {"+Inf": math.inf, "-Inf": -math.inf, "NaN": math.nan}.get(
+            v, float(v) if isinstance(v, str) and v[0] not in "+-N" else v
+        )
+        if isinstance(v, str)
+        else float(v)
+    )
 
 
-SCHEMA3_BOUNDS = [0.5, 0.5452538663326288, 0.5946035575013605, 0.6484197773255048,
-                  0.7071067811865475, 0.7711054127039704, 0.8408964152537144, 0.9170040432046711]
+SCHEMA3_BOUNDS = [
+    0.5,
+    0.5452538663326288,
+    0.5946035575013605,
+    0.6484197773255048,
+    0.7071067811865475,
+    0.7711054127039704,
+    0.8408964152537144,
+    0.9170040432046711,
+]
 
 
 def native_index(v, schema):
@@ -163,7 +193,7 @@ def family_message(fam, mode):
     mf.type = {"counter": 0, "gauge": 1, "histogram": 4}[fam["type"]]
     for s in sorted(series, key=lambda s: s["labels"]):
         m = mf.metric.add()
-        for n, v in zip(fam["labels"], s["labels"]):
+        for n, v in zip(fam["labels"], s["labels"], strict=False):
             lp = m.label.add()
             lp.name = n
             lp.value = v
@@ -229,7 +259,9 @@ def golden(check):
             with open(path, "rb") as f:
                 committed = f.read()
             same = committed == data
-            print(f"  {'ok  ' if same else 'FAIL'} {mode}.pb: reference encoder {len(data)} bytes, committed {len(committed)}")
+            print(
+                f"  {'ok  ' if same else 'FAIL'} {mode}.pb: reference encoder {len(data)} bytes, committed {len(committed)}"
+            )
             bad += not same
         else:
             with open(path, "wb") as f:
@@ -255,7 +287,7 @@ def has_unknown_fields(message):
     for field, v in message.ListFields():
         if field.type == F.TYPE_MESSAGE:
             repeated = field.is_repeated if hasattr(field, "is_repeated") else field.label == REP
-            for sub in (v if repeated else [v]):
+            for sub in v if repeated else [v]:
                 if has_unknown_fields(sub):
                     return True
     return False
@@ -263,12 +295,19 @@ def has_unknown_fields(message):
 
 def decode(data):
     pos = 0
-    summary = {"bytes": len(data), "families": 0, "series": {"counter": 0, "gauge": 0, "histogram": 0},
-               "native_histograms": 0, "classic_buckets": 0, "native_buckets": 0, "not_canonical": []}
+    summary = {
+        "bytes": len(data),
+        "families": 0,
+        "series": {"counter": 0, "gauge": 0, "histogram": 0},
+        "native_histograms": 0,
+        "classic_buckets": 0,
+        "native_buckets": 0,
+        "not_canonical": [],
+    }
     names = {0: "counter", 1: "gauge", 4: "histogram"}
     while pos < len(data):
         n, pos = read_varint(data, pos)
-        body = data[pos:pos + n]
+        body = data[pos : pos + n]
         pos += n
         mf = MetricFamily()
         mf.ParseFromString(body)

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Proof of the web configuration against a real Prometheus (issue #19), loopback only.
 
 - Exporter A: TLS + basic auth (bcrypt) + a security header; exporter B: TLS with
@@ -19,11 +18,11 @@
   is refused at start with exit 78 naming the key (as shipped, and with its files in place but
   the placeholder hash), and once completed serves TLS + basic auth (job systemd).
 
-usage: web-security-proof.py EXPORTER_BINARY
+usage: scripts/lab web-security     (python3 -m rxlab.websecurity EXPORTER_BINARY underneath)
 """
+
 import base64
 import crypt
-import json
 import os
 import resource
 import shutil
@@ -35,16 +34,12 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.parse
 import urllib.request
 
+from .prom import Prometheus
+from .util import ROOT, free_port
+
 ENV = dict(os.environ, REACHABILITY_EXPORTER_REFUSE_DEFAULT_TARGETS="1")
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def sh(*args, cwd=None):
@@ -53,15 +48,51 @@ def sh(*args, cwd=None):
 
 def make_pki(d):
     k = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
-    sh("openssl", "req", "-x509", *k, "-keyout", "ca.key", "-out", "ca.pem", "-days", "2", "-subj", "/CN=rx-proof-ca",
-       "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign", cwd=d)
-    for name, san, eku in [("server", "IP:127.0.0.1,DNS:localhost", "serverAuth"),
-                           ("client", "DNS:prometheus.rx-proof", "clientAuth")]:
+    sh(
+        "openssl",
+        "req",
+        "-x509",
+        *k,
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.pem",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=rx-proof-ca",
+        "-addext",
+        "basicConstraints=critical,CA:TRUE",
+        "-addext",
+        "keyUsage=critical,keyCertSign,cRLSign",
+        cwd=d,
+    )
+    for name, san, eku in [
+        ("server", "IP:127.0.0.1,DNS:localhost", "serverAuth"),
+        ("client", "DNS:prometheus.rx-proof", "clientAuth"),
+    ]:
         sh("openssl", "req", "-new", *k, "-keyout", f"{name}.key", "-out", f"{name}.csr", "-subj", f"/CN={name}", cwd=d)
         with open(os.path.join(d, f"{name}.ext"), "w") as f:
             f.write(f"subjectAltName={san}\nbasicConstraints=CA:FALSE\nextendedKeyUsage={eku}\n")
-        sh("openssl", "x509", "-req", "-in", f"{name}.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
-           "-days", "2", "-extfile", f"{name}.ext", "-out", f"{name}.pem", cwd=d)
+        sh(
+            "openssl",
+            "x509",
+            "-req",
+            "-in",
+            f"{name}.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-days",
+            "2",
+            "-extfile",
+            f"{name}.ext",
+            "-out",
+            f"{name}.pem",
+            cwd=d,
+        )
 
 
 class Listener(threading.Thread):
@@ -100,7 +131,6 @@ def wait_for(what, predicate, limit, show=None):
     raise SystemExit(f"FAIL: {what} within {limit} s" + (f"; last: {show()}" if show else ""))
 
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SLOW = 1000
 RSS_PER_SLOW_KIB_LIMIT = 16
 
@@ -136,13 +166,17 @@ def main():
         hashed = crypt.crypt(password, crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=1 << 10))
         a_cfg = os.path.join(tmp, "a.yml")
         with open(a_cfg, "w") as f:
-            f.write(f"tls_server_config:\n  cert_file: server.pem\n  key_file: server.key\n"
-                    f"http_server_config:\n  headers: {{X-Content-Type-Options: nosniff}}\n"
-                    f"basic_auth_users:\n  prometheus: {hashed}\n")
+            f.write(
+                f"tls_server_config:\n  cert_file: server.pem\n  key_file: server.key\n"
+                f"http_server_config:\n  headers: {{X-Content-Type-Options: nosniff}}\n"
+                f"basic_auth_users:\n  prometheus: {hashed}\n"
+            )
         b_cfg = os.path.join(tmp, "b.yml")
         with open(b_cfg, "w") as f:
-            f.write("tls_server_config:\n  cert_file: server.pem\n  key_file: server.key\n"
-                    "  client_auth_type: RequireAndVerifyClientCert\n  client_ca_file: ca.pem\n")
+            f.write(
+                "tls_server_config:\n  cert_file: server.pem\n  key_file: server.key\n"
+                "  client_auth_type: RequireAndVerifyClientCert\n  client_ca_file: ca.pem\n"
+            )
         # The Kubernetes Secret's material, as make-web-secret.sh writes it (run on a copy).
         kube = os.path.join(tmp, "kube")
         os.makedirs(kube)
@@ -157,12 +191,20 @@ def main():
 
         def start(name, cfg):
             ports[name] = free_port()
-            args = [binary, f"--web.listen-address=127.0.0.1:{ports[name]}", f"--probe.tcp=127.0.0.1:{target.port}",
-                    "--probe.trust-local-targets", "--no-path.monitor", "--probe.interval=1s", "--probe.timeout=500ms"]
+            args = [
+                binary,
+                f"--web.listen-address=127.0.0.1:{ports[name]}",
+                f"--probe.tcp=127.0.0.1:{target.port}",
+                "--probe.trust-local-targets",
+                "--no-path.monitor",
+                "--probe.interval=1s",
+                "--probe.timeout=500ms",
+            ]
             if cfg:
                 args.append(f"--web.config.file={cfg}")
-            p = subprocess.Popen(args, env=ENV, stdout=subprocess.DEVNULL,
-                                 stderr=open(os.path.join(tmp, f"{name}.log"), "w"))
+            p = subprocess.Popen(
+                args, env=ENV, stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, f"{name}.log"), "w")
+            )
             procs.append(p)
             return p
 
@@ -178,26 +220,36 @@ def main():
         text = open(shipped).read()
         staged = os.path.join(tmp, "systemd-web-config.yml")
         with open(staged, "w") as f:
-            f.write(text.replace("/etc/reachability_exporter/web.crt", os.path.join(tmp, "server.pem"))
-                    .replace("/run/credentials/reachability_exporter.service/web.key", os.path.join(tmp, "server.key")))
+            f.write(
+                text.replace("/etc/reachability_exporter/web.crt", os.path.join(tmp, "server.pem")).replace(
+                    "/run/credentials/reachability_exporter.service/web.key", os.path.join(tmp, "server.key")
+                )
+            )
         for cfg, key in [(shipped, "tls_server_config.cert_file"), (staged, "basic_auth_users.prometheus")]:
-            r = subprocess.run([binary, "--web.listen-address=127.0.0.1:0", "--probe.tcp=127.0.0.1:9",
-                                f"--web.config.file={cfg}"], env=ENV, capture_output=True, text=True, timeout=20)
-            print(f"systemd web-config.yml ({'as shipped' if cfg == shipped else 'files in place, placeholder hash'}):"
-                  f" exit {r.returncode}: {r.stderr.strip()[:200]}")
+            r = subprocess.run(
+                [binary, "--web.listen-address=127.0.0.1:0", "--probe.tcp=127.0.0.1:9", f"--web.config.file={cfg}"],
+                env=ENV,
+                capture_output=True,
+                text=True,
+                timeout=20,
+            )
+            print(
+                f"systemd web-config.yml ({'as shipped' if cfg == shipped else 'files in place, placeholder hash'}):"
+                f" exit {r.returncode}: {r.stderr.strip()[:200]}"
+            )
             assert r.returncode == 78 and key in r.stderr and cfg in r.stderr, r.stderr
         completed = open(staged).read()
         with open(staged, "w") as f:
-            f.write(completed.replace(
-                "$2y$12$REPLACE.THIS.WITH.A.REAL.BCRYPT.HASH.OF.YOUR.PASSWORD.xxx", hashed))
+            f.write(completed.replace("$2y$12$REPLACE.THIS.WITH.A.REAL.BCRYPT.HASH.OF.YOUR.PASSWORD.xxx", hashed))
         start("systemd", staged)
 
         ctx = ssl.create_default_context(cafile=os.path.join(tmp, "ca.pem"))
         auth = "Basic " + base64.b64encode(f"prometheus:{password}".encode()).decode()
 
         def get(path, authorization=auth, port=None):
-            req = urllib.request.Request(f"https://127.0.0.1:{port or ports['a']}{path}",
-                                         headers={"Authorization": authorization})
+            req = urllib.request.Request(
+                f"https://127.0.0.1:{port or ports['a']}{path}", headers={"Authorization": authorization}
+            )
             try:
                 with urllib.request.urlopen(req, context=ctx, timeout=5) as r:
                     return r.status, r.read().decode(), dict(r.headers)
@@ -210,19 +262,39 @@ def main():
         status, _, headers = get("/metrics", "Basic " + base64.b64encode(b"prometheus:wrong").decode())
         print(f"wrong password: {status}, WWW-Authenticate: {headers.get('WWW-Authenticate')}")
         assert status == 401 and headers.get("WWW-Authenticate", "").startswith("Basic"), "401 expected"
-        plain = subprocess.run(["curl", "-sS", "--max-time", "3", f"http://127.0.0.1:{ports['a']}/metrics"],
-                               capture_output=True, text=True)
-        print(f"plain HTTP on the TLS port: {plain.stdout.strip()!r}, metrics in answer: {'reachability_' in plain.stdout}")
+        plain = subprocess.run(
+            ["curl", "-sS", "--max-time", "3", f"http://127.0.0.1:{ports['a']}/metrics"], capture_output=True, text=True
+        )
+        print(
+            f"plain HTTP on the TLS port: {plain.stdout.strip()!r}, metrics in answer: {'reachability_' in plain.stdout}"
+        )
         assert "reachability_" not in plain.stdout and "HTTPS server" in plain.stdout
 
         kweb = os.path.join(kube, "web")
         kpass = open(os.path.join(kweb, "password")).read()
         kname = "reachability-exporter.reachability.svc"
-        kcurl = ["curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "5",
-                 "--cacert", os.path.join(kweb, "ca.crt"), "--resolve", f"{kname}:{ports['k8s']}:127.0.0.1",
-                 f"https://{kname}:{ports['k8s']}/metrics"]
-        k_ok = wait_for("the Kubernetes Secret's exporter serving", lambda: subprocess.run(
-            kcurl + ["-u", f"prometheus:{kpass}"], capture_output=True, text=True).stdout == "200", 20)
+        kcurl = [
+            "curl",
+            "-sS",
+            "-o",
+            "/dev/null",
+            "-w",
+            "%{http_code}",
+            "--max-time",
+            "5",
+            "--cacert",
+            os.path.join(kweb, "ca.crt"),
+            "--resolve",
+            f"{kname}:{ports['k8s']}:127.0.0.1",
+            f"https://{kname}:{ports['k8s']}/metrics",
+        ]
+        k_ok = wait_for(
+            "the Kubernetes Secret's exporter serving",
+            lambda: (
+                subprocess.run(kcurl + ["-u", f"prometheus:{kpass}"], capture_output=True, text=True).stdout == "200"
+            ),
+            20,
+        )
         k_none = subprocess.run(kcurl, capture_output=True, text=True).stdout
         print(f"make-web-secret.sh output: TLS verified by the CA for {kname}, password 200: {k_ok}, none: {k_none}")
         assert k_none == "401"
@@ -238,54 +310,60 @@ scrape_configs:
     scheme: https
     tls_config: {{ca_file: {ca}}}
     basic_auth: {{username: prometheus, password: {password}}}
-    static_configs: [{{targets: ["127.0.0.1:{ports['a']}"]}}]
+    static_configs: [{{targets: ["127.0.0.1:{ports["a"]}"]}}]
   - job_name: a-wrong
     scheme: https
     tls_config: {{ca_file: {ca}}}
     basic_auth: {{username: prometheus, password: wrong}}
-    static_configs: [{{targets: ["127.0.0.1:{ports['a']}"]}}]
+    static_configs: [{{targets: ["127.0.0.1:{ports["a"]}"]}}]
   - job_name: b-cert
     scheme: https
     tls_config: {{ca_file: {ca}, cert_file: {cert}, key_file: {key}}}
-    static_configs: [{{targets: ["127.0.0.1:{ports['b']}"]}}]
+    static_configs: [{{targets: ["127.0.0.1:{ports["b"]}"]}}]
   - job_name: b-nocert
     scheme: https
     tls_config: {{ca_file: {ca}}}
-    static_configs: [{{targets: ["127.0.0.1:{ports['b']}"]}}]
+    static_configs: [{{targets: ["127.0.0.1:{ports["b"]}"]}}]
   - job_name: c-plain
-    static_configs: [{{targets: ["127.0.0.1:{ports['c']}"]}}]
+    static_configs: [{{targets: ["127.0.0.1:{ports["c"]}"]}}]
   - job_name: k8s
     scheme: https
-    tls_config: {{ca_file: {os.path.join(kweb, 'ca.crt')}, server_name: {kname}}}
-    basic_auth: {{username: prometheus, password_file: {os.path.join(tmp, 'k8s-password')}}}
-    static_configs: [{{targets: ["127.0.0.1:{ports['k8s']}"]}}]
+    tls_config: {{ca_file: {os.path.join(kweb, "ca.crt")}, server_name: {kname}}}
+    basic_auth: {{username: prometheus, password_file: {os.path.join(tmp, "k8s-password")}}}
+    static_configs: [{{targets: ["127.0.0.1:{ports["k8s"]}"]}}]
   - job_name: systemd
     scheme: https
     tls_config: {{ca_file: {ca}}}
     basic_auth: {{username: prometheus, password: {password}}}
-    static_configs: [{{targets: ["127.0.0.1:{ports['systemd']}"]}}]
+    static_configs: [{{targets: ["127.0.0.1:{ports["systemd"]}"]}}]
   - job_name: compose
-    basic_auth: {{username: prometheus, password_file: {os.path.join(ROOT, 'deploy/compose/scrape-password')}}}
-    static_configs: [{{targets: ["127.0.0.1:{ports['compose']}"]}}]
+    basic_auth: {{username: prometheus, password_file: {os.path.join(ROOT, "deploy/compose/scrape-password")}}}
+    static_configs: [{{targets: ["127.0.0.1:{ports["compose"]}"]}}]
 """)
         pport = free_port()
-        procs.append(subprocess.Popen(
-            ["prometheus", f"--config.file={prom_cfg}", f"--storage.tsdb.path={tmp}/tsdb",
-             f"--web.listen-address=127.0.0.1:{pport}"],
-            stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, "prometheus.log"), "w")))
-        api = f"http://127.0.0.1:{pport}/api/v1/"
+        procs.append(
+            subprocess.Popen(
+                [
+                    "prometheus",
+                    f"--config.file={prom_cfg}",
+                    f"--storage.tsdb.path={tmp}/tsdb",
+                    f"--web.listen-address=127.0.0.1:{pport}",
+                ],
+                stdout=subprocess.DEVNULL,
+                stderr=open(os.path.join(tmp, "prometheus.log"), "w"),
+            )
+        )
+        prom = Prometheus(f"http://127.0.0.1:{pport}", timeout=3)
 
         def query(expr):
             try:
-                with urllib.request.urlopen(api + "query?" + urllib.parse.urlencode({"query": expr}), timeout=3) as r:
-                    return json.loads(r.read())["data"]["result"]
+                return prom.result(expr)
             except OSError:
                 return None
 
         def targets_now():
             try:
-                with urllib.request.urlopen(api + "targets", timeout=3) as r:
-                    return json.loads(r.read())["data"]["activeTargets"]
+                return prom.data("/api/v1/targets")["activeTargets"]
             except OSError:
                 return []
 
@@ -293,25 +371,39 @@ scrape_configs:
             res = query("up") or []
             return {r["metric"]["job"]: r["value"][1] for r in res}
 
-        want = {"a-auth": "1", "a-wrong": "0", "b-cert": "1", "b-nocert": "0", "c-plain": "1", "k8s": "1",
-                "compose": "1", "systemd": "1"}
-        got = wait_for("Prometheus to scrape every job as expected", lambda: ups() == want and ups(), 40,
-                       show=lambda: (ups(), [(t["labels"]["job"], t["lastError"])
-                                             for t in targets_now() if t["lastError"]]))
+        want = {
+            "a-auth": "1",
+            "a-wrong": "0",
+            "b-cert": "1",
+            "b-nocert": "0",
+            "c-plain": "1",
+            "k8s": "1",
+            "compose": "1",
+            "systemd": "1",
+        }
+        got = wait_for(
+            "Prometheus to scrape every job as expected",
+            lambda: ups() == want and ups(),
+            40,
+            show=lambda: (ups(), [(t["labels"]["job"], t["lastError"]) for t in targets_now() if t["lastError"]]),
+        )
         print(f"Prometheus up: {got}")
         series = query('count(reachability_internet_reachable{job=~"a-auth|b-cert|k8s|compose|systemd"})')
-        print(f"reachability_internet_reachable series scraped with a web config: {series[0]['value'][1] if series else 0}")
+        print(
+            f"reachability_internet_reachable series scraped with a web config: {series[0]['value'][1] if series else 0}"
+        )
         assert series and series[0]["value"][1] == "5"
-        with urllib.request.urlopen(api + "targets", timeout=3) as r:
-            targets = json.loads(r.read())["data"]["activeTargets"]
+        targets = prom.data("/api/v1/targets")["activeTargets"]
         for t in targets:
             if t["labels"]["job"] in ("a-wrong", "b-nocert"):
                 print(f"  {t['labels']['job']}: {t['lastError']}")
 
         # The third run holds more than --web.max-connections (1024): the oldest give way.
-        for name, proc, tls, job, count in [("C (plain HTTP)", exporter_c, False, "c-plain", SLOW),
-                                            ("A (TLS + basic auth)", exporter_a, True, "a-auth", SLOW),
-                                            ("C, past the connection limit", exporter_c, False, "c-plain", 1500)]:
+        for name, proc, tls, job, count in [
+            ("C (plain HTTP)", exporter_c, False, "c-plain", SLOW),
+            ("A (TLS + basic auth)", exporter_a, True, "a-auth", SLOW),
+            ("C, past the connection limit", exporter_c, False, "c-plain", 1500),
+        ]:
             port = ports["a" if tls else "c"]
             rss_before = rss_kib(proc.pid)
             started = time.time()
@@ -327,14 +419,18 @@ scrape_configs:
                     status, body = r.status, r.read().decode()
             scrape_time = time.time() - t0
             per = (rss_during - rss_before) / min(count, 1024)
-            print(f"{name}: {count} slow clients from 250 addresses opened in {opened:.1f} s; a scrape then: {status}"
-                  f" in {scrape_time * 1000:.0f} ms, {len(body)} bytes; RSS {rss_before} -> {rss_during} KiB"
-                  f" ({per:.1f} KiB per slow connection)")
+            print(
+                f"{name}: {count} slow clients from 250 addresses opened in {opened:.1f} s; a scrape then: {status}"
+                f" in {scrape_time * 1000:.0f} ms, {len(body)} bytes; RSS {rss_before} -> {rss_during} KiB"
+                f" ({per:.1f} KiB per slow connection)"
+            )
             assert status == 200 and "reachability_internet_reachable" in body
             assert per < RSS_PER_SLOW_KIB_LIMIT, f"{per:.1f} KiB per slow connection"
             time.sleep(3)
             prom_ok = query(f'min_over_time(up{{job="{job}"}}[3s])')
-            print(f"  Prometheus's scrapes during the slow clients: min up over 3 s = {prom_ok[0]['value'][1] if prom_ok else None}")
+            print(
+                f"  Prometheus's scrapes during the slow clients: min up over 3 s = {prom_ok[0]['value'][1] if prom_ok else None}"
+            )
             assert prom_ok and prom_ok[0]["value"][1] == "1"
             for c in slow:
                 c.close()

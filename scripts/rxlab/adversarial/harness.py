@@ -1,10 +1,11 @@
-"""Shared pieces of scripts/adversarial.py: starting the exporter, loopback listeners and
-servers, raw and parsed HTTP, metrics parsing, certificates and bcrypt hashes.
+"""Shared pieces of the adversarial suite: starting the exporter, loopback listeners and servers,
+raw and parsed HTTP, certificates and bcrypt hashes (metrics are parsed by rxlab.exposition).
 
 Traffic rule: every exporter started here probes loopback targets only, trusts local targets,
 listens on 127.0.0.1:0 and runs with REACHABILITY_EXPORTER_REFUSE_DEFAULT_TARGETS=1. Every
 process started is registered and killed by its PID when its case ends (or at exit).
 """
+
 import ctypes
 import ctypes.util
 import errno
@@ -12,7 +13,6 @@ import http.client
 import os
 import re
 import selectors
-import signal
 import socket
 import ssl
 import subprocess
@@ -20,6 +20,9 @@ import sys
 import threading
 import time
 import warnings
+
+from .. import procs
+from ..exposition import Exposition as Metrics
 
 ENV = dict(os.environ, REACHABILITY_EXPORTER_REFUSE_DEFAULT_TARGETS="1")
 START_TIMEOUT = 15.0
@@ -36,15 +39,7 @@ def register(proc):
 
 def stop_process(proc, grace=5.0):
     """SIGTERM, then SIGKILL after `grace` seconds; returns the exit code."""
-    if proc.poll() is None:
-        try:
-            proc.send_signal(signal.SIGTERM)
-            proc.wait(grace)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
-        except ProcessLookupError:
-            pass
+    procs.stop(proc, grace, kill_wait=5)
     with _procs_lock:
         _procs.discard(proc)
     return proc.returncode
@@ -67,9 +62,11 @@ def kill_all():
 
 def with_nofile(limit, argv):
     """argv run under RLIMIT_NOFILE soft=hard=`limit` (an exec wrapper: no preexec_fn in threads)."""
-    code = ("import os, resource, sys; "
-            f"resource.setrlimit(resource.RLIMIT_NOFILE, ({limit}, {limit})); "
-            "os.execv(sys.argv[1], sys.argv[1:])")
+    code = (
+        "import os, resource, sys; "
+        f"resource.setrlimit(resource.RLIMIT_NOFILE, ({limit}, {limit})); "
+        "os.execv(sys.argv[1], sys.argv[1:])"
+    )
     return [sys.executable, "-c", code] + list(argv)
 
 
@@ -217,8 +214,7 @@ def http_request(host, port, method, path, headers=None, body=None, tls=False, s
 
 def raw_exchange(host, port, data, timeout=3.0, source=None, until_close=True):
     """Sends raw bytes, returns everything read until close or timeout."""
-    s = socket.create_connection((host, port), timeout=timeout,
-                                 source_address=(source, 0) if source else None)
+    s = socket.create_connection((host, port), timeout=timeout, source_address=(source, 0) if source else None)
     try:
         s.sendall(data)
         chunks = []
@@ -227,7 +223,7 @@ def raw_exchange(host, port, data, timeout=3.0, source=None, until_close=True):
             try:
                 s.settimeout(max(0.01, end - time.monotonic()))
                 b = s.recv(65536)
-            except socket.timeout:
+            except TimeoutError:
                 break
             except ConnectionResetError:
                 break
@@ -244,41 +240,6 @@ def raw_exchange(host, port, data, timeout=3.0, source=None, until_close=True):
 def status_of(raw):
     m = re.match(rb"HTTP/1\.[01] (\d{3})", raw)
     return int(m.group(1)) if m else None
-
-
-# Metrics
-
-
-class Metrics:
-    LINE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)')
-    LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
-
-    def __init__(self, text):
-        self.text = text
-        self.samples = []
-        for line in text.splitlines():
-            if not line or line.startswith("#"):
-                continue
-            m = self.LINE.match(line)
-            if not m:
-                continue
-            labels = dict(self.LABEL.findall(m.group(2) or ""))
-            try:
-                value = float(m.group(3))
-            except ValueError:
-                continue
-            self.samples.append((m.group(1), labels, value))
-
-    def series(self, name, **match):
-        return [(lab, v) for n, lab, v in self.samples
-                if n == name and all(lab.get(k) == w for k, w in match.items())]
-
-    def total(self, name, **match):
-        return sum(v for _, v in self.series(name, **match))
-
-    def value(self, name, **match):
-        s = self.series(name, **match)
-        return s[0][1] if s else None
 
 
 # Loopback listeners and servers
@@ -405,10 +366,30 @@ def close_all(socks):
 
 def make_rsa_cert(d):
     """A self-signed RSA certificate for 127.0.0.1 (RSA so that static-RSA suites could be offered)."""
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key",
-                    "-out", "server.pem", "-days", "2", "-subj", "/CN=127.0.0.1",
-                    "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"],
-                   cwd=d, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            "server.key",
+            "-out",
+            "server.pem",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1,DNS:localhost",
+        ],
+        cwd=d,
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     return os.path.join(d, "server.pem"), os.path.join(d, "server.key")
 
 
@@ -434,6 +415,7 @@ def bcrypt_hash(password, cost=10):
 
 def basic(user, password):
     import base64
+
     return "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
 
 

@@ -1,1 +1,1 @@
-"""The fault lab's driver, by role; run through scripts/fault_lab.py (see its docstring)."""
+"""The fault lab (`scripts/lab fault`): the driver is __main__.py (see its docstring)."""

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""The fault lab's driver (run through scripts/fault-lab.sh, which owns cleanup).
+"""The fault lab's driver (run through `scripts/lab fault`, which checks the tools, finds the
+binaries and sweeps the namespaces afterwards).
 
 Builds a small network out of namespaces that exist only for this run:
 
@@ -21,7 +22,7 @@ fails the run with its reason; nothing is skipped for a feature that looks absen
 skip is asked for: --loss-seconds=0 leaves out the random-loss scenario (reported SKIPPED).
 
 The `router` phase adds real home-router software between a second client and the
-lab internet (scripts/lab_router.py): dnsmasq's DHCP lease gives the client its address, route
+lab internet (homerouter.py): dnsmasq's DHCP lease gives the client its address, route
 and resolver; the faults are the router's nft blackhole, its WAN link down and an openNDS
 captive portal. Two exporters (the default probe-set shape with names through that resolver,
 and the explicit probes) watch each fault; besides the verdicts, the overall verdict must
@@ -37,7 +38,7 @@ path-MTU black hole (WAN MTU 1400 with the router's "fragmentation needed"/"pack
 dropped) is `limited (mtu)` at `upstream` with the measured path MTU near 1400 per family.
 
 The `filtered` phase puts a filtering router with a squid forward proxy between a third client
-and a lab internet of real DNS servers (scripts/lab_filtered.py: unbound over UDP, TCP and DNS
+and a lab internet of real DNS servers (filterednet.py: unbound over UDP, TCP and DNS
 over TLS; reachability-lab's HTTP/HTTPS): UDP/53 dropped and rejected, direct web dropped so
 that only the proxy (open, or with basic auth) carries it. Several exporters, each one probe
 set (DNS per transport, web direct/proxied/from the environment, proxy credentials and proxy
@@ -46,35 +47,33 @@ errors), assert the overall verdict and every probe's failure reason through the
 
 The `onpath` phase (issue #29) puts a router that answers in place of the internet between two
 more clients (one dual-stack, one IPv6-only) and a lab internet of real servers
-(scripts/lab_onpath.py): with its uplink cut it forges echo replies for every address, or
+(onpathnet.py): with its uplink cut it forges echo replies for every address, or
 completes every TCP handshake itself; squid intercepts and caches plain HTTP; unbound's dns64
 and tayga make the IPv6-only network's NAT64. Each class healthy and cut off, through the
 default probe shape and explicit probes: the daemon's verdict and `check --output=json` against
 the expectations (never `full` cut off, with a reason that names the imitation).
 """
-# The driver's parts live in scripts/faultlab/: common.py (addresses, log, run), metrics.py (a
-# parsed scrape), lab.py (namespaces, lab services, exporter processes), runner.py (Row, Runner,
-# the table), faults.py (nft rulesets, probe flags), phases.py (single, loss, icmp, uplinks),
-# router_phase.py (router), locate_phase.py (locate), filtered_phase.py (filtered) and
-# onpath_phase.py (onpath). This
-# file is the entry point: arguments, the phases in order, the summary.
+
+# The driver's parts, in this package: addresses.py (the lab's addresses and port), lab.py
+# (namespaces, lab services, exporter processes), runner.py (Row, Runner, the table), faults.py
+# (nft rulesets, probe flags), phases.py (single, loss, icmp, uplinks), router_phase.py (router,
+# on homerouter.py's network), locate_phase.py (locate), filtered_phase.py (filtered, on
+# filterednet.py's) and onpath_phase.py (onpath, on onpathnet.py's). Namespaces, processes and
+# the scrape parser are the shared ones of rxlab. This file is the driver: arguments, the phases
+# in order, the summary.
 import argparse
-import os
 import signal
 import sys
 import time
 
-sys.dont_write_bytecode = True  # no __pycache__ left in scripts/
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # faultlab/ and lab_router.py
-
-from faultlab.common import log  # noqa: E402
-from faultlab.lab import Lab  # noqa: E402
-from faultlab.phases import phase_icmp_policy, phase_loss, phase_single_uplink, phase_uplinks  # noqa: E402
-from faultlab.filtered_phase import phase_filtered  # noqa: E402
-from faultlab.locate_phase import phase_locate  # noqa: E402
-from faultlab.onpath_phase import phase_onpath  # noqa: E402
-from faultlab.router_phase import phase_router  # noqa: E402
-from faultlab.runner import Row, Runner  # noqa: E402
+from ..util import log
+from .filtered_phase import phase_filtered
+from .lab import Lab
+from .locate_phase import phase_locate
+from .onpath_phase import phase_onpath
+from .phases import phase_icmp_policy, phase_loss, phase_single_uplink, phase_uplinks
+from .router_phase import phase_router
+from .runner import Row, Runner
 
 
 def main():
@@ -89,7 +88,9 @@ def main():
     ap.add_argument("--flap-down", type=float, default=1.0)
     ap.add_argument("--flap-up", type=float, default=2.0)
     ap.add_argument("--keep", action="store_true", help="keep the work directory (logs, certificates)")
-    ap.add_argument("--only", default="", help="comma-separated phases: single,loss,icmp,uplinks,router,locate,filtered,onpath")
+    ap.add_argument(
+        "--only", default="", help="comma-separated phases: single,loss,icmp,uplinks,router,locate,filtered,onpath"
+    )
     args = ap.parse_args()
     lab = Lab(args)
     started = time.time()
@@ -97,9 +98,16 @@ def main():
     failed, current = True, "lab setup"
     try:
         phases = [p for p in (args.only or "single,loss,icmp,uplinks,router,locate,filtered,onpath").split(",") if p]
-        known = ("single", phase_single_uplink), ("loss", phase_loss), ("icmp", phase_icmp_policy), \
-            ("uplinks", phase_uplinks), ("router", phase_router), ("locate", phase_locate), \
-            ("filtered", phase_filtered), ("onpath", phase_onpath)
+        known = (
+            ("single", phase_single_uplink),
+            ("loss", phase_loss),
+            ("icmp", phase_icmp_policy),
+            ("uplinks", phase_uplinks),
+            ("router", phase_router),
+            ("locate", phase_locate),
+            ("filtered", phase_filtered),
+            ("onpath", phase_onpath),
+        )
         unknown = set(phases) - {name for name, _ in known}
         if unknown:
             raise RuntimeError(f"unknown phase(s) {', '.join(sorted(unknown))}")
@@ -129,11 +137,15 @@ def main():
     log("")
     runner.table()
     counts = {s: sum(1 for row in runner.rows if row.status == s) for s in ("PASS", "FAIL", "SKIPPED")}
-    log(f"fault lab: {counts['PASS']} passed, {counts['FAIL']} failed, {counts['SKIPPED']} skipped "
-        f"in {time.time() - started:.0f}s")
+    log(
+        f"fault lab: {counts['PASS']} passed, {counts['FAIL']} failed, {counts['SKIPPED']} skipped "
+        f"in {time.time() - started:.0f}s"
+    )
     if counts["SKIPPED"]:
-        log("NOTICE: fault lab scenarios skipped on request (not passes): "
-            + ", ".join(row.scenario for row in runner.rows if row.status == "SKIPPED"))
+        log(
+            "NOTICE: fault lab scenarios skipped on request (not passes): "
+            + ", ".join(row.scenario for row in runner.rows if row.status == "SKIPPED")
+        )
     return 1 if failed else 0
 
 

@@ -1,5 +1,5 @@
 """The filtered phase: a router that filters what the client may send, and a forward proxy on
-it (scripts/lab_filtered.py), watched by exporters whose probes name their DNS transport (UDP,
+it (filterednet.py), watched by exporters whose probes name their DNS transport (UDP,
 TCP, TLS) and their proxy. Each scenario applies one nft fault on the router and asserts, for
 every probe set, the overall verdict and each probe's state or failure reason through the
 scraped metrics, then again through `reachability_exporter check --output=json` (its exit
@@ -14,205 +14,26 @@ tunnel), are internet evidence; a set whose DNS probes all fail while others suc
 that could have proved the internet. Every set that should be `full` holds a verified HTTPS
 probe that succeeds, so no verdict hangs on how DNS over TLS is counted.
 """
-import json
-import os
+
 import re
-import subprocess
 import time
 
-import lab_filtered as net
-from .common import PORT, log
-from .lab import Exporter
+from ..util import log
+from . import filterednet as net
+from .addresses import PORT
+from .filtered_sets import (
+    DROP_UDP53,
+    DROP_WEB,
+    OK,
+    PROXY,
+    REJECT_UDP53,
+    WEB_BY_IP,
+    WEB_BY_NAME,
+    FilteredExporter,
+    probe_sets,
+)
 from .router_phase import EXIT_STATUS, Sampler
 from .runner import Row
-
-GLOBAL = {"interval": "2s", "timeout": "1500ms", "fail_after": 2, "recover_after": 2}
-TIMING_FLAGS = ["--probe.interval=2s", "--probe.timeout=1500ms", "--probe.fail-after=2", "--probe.recover-after=2"]
-OK = "ok"
-PROXY = f"http://{net.ROUTER_LAN}:{net.PROXY_PORT}"
-AUTH_PROXY = f"{net.ROUTER_LAN}:{net.AUTH_PROXY_PORT}"
-WEB_BY_IP, WEB_BY_NAME = f"{net.WEB_IP}/generate_204", f"{net.WEB_NAME}/generate_204"
-DROP_UDP53 = ["udp dport 53 counter drop"]
-REJECT_UDP53 = ["udp dport 53 counter reject with icmp type port-unreachable"]
-DROP_WEB = ['iifname "flan" tcp dport { 80, 443 } counter drop']
-
-
-# ---- configuration files ------------------------------------------------------------------
-def scalar(value):
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    text = str(value)
-    return text if re.fullmatch(r"[A-Za-z0-9_./-]+", text) and text not in ("true", "false") else "'" + text.replace("'", "''") + "'"
-
-
-def to_yaml(value, indent=0):
-    """Block YAML of nested dicts and lists (the exporter's strict subset: no tabs, quoted
-    scalars where a character could mean something)."""
-    pad, out = " " * indent, []
-    if isinstance(value, dict):
-        for key, v in value.items():
-            if isinstance(v, (dict, list)) and v:
-                out.append(f"{pad}{key}:")
-                out.append(to_yaml(v, indent + 2))
-            else:
-                out.append(f"{pad}{key}: {scalar(v) if not isinstance(v, list) else '[]'}")
-    else:
-        for item in value:
-            if isinstance(item, dict):
-                first, *rest = to_yaml(item, indent + 2).splitlines()
-                out.append(f"{pad}- {first.lstrip()}")
-                out.extend(rest)
-            else:
-                out.append(f"{pad}- {scalar(item)}")
-    return "\n".join(out)
-
-
-def dns(name, target, transport, record="A", expect=None, tls=None, server=None):
-    d = {"server": server or net.DNS_IP, "transport": transport, "record_type": record}
-    if tls:
-        d["tls"] = tls
-    if expect:
-        d["expect_answer"] = expect
-    return {"name": name, "type": "dns", "target": target, "dns": d}
-
-
-def web(name, url, ca, proxy=None, from_env=False):
-    """A captive check (204 expected) of `url`; HTTPS trusts `ca` (the phase CA) only."""
-    kind = url.split(":", 1)[0]
-    h = {}
-    if proxy:
-        h["proxy_url"] = proxy
-    if from_env:
-        h["proxy_from_environment"] = True
-    if kind == "https":
-        h["tls"] = {"ca_file": ca}
-    return {"name": name, "type": kind, "target": url, **({"http": h} if h else {})}
-
-
-# ---- probe sets ---------------------------------------------------------------------------
-class ProbeSet:
-    """One exporter's probes and what they must show: `before` (the healthy lab, and again
-    after the fault) and `during` (the fault): each a verdict (state, reason or None) and a
-    map probe name -> OK or a failure reason. `phases`: probe name -> phase labels its
-    reachability_probe_phase_duration_seconds must have (checked on the healthy lab)."""
-
-    def __init__(self, label, probes=(), flags=(), env=(), before=("full", None), during=("full", None),
-                 ok_before=None, ok_during=None, phases=None):
-        self.label, self.probes, self.flags, self.env = label, list(probes), list(flags), list(env)
-        self.before, self.during = before, during
-        # A flag probe's name is its flag's value (`www.lab.example@tcp://198.51.100.53`).
-        names = [p["name"] for p in self.probes] + [f.split("=", 1)[1] for f in self.flags
-                                                    if f.startswith(("--probe.dns=", "--probe.http="))]
-        self.ok_before = {n: OK for n in names} | (ok_before or {})
-        self.ok_during = self.ok_before | (ok_during or {})
-        self.phases = phases or {}
-        self.exporter, self.config = None, None
-
-    def write(self, work):
-        """The set's configuration file (none for a set of flags only)."""
-        if self.probes:
-            self.config = os.path.join(work, f"filtered-{self.label}.yml")
-            with open(self.config, "w") as f:
-                f.write(to_yaml({"global": GLOBAL, "probes": self.probes}) + "\n")
-
-    def argv(self):
-        return ([f"--config.file={self.config}"] if self.config else []) + self.flags
-
-
-class FilteredExporter(Exporter):
-    """An exporter with extra environment (a trust store, proxy variables)."""
-
-    def __init__(self, lab, ns, name, flags, port, extra_env):
-        super().__init__(lab, ns, name, flags, port)
-        self.extra_env = extra_env
-
-    def env(self):
-        argv = super().env()
-        return argv[:-1] + self.extra_env + argv[-1:]
-
-    def check_json(self, flags):
-        """`check --output=json` with `flags`: (exit status, parsed output or None, raw text)."""
-        p = subprocess.run(self.env() + ["check"] + flags + ["--output=json"], capture_output=True, text=True, timeout=30)
-        try:
-            return p.returncode, json.loads(p.stdout), p.stdout
-        except ValueError:
-            return p.returncode, None, (p.stdout + p.stderr).strip()[-300:]
-
-
-def probe_sets(ca, udp_refused=False):
-    """The scenarios' probe sets, by label. `udp_refused`: the UDP fault is an ICMP reject (a
-    UDP probe without TCP fallback then fails `refused`, not `timeout`)."""
-    tls = {"ca_file": ca, "server_name": net.DNS_NAME}
-    www_a = {"addresses": [net.WEB_IP]}
-    www_re = {"regex": r"^198\.51\.100\.80$"}
-    dns_udp = dns("dns-udp", net.WEB_NAME, "udp", expect=www_a)
-    https_ip = web("https-direct", f"https://{WEB_BY_IP}", ca)
-    http_ip = web("http-direct", f"http://{WEB_BY_IP}", ca)
-    user = f"{net.PROXY_USER}:{net.PROXY_PASSWORD}"
-    no_fallback = dns("dns-udp-nofallback", net.WEB_NAME, "udp", expect=www_a)
-    no_fallback["dns"]["tcp_fallback"] = False
-    sets = [
-        ProbeSet("dns", [
-            dns_udp, no_fallback,
-            dns("dns-tcp", net.WEB_NAME, "tcp", expect=www_re),
-            dns("dns-tcp-txt", net.WEB_NAME, "tcp", "TXT", expect={"regex": "rxlab filtered"}),
-            dns("dns-tls", net.WEB_NAME, "tls", expect=www_a, tls=tls),
-            dns("dns-tls-mx", net.ZONE, "tls", "MX", expect={"regex": r"mail\.lab\.example"}, tls=tls,
-                server=f"{net.DNS_IP}:853"),
-            # The phase CA is not in the exporter's trust store: without ca_file, DoT must not verify.
-            dns("dns-tls-untrusted", net.WEB_NAME, "tls", tls={"server_name": net.DNS_NAME}),
-            https_ip],
-            ok_before={"dns-tls-untrusted": "tls"},
-            ok_during={"dns-udp": "dns_udp_blocked", "dns-udp-nofallback": "refused" if udp_refused else "timeout"},
-            phases={"dns-udp": {"query"}, "dns-tcp": {"connect", "query"}, "dns-tls": {"connect", "tls", "query"}}),
-        ProbeSet("udp-only", [dns_udp, https_ip], during=("limited", "dns"), ok_during={"dns-udp": "dns_udp_blocked"}),
-        # The flag forms; the phase CA is the trust store here, so DoT verifies by the IP SAN.
-        ProbeSet("flags", flags=[f"--probe.dns={net.WEB_NAME}@{scheme}://{net.DNS_IP}" for scheme in ("udp", "tcp", "tls")]
-                 + [f"--probe.http=https://{WEB_BY_IP}"] + TIMING_FLAGS,
-                 env=[f"SSL_CERT_FILE={ca}"],
-                 ok_during={f"{net.WEB_NAME}@udp://{net.DNS_IP}": "dns_udp_blocked"}),
-        ProbeSet("web", [
-            http_ip, https_ip,
-            web("http-proxy", f"http://{WEB_BY_NAME}", ca, proxy=PROXY),
-            web("https-proxy", f"https://{WEB_BY_NAME}", ca, proxy=PROXY),
-            web("https-env", f"https://{WEB_BY_NAME}", ca, from_env=True),
-            web("https-env-noproxy", f"https://{WEB_BY_IP}", ca, from_env=True)],
-            env=[f"HTTP_PROXY={PROXY}", f"HTTPS_PROXY={PROXY}", f"NO_PROXY={net.WEB_IP}"],
-            ok_during={"http-direct": "timeout", "https-direct": "timeout", "https-env-noproxy": "timeout"},
-            phases={"https-proxy": {"proxy"}, "https-env": {"proxy"}}),
-        # The flag forms: every --probe.http through --probe.http.proxy-url (the phase CA as the trust store).
-        ProbeSet("web-flags", flags=[f"--probe.http=https://{WEB_BY_NAME}", f"--probe.http=http://{WEB_BY_NAME}",
-                                     f"--probe.http.proxy-url={PROXY}"] + TIMING_FLAGS, env=[f"SSL_CERT_FILE={ca}"],
-                 phases={f"https://{WEB_BY_NAME}": {"proxy"}}),
-        ProbeSet("direct-only", [http_ip, https_ip], during=("limited", "timeout"),
-                 ok_during={"http-direct": "timeout", "https-direct": "timeout"}),
-        ProbeSet("auth", [
-            web("https-auth", f"https://{WEB_BY_NAME}", ca, proxy=f"http://{user}@{AUTH_PROXY}"),
-            web("http-auth", f"http://{WEB_BY_NAME}", ca, proxy=f"http://{user}@{AUTH_PROXY}"),
-            web("https-auth-wrong", f"https://{WEB_BY_NAME}", ca, proxy=f"http://{net.OTHER_USER}:wrong@{AUTH_PROXY}"),
-            web("http-auth-none", f"http://{WEB_BY_NAME}", ca, proxy=f"http://{AUTH_PROXY}"),
-            https_ip],
-            ok_before={"https-auth-wrong": "proxy_auth", "http-auth-none": "proxy_auth"}, ok_during={"https-direct": "timeout"},
-            phases={"https-auth": {"proxy"}}),
-        ProbeSet("auth-wrong", [
-            web("https-auth-wrong", f"https://{WEB_BY_NAME}", ca, proxy=f"http://{net.OTHER_USER}:wrong@{AUTH_PROXY}"),
-            web("http-auth-wrong", f"http://{WEB_BY_NAME}", ca, proxy=f"http://{net.OTHER_USER}:bad@{AUTH_PROXY}")],
-            before=("limited", "proxy_auth"), during=("limited", "proxy_auth"),
-            ok_before={"https-auth-wrong": "proxy_auth", "http-auth-wrong": "proxy_auth"}),
-        # Plain HTTP through a proxy is local evidence, so its reason does not count toward the
-        # verdict's: of the two HTTPS proxy_status and one proxy_refused, proxy_status wins.
-        ProbeSet("proxy-errors", [
-            web("proxy-refused", f"https://{WEB_BY_NAME}", ca, proxy=f"http://{net.ROUTER_LAN}:{net.CLOSED_PORT}"),
-            web("connect-denied", f"https://{net.WEB_NAME}:8443/generate_204", ca, proxy=PROXY),  # squid: 403, port not allowed
-            web("connect-503", f"https://{net.WEB_NAME}:4443/generate_204", ca, proxy=PROXY),  # squid: 503, nothing on :4443
-            web("proxy-503", f"http://{net.WEB_NAME}:8080/generate_204", ca, proxy=PROXY)],  # squid: 503, nothing on :8080
-            before=("limited", "proxy_status"), during=("limited", "proxy_status"),
-            ok_before={"proxy-refused": "proxy_refused", "connect-denied": "proxy_status", "connect-503": "proxy_status",
-                       "proxy-503": "proxy_status"}),
-    ]
-    return {s.label: s for s in sets}
 
 
 # ---- reading a scrape ---------------------------------------------------------------------
@@ -250,7 +71,7 @@ def probe_problem(m, m0, name, want):
 
 
 def problems(m, m0, want, probes):
-    out = [] if verdict_ok(m, want) else ["verdict %s(%s), want %s(%s)" % (*m.verdict(), want[0], want[1] or "any")]
+    out = [] if verdict_ok(m, want) else ["verdict {}({}), want {}({})".format(*m.verdict(), want[0], want[1] or "any")]
     return out + [p for p in (probe_problem(m, m0, n, w) for n, w in probes.items()) if p]
 
 
@@ -259,7 +80,9 @@ def settled_problems(m1, m2, probes):
     probes failed with their reason only."""
     out = []
     for name, want in probes.items():
-        ran = (m2.value("reachability_probes_total", target=name) or 0) - (m1.value("reachability_probes_total", target=name) or 0)
+        ran = (m2.value("reachability_probes_total", target=name) or 0) - (
+            m1.value("reachability_probes_total", target=name) or 0
+        )
         seen = reasons_since(m2, m1, name)
         if ran < 1:
             out.append(f"{name}: did not run")
@@ -274,7 +97,7 @@ def describe(m, m0, probes):
     """`state(reason); probe reason 1.50s, ...; N ok` for a row."""
     state, reason = m.verdict()
     bad, good = [], 0
-    for name, want in probes.items():
+    for name, _want in probes.items():
         if m.value("reachability_probe_success", target=name) == 1:
             good += 1
             continue
@@ -288,7 +111,7 @@ def describe(m, m0, probes):
 def phase_problems(m, phases):
     out = []
     for name, wanted in phases.items():
-        have = {l["phase"] for l, _ in m.all("reachability_probe_phase_duration_seconds", target=name)}
+        have = {lab["phase"] for lab, _ in m.all("reachability_probe_phase_duration_seconds", target=name)}
         if not wanted <= have:
             out.append(f"{name}: phases {sorted(have)}, missing {sorted(wanted - have)}")
     return out
@@ -337,7 +160,7 @@ class FilteredScenario:
     def expected(s):
         state, reason = s.during
         failing = [f"{n} {w}" for n, w in s.ok_during.items() if w != OK]
-        head = (f"{state}({reason})" if reason else state)
+        head = f"{state}({reason})" if reason else state
         head = f"stays {head}" if s.before[0] == state else f"{s.before[0]} -> {head}"
         rest = ["rest ok"] if any(w == OK for w in s.ok_during.values()) else []
         return head + "; " + ", ".join(failing + rest)
@@ -368,7 +191,11 @@ class FilteredScenario:
             if s.label not in done:
                 m = last.get(s.label)
                 verdict, probes = want(s)
-                done[s.label] = (m, problems(m, m0.get(s.label) if m0 else None, verdict, probes) if m else ["no scrape"], None)
+                done[s.label] = (
+                    m,
+                    problems(m, m0.get(s.label) if m0 else None, verdict, probes) if m else ["no scrape"],
+                    None,
+                )
         return done
 
     def settle(self, during, rounds=2, limit=12.0):
@@ -377,7 +204,10 @@ class FilteredScenario:
         while time.time() < deadline and len(out) < len(self.active):
             for s in self.active:
                 m = s.exporter.scrape()
-                if m.total("reachability_rounds_total") >= during[s.label][0].total("reachability_rounds_total") + rounds:
+                if (
+                    m.total("reachability_rounds_total")
+                    >= during[s.label][0].total("reachability_rounds_total") + rounds
+                ):
                     out.setdefault(s.label, m)
             time.sleep(0.1)
         return {s.label: out.get(s.label) or s.exporter.scrape() for s in self.active}
@@ -388,8 +218,14 @@ class FilteredScenario:
             m, bad, _ = before[s.label]
             if bad:
                 row = self.rows[s.label]
-                row.status, row.observed = "FAIL", "before the fault: " + (describe(m, None, s.ok_before)[0] if m else "no scrape")
-                row.notes = [f"not as expected before the fault: {'; '.join(bad)}", "exporter log tail:\n" + s.exporter.tail(6)]
+                row.status, row.observed = (
+                    "FAIL",
+                    "before the fault: " + (describe(m, None, s.ok_before)[0] if m else "no scrape"),
+                )
+                row.notes = [
+                    f"not as expected before the fault: {'; '.join(bad)}",
+                    "exporter log tail:\n" + s.exporter.tail(6),
+                ]
                 self.active.remove(s)
             else:
                 self.bad[s.label] += phase_problems(m, s.phases)
@@ -422,7 +258,9 @@ class FilteredScenario:
             elif s.ok_before != s.ok_during:
                 row.recover = waited  # the verdict stayed: the probes' return, as polled
             if sampler.violations:
-                self.bad[s.label].append(f"overall full while no family was, in {len(sampler.violations)} of {sampler.samples} samples")
+                self.bad[s.label].append(
+                    f"overall full while no family was, in {len(sampler.violations)} of {sampler.samples} samples"
+                )
             if not witness[0]:
                 self.bad[s.label].append("the lab did not show the fault as designed (witness below)")
             shown = witness[1] and (s is self.active[0] or not witness[0])  # once per scenario, unless it failed
@@ -460,8 +298,12 @@ class FilteredScenario:
         bad += check_problems(code, js, raw, s.during, s.ok_during, m2.verdict()[0])
         for p in (js or {}).get("probes", []):
             if p.get("status") != "success":
-                self.info[s.label].append(f"check: {p.get('name')} {p.get('status')} {p.get('reason')}: {p.get('detail')}")
-        row.observed += f"; check {code} {js.get('state') if js else '?'}" + (f", {moved:.0f} transitions" if self.stays(s) else "")
+                self.info[s.label].append(
+                    f"check: {p.get('name')} {p.get('status')} {p.get('reason')}: {p.get('detail')}"
+                )
+        row.observed += f"; check {code} {js.get('state') if js else '?'}" + (
+            f", {moved:.0f} transitions" if self.stays(s) else ""
+        )
 
 
 # ---- the phase ----------------------------------------------------------------------------
@@ -475,23 +317,36 @@ def phase_filtered(r, lab, args):
         fnet.build_namespaces()
         lab.enter(fnet.client)
         fnet.start_daemons()
-        log(f"  client {net.CLIENT_IP} via {net.ROUTER_LAN}; unbound {net.DNS_IP} udp/tcp 53, tls 853; web {net.WEB_IP} "
-            f"({net.WEB_NAME}); squid {net.ROUTER_LAN}:{net.PROXY_PORT} open, :{net.AUTH_PROXY_PORT} basic auth")
+        log(
+            f"  client {net.CLIENT_IP} via {net.ROUTER_LAN}; unbound {net.DNS_IP} udp/tcp 53, tls 853; web {net.WEB_IP} "
+            f"({net.WEB_NAME}); squid {net.ROUTER_LAN}:{net.PROXY_PORT} open, :{net.AUTH_PROXY_PORT} basic auth"
+        )
 
         def dns_witness(mark):
             udp, tcp, tls = fnet.dig("udp"), fnet.dig("tcp"), fnet.dig("tls")
             ok = not udp[0] and tcp[0] and tls[0] and net.WEB_IP in tcp[1] + tls[1]
-            return ok, f"kdig during the fault: udp {udp[1]!r}, tcp {tcp[1]!r}, tls {tls[1]!r}; router {fnet.filter_counters()}"
+            return (
+                ok,
+                f"kdig during the fault: udp {udp[1]!r}, tcp {tcp[1]!r}, tls {tls[1]!r}; router {fnet.filter_counters()}",
+            )
 
         def web_witness(mark):
             direct = fnet.curl(f"http://{WEB_BY_IP}"), fnet.curl(f"https://{WEB_BY_IP}")
             proxied = fnet.curl(f"http://{WEB_BY_NAME}", PROXY), fnet.curl(f"https://{WEB_BY_NAME}", PROXY)
             carried = fnet.squid_log(mark)
-            tunnels = len(re.findall(rf"{re.escape(net.CLIENT_IP)} TCP_TUNNEL/200 \d+ CONNECT {re.escape(net.WEB_NAME)}:443", carried))
-            gets = len(re.findall(rf"{re.escape(net.CLIENT_IP)} TCP_MISS/204 \d+ GET http://{re.escape(WEB_BY_NAME)}", carried))
+            tunnels = len(
+                re.findall(
+                    rf"{re.escape(net.CLIENT_IP)} TCP_TUNNEL/200 \d+ CONNECT {re.escape(net.WEB_NAME)}:443", carried
+                )
+            )
+            gets = len(
+                re.findall(rf"{re.escape(net.CLIENT_IP)} TCP_MISS/204 \d+ GET http://{re.escape(WEB_BY_NAME)}", carried)
+            )
             ok = all(d.startswith("curl exit") for d in direct) and proxied == ("204", "204") and tunnels and gets
-            return ok, (f"curl during the fault: direct {direct}, via squid {proxied}; squid carried {tunnels} CONNECT "
-                        f"tunnels and {gets} GETs from the client; router {fnet.filter_counters()}")
+            return ok, (
+                f"curl during the fault: direct {direct}, via squid {proxied}; squid carried {tunnels} CONNECT "
+                f"tunnels and {gets} GETs from the client; router {fnet.filter_counters()}"
+            )
 
         def scenario(name, rules, labels, witness):
             sets = probe_sets(fnet.ca, udp_refused=rules == REJECT_UDP53)
@@ -500,7 +355,9 @@ def phase_filtered(r, lab, args):
             try:
                 for i, s in enumerate(chosen):
                     s.write(fnet.work)
-                    s.exporter = FilteredExporter(lab, fnet.client, f"filtered-{s.label}", s.argv(), PORT + 20 + i, s.env).start()
+                    s.exporter = FilteredExporter(
+                        lab, fnet.client, f"filtered-{s.label}", s.argv(), PORT + 20 + i, s.env
+                    ).start()
                 sc.run()
             except Exception as e:  # one broken scenario fails its rows; the others still run
                 for row in sc.rows.values():

@@ -25,11 +25,15 @@ answer for a public name as a portal signal (`private_address`), and the upstrea
 the internet (beyond the client's gateway; no --probe.trust-local-targets). Nothing routes out
 of the namespaces: the upstream has no default route at all.
 """
+
 import os
 import shutil
-import socket
 import subprocess
 import time
+
+from .. import netns
+from ..util import connects, tail
+from ..util import run as sh
 
 LAN_NET, ROUTER_LAN, CLIENT_IP = "198.18.2.0/24", "198.18.2.1", "198.18.2.2"
 ROUTER_WAN, UPSTREAM_WAN = "198.18.3.2", "198.18.3.1"
@@ -102,21 +106,6 @@ http_access deny all
 """
 
 
-def sh(*cmd, check=True, input_text=None, timeout=30):
-    p = subprocess.run(cmd, capture_output=True, text=True, input=input_text, timeout=timeout)
-    if check and p.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} exited {p.returncode}: {p.stdout}{p.stderr}")
-    return p
-
-
-def tail(path, lines=15):
-    try:
-        with open(path, errors="replace") as f:
-            return "".join(f.readlines()[-lines:])
-    except OSError:
-        return ""
-
-
 class FilteredNet:
     """The three namespaces, the certificates and the daemons. Namespaces and processes are
     registered with the Lab as soon as they exist, so `Lab.close()` removes them on every
@@ -127,8 +116,7 @@ class FilteredNet:
         p = lab.prefix
         self.client, self.router, self.upstream = f"{p}-fclient", f"{p}-frouter", f"{p}-fup"
         self.work = os.path.join(lab.work, "filtered")
-        self.netns_dir = f"/etc/netns/{self.client}"
-        self.made_netns_root = False
+        self.resolv_conf = netns.ResolvConf()
         self.ca = os.path.join(self.work, "ca.pem")
         self.unbound = self.squid = self.web = None
 
@@ -149,26 +137,38 @@ class FilteredNet:
         lab, c, r, u = self.lab, self.client, self.router, self.upstream
         for ns in (c, r, u):
             lab.add_namespace(ns)
-        sh("ip", "-n", c, "link", "add", "flan0", "type", "veth", "peer", "name", "flan", "netns", r)
-        sh("ip", "-n", r, "link", "add", "fwan", "type", "veth", "peer", "name", "fup", "netns", u)
+        lab.namespaces.veth(c, "flan0", r, "flan")
+        lab.namespaces.veth(r, "fwan", u, "fup")
         # No ICMP rate limit on the router: its "port unreachable" for each rejected UDP query
         # is the fault under test (the kernel's default, about one per second per client, would
         # turn some refusals into timeouts).
         sh("ip", "netns", "exec", r, "sysctl", "-qw", "net.ipv4.ip_forward=1", "net.ipv4.icmp_ratelimit=0")
-        for ns, dev, addr in ((c, "flan0", CLIENT_IP), (r, "flan", ROUTER_LAN), (r, "fwan", ROUTER_WAN), (u, "fup", UPSTREAM_WAN)):
+        for ns, dev, addr in (
+            (c, "flan0", CLIENT_IP),
+            (r, "flan", ROUTER_LAN),
+            (r, "fwan", ROUTER_WAN),
+            (u, "fup", UPSTREAM_WAN),
+        ):
             sh("ip", "-n", ns, "addr", "add", f"{addr}/24", "dev", dev)
             sh("ip", "-n", ns, "link", "set", dev, "up")
         for address in (DNS_IP, WEB_IP):
             sh("ip", "-n", u, "addr", "add", f"{address}/32", "dev", "lo")
         sh("ip", "-n", c, "route", "add", "default", "via", ROUTER_LAN)
         sh("ip", "-n", r, "route", "add", "default", "via", UPSTREAM_WAN)
-        sh("ip", "netns", "exec", r, "nft", "-f", "-", input_text=(
-            'table ip rxfnat {\n  chain postrouting {\n    type nat hook postrouting priority srcnat;\n'
-            '    oifname "fwan" masquerade\n  }\n}\n'))
-        self.made_netns_root = not os.path.isdir("/etc/netns")
-        os.makedirs(self.netns_dir, exist_ok=True)
-        with open(os.path.join(self.netns_dir, "resolv.conf"), "w") as f:
-            f.write(f"nameserver {DNS_IP}\n")
+        sh(
+            "ip",
+            "netns",
+            "exec",
+            r,
+            "nft",
+            "-f",
+            "-",
+            input_text=(
+                "table ip rxfnat {\n  chain postrouting {\n    type nat hook postrouting priority srcnat;\n"
+                '    oifname "fwan" masquerade\n  }\n}\n'
+            ),
+        )
+        self.resolv_conf.write(self.client, f"nameserver {DNS_IP}\n")
         self.make_certificates()
 
     def start_daemons(self):
@@ -183,23 +183,75 @@ class FilteredNet:
         its name and its IP address as subject alternative names."""
         w = self.work
         key = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
-        sh("openssl", "req", "-x509", *key, "-keyout", f"{w}/ca.key", "-out", f"{w}/ca.pem", "-days", "2",
-           "-subj", "/CN=rxlab-filtered-ca", "-addext", "basicConstraints=critical,CA:TRUE",
-           "-addext", "keyUsage=critical,keyCertSign,cRLSign")
+        sh(
+            "openssl",
+            "req",
+            "-x509",
+            *key,
+            "-keyout",
+            f"{w}/ca.key",
+            "-out",
+            f"{w}/ca.pem",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=rxlab-filtered-ca",
+            "-addext",
+            "basicConstraints=critical,CA:TRUE",
+            "-addext",
+            "keyUsage=critical,keyCertSign,cRLSign",
+        )
         for leaf, name, ip in (("dns", DNS_NAME, DNS_IP), ("www", WEB_NAME, WEB_IP)):
             ext = f"{w}/{leaf}.ext"
             with open(ext, "w") as f:
                 f.write(f"subjectAltName=DNS:{name},IP:{ip}\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n")
-            sh("openssl", "req", "-new", *key, "-keyout", f"{w}/{leaf}.key", "-out", f"{w}/{leaf}.csr", "-subj", f"/CN={name}")
-            sh("openssl", "x509", "-req", "-in", f"{w}/{leaf}.csr", "-CA", f"{w}/ca.pem", "-CAkey", f"{w}/ca.key",
-               "-CAcreateserial", "-out", f"{w}/{leaf}.pem", "-days", "2", "-extfile", ext)
+            sh(
+                "openssl",
+                "req",
+                "-new",
+                *key,
+                "-keyout",
+                f"{w}/{leaf}.key",
+                "-out",
+                f"{w}/{leaf}.csr",
+                "-subj",
+                f"/CN={name}",
+            )
+            sh(
+                "openssl",
+                "x509",
+                "-req",
+                "-in",
+                f"{w}/{leaf}.csr",
+                "-CA",
+                f"{w}/ca.pem",
+                "-CAkey",
+                f"{w}/ca.key",
+                "-CAcreateserial",
+                "-out",
+                f"{w}/{leaf}.pem",
+                "-days",
+                "2",
+                "-extfile",
+                ext,
+            )
             os.chmod(f"{w}/{leaf}.key", 0o644)
 
     def start_unbound(self):
         conf = os.path.join(self.work, "unbound.conf")
         with open(conf, "w") as f:
-            f.write(UNBOUND_CONF.format(dns=DNS_IP, work=self.work, zone=ZONE, web=WEB_NAME, web_ip=WEB_IP,
-                                        dns_name=DNS_NAME, txt=TXT_TEXT, mx=MX_NAME))
+            f.write(
+                UNBOUND_CONF.format(
+                    dns=DNS_IP,
+                    work=self.work,
+                    zone=ZONE,
+                    web=WEB_NAME,
+                    web_ip=WEB_IP,
+                    dns_name=DNS_NAME,
+                    txt=TXT_TEXT,
+                    mx=MX_NAME,
+                )
+            )
         sh("unbound-checkconf", conf)
         log = os.path.join(self.work, "unbound.log")
         self.unbound = self.daemon(self.upstream, ["unbound", "-d", "-c", conf], log)
@@ -210,10 +262,23 @@ class FilteredNet:
         w = self.work
         log = os.path.join(w, "web.log")
         p = subprocess.Popen(
-            ["ip", "netns", "exec", self.upstream, self.lab.args.lab_bin, f"--control={w}/web.sock",
-             f"--cert={w}/www.pem", f"--key={w}/www.key", f"--wrong-cert={w}/www.pem", f"--wrong-key={w}/www.key",
-             f"--address={WEB_IP}"],
-            stdout=subprocess.PIPE, stderr=open(log, "w"), text=True)
+            [
+                "ip",
+                "netns",
+                "exec",
+                self.upstream,
+                self.lab.args.lab_bin,
+                f"--control={w}/web.sock",
+                f"--cert={w}/www.pem",
+                f"--key={w}/www.key",
+                f"--wrong-cert={w}/www.pem",
+                f"--wrong-key={w}/www.key",
+                f"--address={WEB_IP}",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=open(log, "w"),
+            text=True,
+        )
         self.lab.processes.append(p)
         self.web = p
         line = p.stdout.readline()
@@ -235,17 +300,36 @@ class FilteredNet:
         shutil.chown(sq, "proxy", "proxy")
         conf = os.path.join(self.work, "squid.conf")
         with open(conf, "w") as f:
-            f.write(SQUID_CONF.format(lan=ROUTER_LAN, port=PROXY_PORT, auth_port=AUTH_PROXY_PORT, work=sq, dns=DNS_IP,
-                                      ncsa=BASIC_NCSA, htpasswd=self.write_htpasswd(), lan_net=LAN_NET))
+            f.write(
+                SQUID_CONF.format(
+                    lan=ROUTER_LAN,
+                    port=PROXY_PORT,
+                    auth_port=AUTH_PROXY_PORT,
+                    work=sq,
+                    dns=DNS_IP,
+                    ncsa=BASIC_NCSA,
+                    htpasswd=self.write_htpasswd(),
+                    lan_net=LAN_NET,
+                )
+            )
         os.chmod(conf, 0o644)
         log = os.path.join(self.work, "squid.log")
         self.squid = self.daemon(self.router, ["squid", "-N", "-f", conf], log)
-        self.wait_ports("squid", self.squid, log, [(ROUTER_LAN, PROXY_PORT), (ROUTER_LAN, AUTH_PROXY_PORT)],
-                        extra=os.path.join(sq, "cache.log"))
+        self.wait_ports(
+            "squid",
+            self.squid,
+            log,
+            [(ROUTER_LAN, PROXY_PORT), (ROUTER_LAN, AUTH_PROXY_PORT)],
+            extra=os.path.join(sq, "cache.log"),
+        )
 
     def daemon(self, ns, argv, log):
-        p = subprocess.Popen(["ip", "netns", "exec", ns] + argv, stdin=subprocess.DEVNULL, stdout=open(log, "w"),
-                             stderr=subprocess.STDOUT)
+        p = subprocess.Popen(
+            ["ip", "netns", "exec", ns] + argv,
+            stdin=subprocess.DEVNULL,
+            stdout=open(log, "w"),
+            stderr=subprocess.STDOUT,
+        )
         self.lab.processes.append(p)
         return p
 
@@ -256,19 +340,11 @@ class FilteredNet:
         while time.time() < deadline:
             if process.poll() is not None:
                 break
-            if all(self.connects(a, p) for a, p in ports):
+            if all(connects(a, p) for a, p in ports):
                 return
             time.sleep(0.1)
         state = f"exited {process.returncode}" if process.poll() is not None else f"not listening after {limit:.0f} s"
         raise RuntimeError(f"{what} {state}:\n{tail(log)}{tail(extra) if extra else ''}")
-
-    @staticmethod
-    def connects(address, port):
-        try:
-            with socket.create_connection((address, port), timeout=0.5):
-                return True
-        except OSError:
-            return False
 
     # ---- faults ---------------------------------------------------------------------------
     def filter(self, rules):
@@ -279,9 +355,19 @@ class FilteredNet:
         sh("ip", "netns", "exec", self.router, "nft", "delete", "table", family, name, check=False)
         if rules:
             body = "\n    ".join(rules)
-            sh("ip", "netns", "exec", self.router, "nft", "-f", "-", input_text=(
-                f"table {family} {name} {{\n  chain forward {{\n    type filter hook forward priority 0;\n"
-                f"    {body}\n  }}\n}}\n"))
+            sh(
+                "ip",
+                "netns",
+                "exec",
+                self.router,
+                "nft",
+                "-f",
+                "-",
+                input_text=(
+                    f"table {family} {name} {{\n  chain forward {{\n    type filter hook forward priority 0;\n"
+                    f"    {body}\n  }}\n}}\n"
+                ),
+            )
         sh("ip", "netns", "exec", self.router, "conntrack", "-F", check=False)
 
     def filter_counters(self):
@@ -293,18 +379,51 @@ class FilteredNet:
     # ---- independent witnesses: what ordinary clients see from the client namespace ----------
     def dig(self, transport, name=WEB_NAME, rtype="A"):
         """kdig from the client over `transport` (udp, tcp, tls): (ok, first answer or error)."""
-        opts = {"udp": ["+notcp"], "tcp": ["+tcp"],
-                "tls": ["+tls", f"+tls-ca={self.ca}", f"+tls-hostname={DNS_NAME}"]}[transport]
-        p = sh("ip", "netns", "exec", self.client, "kdig", "+short", "+time=1", "+retry=0", *opts, f"@{DNS_IP}", name, rtype,
-               check=False, timeout=10)
-        lines = [l for l in p.stdout.splitlines() if l.strip()]
-        ok = p.returncode == 0 and bool(lines) and not any(l.startswith(";;") for l in lines)
+        opts = {"udp": ["+notcp"], "tcp": ["+tcp"], "tls": ["+tls", f"+tls-ca={self.ca}", f"+tls-hostname={DNS_NAME}"]}[
+            transport
+        ]
+        p = sh(
+            "ip",
+            "netns",
+            "exec",
+            self.client,
+            "kdig",
+            "+short",
+            "+time=1",
+            "+retry=0",
+            *opts,
+            f"@{DNS_IP}",
+            name,
+            rtype,
+            check=False,
+            timeout=10,
+        )
+        lines = [line for line in p.stdout.splitlines() if line.strip()]
+        ok = p.returncode == 0 and bool(lines) and not any(line.startswith(";;") for line in lines)
         return ok, lines[0] if ok else (lines or [f"kdig exit {p.returncode}"])[-1].lstrip("; ")
 
     def curl(self, url, proxy=None):
         """curl from the client (the phase CA trusted): the status code, or curl's error."""
-        p = sh("ip", "netns", "exec", self.client, "curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "2",
-               "--cacert", self.ca, *(["-x", proxy] if proxy else []), url, check=False, timeout=10)
+        p = sh(
+            "ip",
+            "netns",
+            "exec",
+            self.client,
+            "curl",
+            "-sS",
+            "-o",
+            "/dev/null",
+            "-w",
+            "%{http_code}",
+            "--max-time",
+            "2",
+            "--cacert",
+            self.ca,
+            *(["-x", proxy] if proxy else []),
+            url,
+            check=False,
+            timeout=10,
+        )
         if p.returncode != 0:
             return f"curl exit {p.returncode}"
         return p.stdout.strip()
@@ -326,9 +445,4 @@ class FilteredNet:
             return 0
 
     def close(self):
-        shutil.rmtree(self.netns_dir, ignore_errors=True)
-        if self.made_netns_root:
-            try:
-                os.rmdir("/etc/netns")  # only when this run made it and it is empty again
-            except OSError:
-                pass
+        self.resolv_conf.close()

@@ -25,12 +25,17 @@ router's "fragmentation needed"/"packet too big" dropped); openNDS on demand.
 Addresses are benchmark/documentation ranges only: LAN 198.18.1.0/24 and 2001:db8:14::/64, WAN
 203.0.113.0/24 and 2001:db8:15::/64. Nothing routes out of the namespaces.
 """
+
 import os
 import re
 import shutil
 import signal
 import subprocess
 import time
+
+from .. import netns, procs
+from ..util import run as sh
+from ..util import tail as tail_of
 
 LAN_V4, LAN_V4_NET = "198.18.1.1", "198.18.1.0/24"
 LAN_V6, HOME_V6 = "2001:db8:14::1", "2001:db8:14::2"
@@ -43,11 +48,27 @@ UPSTREAM_DNS = "198.51.100.53"
 MIN_CACHE_TTL = 300
 # Our tables (stop_opennds deletes every other one): the NAT, and one per fault so that faults
 # combine and each undo is deleting its table.
-OWN_NFT_TABLES = {("ip", "rxnat"), ("inet", "rxfault"), ("netdev", "rxgw"), ("inet", "rxdns"), ("inet", "rxmtu"),
-                  ("inet", "rxgwcount")}
+OWN_NFT_TABLES = {
+    ("ip", "rxnat"),
+    ("inet", "rxfault"),
+    ("netdev", "rxgw"),
+    ("inet", "rxdns"),
+    ("inet", "rxmtu"),
+    ("inet", "rxgwcount"),
+}
 LAN_MTU = 1500  # every veth of the lab; wan_mtu(None) puts the WAN back to it
-TOOLS = ("dnsmasq", "opennds", "ndsctl", "busybox", "iptables-legacy", "ip6tables-legacy", "conntrack",
-         "nsenter", "unshare", "getent")
+TOOLS = (
+    "dnsmasq",
+    "opennds",
+    "ndsctl",
+    "busybox",
+    "iptables-legacy",
+    "ip6tables-legacy",
+    "conntrack",
+    "nsenter",
+    "unshare",
+    "getent",
+)
 
 # Runs as root inside the router namespace under `unshare -m --propagation private`, then becomes
 # dnsmasq: its PID is the anchor of the private mount namespace that openNDS joins later.
@@ -112,22 +133,10 @@ print(r.status, r.getheader("Location") or "")
 """
 
 
-def sh(*cmd, check=True, input_text=None, timeout=30):
-    p = subprocess.run(cmd, capture_output=True, text=True, input=input_text, timeout=timeout)
-    if check and p.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} exited {p.returncode}: {p.stdout}{p.stderr}")
-    return p
-
-
 def tail(path, lines=15):
     """The last lines of a log, without the noise openNDS's helper scripts print every few
     seconds (their `pgrep` with a pattern longer than 15 characters)."""
-    try:
-        with open(path, errors="replace") as f:
-            kept = [l for l in f if l.strip() and not l.startswith(("pgrep: pattern", "Try `pgrep -f'"))]
-        return "".join(kept[-lines:])
-    except OSError:
-        return ""
+    return tail_of(path, lines, skip=("pgrep: pattern", "Try `pgrep -f'"))
 
 
 class HomeRouter:
@@ -140,12 +149,11 @@ class HomeRouter:
         p = lab.prefix
         self.home, self.router, self.inet = f"{p}-home", f"{p}-router", f"{p}-inet"
         self.work = os.path.join(lab.work, "router")
-        self.netns_dir = f"/etc/netns/{self.home}"
-        self.resolv = os.path.join(self.netns_dir, "resolv.conf")
+        self.resolv_conf = netns.ResolvConf()
+        self.resolv = os.path.join(netns.ResolvConf.ROOT, self.home, "resolv.conf")
         self.dnsmasq = None
         self.opennds = None
         self.client_ip = None
-        self.made_netns_root = False
         self.dnsmasq_log = os.path.join(self.work, "dnsmasq.log")
         self.opennds_log = os.path.join(self.work, "opennds.log")
 
@@ -162,8 +170,8 @@ class HomeRouter:
         lab, h, r, i = self.lab, self.home, self.router, self.inet
         for ns in (h, r, i):
             lab.add_namespace(ns)
-        sh("ip", "-n", h, "link", "add", "lan0", "type", "veth", "peer", "name", "rlan", "netns", r)
-        sh("ip", "-n", r, "link", "add", "rwan", "type", "veth", "peer", "name", "iwan", "netns", i)
+        lab.namespaces.veth(h, "lan0", r, "rlan")
+        lab.namespaces.veth(r, "rwan", i, "iwan")
         sh("ip", "netns", "exec", r, "sysctl", "-qw", "net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1")
         sh("ip", "-n", r, "addr", "add", f"{LAN_V4}/24", "dev", "rlan")
         sh("ip", "-n", r, "addr", "add", f"{LAN_V6}/64", "dev", "rlan", "nodad")
@@ -173,9 +181,19 @@ class HomeRouter:
         self.wan_up()
         lab.configure_upstream(i, "iwan", f"{INET_V4}/24", f"{INET_V6}/64")
         sh("ip", "-n", i, "-6", "route", "replace", LAN_V6_NET, "via", WAN_V6)
-        sh("ip", "netns", "exec", r, "nft", "-f", "-", input_text=(
-            'table ip rxnat {\n  chain postrouting {\n    type nat hook postrouting priority srcnat;\n'
-            '    oifname "rwan" masquerade\n  }\n}\n'))
+        sh(
+            "ip",
+            "netns",
+            "exec",
+            r,
+            "nft",
+            "-f",
+            "-",
+            input_text=(
+                "table ip rxnat {\n  chain postrouting {\n    type nat hook postrouting priority srcnat;\n"
+                '    oifname "rwan" masquerade\n  }\n}\n'
+            ),
+        )
         sh("ip", "-n", h, "link", "set", "lan0", "up")
         self.home_ipv6(True)
         lab.start_lab(i)
@@ -200,17 +218,44 @@ class HomeRouter:
     def start_dnsmasq(self):
         with open(os.path.join(self.work, "opennds.conf"), "w") as f:
             f.write(OPENNDS_CONF)
-        argv = ["ip", "netns", "exec", self.router, "unshare", "-m", "--propagation", "private",
-                "bash", "-c", PRIVATE_MOUNTS, "rxlab-router", self.work,
-                "dnsmasq", "--keep-in-foreground", "--log-facility=-", "--conf-file=/dev/null", "--no-resolv",
-                "--no-hosts", f"--server={UPSTREAM_DNS}", "--interface=rlan", "--bind-dynamic",
-                "--dhcp-range=198.18.1.100,198.18.1.150,255.255.255.0,1h",
-                f"--dhcp-option=option:router,{LAN_V4}", f"--dhcp-option=option:dns-server,{LAN_V4}",
-                "--dhcp-leasefile=/tmp/dhcp.leases", "--dhcp-authoritative",
-                "--no-ping",  # it pings an address before offering it: 3 s per lease
-                f"--min-cache-ttl={MIN_CACHE_TTL}", "--user=root", "--pid-file=", "--log-queries", "--log-dhcp"]
-        self.dnsmasq = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                        stderr=open(self.dnsmasq_log, "w"))
+        argv = [
+            "ip",
+            "netns",
+            "exec",
+            self.router,
+            "unshare",
+            "-m",
+            "--propagation",
+            "private",
+            "bash",
+            "-c",
+            PRIVATE_MOUNTS,
+            "rxlab-router",
+            self.work,
+            "dnsmasq",
+            "--keep-in-foreground",
+            "--log-facility=-",
+            "--conf-file=/dev/null",
+            "--no-resolv",
+            "--no-hosts",
+            f"--server={UPSTREAM_DNS}",
+            "--interface=rlan",
+            "--bind-dynamic",
+            "--dhcp-range=198.18.1.100,198.18.1.150,255.255.255.0,1h",
+            f"--dhcp-option=option:router,{LAN_V4}",
+            f"--dhcp-option=option:dns-server,{LAN_V4}",
+            "--dhcp-leasefile=/tmp/dhcp.leases",
+            "--dhcp-authoritative",
+            "--no-ping",  # it pings an address before offering it: 3 s per lease
+            f"--min-cache-ttl={MIN_CACHE_TTL}",
+            "--user=root",
+            "--pid-file=",
+            "--log-queries",
+            "--log-dhcp",
+        ]
+        self.dnsmasq = subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=open(self.dnsmasq_log, "w")
+        )
         self.lab.processes.append(self.dnsmasq)
         deadline = time.time() + 10
         while time.time() < deadline:
@@ -231,21 +276,39 @@ class HomeRouter:
 
     def lease(self):
         """A DHCP lease for the home (address, default route, resolver); returns its address."""
-        self.made_netns_root = not os.path.isdir("/etc/netns")
-        os.makedirs(self.netns_dir, exist_ok=True)
-        open(self.resolv, "w").close()
+        self.resolv_conf.write(self.home, "")
         script = os.path.join(self.work, "udhcpc.sh")
         with open(script, "w") as f:
             f.write(UDHCPC_SCRIPT.replace("RESOLV", self.resolv))
         os.chmod(script, 0o755)
-        p = sh("ip", "netns", "exec", self.home, "busybox", "udhcpc", "-i", "lan0", "-s", script, "-q", "-n",
-               "-t", "10", "-T", "1", check=False, timeout=20)
+        p = sh(
+            "ip",
+            "netns",
+            "exec",
+            self.home,
+            "busybox",
+            "udhcpc",
+            "-i",
+            "lan0",
+            "-s",
+            script,
+            "-q",
+            "-n",
+            "-t",
+            "10",
+            "-T",
+            "1",
+            check=False,
+            timeout=20,
+        )
         found = re.search(r"lease (\S+)/", p.stdout)
         with open(self.resolv) as f:
             resolv = f.read()
         if p.returncode != 0 or not found or LAN_V4 not in resolv:
-            raise RuntimeError(f"no DHCP lease from dnsmasq (udhcpc exited {p.returncode}): {p.stdout}{p.stderr}"
-                               f"\nresolv.conf: {resolv!r}\n{tail(self.dnsmasq_log)}")
+            raise RuntimeError(
+                f"no DHCP lease from dnsmasq (udhcpc exited {p.returncode}): {p.stdout}{p.stderr}"
+                f"\nresolv.conf: {resolv!r}\n{tail(self.dnsmasq_log)}"
+            )
         self.client_ip = found.group(1)
         return self.client_ip
 
@@ -253,8 +316,18 @@ class HomeRouter:
     def blackhole(self, on):
         """The router drops everything it would forward; its own output (dnsmasq's queries) leaves."""
         if on:
-            sh("ip", "netns", "exec", self.router, "nft", "-f", "-", input_text=(
-                "table inet rxfault {\n  chain forward {\n    type filter hook forward priority 0; policy drop;\n  }\n}\n"))
+            sh(
+                "ip",
+                "netns",
+                "exec",
+                self.router,
+                "nft",
+                "-f",
+                "-",
+                input_text=(
+                    "table inet rxfault {\n  chain forward {\n    type filter hook forward priority 0; policy drop;\n  }\n}\n"
+                ),
+            )
             self.dnsmasq.send_signal(signal.SIGHUP)  # an empty cache: its answers now come from its own queries
         else:
             sh("ip", "netns", "exec", self.router, "nft", "delete", "table", "inet", "rxfault")
@@ -298,8 +371,11 @@ class HomeRouter:
         STALE/PROBE one is confirmed by the router's (unchanged) MAC, so the home's neighbour
         cache is left alone (no flush)."""
         if on:
-            self.nft_table("netdev", "rxgw", '  chain ingress {\n'
-                           '    type filter hook ingress device "rlan" priority 0; policy drop;\n  }\n')
+            self.nft_table(
+                "netdev",
+                "rxgw",
+                '  chain ingress {\n    type filter hook ingress device "rlan" priority 0; policy drop;\n  }\n',
+            )
         else:
             self.nft_delete("netdev", "rxgw")
 
@@ -307,9 +383,13 @@ class HomeRouter:
         """Starts counting the echo requests that reach the router's own LAN addresses (the
         exporter's gateway checks; nothing else in the lab pings the router): an nft counter on
         its input hook, read by `gateway_echoes()`."""
-        self.nft_table("inet", "rxgwcount", '  chain input {\n    type filter hook input priority -10;\n'
-                       f'    icmp type echo-request ip daddr {LAN_V4} counter\n'
-                       f'    icmpv6 type echo-request ip6 daddr {LAN_V6} counter\n  }}\n')
+        self.nft_table(
+            "inet",
+            "rxgwcount",
+            "  chain input {\n    type filter hook input priority -10;\n"
+            f"    icmp type echo-request ip daddr {LAN_V4} counter\n"
+            f"    icmpv6 type echo-request ip6 daddr {LAN_V6} counter\n  }}\n",
+        )
 
     def gateway_echoes(self):
         """Echo requests to the router's LAN addresses counted so far (both families)."""
@@ -322,8 +402,12 @@ class HomeRouter:
         IP traffic to the inet keeps working. Input-hook rules see every packet, conntrack or
         not, so the fault holds for the resolver's existing flows at once."""
         if on:
-            self.nft_table("inet", "rxdns", '  chain input {\n    type filter hook input priority 0;\n'
-                           '    iifname "rlan" udp dport 53 drop\n    iifname "rlan" tcp dport 53 drop\n  }\n')
+            self.nft_table(
+                "inet",
+                "rxdns",
+                "  chain input {\n    type filter hook input priority 0;\n"
+                '    iifname "rlan" udp dport 53 drop\n    iifname "rlan" tcp dport 53 drop\n  }\n',
+            )
         else:
             self.nft_delete("inet", "rxdns")
 
@@ -336,9 +420,13 @@ class HomeRouter:
         fits), pass. `wan_mtu(None)` puts 1500 back and removes the filter. Both ways the
         home's cached path MTUs are flushed, so no earlier measurement lingers in its kernel."""
         if mtu is not None:
-            self.nft_table("inet", "rxmtu", '  chain output {\n    type filter hook output priority 0;\n'
-                           '    icmp type destination-unreachable icmp code frag-needed drop\n'
-                           '    icmpv6 type packet-too-big drop\n  }\n')
+            self.nft_table(
+                "inet",
+                "rxmtu",
+                "  chain output {\n    type filter hook output priority 0;\n"
+                "    icmp type destination-unreachable icmp code frag-needed drop\n"
+                "    icmpv6 type packet-too-big drop\n  }\n",
+            )
         value = str(mtu or LAN_MTU)
         sh("ip", "-n", self.router, "link", "set", "rwan", "mtu", value)
         sh("ip", "-n", self.inet, "link", "set", "iwan", "mtu", value)
@@ -368,7 +456,10 @@ class HomeRouter:
         with open(self.dnsmasq_log, errors="replace") as f:
             f.seek(mark)
             text = f.read()
-        count = lambda word: len(re.findall(rf"\]: {word} www\.example\.com ", text))
+
+        def count(word):
+            return len(re.findall(rf"\]: {word} www\.example\.com ", text))
+
         return {"cached": count("cached"), "upstream": count("reply"), "forwarded": count("forwarded")}
 
     def http(self, method, host, path):
@@ -387,9 +478,24 @@ class HomeRouter:
             raise RuntimeError("openNDS needs dnsmasq's mount namespace, and dnsmasq is not running")
         log_file = open(self.opennds_log, "w")
         self.opennds = subprocess.Popen(
-            ["nsenter", "-t", str(self.dnsmasq.pid), "-m", "-n", "env", "PATH=/tmp/rxbin:/usr/sbin:/usr/bin:/sbin:/bin",
-             "opennds", "-f", "-d", "1"],
-            stdin=subprocess.DEVNULL, stdout=log_file, stderr=subprocess.STDOUT, start_new_session=True)
+            [
+                "nsenter",
+                "-t",
+                str(self.dnsmasq.pid),
+                "-m",
+                "-n",
+                "env",
+                "PATH=/tmp/rxbin:/usr/sbin:/usr/bin:/sbin:/bin",
+                "opennds",
+                "-f",
+                "-d",
+                "1",
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         self.lab.processes.append(self.opennds)
         firewall, deadline = None, time.time() + 20
         while time.time() < deadline:
@@ -413,13 +519,7 @@ class HomeRouter:
         p, self.opennds = self.opennds, None
         if p is None:
             return
-        if p.poll() is None:
-            p.terminate()
-            try:
-                p.wait(5)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+        procs.stop(p)
         try:
             os.killpg(p.pid, signal.SIGKILL)  # the group is the one start_new_session made for it
         except ProcessLookupError:
@@ -439,9 +539,4 @@ class HomeRouter:
         try:
             self.stop_opennds()
         finally:
-            shutil.rmtree(self.netns_dir, ignore_errors=True)
-            if self.made_netns_root:
-                try:
-                    os.rmdir("/etc/netns")  # only when this run made it and it is empty again
-                except OSError:
-                    pass
+            self.resolv_conf.close()

@@ -1,19 +1,20 @@
 """The lab's topology and processes: the namespaces and veth links, the certificates, the
 `reachability-lab` services with their control sockets, nft rules, and the exporter processes
 (started, scraped, checked and stopped); `Lab.close()` undoes all of it."""
-import ctypes
+
 import json
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import tempfile
 import time
 import urllib.request
 
-from .common import CLONE_NEWNET, LAB_NAME, PORT, V4_DNS, V4_NET, V6_DNS, V6_NET, log, run
-from .metrics import Metrics
+from .. import netns, procs
+from ..exposition import Exposition
+from ..util import log, run
+from .addresses import LAB_NAME, PORT, V4_DNS, V4_NET, V6_DNS, V6_NET
 
 
 class Exporter:
@@ -26,8 +27,16 @@ class Exporter:
         self.process = None
 
     def env(self):
-        return ["ip", "netns", "exec", self.ns, "env", f"SSL_CERT_FILE={self.lab.work}/ca.pem",
-                "REACHABILITY_EXPORTER_REFUSE_DEFAULT_TARGETS=1", self.lab.args.exporter_bin]
+        return [
+            "ip",
+            "netns",
+            "exec",
+            self.ns,
+            "env",
+            f"SSL_CERT_FILE={self.lab.work}/ca.pem",
+            "REACHABILITY_EXPORTER_REFUSE_DEFAULT_TARGETS=1",
+            self.lab.args.exporter_bin,
+        ]
 
     def start(self):
         argv = self.env() + [f"--web.listen-address=127.0.0.1:{self.port}", "--log.level=debug"] + self.flags
@@ -36,7 +45,9 @@ class Exporter:
         deadline = time.time() + 20
         while time.time() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(f"exporter {self.name} exited {self.process.returncode}: {open(self.log).read()[-2000:]}")
+                raise RuntimeError(
+                    f"exporter {self.name} exited {self.process.returncode}: {open(self.log).read()[-2000:]}"
+                )
             try:
                 with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/-/ready", timeout=1) as r:
                     if r.status == 200:
@@ -47,18 +58,11 @@ class Exporter:
         raise RuntimeError(f"exporter {self.name} did not become ready within 20 s")
 
     def stop(self):
-        p = self.process
-        if p and p.poll() is None:
-            p.terminate()
-            try:
-                p.wait(5)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+        procs.stop(self.process)
 
     def scrape(self):
         with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics", timeout=2) as r:
-            return Metrics(r.read().decode())
+            return Exposition(r.read().decode())
 
     def tail(self, lines=12):
         try:
@@ -69,7 +73,9 @@ class Exporter:
     def check_json(self, flags):
         """`reachability_exporter check --output=json` with `flags`: (exit, parsed object or None,
         the output when it is not JSON)."""
-        p = subprocess.run(self.env() + ["check"] + flags + ["--output=json"], capture_output=True, text=True, timeout=30)
+        p = subprocess.run(
+            self.env() + ["check"] + flags + ["--output=json"], capture_output=True, text=True, timeout=30
+        )
         try:
             return p.returncode, json.loads(p.stdout), ""
         except ValueError:
@@ -77,13 +83,17 @@ class Exporter:
 
     def check(self, flags):
         """`reachability_exporter check` with `flags` in the same namespace: (exit, state, reason)."""
-        p = subprocess.run(self.env() + ["check"] + flags + ["--output=json"], capture_output=True, text=True, timeout=30)
+        p = subprocess.run(
+            self.env() + ["check"] + flags + ["--output=json"], capture_output=True, text=True, timeout=30
+        )
         try:
             out = json.loads(p.stdout)
         except ValueError:
             return p.returncode, None, (p.stdout + p.stderr).strip()[-200:], ""
-        probes = "; ".join(f"{q.get('type')} {q.get('name')}: {q.get('status')}" + (f" ({q['reason']})" if q.get("reason") else "")
-                           for q in out.get("probes", []))
+        probes = "; ".join(
+            f"{q.get('type')} {q.get('name')}: {q.get('status')}" + (f" ({q['reason']})" if q.get("reason") else "")
+            for q in out.get("probes", [])
+        )
         return p.returncode, out.get("state"), out.get("reason"), probes
 
 
@@ -96,7 +106,7 @@ class Lab:
         self.client = f"{self.prefix}-client"
         self.up1 = f"{self.prefix}-up1"
         self.up2 = f"{self.prefix}-up2"
-        self.namespaces = []
+        self.namespaces = netns.Namespaces(sysctls=netns.Namespaces.QUIET_IPV6)
         self.processes = []
         self.work = tempfile.mkdtemp(prefix=f"{self.prefix}-")
         self.exporter = None
@@ -107,17 +117,12 @@ class Lab:
 
     # ---- topology -------------------------------------------------------------------------
     def add_namespace(self, name):
-        run("ip", "netns", "add", name)
-        self.namespaces.append(name)
-        run("ip", "-n", name, "link", "set", "lo", "up")
-        for key in ("net.ipv6.conf.all.accept_dad=0", "net.ipv6.conf.default.accept_dad=0",
-                    "net.ipv6.conf.all.keep_addr_on_down=1", "net.ipv6.conf.default.keep_addr_on_down=1"):
-            run("ip", "netns", "exec", name, "sysctl", "-qw", key)
+        self.namespaces.add(name)
 
     def build(self):
         self.add_namespace(self.client)
         self.add_namespace(self.up1)
-        run("ip", "-n", self.client, "link", "add", "c1", "type", "veth", "peer", "name", "u1", "netns", self.up1)
+        netns.Namespaces.veth(self.client, "c1", self.up1, "u1")
         self.configure_upstream(self.up1, "u1", "192.0.2.1/24", "2001:db8:1::1/64")
         self.configure_primary()
         self.make_certificates()
@@ -143,7 +148,7 @@ class Lab:
 
     def add_backup_uplink(self):
         self.add_namespace(self.up2)
-        run("ip", "-n", self.client, "link", "add", "c2", "type", "veth", "peer", "name", "u2", "netns", self.up2)
+        netns.Namespaces.veth(self.client, "c2", self.up2, "u2")
         self.configure_upstream(self.up2, "u2", "203.0.113.1/24", "2001:db8:2::1/64")
         c = self.client
         run("ip", "-n", c, "link", "set", "c2", "up")
@@ -160,25 +165,85 @@ class Lab:
         key = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
         ext = os.path.join(w, "leaf.ext")
         with open(ext, "w") as f:
-            f.write(f"subjectAltName=IP:{V4_NET},IP:{V6_NET},DNS:{LAB_NAME}\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n")
+            f.write(
+                f"subjectAltName=IP:{V4_NET},IP:{V6_NET},DNS:{LAB_NAME}\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n"
+            )
         for ca in ("ca", "evil-ca"):
-            run("openssl", "req", "-x509", *key, "-keyout", f"{w}/{ca}.key", "-out", f"{w}/{ca}.pem", "-days", "2",
-                "-subj", f"/CN=rxlab-{ca}", "-addext", "basicConstraints=critical,CA:TRUE",
-                "-addext", "keyUsage=critical,keyCertSign,cRLSign")
+            run(
+                "openssl",
+                "req",
+                "-x509",
+                *key,
+                "-keyout",
+                f"{w}/{ca}.key",
+                "-out",
+                f"{w}/{ca}.pem",
+                "-days",
+                "2",
+                "-subj",
+                f"/CN=rxlab-{ca}",
+                "-addext",
+                "basicConstraints=critical,CA:TRUE",
+                "-addext",
+                "keyUsage=critical,keyCertSign,cRLSign",
+            )
         for leaf, ca in (("server", "ca"), ("wrong", "evil-ca")):
-            run("openssl", "req", "-new", *key, "-keyout", f"{w}/{leaf}.key", "-out", f"{w}/{leaf}.csr", "-subj", f"/CN={LAB_NAME}")
-            run("openssl", "x509", "-req", "-in", f"{w}/{leaf}.csr", "-CA", f"{w}/{ca}.pem", "-CAkey", f"{w}/{ca}.key",
-                "-CAcreateserial", "-out", f"{w}/{leaf}.pem", "-days", "2", "-extfile", ext)
+            run(
+                "openssl",
+                "req",
+                "-new",
+                *key,
+                "-keyout",
+                f"{w}/{leaf}.key",
+                "-out",
+                f"{w}/{leaf}.csr",
+                "-subj",
+                f"/CN={LAB_NAME}",
+            )
+            run(
+                "openssl",
+                "x509",
+                "-req",
+                "-in",
+                f"{w}/{leaf}.csr",
+                "-CA",
+                f"{w}/{ca}.pem",
+                "-CAkey",
+                f"{w}/{ca}.key",
+                "-CAcreateserial",
+                "-out",
+                f"{w}/{leaf}.pem",
+                "-days",
+                "2",
+                "-extfile",
+                ext,
+            )
 
     def start_lab(self, ns):
         control = os.path.join(self.work, f"{ns}.sock")
         w = self.work
         p = subprocess.Popen(
-            ["ip", "netns", "exec", ns, self.args.lab_bin, f"--control={control}",
-             f"--cert={w}/server.pem", f"--key={w}/server.key", f"--wrong-cert={w}/wrong.pem", f"--wrong-key={w}/wrong.key",
-             f"--address={V4_NET}", f"--address={V6_NET}", f"--dns-address={V4_DNS}", f"--dns-address={V6_DNS}",
-             f"--login-url=http://{V4_NET}/login"],
-            stdout=subprocess.PIPE, stderr=open(os.path.join(w, f"{ns}-lab.log"), "w"), text=True)
+            [
+                "ip",
+                "netns",
+                "exec",
+                ns,
+                self.args.lab_bin,
+                f"--control={control}",
+                f"--cert={w}/server.pem",
+                f"--key={w}/server.key",
+                f"--wrong-cert={w}/wrong.pem",
+                f"--wrong-key={w}/wrong.key",
+                f"--address={V4_NET}",
+                f"--address={V6_NET}",
+                f"--dns-address={V4_DNS}",
+                f"--dns-address={V6_DNS}",
+                f"--login-url=http://{V4_NET}/login",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=open(os.path.join(w, f"{ns}-lab.log"), "w"),
+            text=True,
+        )
         self.processes.append(p)
         line = p.stdout.readline()
         if not line.startswith("ready"):
@@ -222,13 +287,7 @@ class Lab:
         """Moves this thread into namespace `ns` (threads started later inherit it): the exporter
         there listens on 127.0.0.1. Commands name their namespace explicitly, so nothing else
         changes."""
-        libc = ctypes.CDLL(None, use_errno=True)
-        fd = os.open(f"/var/run/netns/{ns}", os.O_RDONLY)
-        try:
-            if libc.setns(fd, CLONE_NEWNET) != 0:
-                raise OSError(ctypes.get_errno(), "setns")
-        finally:
-            os.close(fd)
+        netns.enter(ns)
 
     def enter_client(self):
         self.enter(self.client)
@@ -239,25 +298,9 @@ class Lab:
                 self.router.close()
             except Exception as e:  # the namespaces still go below
                 log(f"router cleanup: {e}")
-        for p in self.processes:
-            if p.poll() is None:
-                p.terminate()
-        for p in self.processes:
-            try:
-                p.wait(5)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+        procs.stop_all(self.processes)
         # Whatever still runs in a namespace of ours was started by this run (openNDS's helper
         # scripts, say): by PID, never this driver (it has entered one of them).
-        for ns in reversed(self.namespaces):
-            pids = run("ip", "netns", "pids", ns, check=False).stdout.split()
-            for pid in (int(p) for p in pids if p.isdigit() and int(p) != os.getpid()):
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-            run("ip", "netns", "del", ns, check=False)
+        self.namespaces.close()
         if not self.args.keep:
             shutil.rmtree(self.work, ignore_errors=True)
-

@@ -1,5 +1,5 @@
 """The locate phase: fault localization and path-MTU measurement (issue #15) on the router
-phase's home network (scripts/lab_router.py): home (the exporter, DHCP lease and resolver from
+phase's home network (homerouter.py): home (the exporter, DHCP lease and resolver from
 dnsmasq) -- router (dnsmasq, NAT) -- inet (reachability-lab).
 
 One exporter watches the home with a plain-HTTP captive check, ICMP to both lab addresses, the
@@ -23,11 +23,13 @@ After each fault the lab is reverted and the exporter must be `full`, without a 
 (the recovery time). Detection is timed to the history record that first names the expected
 location (the state's own timestamp without it).
 """
+
 import os
 import time
 
-import lab_router
-from .common import LAB_NAME, PORT, V4_NET, V6_NET, log
+from ..util import log
+from . import homerouter
+from .addresses import LAB_NAME, PORT, V4_NET, V6_NET
 from .faults import timing_flags
 from .lab import Exporter
 from .router_phase import EXIT_STATUS
@@ -43,14 +45,20 @@ PROBE_FLAGS = ("--probe.http", "--probe.icmp", "--probe.dns", "--probe.mtu")
 # The exporter's echo to the gateway fails in the first round of the fault, but the home keeps
 # its neighbour entry REACHABLE for 15-45 s after the last confirmation, then STALE, DELAY 5 s
 # and PROBE 3 s: the kernel itself says FAILED only after up to ~53 s (measured 31 s for IPv6,
-# 40 s for IPv4; lab_router.HomeRouter.gateway_vanish). The gateway scenario waits that long, so
+# 40 s for IPv4; homerouter.HomeRouter.gateway_vanish). The gateway scenario waits that long, so
 # a locator that needs the neighbour unresolved shows up as a slow detection, not a timeout.
 GATEWAY_WAIT = 65.0
 
 
 def locate_flags():
-    return [f"--probe.http=http://{V4_NET}/generate_204", f"--probe.icmp={V4_NET}", f"--probe.icmp={V6_NET}",
-            f"--probe.dns={LAB_NAME}", f"--probe.mtu={V4_NET}", f"--probe.mtu={V6_NET}"] + timing_flags()
+    return [
+        f"--probe.http=http://{V4_NET}/generate_204",
+        f"--probe.icmp={V4_NET}",
+        f"--probe.icmp={V6_NET}",
+        f"--probe.dns={LAB_NAME}",
+        f"--probe.mtu={V4_NET}",
+        f"--probe.mtu={V6_NET}",
+    ] + timing_flags()
 
 
 def home_router(lab):
@@ -59,7 +67,7 @@ def home_router(lab):
     fault of ours is switched off first: the phase starts from the healthy home network."""
     router = lab.router
     if router is None:
-        router = lab_router.HomeRouter(lab)
+        router = homerouter.HomeRouter(lab)
         lab.router = router
         router.build()
     router.home_ipv6(True)
@@ -99,7 +107,7 @@ class Locate:
         for target in (V4_NET, V6_NET):
             value = m.mtu(target)
             if value is None:
-                out.append(f"no reachability_path_mtu_bytes{{target=\"mtu:{target}\"}}")
+                out.append(f'no reachability_path_mtu_bytes{{target="mtu:{target}"}}')
             elif not low <= value <= high:
                 out.append(f"path MTU to {target} is {value:.0f}, want {low}..{high}")
         return out
@@ -118,7 +126,9 @@ class Locate:
         problems = []
         row.observed += f", check {code} {out.get('state')} location {got or '-'}"
         if code != EXIT_STATUS.get(daemon_state):
-            problems.append(f"check exited {code} ({out.get('state')} {out.get('reason')}) while the daemon said {daemon_state}")
+            problems.append(
+                f"check exited {code} ({out.get('state')} {out.get('reason')}) while the daemon said {daemon_state}"
+            )
         if location in NO_FAULT:
             if got not in NO_FAULT:
                 problems.append(f"check's fault is {out.get('fault')!r}, want null or location none")
@@ -132,7 +142,7 @@ class Locate:
             entries = out.get(key)
             entries = entries.values() if isinstance(entries, dict) else entries or []
             if any(not isinstance(e, dict) or "fault" not in e for e in entries):
-                problems.append(f"an entry of check's \"{key}\" has no \"fault\" key")
+                problems.append(f'an entry of check\'s "{key}" has no "fault" key')
         return problems
 
     def history(self, state, reason, location, after):
@@ -140,11 +150,17 @@ class Locate:
         `after` (waits up to 5 s for the file): (record or None, what was found instead)."""
         deadline, seen = time.time() + 5, []
         while True:
-            seen = [t for t in self.r.history_records("transition")
-                    if t.get("scope") == "overall" and t.get("time", 0) >= after - 0.5]
+            seen = [
+                t
+                for t in self.r.history_records("transition")
+                if t.get("scope") == "overall" and t.get("time", 0) >= after - 0.5
+            ]
             for t in seen:
-                if (t.get("to") == state and (reason is None or t.get("reason", "") == reason)
-                        and t.get("location") == location):
+                if (
+                    t.get("to") == state
+                    and (reason is None or t.get("reason", "") == reason)
+                    and t.get("location") == location
+                ):
                     return t, seen
             if time.time() > deadline:
                 return None, seen
@@ -154,13 +170,19 @@ class Locate:
         """Scenario: the healthy home network. Proves the baseline the faults are judged
         against: full in every scope, no fault location anywhere (metrics and check), and the
         path MTU probe measuring the lab's 1500-byte links for both families."""
-        row = Row("locate: healthy", f"full (ipv4 full, ipv6 full), location none, path MTU {HEALTHY_MTU}/{HEALTHY_MTU}")
+        row = Row(
+            "locate: healthy", f"full (ipv4 full, ipv6 full), location none, path MTU {HEALTHY_MTU}/{HEALTHY_MTU}"
+        )
         try:
             m = self.r.wait(lambda m: self.clean(m) and not self.mtu_problems(m, HEALTHY_MTU, HEALTHY_MTU), 30)
             ok = m is not None
             m = m or self.lab.scrape()
             row.observed = self.describe(m)
-            problems = [] if ok else [f"not clean within 30 s: {self.describe(m)}"] + self.mtu_problems(m, HEALTHY_MTU, HEALTHY_MTU)
+            problems = (
+                []
+                if ok
+                else [f"not clean within 30 s: {self.describe(m)}"] + self.mtu_problems(m, HEALTHY_MTU, HEALTHY_MTU)
+            )
             problems += [f"{s}: location {m.fault(s)}" for s in SCOPES if m.fault(s) not in NO_FAULT]
             # No extra traffic on a healthy host: the gateway is not pinged while every scope is full.
             before = self.router.gateway_echoes()
@@ -174,8 +196,21 @@ class Locate:
             problems = [f"healthy: {e}"]
         self.finish(row, problems)
 
-    def fault(self, name, expected, apply, revert, state, reason, location, detail_has=(), mtu=None,
-              wait_timeout=15.0, recover_timeout=20.0, on_met=None):
+    def fault(
+        self,
+        name,
+        expected,
+        apply,
+        revert,
+        state,
+        reason,
+        location,
+        detail_has=(),
+        mtu=None,
+        wait_timeout=15.0,
+        recover_timeout=20.0,
+        on_met=None,
+    ):
         """One fault: applied, waited for until the metrics show `state` (`reason`) with
         `location` on the overall scope (and, with `mtu` = (low, high), both path MTUs in that
         range), checked through `check --output=json` and the history, reverted, and waited
@@ -184,8 +219,13 @@ class Locate:
         problems, applied = [], False
 
         def meets(m):
-            return (m.verdict()[0] == state and (reason is None or m.verdict()[1] == reason)
-                    and m.fault() == location and not (mtu and self.mtu_problems(m, *mtu)))
+            return (
+                m.verdict()[0] == state
+                and (reason is None or m.verdict()[1] == reason)
+                and m.fault() == location
+                and not (mtu and self.mtu_problems(m, *mtu))
+            )
+
         try:
             if self.r.wait(self.clean, 30) is None:
                 raise RuntimeError(f"not full without a location before the fault: {self.describe(self.lab.scrape())}")
@@ -206,17 +246,25 @@ class Locate:
             record, seen = self.history(state, reason, location, t0)
             if record is None:
                 row.history = "missing"
-                found = "; ".join(f"{t.get('to')}" + (f"({t['reason']})" if t.get("reason") else "")
-                                  + f" at {t.get('location') or '-'}" for t in seen)
-                problems.append(f"no history transition overall -> {state}({reason or '*'}) at {location}; "
-                                f"recorded since the fault: {found or 'none'}")
+                found = "; ".join(
+                    f"{t.get('to')}"
+                    + (f"({t['reason']})" if t.get("reason") else "")
+                    + f" at {t.get('location') or '-'}"
+                    for t in seen
+                )
+                problems.append(
+                    f"no history transition overall -> {state}({reason or '*'}) at {location}; "
+                    f"recorded since the fault: {found or 'none'}"
+                )
             elif not isinstance(record.get("fault"), str) or not record["fault"].strip():
                 row.history = "no detail"
                 problems.append(f"history transition without a fault detail: {record}")
             else:
                 row.history = "ok"
-                row.notes.append(f"history: {record.get('to')}({record.get('reason') or '-'}) "
-                                 f"at {record.get('location')}: {record['fault']}")
+                row.notes.append(
+                    f"history: {record.get('to')}({record.get('reason') or '-'}) "
+                    f"at {record.get('location')}: {record['fault']}"
+                )
                 if detail_has and not any(a in record["fault"] for a in detail_has):
                     row.history = "detail"
                     problems.append(f"history fault detail {record['fault']!r} names none of {', '.join(detail_has)}")
@@ -237,8 +285,10 @@ class Locate:
         if applied:
             back = self.r.wait(self.clean, recover_timeout)
             if back is None:
-                problems.append(f"not full without a location within {recover_timeout:.0f} s of the revert: "
-                                + self.describe(self.lab.scrape()))
+                problems.append(
+                    f"not full without a location within {recover_timeout:.0f} s of the revert: "
+                    + self.describe(self.lab.scrape())
+                )
             elif row.detect is not None:  # a recovery from a fault that was seen
                 row.recover = Runner.since(back) - t1
                 if mtu:
@@ -266,24 +316,43 @@ def phase_locate(r, lab, args):
         flags = locate_flags()
         ex = Exporter(lab, router.home, "locate", flags + [f"--history.dir={lab.history_dir}"], PORT + 2).start()
         lab.exporter, lab.exporter_log = ex, ex.log  # the Runner's waits and log tails read this one
-        gateways = (lab_router.LAN_V4, lab_router.LAN_V6)
-        log(f"  home {router.client_ip} by DHCP, gateway {gateways[0]} / {gateways[1]}, resolver dnsmasq; "
-            f"probes {' '.join(f for f in flags if f.split('=')[0] in PROBE_FLAGS)}")
+        gateways = (homerouter.LAN_V4, homerouter.LAN_V6)
+        log(
+            f"  home {router.client_ip} by DHCP, gateway {gateways[0]} / {gateways[1]}, resolver dnsmasq; "
+            f"probes {' '.join(f for f in flags if f.split('=')[0] in PROBE_FLAGS)}"
+        )
         router.count_gateway_echoes()
         s = Locate(r, lab, router, ex, flags)
         s.healthy()
 
         # (a) The home's link is untouched; only its neighbour entries for the gateway fail,
         # on the kernel's schedule (up to ~53 s from a confirmed entry: GATEWAY_WAIT).
-        s.fault("gateway vanishes (no ARP/ND answer, link up)", "limited, location gateway (detail names it)",
-                lambda: router.gateway_vanish(True), lambda: router.gateway_vanish(False),
-                "limited", None, "gateway", detail_has=gateways, wait_timeout=GATEWAY_WAIT, recover_timeout=30.0)
+        s.fault(
+            "gateway vanishes (no ARP/ND answer, link up)",
+            "limited, location gateway (detail names it)",
+            lambda: router.gateway_vanish(True),
+            lambda: router.gateway_vanish(False),
+            "limited",
+            None,
+            "gateway",
+            detail_has=gateways,
+            wait_timeout=GATEWAY_WAIT,
+            recover_timeout=30.0,
+        )
         # (b) The gateway answers (ARP, ND, ICMP "net unreachable" from 198.18.1.1); beyond it
         # nothing: dnsmasq still answers the name from its cache.
         counted = {"before": router.gateway_echoes()}
-        s.fault("router uplink down", "limited, location upstream", lambda: router.uplink(False),
-                lambda: router.uplink(True), "limited", None, "upstream", detail_has=("answers",),
-                on_met=lambda: counted.update(met=router.gateway_echoes()))
+        s.fault(
+            "router uplink down",
+            "limited, location upstream",
+            lambda: router.uplink(False),
+            lambda: router.uplink(True),
+            "limited",
+            None,
+            "upstream",
+            detail_has=("answers",),
+            on_met=lambda: counted.update(met=router.gateway_echoes()),
+        )
         # The counter that read 0 while healthy does see the daemon's checks (read before the
         # scenario's `check` run), so that 0 means something.
         daemon = counted.get("met", counted["before"]) - counted["before"]
@@ -293,13 +362,28 @@ def phase_locate(r, lab, args):
             row.status = "FAIL"
             row.notes.insert(0, "no gateway echo request counted while limited: the counter or the check is broken")
         # (c) dnsmasq never sees a query; HTTP, ICMP and the MTU probe (IP addresses) all pass.
-        s.fault("only DNS dies (router drops :53)", "limited (dns), location dns",
-                lambda: router.dns_down(True), lambda: router.dns_down(False), "limited", "dns", "dns")
+        s.fault(
+            "only DNS dies (router drops :53)",
+            "limited (dns), location dns",
+            lambda: router.dns_down(True),
+            lambda: router.dns_down(False),
+            "limited",
+            "dns",
+            "dns",
+        )
         # (d) Every probe passes but the path MTU one: DF packets above 1400 vanish silently.
-        s.fault(f"path-MTU black hole (WAN MTU {BLACK_HOLE_MTU}, PTB filtered)",
-                f"limited (mtu), location upstream, path MTU {BLACK_HOLE_MTU - MTU_SLACK}-{BLACK_HOLE_MTU} v4/v6",
-                lambda: router.wan_mtu(BLACK_HOLE_MTU), lambda: router.wan_mtu(None), "limited", "mtu", "upstream",
-                mtu=(BLACK_HOLE_MTU - MTU_SLACK, BLACK_HOLE_MTU), wait_timeout=30.0, recover_timeout=60.0)
+        s.fault(
+            f"path-MTU black hole (WAN MTU {BLACK_HOLE_MTU}, PTB filtered)",
+            f"limited (mtu), location upstream, path MTU {BLACK_HOLE_MTU - MTU_SLACK}-{BLACK_HOLE_MTU} v4/v6",
+            lambda: router.wan_mtu(BLACK_HOLE_MTU),
+            lambda: router.wan_mtu(None),
+            "limited",
+            "mtu",
+            "upstream",
+            mtu=(BLACK_HOLE_MTU - MTU_SLACK, BLACK_HOLE_MTU),
+            wait_timeout=30.0,
+            recover_timeout=60.0,
+        )
         lab.stop_exporter()
     finally:
         lab.enter(lab.client)

@@ -1,5 +1,5 @@
 """The onpath phase (issue #29): a box on the path answers in place of the internet. Four
-classes of imitation, each played with real software on the router of scripts/lab_onpath.py,
+classes of imitation, each played with real software on the router of onpathnet.py,
 each watched healthy and with the router's uplink cut, each through the product's default
 probe shape (faults.default_shape_flags(): captive HTTP and HTTPS by name through the system
 resolver, ICMP to the lab's IPv4 and IPv6 addresses, DNS by name) and through explicit probes
@@ -37,15 +37,17 @@ or `banner_mismatch`, `cached` or the failure a no-cache request gets: `http_sta
 without `Cache-Control: no-cache`, kdig AAAA) must show each imitation as designed, or the
 rows fail for the lab's sake.
 """
+
 import os
 import subprocess
 import threading
 import time
 
-import lab_onpath as net
-from .common import PORT, log
+from ..util import log
+from . import onpathnet as net
+from .addresses import PORT
 from .faults import default_shape_flags, timing_flags
-from .filtered_phase import to_yaml
+from .filtered_sets import to_yaml
 from .lab import Exporter
 from .router_phase import EXIT_STATUS
 from .runner import Row, Runner
@@ -168,8 +170,12 @@ def run_class(r, lab, onet, c, port):
         for i, s in enumerate(c.sets):
             s.write(onet.work, c.key)
             if s.path:  # a key the binary does not know yet fails the set's rows, not the class
-                p = subprocess.run(["ip", "netns", "exec", c.ns, lab.args.exporter_bin, "check-config", s.path],
-                                   capture_output=True, text=True, timeout=30)
+                p = subprocess.run(
+                    ["ip", "netns", "exec", c.ns, lab.args.exporter_bin, "check-config", s.path],
+                    capture_output=True,
+                    text=True,
+                    timeout=30,
+                )
                 if p.returncode != 0:
                     s.refused = (p.stdout + p.stderr).strip().splitlines()[-1:] or [f"exit {p.returncode}"]
                     s.refused = f"configuration refused (check-config exit {p.returncode}): {s.refused[0][:150]}"
@@ -187,9 +193,13 @@ def run_class(r, lab, onet, c, port):
             log(f"  {c.name}, healthy: {seen}")
         done = checks(live)
         for s in live:
-            row, (m, met), (code, state, reason, daemon, problem) = rows_h[s.label], healthy[s.label], done[s.label]
-            row.observed = f"daemon {describe(m.verdict()) if m else 'no scrape'}; check {describe((state, reason))} exit {code}"
-            bad = [] if met else [f"not full within {HEALTHY_WAIT:.0f} s: {describe(m.verdict()) if m else 'no scrape'}"]
+            row, (m, met), (code, state, reason, _daemon, problem) = rows_h[s.label], healthy[s.label], done[s.label]
+            row.observed = (
+                f"daemon {describe(m.verdict()) if m else 'no scrape'}; check {describe((state, reason))} exit {code}"
+            )
+            bad = (
+                [] if met else [f"not full within {HEALTHY_WAIT:.0f} s: {describe(m.verdict()) if m else 'no scrape'}"]
+            )
             bad += [problem] if problem else []
             bad += [] if state == "full" else [f"check said {describe((state, reason))}"]
             bad += [] if seen_ok else ["the lab did not show the healthy path as designed: " + seen]
@@ -216,16 +226,19 @@ def run_class(r, lab, onet, c, port):
             log(f"  {c.name}, uplink down: {seen}")
         done = checks(live)
         for s in live:
-            row, (m, met), (code, state, reason, daemon, problem) = rows_d[s.label], down[s.label], done[s.label]
-            row.observed = (f"daemon {describe(m.verdict()) if m else 'no scrape'}; "
-                            f"check {describe((state, reason))} exit {code}")
+            row, (m, met), (code, state, reason, _daemon, problem) = rows_d[s.label], down[s.label], done[s.label]
+            row.observed = (
+                f"daemon {describe(m.verdict()) if m else 'no scrape'}; check {describe((state, reason))} exit {code}"
+            )
             bad = []
             if met:
                 since = Runner.since(m)
                 if since is not None and since >= t0 - 0.05:
                     row.detect = since - t0
             else:
-                bad.append(f"not {s.expected_down()} within {DOWN_WAIT:.0f} s: daemon {describe(m.verdict()) if m else 'no scrape'}")
+                bad.append(
+                    f"not {s.expected_down()} within {DOWN_WAIT:.0f} s: daemon {describe(m.verdict()) if m else 'no scrape'}"
+                )
             if s.label in full_seen:
                 bad.append(f"full again at +{full_seen[s.label]:.1f}s")
             if problem:
@@ -252,7 +265,9 @@ def run_class(r, lab, onet, c, port):
                 since = Runner.since(m)
                 rows_d[s.label].recover = since - t1 if since is not None and since >= t1 - 0.05 else None
             elif healthy[s.label][1]:  # full before the cut, and not again after it
-                rows_d[s.label].notes.insert(0, f"did not recover within {RECOVER_WAIT:.0f} s: {describe(m.verdict()) if m else '-'}")
+                rows_d[s.label].notes.insert(
+                    0, f"did not recover within {RECOVER_WAIT:.0f} s: {describe(m.verdict()) if m else '-'}"
+                )
                 rows_d[s.label].status = "FAIL"
     except Exception as e:  # a class that cannot run fails its rows; the next class still runs
         for row in list(rows_h.values()) + list(rows_d.values()):
@@ -292,8 +307,10 @@ def phase_onpath(r, lab, args):
         onet.build()
         lab.enter(onet.client)
         onet.start_daemons()
-        log(f"  client {net.CLIENT_V4} {net.CLIENT_V6} (resolver dnsmasq {net.LAN_V4}); client6 {net.CLIENT6_V6} only "
-            f"(resolver unbound dns64 {net.LAN6_V6}, NAT64 {net.NAT64_PREFIX}/96 by tayga)")
+        log(
+            f"  client {net.CLIENT_V4} {net.CLIENT_V6} (resolver dnsmasq {net.LAN_V4}); client6 {net.CLIENT6_V6} only "
+            f"(resolver unbound dns64 {net.LAN6_V6}, NAT64 {net.NAT64_PREFIX}/96 by tayga)"
+        )
         timing = timing_flags()
         ssh_v4, ssh_v6 = f"{net.BANNER_V4}:{net.BANNER_PORT}", f"[{net.BANNER_V6}]:{net.BANNER_PORT}"
         page = f"http://{net.PAGE_V4}/page"
@@ -328,8 +345,10 @@ def phase_onpath(r, lab, args):
                 ok = net.PAGE_BODY[:20] in plain and fresh.startswith("503") and hits > 0
             else:
                 ok = net.PAGE_BODY[:20] in plain and net.PAGE_BODY[:20] in fresh and hits > 0
-            return ok, (f"curl {page}: {plain}; with Cache-Control: no-cache: {fresh}; squid since the last look: "
-                        f"{hits} TCP_MEM_HIT/200, {misses} misses/refreshes; redirect {onet.counters(net.CACHE_TABLE)}")
+            return ok, (
+                f"curl {page}: {plain}; with Cache-Control: no-cache: {fresh}; squid since the last look: "
+                f"{hits} TCP_MEM_HIT/200, {misses} misses/refreshes; redirect {onet.counters(net.CACHE_TABLE)}"
+            )
 
         def nat64_witness(phase):
             aaaa = onet.dig(net.LAN6_V6, net.LAB_NAME, "AAAA")
@@ -337,7 +356,10 @@ def phase_onpath(r, lab, args):
             web = onet.curl(f"http://{net.V4ONLY_NAME}/generate_204", ns=onet.client6)
             synthesized = net.nat64(net.WEB_V4) in aaaa and net.nat64("192.0.0.170") in wka
             ok = synthesized and (web == "204" if phase == "healthy" else web.startswith("curl exit"))
-            return ok, f"client6: AAAA {net.LAB_NAME} {aaaa}; ipv4only.arpa {wka}; http://{net.V4ONLY_NAME}/generate_204 {web}"
+            return (
+                ok,
+                f"client6: AAAA {net.LAB_NAME} {aaaa}; ipv4only.arpa {wka}; http://{net.V4ONLY_NAME}/generate_204 {web}",
+            )
 
         def squid_up():
             onet.start_squid()
@@ -345,32 +367,81 @@ def phase_onpath(r, lab, args):
 
         tcp_expect = {"expect": r"^SSH-2\.0-"}
         classes = [
-            OnpathClass("echo", "forged echo", onet.client, [
-                ProbeSet("default", default_shape_flags(), down_reasons=("forged_reply", "timeout", "unreachable")),
-                ProbeSet("explicit", [f"--probe.icmp={net.WEB_V4}", f"--probe.icmp={net.WEB_V6}"] + timing,
-                         down_reasons=("forged_reply",))],
-                fault=onet.forge_echo, witness=echo_witness),
-            OnpathClass("tcp", "TCP middlebox", onet.client, [
-                ProbeSet("default", default_shape_flags(), down_reasons=("intercepted", "timeout", "unreachable")),
-                ProbeSet("explicit", [f"--probe.tcp={ssh_v4}", f"--probe.tcp={ssh_v6}"] + timing,
-                         down_reasons=("intercepted",)),
-                ProbeSet("tcp-expect", config=[
-                    {"name": "ssh-v4", "type": "tcp", "target": ssh_v4, "tcp": tcp_expect},
-                    {"name": "ssh-v6", "type": "tcp", "target": ssh_v6, "tcp": tcp_expect}],
-                    down_reasons=("banner_mismatch", "intercepted"))],
-                fault=onet.middlebox, witness=box_witness),
-            OnpathClass("cache", "caching proxy", onet.client, [
-                ProbeSet("default", default_shape_flags(), down_reasons=("cached", "http_status", "timeout", "unreachable")),
-                ProbeSet("explicit", [f"--probe.http={page}", f"--probe.http.expect-body={net.PAGE_BODY}"] + timing,
-                         down_reasons=("cached", "http_status", "timeout"))],
-                setup=squid_up, teardown=onet.stop_squid, witness=cache_witness),
-            OnpathClass("nat64", "DNS64+NAT64", onet.client6, [
-                ProbeSet("default", default_shape_flags(), down_states=("limited",)),
-                ProbeSet("explicit", config=[
-                    {"name": "aaaa", "type": "dns", "target": net.LAB_NAME, "dns": {"record_type": "AAAA"}},
-                    {"name": "v4only-http", "type": "http", "target": f"http://{net.V4ONLY_NAME}/generate_204"}],
-                    down_states=("limited",))],
-                witness=nat64_witness),
+            OnpathClass(
+                "echo",
+                "forged echo",
+                onet.client,
+                [
+                    ProbeSet("default", default_shape_flags(), down_reasons=("forged_reply", "timeout", "unreachable")),
+                    ProbeSet(
+                        "explicit",
+                        [f"--probe.icmp={net.WEB_V4}", f"--probe.icmp={net.WEB_V6}"] + timing,
+                        down_reasons=("forged_reply",),
+                    ),
+                ],
+                fault=onet.forge_echo,
+                witness=echo_witness,
+            ),
+            OnpathClass(
+                "tcp",
+                "TCP middlebox",
+                onet.client,
+                [
+                    ProbeSet("default", default_shape_flags(), down_reasons=("intercepted", "timeout", "unreachable")),
+                    ProbeSet(
+                        "explicit",
+                        [f"--probe.tcp={ssh_v4}", f"--probe.tcp={ssh_v6}"] + timing,
+                        down_reasons=("intercepted",),
+                    ),
+                    ProbeSet(
+                        "tcp-expect",
+                        config=[
+                            {"name": "ssh-v4", "type": "tcp", "target": ssh_v4, "tcp": tcp_expect},
+                            {"name": "ssh-v6", "type": "tcp", "target": ssh_v6, "tcp": tcp_expect},
+                        ],
+                        down_reasons=("banner_mismatch", "intercepted"),
+                    ),
+                ],
+                fault=onet.middlebox,
+                witness=box_witness,
+            ),
+            OnpathClass(
+                "cache",
+                "caching proxy",
+                onet.client,
+                [
+                    ProbeSet(
+                        "default",
+                        default_shape_flags(),
+                        down_reasons=("cached", "http_status", "timeout", "unreachable"),
+                    ),
+                    ProbeSet(
+                        "explicit",
+                        [f"--probe.http={page}", f"--probe.http.expect-body={net.PAGE_BODY}"] + timing,
+                        down_reasons=("cached", "http_status", "timeout"),
+                    ),
+                ],
+                setup=squid_up,
+                teardown=onet.stop_squid,
+                witness=cache_witness,
+            ),
+            OnpathClass(
+                "nat64",
+                "DNS64+NAT64",
+                onet.client6,
+                [
+                    ProbeSet("default", default_shape_flags(), down_states=("limited",)),
+                    ProbeSet(
+                        "explicit",
+                        config=[
+                            {"name": "aaaa", "type": "dns", "target": net.LAB_NAME, "dns": {"record_type": "AAAA"}},
+                            {"name": "v4only-http", "type": "http", "target": f"http://{net.V4ONLY_NAME}/generate_204"},
+                        ],
+                        down_states=("limited",),
+                    ),
+                ],
+                witness=nat64_witness,
+            ),
         ]
         for i, c in enumerate(classes):
             started = time.time()

@@ -35,12 +35,17 @@ of the internet, between two clients and a lab internet of real servers.
 Addresses are benchmark/documentation ranges (and ULA for the NAT64 prefix); nothing routes out
 of the namespaces: inet has no default route.
 """
+
 import os
 import re
 import shutil
-import socket
 import subprocess
 import time
+
+from .. import netns, procs
+from ..util import connects, tail
+from ..util import run as sh
+from .onpath_texts import LISTENER, PAGE_SERVER, ROUTER_UNBOUND, SQUID_CONF, TAYGA_CONF, UPSTREAM_UNBOUND, WITNESS
 
 LAN_V4, CLIENT_V4, LAN_V4_NET = "198.18.6.1", "198.18.6.2", "198.18.6.0/24"
 LAN_V6, CLIENT_V6, LAN_V6_NET = "2001:db8:63::1", "2001:db8:63::2", "2001:db8:63::/64"
@@ -68,210 +73,6 @@ def nat64(v4):
     return f"{NAT64_PREFIX}{a << 8 | b:x}:{c << 8 | d:x}"
 
 
-UPSTREAM_UNBOUND = """server:
-  do-daemonize: no
-  chroot: ""
-  username: ""
-  pidfile: ""
-  use-syslog: no
-  logfile: ""
-  verbosity: 0
-  do-ip6: no
-  interface: {address}
-  access-control: 0.0.0.0/0 allow
-  module-config: "iterator"
-  local-zone: "." refuse
-  local-zone: "example.com." static
-  local-data: "example.com. 300 IN SOA ns.example.com. hostmaster.example.com. 1 3600 600 86400 300"
-  local-data: "{name}. 300 IN A {web_v4}"
-{extra}remote-control:
-  control-enable: no
-"""
-
-ROUTER_UNBOUND = """server:
-  do-daemonize: no
-  chroot: ""
-  username: ""
-  pidfile: ""
-  use-syslog: no
-  logfile: ""
-  verbosity: 1
-  interface: {lan6}
-  do-ip4: yes
-  do-ip6: yes
-  access-control: ::/0 allow
-  module-config: "dns64 iterator"
-  dns64-prefix: {prefix}/96
-  # The upstream is reached through the IPv4 uplink; the dual-stack LAN is not ours.
-  local-zone: "ipv4only.arpa." static
-  local-data: "ipv4only.arpa. 300 IN A 192.0.0.170"
-  local-data: "ipv4only.arpa. 300 IN A 192.0.0.171"
-  local-data: "ipv4only.arpa. 300 IN AAAA {wka1}"
-  local-data: "ipv4only.arpa. 300 IN AAAA {wka2}"
-forward-zone:
-  name: "."
-  forward-addr: {upstream}
-remote-control:
-  control-enable: no
-"""
-
-TAYGA_CONF = """tun-device onat64
-ipv4-addr {tayga_v4}
-prefix {prefix}/96
-dynamic-pool {pool}
-data-dir {data}
-"""
-
-SQUID_CONF = """http_port 127.0.0.1:3128
-http_port {port} intercept
-pid_filename {work}/squid.pid
-cache_log {work}/cache.log
-logformat rxlab %ts.%03tu %>a %Ss/%03>Hs %<st %rm %ru cc=%{{Cache-Control}}>h pragma=%{{Pragma}}>h
-access_log stdio:{work}/access.log rxlab
-cache_mem 8 MB
-maximum_object_size_in_memory 64 KB
-server_persistent_connections off
-connect_timeout 2 seconds
-forward_timeout 3 seconds
-shutdown_lifetime 1 seconds
-dns_nameservers {dns}
-pinger_enable off
-acl lan src {lan_net}
-http_access allow lan
-http_access deny all
-"""
-
-# The upstream's web page (a cacheable 200) and captive endpoint, in one python process.
-PAGE_SERVER = r"""import http.server, socketserver, sys
-BODY = sys.argv[2].encode()
-class H(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):
-        if self.path == "/page":
-            self.send_response(200)
-            self.send_header("Content-Type", "text/plain")
-            self.send_header("Cache-Control", "public, max-age=600")
-            self.send_header("Content-Length", str(len(BODY)))
-            self.end_headers()
-            self.wfile.write(BODY)
-        elif self.path == "/generate_204":
-            self.send_response(204)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-        else:
-            self.send_error(404)
-    def log_message(self, fmt, *args):
-        sys.stderr.write("%s %s\n" % (self.client_address[0], fmt % args))
-        sys.stderr.flush()
-class S(socketserver.ThreadingMixIn, http.server.HTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-S((sys.argv[1], 80), H).serve_forever()
-"""
-
-# A banner server (what an SSH server does first) on every address given, or with --silent a
-# listener that accepts and never sends (the middlebox's end). Connections are held 20 s at most.
-LISTENER = r"""import socket, sys, threading, time
-silent = sys.argv[1] == "--silent"
-port = int(sys.argv[2])
-banner = sys.argv[3].encode() + b"\r\n" if not silent else b""
-def hold(c):
-    try:
-        if banner:
-            c.sendall(banner)
-        c.settimeout(20)
-        end = time.time() + 20
-        while time.time() < end and c.recv(4096):
-            pass
-    except OSError:
-        pass
-    finally:
-        c.close()
-def serve(s):
-    while True:
-        c, _ = s.accept()
-        threading.Thread(target=hold, args=(c,), daemon=True).start()
-for address in sys.argv[4:]:
-    family = socket.AF_INET6 if ":" in address else socket.AF_INET
-    s = socket.socket(family, socket.SOCK_STREAM)
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    if family == socket.AF_INET6:
-        s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0 if address == "::" else 1)
-    s.bind((address, port))
-    s.listen(128)
-    threading.Thread(target=serve, args=(s,), daemon=True).start()
-print("listening", flush=True)
-while True:
-    time.sleep(3600)
-"""
-
-# From a client namespace: one echo to an address and the TTL / hop limit of the reply, or one
-# TCP connection and the first bytes the server sends within a second.
-WITNESS = r"""import os, select, socket, struct, sys, time
-def csum(b):
-    if len(b) % 2:
-        b += b"\0"
-    s = sum(struct.unpack("!%dH" % (len(b) // 2), b))
-    s = (s >> 16) + (s & 0xFFFF)
-    s += s >> 16
-    return ~s & 0xFFFF
-def echo(address):
-    v6 = ":" in address
-    ident = os.getpid() & 0xFFFF
-    if v6:
-        s = socket.socket(socket.AF_INET6, socket.SOCK_RAW, socket.IPPROTO_ICMPV6)
-        s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_RECVHOPLIMIT, 1)
-        packet = struct.pack("!BBHHH", 128, 0, 0, ident, 1) + b"rxlab"
-    else:
-        s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
-        head = struct.pack("!BBHHH", 8, 0, 0, ident, 1) + b"rxlab"
-        packet = struct.pack("!BBHHH", 8, 0, csum(head), ident, 1) + b"rxlab"
-    s.sendto(packet, (address, 0))
-    end = time.time() + 1.5
-    while time.time() < end:
-        if not select.select([s], [], [], max(0, end - time.time()))[0]:
-            break
-        data, anc, _, _ = s.recvmsg(2048, 256)
-        if v6:
-            if data[0] == 129 and struct.unpack("!H", data[4:6])[0] == ident:
-                hops = [struct.unpack("i", d[:4])[0] for l, t, d in anc if t == socket.IPV6_HOPLIMIT]
-                return "reply hop limit %s" % (hops[0] if hops else "?")
-        else:
-            ihl = (data[0] & 15) * 4
-            if data[ihl] == 0 and struct.unpack("!H", data[ihl + 4:ihl + 6])[0] == ident:
-                return "reply ttl %d" % data[8]
-    return "no reply"
-def banner(address, port):
-    try:
-        c = socket.create_connection((address, int(port)), timeout=1)
-    except OSError as e:
-        return "no connection (%s)" % (e.strerror or e)
-    c.settimeout(1)
-    try:
-        first = c.recv(64)
-        return "connected, sent %r" % first.decode(errors="replace").strip() if first else "connected, closed"
-    except socket.timeout:
-        return "connected, silent"
-    finally:
-        c.close()
-print(echo(sys.argv[2]) if sys.argv[1] == "echo" else banner(sys.argv[2], sys.argv[3]))
-"""
-
-
-def sh(*cmd, check=True, input_text=None, timeout=30):
-    p = subprocess.run(cmd, capture_output=True, text=True, input=input_text, timeout=timeout)
-    if check and p.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} exited {p.returncode}: {p.stdout}{p.stderr}")
-    return p
-
-
-def tail(path, lines=15):
-    try:
-        with open(path, errors="replace") as f:
-            return "".join(f.readlines()[-lines:])
-    except OSError:
-        return ""
-
-
 class OnpathNet:
     """The four namespaces and their daemons. Namespaces and processes are registered with the
     Lab as soon as they exist, so `Lab.close()` removes them on every path; `close()` here
@@ -281,10 +82,14 @@ class OnpathNet:
     def __init__(self, lab):
         self.lab = lab
         p = lab.prefix
-        self.client, self.client6, self.router, self.inet = f"{p}-oclient", f"{p}-oclient6", f"{p}-orouter", f"{p}-oinet"
+        self.client, self.client6, self.router, self.inet = (
+            f"{p}-oclient",
+            f"{p}-oclient6",
+            f"{p}-orouter",
+            f"{p}-oinet",
+        )
         self.work = os.path.join(lab.work, "onpath")
-        self.netns_dirs = [f"/etc/netns/{self.client}", f"/etc/netns/{self.client6}"]
-        self.made_netns_root = False
+        self.resolv_conf = netns.ResolvConf()
         self.squid = None
         self.squid_dir = os.path.join(self.work, "squid")
 
@@ -302,14 +107,18 @@ class OnpathNet:
         lab, c, c6, r, i = self.lab, self.client, self.client6, self.router, self.inet
         for ns in (c, c6, r, i):
             lab.add_namespace(ns)
-        sh("ip", "-n", c, "link", "add", "ocl0", "type", "veth", "peer", "name", "olan", "netns", r)
-        sh("ip", "-n", c6, "link", "add", "o6cl0", "type", "veth", "peer", "name", "o6lan", "netns", r)
-        sh("ip", "-n", r, "link", "add", "owan", "type", "veth", "peer", "name", "oup0", "netns", i)
+        lab.namespaces.veth(c, "ocl0", r, "olan")
+        lab.namespaces.veth(c6, "o6cl0", r, "o6lan")
+        lab.namespaces.veth(r, "owan", i, "oup0")
         sh("ip", "netns", "exec", r, "sysctl", "-qw", "net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1")
-        for ns, dev, addresses in ((c, "ocl0", (f"{CLIENT_V4}/24", f"{CLIENT_V6}/64")), (c6, "o6cl0", (f"{CLIENT6_V6}/64",)),
-                                   (r, "olan", (f"{LAN_V4}/24", f"{LAN_V6}/64")), (r, "o6lan", (f"{LAN6_V6}/64",)),
-                                   (r, "owan", (f"{WAN_V4}/24", f"{WAN_V6}/64")),
-                                   (i, "oup0", (f"{INET_WAN_V4}/24", f"{INET_WAN_V6}/64"))):
+        for ns, dev, addresses in (
+            (c, "ocl0", (f"{CLIENT_V4}/24", f"{CLIENT_V6}/64")),
+            (c6, "o6cl0", (f"{CLIENT6_V6}/64",)),
+            (r, "olan", (f"{LAN_V4}/24", f"{LAN_V6}/64")),
+            (r, "o6lan", (f"{LAN6_V6}/64",)),
+            (r, "owan", (f"{WAN_V4}/24", f"{WAN_V6}/64")),
+            (i, "oup0", (f"{INET_WAN_V4}/24", f"{INET_WAN_V6}/64")),
+        ):
             for address in addresses:
                 sh("ip", "-n", ns, "addr", "add", address, "dev", dev, *(["nodad"] if ":" in address else []))
             sh("ip", "-n", ns, "link", "set", dev, "up")
@@ -323,13 +132,12 @@ class OnpathNet:
         self.wan_routes()
         for net in (LAN_V6_NET, LAN6_V6_NET):
             sh("ip", "-n", i, "-6", "route", "replace", net, "via", WAN_V6)
-        self.nft(f"table {NAT_TABLE[0]} {NAT_TABLE[1]} {{\n  chain postrouting {{\n"
-                 "    type nat hook postrouting priority srcnat;\n    oifname \"owan\" masquerade\n  }\n}\n")
-        self.made_netns_root = not os.path.isdir("/etc/netns")
-        for d, server in zip(self.netns_dirs, (LAN_V4, LAN6_V6)):
-            os.makedirs(d, exist_ok=True)
-            with open(os.path.join(d, "resolv.conf"), "w") as f:
-                f.write(f"nameserver {server}\n")
+        self.nft(
+            f"table {NAT_TABLE[0]} {NAT_TABLE[1]} {{\n  chain postrouting {{\n"
+            '    type nat hook postrouting priority srcnat;\n    oifname "owan" masquerade\n  }\n}\n'
+        )
+        for ns, server in ((self.client, LAN_V4), (self.client6, LAN6_V6)):
+            self.resolv_conf.write(ns, f"nameserver {server}\n")
         for name, text in (("page_server.py", PAGE_SERVER), ("listener.py", LISTENER), ("witness.py", WITNESS)):
             with open(os.path.join(self.work, name), "w") as f:
                 f.write(text)
@@ -344,24 +152,84 @@ class OnpathNet:
         namespace, which reaches the router and, through it, the inet)."""
         w, i, r = self.work, self.inet, self.router
         lw = self.lab.work
-        self.daemon(i, [self.lab.args.lab_bin, f"--control={w}/web.sock", f"--cert={lw}/server.pem",
-                        f"--key={lw}/server.key", f"--wrong-cert={lw}/wrong.pem", f"--wrong-key={lw}/wrong.key",
-                        f"--address={WEB_V4}", f"--address={WEB_V6}"], "web", wait_line="ready")
-        self.unbound(i, "upstream", UPSTREAM_UNBOUND.format(address=DNS_V4, name=LAB_NAME, web_v4=WEB_V4,
-                                                            extra=f'  local-data: "{LAB_NAME}. 300 IN AAAA {WEB_V6}"\n'))
-        self.unbound(i, "upstream-a-only", UPSTREAM_UNBOUND.format(
-            address=DNS64_UPSTREAM, name=LAB_NAME, web_v4=WEB_V4,
-            extra=f'  local-zone: "example.net." static\n  local-data: "{V4ONLY_NAME}. 300 IN A {PAGE_V4}"\n'))
+        self.daemon(
+            i,
+            [
+                self.lab.args.lab_bin,
+                f"--control={w}/web.sock",
+                f"--cert={lw}/server.pem",
+                f"--key={lw}/server.key",
+                f"--wrong-cert={lw}/wrong.pem",
+                f"--wrong-key={lw}/wrong.key",
+                f"--address={WEB_V4}",
+                f"--address={WEB_V6}",
+            ],
+            "web",
+            wait_line="ready",
+        )
+        self.unbound(
+            i,
+            "upstream",
+            UPSTREAM_UNBOUND.format(
+                address=DNS_V4,
+                name=LAB_NAME,
+                web_v4=WEB_V4,
+                extra=f'  local-data: "{LAB_NAME}. 300 IN AAAA {WEB_V6}"\n',
+            ),
+        )
+        self.unbound(
+            i,
+            "upstream-a-only",
+            UPSTREAM_UNBOUND.format(
+                address=DNS64_UPSTREAM,
+                name=LAB_NAME,
+                web_v4=WEB_V4,
+                extra=f'  local-zone: "example.net." static\n  local-data: "{V4ONLY_NAME}. 300 IN A {PAGE_V4}"\n',
+            ),
+        )
         self.daemon(i, ["python3", "-u", f"{w}/page_server.py", PAGE_V4, PAGE_BODY], "page")
-        self.daemon(i, ["python3", "-u", f"{w}/listener.py", "--banner", str(BANNER_PORT), BANNER, BANNER_V4, BANNER_V6],
-                    "banner", wait_line="listening")
-        self.daemon(r, ["python3", "-u", f"{w}/listener.py", "--silent", str(SILENT_PORT), "-", "::"], "silent",
-                    wait_line="listening")
-        self.daemon(r, ["dnsmasq", "--keep-in-foreground", "--log-facility=-", "--conf-file=/dev/null", "--no-resolv",
-                        "--no-hosts", f"--server={DNS_V4}", "--interface=olan", "--bind-dynamic", "--user=root",
-                        "--pid-file=", f"--min-cache-ttl={MIN_CACHE_TTL}", "--log-queries"], "dnsmasq")
-        self.unbound(r, "dns64", ROUTER_UNBOUND.format(lan6=LAN6_V6, prefix=NAT64_PREFIX, upstream=DNS64_UPSTREAM,
-                                                       wka1=nat64("192.0.0.170"), wka2=nat64("192.0.0.171")))
+        self.daemon(
+            i,
+            ["python3", "-u", f"{w}/listener.py", "--banner", str(BANNER_PORT), BANNER, BANNER_V4, BANNER_V6],
+            "banner",
+            wait_line="listening",
+        )
+        self.daemon(
+            r,
+            ["python3", "-u", f"{w}/listener.py", "--silent", str(SILENT_PORT), "-", "::"],
+            "silent",
+            wait_line="listening",
+        )
+        self.daemon(
+            r,
+            [
+                "dnsmasq",
+                "--keep-in-foreground",
+                "--log-facility=-",
+                "--conf-file=/dev/null",
+                "--no-resolv",
+                "--no-hosts",
+                f"--server={DNS_V4}",
+                "--interface=olan",
+                "--bind-dynamic",
+                "--user=root",
+                "--pid-file=",
+                f"--min-cache-ttl={MIN_CACHE_TTL}",
+                "--log-queries",
+            ],
+            "dnsmasq",
+        )
+        self.unbound(
+            r,
+            "dns64",
+            ROUTER_UNBOUND.format(
+                lan6=LAN6_V6,
+                prefix=NAT64_PREFIX,
+                upstream=DNS64_UPSTREAM,
+                wka1=nat64("192.0.0.170"),
+                wka2=nat64("192.0.0.171"),
+            ),
+        )
         self.start_tayga()
         self.wait_tcp("page server", [(PAGE_V4, 80)])
         self.wait_tcp("lab web", [(WEB_V4, 443)])
@@ -369,9 +237,13 @@ class OnpathNet:
 
     def daemon(self, ns, argv, name, wait_line=None):
         log = os.path.join(self.work, f"{name}.log")
-        p = subprocess.Popen(["ip", "netns", "exec", ns] + argv, stdin=subprocess.DEVNULL,
-                             stdout=subprocess.PIPE if wait_line else open(log, "w"),
-                             stderr=open(log + ".err", "w") if wait_line else subprocess.STDOUT, text=True)
+        p = subprocess.Popen(
+            ["ip", "netns", "exec", ns] + argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE if wait_line else open(log, "w"),
+            stderr=open(log + ".err", "w") if wait_line else subprocess.STDOUT,
+            text=True,
+        )
         self.lab.processes.append(p)
         if wait_line:
             line = p.stdout.readline()  # the process prints it once bound (or exits: empty line)
@@ -401,18 +273,10 @@ class OnpathNet:
     def wait_tcp(self, what, ports, limit=15.0):
         deadline = time.time() + limit
         while time.time() < deadline:
-            if all(self.connects(a, p) for a, p in ports):
+            if all(connects(a, p) for a, p in ports):
                 return
             time.sleep(0.1)
         raise RuntimeError(f"{what} not listening on {ports} after {limit:.0f} s")
-
-    @staticmethod
-    def connects(address, port):
-        try:
-            with socket.create_connection((address, port), timeout=0.5):
-                return True
-        except OSError:
-            return False
 
     def wait_dns(self, limit=15.0):
         """Both clients' resolvers answer the lab name (dnsmasq; unbound with DNS64 through tayga's
@@ -424,14 +288,29 @@ class OnpathNet:
             if WEB_V4 in a and nat64(WEB_V4) in aaaa:
                 return
             time.sleep(0.2)
-        raise RuntimeError(f"the routers' resolvers do not answer: {last}\n{tail(os.path.join(self.work, 'unbound-dns64.log'))}")
+        raise RuntimeError(
+            f"the routers' resolvers do not answer: {last}\n{tail(os.path.join(self.work, 'unbound-dns64.log'))}"
+        )
 
     def dig(self, server, name, rtype, ns=None):
         """kdig from a client namespace (client6 for an IPv6 server): the answers, space-separated."""
         ns = ns or (self.client6 if ":" in server else self.client)
-        p = sh("ip", "netns", "exec", ns, "kdig", "+short", "+time=1", "+retry=0", f"@{server}", name, rtype,
-               check=False, timeout=10)
-        return " ".join(l for l in p.stdout.split() if not l.startswith(";")) or f"(none, exit {p.returncode})"
+        p = sh(
+            "ip",
+            "netns",
+            "exec",
+            ns,
+            "kdig",
+            "+short",
+            "+time=1",
+            "+retry=0",
+            f"@{server}",
+            name,
+            rtype,
+            check=False,
+            timeout=10,
+        )
+        return " ".join(w for w in p.stdout.split() if not w.startswith(";")) or f"(none, exit {p.returncode})"
 
     # ---- on-demand daemons ----------------------------------------------------------------
     def start_squid(self):
@@ -444,26 +323,25 @@ class OnpathNet:
         os.chmod(conf, 0o644)
         self.squid = self.daemon(self.router, ["squid", "-N", "-f", conf], "squid")
         deadline = time.time() + 15
-        while time.time() < deadline and not self.connects(LAN_V4, SQUID_PORT):
+        while time.time() < deadline and not connects(LAN_V4, SQUID_PORT):
             if self.squid.poll() is not None:
                 break
             time.sleep(0.1)
-        if not self.connects(LAN_V4, SQUID_PORT):
-            raise RuntimeError(f"squid not listening on {LAN_V4}:{SQUID_PORT}:\n{tail(os.path.join(self.work, 'squid.log'))}"
-                               f"{tail(os.path.join(self.squid_dir, 'cache.log'))}")
-        self.table(CACHE_TABLE, "  chain prerouting {\n    type nat hook prerouting priority dstnat;\n"
-                   f'    iifname "olan" tcp dport 80 counter redirect to :{SQUID_PORT}\n  }}\n')
+        if not connects(LAN_V4, SQUID_PORT):
+            raise RuntimeError(
+                f"squid not listening on {LAN_V4}:{SQUID_PORT}:\n{tail(os.path.join(self.work, 'squid.log'))}"
+                f"{tail(os.path.join(self.squid_dir, 'cache.log'))}"
+            )
+        self.table(
+            CACHE_TABLE,
+            "  chain prerouting {\n    type nat hook prerouting priority dstnat;\n"
+            f'    iifname "olan" tcp dport 80 counter redirect to :{SQUID_PORT}\n  }}\n',
+        )
 
     def stop_squid(self):
         self.drop(CACHE_TABLE)
         p, self.squid = self.squid, None
-        if p and p.poll() is None:
-            p.terminate()
-            try:
-                p.wait(5)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+        procs.stop(p)
         self.flush_conntrack()
 
     def squid_log(self, mark=0):
@@ -498,9 +376,12 @@ class OnpathNet:
         the router's initial TTL / hop limit (64), where a real target one router away is seen at
         63."""
         if on:
-            self.table(FORGE_TABLE, "  chain prerouting {\n    type nat hook prerouting priority dstnat;\n"
-                       f'    iifname "olan" icmp type echo-request counter dnat ip to {LAN_V4}\n'
-                       f'    iifname "olan" icmpv6 type echo-request counter dnat ip6 to {LAN_V6}\n  }}\n')
+            self.table(
+                FORGE_TABLE,
+                "  chain prerouting {\n    type nat hook prerouting priority dstnat;\n"
+                f'    iifname "olan" icmp type echo-request counter dnat ip to {LAN_V4}\n'
+                f'    iifname "olan" icmpv6 type echo-request counter dnat ip6 to {LAN_V6}\n  }}\n',
+            )
         else:
             self.drop(FORGE_TABLE)
         self.flush_conntrack()
@@ -509,8 +390,11 @@ class OnpathNet:
         """Every TCP connection from the dual-stack LAN, any address and any port, is redirected
         to the router's silent listener: every handshake completes, no byte ever comes."""
         if on:
-            self.table(BOX_TABLE, "  chain prerouting {\n    type nat hook prerouting priority dstnat;\n"
-                       f'    iifname "olan" meta l4proto tcp counter redirect to :{SILENT_PORT}\n  }}\n')
+            self.table(
+                BOX_TABLE,
+                "  chain prerouting {\n    type nat hook prerouting priority dstnat;\n"
+                f'    iifname "olan" meta l4proto tcp counter redirect to :{SILENT_PORT}\n  }}\n',
+            )
         else:
             self.drop(BOX_TABLE)
         self.flush_conntrack()
@@ -534,24 +418,41 @@ class OnpathNet:
 
     # ---- witnesses from the clients -------------------------------------------------------
     def witness(self, *args, ns=None):
-        p = sh("ip", "netns", "exec", ns or self.client, "python3", os.path.join(self.work, "witness.py"), *args,
-               check=False, timeout=10)
+        p = sh(
+            "ip",
+            "netns",
+            "exec",
+            ns or self.client,
+            "python3",
+            os.path.join(self.work, "witness.py"),
+            *args,
+            check=False,
+            timeout=10,
+        )
         return p.stdout.strip() or (p.stderr.strip().splitlines() or [f"exit {p.returncode}"])[-1]
 
     def curl(self, url, ns=None, headers=()):
         """curl from a client: `STATUS body-prefix`, or curl's error."""
-        p = sh("ip", "netns", "exec", ns or self.client, "curl", "-sS", "--max-time", "2", "-w", " %{http_code}",
-               *[x for h in headers for x in ("-H", h)], url, check=False, timeout=10)
+        p = sh(
+            "ip",
+            "netns",
+            "exec",
+            ns or self.client,
+            "curl",
+            "-sS",
+            "--max-time",
+            "2",
+            "-w",
+            " %{http_code}",
+            *[x for h in headers for x in ("-H", h)],
+            url,
+            check=False,
+            timeout=10,
+        )
         if p.returncode != 0:
             return f"curl exit {p.returncode}"
         body, _, code = p.stdout.rpartition(" ")
         return f"{code} {body.strip()[:32]!r}" if body.strip() else code
 
     def close(self):
-        for d in self.netns_dirs:
-            shutil.rmtree(d, ignore_errors=True)
-        if self.made_netns_root:
-            try:
-                os.rmdir("/etc/netns")  # only when this run made it and it is empty again
-            except OSError:
-                pass
+        self.resolv_conf.close()

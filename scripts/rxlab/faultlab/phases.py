@@ -1,7 +1,8 @@
 """The scenarios of the single-uplink, loss, ICMP-policy and uplinks phases."""
+
 import time
 
-from .common import run
+from ..util import run
 from .faults import DROP_ALL, DROP_PING, DROP_V6, loss, probe_flags
 from .runner import Row
 
@@ -14,7 +15,7 @@ def phase_single_uplink(r, lab, args):
 
     row = Row("healthy", "full (ipv4 full, ipv6 full)")
     m = r.baseline(scopes)
-    bad = [l["target"] for l, v in m.all("reachability_probe_success") if v != 1]
+    bad = [lab["target"] for lab, v in m.all("reachability_probe_success") if v != 1]
     row.observed = f"{m.verdict()[0]} (ipv4 {m.verdict('ipv4')[0]}, ipv6 {m.verdict('ipv6')[0]})"
     row.status = "PASS" if not bad else "FAIL"
     if bad:
@@ -25,28 +26,50 @@ def phase_single_uplink(r, lab, args):
     # whose peer has the same ifindex, like most NICs, is non-urgent): settle first, so the
     # time measured is the exporter's and not the rate limit left over from the last change.
     row = Row("carrier lost (peer down)", "none (no_carrier), <1s")
-    r.fault(row, lambda: run("ip", "-n", up1, "link", "set", "u1", "down"),
-            lambda: run("ip", "-n", up1, "link", "set", "u1", "up"),
-            {"overall": ("none", "no_carrier")}, scopes, detect_goal=1.0, settle=1.1)
+    r.fault(
+        row,
+        lambda: run("ip", "-n", up1, "link", "set", "u1", "down"),
+        lambda: run("ip", "-n", up1, "link", "set", "u1", "up"),
+        {"overall": ("none", "no_carrier")},
+        scopes,
+        detect_goal=1.0,
+        settle=1.1,
+    )
     r.add(row)
 
     row = Row("link down (admin)", "none (no_interface), <1s")
-    r.fault(row, lambda: run("ip", "-n", c, "link", "set", "c1", "down"), lab.configure_primary,
-            {"overall": ("none", "no_interface")}, scopes, detect_goal=1.0, settle=1.1)
+    r.fault(
+        row,
+        lambda: run("ip", "-n", c, "link", "set", "c1", "down"),
+        lab.configure_primary,
+        {"overall": ("none", "no_interface")},
+        scopes,
+        detect_goal=1.0,
+        settle=1.1,
+    )
     r.add(row)
 
     def delete_routes():
         run("ip", "-n", c, "route", "del", "default")
         run("ip", "-n", c, "-6", "route", "del", "default")
+
     row = Row("default routes deleted", "none (no_default_route), <1s")
-    r.fault(row, delete_routes, lab.configure_primary, {"overall": ("none", "no_default_route")}, scopes, detect_goal=1.0)
+    r.fault(
+        row, delete_routes, lab.configure_primary, {"overall": ("none", "no_default_route")}, scopes, detect_goal=1.0
+    )
     r.add(row)
 
     lo = (r.fail_after - 1) * r.interval + r.timeout
     hi = (r.fail_after + 1) * r.interval + 0.5
     row = Row("blackhole (all dropped)", f"limited (timeout), {lo:.1f}-{hi:.1f}s")
-    r.fault(row, lambda: lab.nft(up1, DROP_ALL), lambda: lab.nft_flush(up1),
-            {"overall": ("limited", "timeout")}, scopes, window=(lo - 0.05, hi))
+    r.fault(
+        row,
+        lambda: lab.nft(up1, DROP_ALL),
+        lambda: lab.nft_flush(up1),
+        {"overall": ("limited", "timeout")},
+        scopes,
+        window=(lo - 0.05, hi),
+    )
     r.add(row)
 
     # Faults the lab services play on command: (scenario, fault, restore, expected state and reason).
@@ -58,13 +81,23 @@ def phase_single_uplink(r, lab, args):
         ("HTTPS intercepted (wrong cert)", "tls wrong", "tls normal", ("limited", "partial")),
     ]:
         row = Row(name, f"{state} ({reason})")
-        r.fault(row, lambda fault=fault: lab.control(up1, fault), lambda restore=restore: lab.control(up1, restore),
-                {"overall": (state, reason)}, scopes)
+        r.fault(
+            row,
+            lambda fault=fault: lab.control(up1, fault),
+            lambda restore=restore: lab.control(up1, restore),
+            {"overall": (state, reason)},
+            scopes,
+        )
         r.add(row)
 
     row = Row("IPv6 broken, IPv4 fine", "ipv6 limited, ipv4 full, overall full")
-    r.fault(row, lambda: lab.nft(up1, DROP_V6), lambda: lab.nft_flush(up1),
-            {"ipv6": ("limited", None), "ipv4": ("full", None), "overall": ("full", None)}, scopes)
+    r.fault(
+        row,
+        lambda: lab.nft(up1, DROP_V6),
+        lambda: lab.nft_flush(up1),
+        {"ipv6": ("limited", None), "ipv4": ("full", None), "overall": ("full", None)},
+        scopes,
+    )
     r.add(row)
 
     row = Row("ICMP blocked, HTTP fine (parallel)", f"stays full {args.hold:.0f}s, 0 transitions")
@@ -74,8 +107,10 @@ def phase_single_uplink(r, lab, args):
     finally:
         lab.nft_flush(up1)
     icmp_probes = m.all("reachability_probe_success", probe="icmp")
-    icmp_ok = sum(v for l, v in icmp_probes)
-    row.observed = f"{m.verdict()[0]}, {moved:.0f} transitions, icmp successes {icmp_ok:.0f} of {len(icmp_probes)} probes"
+    icmp_ok = sum(v for _, v in icmp_probes)
+    row.observed = (
+        f"{m.verdict()[0]}, {moved:.0f} transitions, icmp successes {icmp_ok:.0f} of {len(icmp_probes)} probes"
+    )
     quiet = r.history_quiet(row, r.hold_started, time.time())
     row.status = "PASS" if moved == 0 and worst is None and icmp_probes and icmp_ok == 0 and quiet else "FAIL"
     if worst:
@@ -84,7 +119,10 @@ def phase_single_uplink(r, lab, args):
         row.notes.append("no ICMP probe series: the exporter runs no ICMP probe")
     r.add(row)
 
-    row = Row(f"flapping carrier ({args.flaps}x {args.flap_down}s down/{args.flap_up}s up)", f"<= {2 * args.flaps} transitions, full after")
+    row = Row(
+        f"flapping carrier ({args.flaps}x {args.flap_down}s down/{args.flap_up}s up)",
+        f"<= {2 * args.flaps} transitions, full after",
+    )
     m0 = r.baseline(scopes)
     for _ in range(args.flaps):
         run("ip", "-n", up1, "link", "set", "u1", "down")
@@ -93,8 +131,10 @@ def phase_single_uplink(r, lab, args):
         time.sleep(args.flap_up)
     m = r.wait(r.healthy(scopes), 20) or lab.scrape()
     moved = m.transitions() - m0.transitions()
-    pairs = {f"{l['from']}->{l['to']}": v - (m0.value("reachability_state_transitions_total", **l) or 0)
-             for l, v in m.all("reachability_state_transitions_total")}
+    pairs = {
+        f"{lab['from']}->{lab['to']}": v - (m0.value("reachability_state_transitions_total", **lab) or 0)
+        for lab, v in m.all("reachability_state_transitions_total")
+    }
     pairs = {k: int(v) for k, v in pairs.items() if v}
     row.observed = f"{moved:.0f} transitions {pairs}, then {m.verdict()[0]}"
     row.status = "PASS" if 2 <= moved <= 2 * args.flaps and m.verdict()[0] == "full" else "FAIL"
@@ -110,7 +150,7 @@ def phase_loss(r, lab, args):
         r.skipped(f"{args.loss}% random loss", "stays full, 0 transitions", why="skipped (--loss-seconds=0)")
         return
     lab.start_exporter("loss", probe_flags(interval="2s", timeout="1500ms"))
-    row = Row(f"{args.loss}% random loss, {args.loss_seconds:.0f}s", "stays full, 0 transitions, loss ≈ {}%".format(args.loss))
+    row = Row(f"{args.loss}% random loss, {args.loss_seconds:.0f}s", f"stays full, 0 transitions, loss ≈ {args.loss}%")
     lab.nft(lab.up1, loss(args.loss))
     try:
         m0, m, moved, worst = r.hold(row, args.loss_seconds, ("overall",))
@@ -138,8 +178,13 @@ def phase_loss(r, lab, args):
 def phase_icmp_policy(r, lab, args):
     lab.start_exporter("icmp", probe_flags() + ["--probe.mode=icmp"])
     row = Row("ICMP blocked, HTTP fine (icmp policy)", "limited (timeout)")
-    r.fault(row, lambda: lab.nft(lab.up1, DROP_PING), lambda: lab.nft_flush(lab.up1),
-            {"overall": ("limited", "timeout")}, ("overall",))
+    r.fault(
+        row,
+        lambda: lab.nft(lab.up1, DROP_PING),
+        lambda: lab.nft_flush(lab.up1),
+        {"overall": ("limited", "timeout")},
+        ("overall",),
+    )
     r.add(row)
 
 
@@ -147,7 +192,11 @@ def phase_uplinks(r, lab, args):
     lab.add_backup_uplink()
     lab.start_exporter("uplinks", probe_flags() + ["--probe.uplink=c1", "--probe.uplink=c2"])
     row = Row("primary uplink dead, backup alive", "overall limited, c1 limited, c2 full")
-    r.fault(row, lambda: lab.nft(lab.up1, DROP_ALL), lambda: lab.nft_flush(lab.up1),
-            {"overall": ("limited", None), "c1": ("limited", None), "c2": ("full", None)}, ("overall", "c1", "c2"))
+    r.fault(
+        row,
+        lambda: lab.nft(lab.up1, DROP_ALL),
+        lambda: lab.nft_flush(lab.up1),
+        {"overall": ("limited", None), "c1": ("limited", None), "c2": ("full", None)},
+        ("overall", "c1", "c2"),
+    )
     r.add(row)
-

@@ -1,14 +1,16 @@
-"""The router phase: real home-router software (scripts/lab_router.py) between two exporters and
+"""The router phase: real home-router software (homerouter.py) between two exporters and
 the lab internet, each fault watched through both, with the family invariant sampled throughout
 and `reachability_exporter check`'s exit status against the settled daemon."""
+
 import threading
 import time
 
-from .common import LAB_NAME, PORT, V4_NET, log
+from ..util import log
+from . import homerouter
+from .addresses import LAB_NAME, PORT, V4_NET
 from .faults import default_shape_flags, probe_flags
 from .lab import Exporter
 from .runner import Row, Runner
-
 
 EXIT_STATUS = {"full": 0, "limited": 2, "portal": 3, "none": 4, "unknown": 1}  # CheckCommand.exitStatus
 FAMILIES = ("ipv4", "ipv6")
@@ -81,17 +83,33 @@ class RouterScenario:
                 return None
             time.sleep(0.05)
 
-    def run(self, expect, apply=None, revert=None, during=None, scopes=("overall",) + FAMILIES,
-            recover_scopes=("overall",) + FAMILIES, hold=0.0, wait_timeout=10.0):
+    def run(
+        self,
+        expect,
+        apply=None,
+        revert=None,
+        during=None,
+        scopes=("overall",) + FAMILIES,
+        recover_scopes=("overall",) + FAMILIES,
+        hold=0.0,
+        wait_timeout=10.0,
+    ):
         """`expect`: scope -> (state, reason or None). `apply` may return the moment the fault
         took effect (else the call's start counts). `during()` -> (ok, text) runs while the
         fault holds, after the daemons settled. Without `apply`, the scenario is the healthy
         lab watched for `hold` seconds."""
-        healthy = lambda m: all(m.verdict(s)[0] == "full" for s in recover_scopes)
+
+        def healthy(m):
+            return all(m.verdict(s)[0] == "full" for s in recover_scopes)
+
         for label, ex, _ in self.sets:
             if self.wait(ex, healthy, 30) is None:
-                raise RuntimeError(f"[{label}] not healthy before '{self.name}': "
-                                   + self.describe(ex.scrape(), scopes) + "\n" + ex.tail())
+                raise RuntimeError(
+                    f"[{label}] not healthy before '{self.name}': "
+                    + self.describe(ex.scrape(), scopes)
+                    + "\n"
+                    + ex.tail()
+                )
         samplers = {label: Sampler(ex) for label, ex, _ in self.sets}
         for s in samplers.values():
             s.start()
@@ -153,14 +171,18 @@ class RouterScenario:
                 ok = False
             if sampler.violations:
                 when, families = sampler.violations[0]
-                row.notes.append(f"overall full while no family was, in {len(sampler.violations)} of {sampler.samples} samples "
-                                 f"(first at +{when - t0:.1f}s: {families})")
+                row.notes.append(
+                    f"overall full while no family was, in {len(sampler.violations)} of {sampler.samples} samples "
+                    f"(first at +{when - t0:.1f}s: {families})"
+                )
                 ok = False
             if sampler.samples < 5:
                 row.notes.append(f"only {sampler.samples} samples ({sampler.errors} scrape errors)")
                 ok = False
             if not self.meets(m, expect):
-                row.notes.append(f"states seen: {sorted(s for s in sampler.states if s)}; check said {state}({reason}): {probes}")
+                row.notes.append(
+                    f"states seen: {sorted(s for s in sampler.states if s)}; check said {state}({reason}): {probes}"
+                )
             row.notes.extend(self.notes)
             row.status = "PASS" if ok else "FAIL"
             if not ok:
@@ -178,20 +200,23 @@ class RouterScenario:
 
 
 def phase_router(r, lab, args):
-    """home client -- router (dnsmasq DHCP+DNS, openNDS, NAT, nft) -- upstream (scripts/lab_router.py).
+    """home client -- router (dnsmasq DHCP+DNS, openNDS, NAT, nft) -- upstream (homerouter.py).
     Two exporters watch every fault at once: A, the product's default probe-set shape with names
     through the system resolver (the lease's dnsmasq), and B, the lab's explicit probes."""
-    import lab_router
-    router = lab_router.HomeRouter(lab)
+    router = homerouter.HomeRouter(lab)
     lab.router = router
     router.build()
     lab.enter(router.home)
     try:
         a_flags, b_flags = default_shape_flags(), probe_flags()
-        sets = [("A", Exporter(lab, router.home, "router-A", a_flags, PORT).start(), a_flags),
-                ("B", Exporter(lab, router.home, "router-B", b_flags, PORT + 1).start(), b_flags)]
-        log(f"  home {router.client_ip} by DHCP from dnsmasq, resolver {open(router.resolv).read().split()[-1]}, "
-            f"IPv6 static {lab_router.HOME_V6}; dnsmasq --min-cache-ttl={lab_router.MIN_CACHE_TTL} (the lab DNS TTL is 60 s)")
+        sets = [
+            ("A", Exporter(lab, router.home, "router-A", a_flags, PORT).start(), a_flags),
+            ("B", Exporter(lab, router.home, "router-B", b_flags, PORT + 1).start(), b_flags),
+        ]
+        log(
+            f"  home {router.client_ip} by DHCP from dnsmasq, resolver {open(router.resolv).read().split()[-1]}, "
+            f"IPv6 static {homerouter.HOME_V6}; dnsmasq --min-cache-ttl={homerouter.MIN_CACHE_TTL} (the lab DNS TTL is 60 s)"
+        )
         down = {"overall": ("limited", None), "ipv4": ("limited", None), "ipv6": ("limited", None)}
 
         def resolver(what, fault, source):
@@ -210,7 +235,9 @@ def phase_router(r, lab, args):
                 good = n["upstream"] > 0 if source == "upstream" else n["cached"] > 0 and n["upstream"] == 0
                 return ok and V4_NET in text and good, (
                     f"home resolver during {what}: {'answers ' + text if ok else 'FAILS: ' + text}; dnsmasq answered "
-                    f"{n['cached']}x from cache, {n['upstream']} upstream records, {n['forwarded']} forwarded (want {source})")
+                    f"{n['cached']}x from cache, {n['upstream']} upstream records, {n['forwarded']} forwarded (want {source})"
+                )
+
             return dict(apply=apply, during=check)
 
         def scenario(name, expected, **kw):
@@ -222,16 +249,32 @@ def phase_router(r, lab, args):
             sc.add()
             return sc
 
-        scenario("healthy", "full (ipv4 full, ipv6 full)", expect={s: ("full", None) for s in ("overall",) + FAMILIES}, hold=3.0)
-        scenario("blackhole (router drops all forwarded)", "limited (ipv4 limited, ipv6 limited)", expect=down,
-                 revert=lambda: router.blackhole(False), **resolver("the blackhole", lambda: router.blackhole(True), "upstream"))
-        scenario("router uplink down", "limited (ipv4 limited, ipv6 limited)", expect=down,
-                 revert=lambda: router.uplink(True), **resolver("the uplink outage", lambda: router.uplink(False), "cached"))
+        scenario(
+            "healthy",
+            "full (ipv4 full, ipv6 full)",
+            expect={s: ("full", None) for s in ("overall",) + FAMILIES},
+            hold=3.0,
+        )
+        scenario(
+            "blackhole (router drops all forwarded)",
+            "limited (ipv4 limited, ipv6 limited)",
+            expect=down,
+            revert=lambda: router.blackhole(False),
+            **resolver("the blackhole", lambda: router.blackhole(True), "upstream"),
+        )
+        scenario(
+            "router uplink down",
+            "limited (ipv4 limited, ipv6 limited)",
+            expect=down,
+            revert=lambda: router.uplink(True),
+            **resolver("the uplink outage", lambda: router.uplink(False), "cached"),
+        )
 
         # openNDS handles IPv4 only (its docs: disable IPv6 on the managed interface), so the
         # hotspot LAN has no IPv6: no default route at the home, ipv6 `none` throughout.
         router.home_ipv6(False)
         try:
+
             def portal_answers():
                 get = router.http("GET", V4_NET, "/generate_204")
                 head = router.http("HEAD", V4_NET, "/generate_204")
@@ -245,9 +288,15 @@ def phase_router(r, lab, args):
                 if "authenticated" not in p.stdout:
                     raise RuntimeError(f"ndsctl auth {router.client_ip}: {p.stdout}{p.stderr}")
 
-            scenario("openNDS portal, then ndsctl auth", "portal (ipv4 portal, ipv6 none); full after auth",
-                     expect={"overall": ("portal", None), "ipv4": ("portal", None), "ipv6": ("none", None)},
-                     apply=router.start_opennds, revert=auth, during=portal_answers, recover_scopes=("overall", "ipv4"))
+            scenario(
+                "openNDS portal, then ndsctl auth",
+                "portal (ipv4 portal, ipv6 none); full after auth",
+                expect={"overall": ("portal", None), "ipv4": ("portal", None), "ipv6": ("none", None)},
+                apply=router.start_opennds,
+                revert=auth,
+                during=portal_answers,
+                recover_scopes=("overall", "ipv4"),
+            )
         finally:
             router.stop_opennds()
             router.home_ipv6(True)
@@ -255,4 +304,3 @@ def phase_router(r, lab, args):
             ex.stop()
     finally:
         lab.enter(lab.client)
-

@@ -1,11 +1,12 @@
 """The scenario machinery: a Row per scenario, the Runner that applies a fault, waits for the
 expected verdicts, times detection and recovery, checks the history files, and prints the table."""
+
 import glob
 import json
 import os
 import time
 
-from .common import log
+from ..util import log
 
 
 class Row:
@@ -45,8 +46,9 @@ class Runner:
         m = self.wait(self.healthy(scopes), 30)
         if m is None:
             m = self.lab.scrape()
-            raise RuntimeError("lab never became healthy: " + ", ".join(f"{s}={m.verdict(s)}" for s in scopes)
-                               + "\n" + self.tail_log())
+            raise RuntimeError(
+                "lab never became healthy: " + ", ".join(f"{s}={m.verdict(s)}" for s in scopes) + "\n" + self.tail_log()
+            )
         return m
 
     def tail_log(self, lines=25):
@@ -78,14 +80,29 @@ class Runner:
     def history_transition(self, scope, state, reason, after):
         """The history's transition of `scope` to `state` (and `reason`) made after `after`."""
         for record in self.history_records("transition"):
-            if (record.get("scope") == scope and record.get("to") == state and record.get("time", 0) >= after - 0.5
-                    and (reason is None or record.get("reason", "") == reason)):
+            if (
+                record.get("scope") == scope
+                and record.get("to") == state
+                and record.get("time", 0) >= after - 0.5
+                and (reason is None or record.get("reason", "") == reason)
+            ):
                 return record
         return None
 
     # ---- one fault ------------------------------------------------------------------------
-    def fault(self, row, apply, revert, expect, scopes=("overall",), detect_goal=None, window=None,
-              recover=True, wait_timeout=15.0, settle=0.0):
+    def fault(
+        self,
+        row,
+        apply,
+        revert,
+        expect,
+        scopes=("overall",),
+        detect_goal=None,
+        window=None,
+        recover=True,
+        wait_timeout=15.0,
+        settle=0.0,
+    ):
         """Applies a fault, waits for the expected verdicts, measures detection (the exporter's
         own transition timestamp minus the moment the fault was applied), reverts and measures
         recovery. `expect` maps scope -> (state, reason or None)."""
@@ -93,12 +110,18 @@ class Runner:
         time.sleep(settle)
         t0 = time.time()
         apply()
-        m = self.wait(lambda m: all(m.verdict(s)[0] == st and (r is None or m.verdict(s)[1] == r)
-                                    for s, (st, r) in expect.items()), wait_timeout)
+        m = self.wait(
+            lambda m: all(
+                m.verdict(s)[0] == st and (r is None or m.verdict(s)[1] == r) for s, (st, r) in expect.items()
+            ),
+            wait_timeout,
+        )
         if m is None:
             m = self.lab.scrape()
-        row.observed = "; ".join(f"{s}={m.verdict(s)[0]}({m.verdict(s)[1]})" if s != "overall"
-                                 else f"{m.verdict(s)[0]}({m.verdict(s)[1]})" for s in expect)
+        row.observed = "; ".join(
+            f"{s}={m.verdict(s)[0]}({m.verdict(s)[1]})" if s != "overall" else f"{m.verdict(s)[0]}({m.verdict(s)[1]})"
+            for s in expect
+        )
         ok = all(m.verdict(s)[0] == st and (r is None or m.verdict(s)[1] == r) for s, (st, r) in expect.items())
         first = next(iter(expect))
         if ok:
@@ -145,7 +168,11 @@ class Runner:
 
     def history_quiet(self, row, start, end):
         """For the 'stays full' scenarios: no overall transition recorded in [start, end]."""
-        moved = [r for r in self.history_records("transition") if r.get("scope") == "overall" and start <= r.get("time", 0) <= end]
+        moved = [
+            r
+            for r in self.history_records("transition")
+            if r.get("scope") == "overall" and start <= r.get("time", 0) <= end
+        ]
         rounds = [r for r in self.history_records("round") if start <= r.get("time", 0) <= end]
         row.history = f"ok ({len(rounds)} rounds)" if not moved and rounds else "transitions" if moved else "no rounds"
         return not moved and bool(rounds)
@@ -170,8 +197,10 @@ class Runner:
     def add(self, row):
         self.rows.append(row)
         extra = "" if not row.notes else " — " + row.notes[0].splitlines()[0]
-        log(f"  [{row.status}] {row.scenario}: expected {row.expected}, observed {row.observed or '-'}"
-            f", detect {row.seconds(row.detect)}, recover {row.seconds(row.recover)}{extra}")
+        log(
+            f"  [{row.status}] {row.scenario}: expected {row.expected}, observed {row.observed or '-'}"
+            f", detect {row.seconds(row.detect)}, recover {row.seconds(row.recover)}{extra}"
+        )
         for i, note in enumerate(row.notes):
             if "\n" in note or i > 0:
                 log("    " + note.replace("\n", "\n    "))
@@ -185,11 +214,16 @@ class Runner:
     # ---- table ----------------------------------------------------------------------------
     def table(self):
         head = ("scenario", "expected", "observed", "detect", "recover", "history", "result")
-        rows = [(r.scenario, r.expected, r.observed, r.seconds(r.detect), r.seconds(r.recover), r.history, r.status) for r in self.rows]
-        widths = [max(len(str(x)) for x in col) for col in zip(head, *rows)]
-        line = lambda cells: "| " + " | ".join(str(c).ljust(w) for c, w in zip(cells, widths)) + " |"
+        rows = [
+            (r.scenario, r.expected, r.observed, r.seconds(r.detect), r.seconds(r.recover), r.history, r.status)
+            for r in self.rows
+        ]
+        widths = [max(len(str(x)) for x in col) for col in zip(head, *rows, strict=False)]
+
+        def line(cells):
+            return "| " + " | ".join(str(c).ljust(w) for c, w in zip(cells, widths, strict=False)) + " |"
+
         log(line(head))
         log("|" + "|".join("-" * (w + 2) for w in widths) + "|")
         for r in rows:
             log(line(r))
-

@@ -1,1 +1,1 @@
-"""The fleet lab's driver, by role; run through scripts/fleet_lab.py (see its docstring)."""
+"""The fleet lab (`scripts/lab fleet`): the driver is __main__.py (see its docstring)."""

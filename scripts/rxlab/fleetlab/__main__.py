@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The fleet lab's driver (run through scripts/fleet-lab.sh, which owns the last-resort cleanup).
+"""The fleet lab's driver (run through `scripts/lab fleet`, which owns the last-resort cleanup).
 
 The edge topology of deploy/fleet/ made of real processes in network namespaces that exist only
 for this run: three sites, each with reachability_exporter (probing an ICMP and an HTTP target
@@ -23,26 +23,25 @@ The agent's own counters must show nothing dropped. A closing table lists every 
 Static checks first: promtool check config (agent mode and central), check rules, test rules.
 Traffic: only inside the namespaces made here (10.77.0.0/16, no route to the host).
 """
+
 import argparse
-import os
 import signal
 import subprocess
 import sys
 import time
 
-sys.dont_write_bytecode = True  # no __pycache__ left in scripts/
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-from fleetlab.common import log  # noqa: E402
-from fleetlab.scenario import Rows, Scenario  # noqa: E402
-from fleetlab.topology import FLEET, Fleet  # noqa: E402
+from ..util import log
+from .scenario import Rows, Scenario
+from .topology import FLEET, Fleet
 
 
 def static_checks(rows):
-    checks = [("promtool check config --agent agent.yml", ["check", "config", "--agent", "agent.yml"]),
-              ("promtool check config central.yml", ["check", "config", "central.yml"]),
-              ("promtool check rules fleet.rules.yml", ["check", "rules", "fleet.rules.yml"]),
-              ("promtool test rules fleet.rules.test.yml", ["test", "rules", "fleet.rules.test.yml"])]
+    checks = [
+        ("promtool check config --agent agent.yml", ["check", "config", "--agent", "agent.yml"]),
+        ("promtool check config central.yml", ["check", "config", "central.yml"]),
+        ("promtool check rules fleet.rules.yml", ["check", "rules", "fleet.rules.yml"]),
+        ("promtool test rules fleet.rules.test.yml", ["test", "rules", "fleet.rules.test.yml"]),
+    ]
     for name, argv in checks:
         p = subprocess.run(["promtool", *argv], cwd=FLEET, capture_output=True, text=True, timeout=60)
         out = (p.stdout + p.stderr).strip().splitlines()
@@ -65,12 +64,18 @@ def main():
     ap.add_argument("--eval-interval", type=int, default=2, help="the central's rule evaluation interval (s)")
     ap.add_argument("--probe-interval", default="1s")
     ap.add_argument("--probe-timeout", default="500ms")
-    ap.add_argument("--silent-window", type=int, default=30, help="ReachabilitySiteSilent's window in the lab variant (s)")
+    ap.add_argument(
+        "--silent-window", type=int, default=30, help="ReachabilitySiteSilent's window in the lab variant (s)"
+    )
     ap.add_argument("--short-for", type=int, default=30, help="`for` of the lab's ReachabilityInternetUnreachable (s)")
-    ap.add_argument("--restart-agent-at", type=float, default=0,
-                    help="kill and restart the cut site's agent this many seconds into the outage (0: never). Shows Prometheus "
-                         "issue #8809: remote write resumes from the restart, the buffered samples before it are not "
-                         "sent, so the sample rows fail")
+    ap.add_argument(
+        "--restart-agent-at",
+        type=float,
+        default=0,
+        help="kill and restart the cut site's agent this many seconds into the outage (0: never). Shows Prometheus "
+        "issue #8809: remote write resumes from the restart, the buffered samples before it are not "
+        "sent, so the sample rows fail",
+    )
     ap.add_argument("--keep", action="store_true", help="keep the work directory (configs, logs, WALs)")
     args = ap.parse_args()
     if not 2 <= args.sites <= 9 or not 1 <= args.cut <= args.sites:
@@ -78,6 +83,7 @@ def main():
 
     def stop(signum, _frame):
         raise KeyboardInterrupt(f"signal {signum}")
+
     signal.signal(signal.SIGTERM, stop)
 
     started = time.time()
@@ -91,8 +97,10 @@ def main():
         fleet = Fleet(args)
         fleet.build()
         fleet.start()
-        log(f"fleet lab: namespaces {args.prefix}-*, {args.sites} sites, scrape every {args.scrape_interval}s, "
-            f"rules every {args.eval_interval}s, setup {time.time() - started:.0f}s")
+        log(
+            f"fleet lab: namespaces {args.prefix}-*, {args.sites} sites, scrape every {args.scrape_interval}s, "
+            f"rules every {args.eval_interval}s, setup {time.time() - started:.0f}s"
+        )
         stage = "scenario"
         Scenario(fleet, args, rows).run()
         dead = fleet.dead()

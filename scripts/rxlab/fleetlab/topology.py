@@ -12,19 +12,21 @@ Addresses are 10.77.0.0/16 only, and nothing routes out of the namespaces: site 
 10.77.i.2/24 behind 10.77.i.1, the central 10.77.100.2, the lab internet 10.77.200.1 behind
 10.77.250.2. An uplink outage is the core dropping everything to and from one site's link (the
 site keeps its carrier and routes: its internet and the central both go silent)."""
+
 import os
 import shlex
 import shutil
-import signal
 import subprocess
 import tempfile
-import time
 
 import yaml
 
-from .common import NsWorker, Prom, log, run, wait_until
+from .. import procs
+from ..exposition import Exposition
+from ..netns import Namespaces, NsWorker
+from ..prom import Prometheus
+from ..util import ROOT, log, run, tail, wait_until
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 FLEET = os.path.join(ROOT, "deploy", "fleet")
 SHIPPED_RULES = os.path.join(ROOT, "deploy", "prometheus", "reachability.rules.yml")
 INTERNET = "10.77.200.1"
@@ -65,36 +67,25 @@ class Fleet:
         self.work = tempfile.mkdtemp(prefix=f"{self.prefix}-")
         self.core, self.inet, self.central_ns = f"{self.prefix}-core", f"{self.prefix}-inet", f"{self.prefix}-central"
         self.sites = [Site(self, i) for i in range(1, args.sites + 1)]
-        self.namespaces, self.processes, self.workers = [], [], []
-        self.central = None  # Prom, once it runs
+        self.namespaces, self.processes, self.workers = Namespaces(), [], []
+        self.central = None  # Prometheus, once it runs
         self.exporter_bin = os.path.join(self.work, "reachability_exporter")
         self.cut_on = False
 
     # ---- network --------------------------------------------------------------------------
-    def add_namespace(self, name):
-        run("ip", "netns", "add", name)
-        self.namespaces.append(name)
-        run("ip", "-n", name, "link", "set", "lo", "up")
-
-    def link(self, ns_a, if_a, addr_a, ns_b, if_b, addr_b):
-        run("ip", "-n", ns_a, "link", "add", if_a, "type", "veth", "peer", "name", if_b, "netns", ns_b)
-        for ns, dev, addr in ((ns_a, if_a, addr_a), (ns_b, if_b, addr_b)):
-            run("ip", "-n", ns, "addr", "add", addr, "dev", dev)
-            run("ip", "-n", ns, "link", "set", dev, "up")
-
     def build(self):
         shutil.copy2(self.args.exporter_bin, self.exporter_bin)  # the source may be rebuilt while we run
         for ns in (self.core, self.inet, self.central_ns, *(s.ns for s in self.sites)):
-            self.add_namespace(ns)
+            self.namespaces.add(ns)
         run("ip", "netns", "exec", self.core, "sysctl", "-qw", "net.ipv4.ip_forward=1")
-        self.link(self.core, "net", "10.77.250.1/24", self.inet, "eth0", "10.77.250.2/24")
+        self.namespaces.link(self.core, "net", "10.77.250.1/24", self.inet, "eth0", "10.77.250.2/24")
         run("ip", "-n", self.inet, "addr", "add", f"{INTERNET}/32", "dev", "lo")
         run("ip", "-n", self.inet, "route", "add", "default", "via", "10.77.250.1")
         run("ip", "-n", self.core, "route", "add", f"{INTERNET}/32", "via", "10.77.250.2")
-        self.link(self.core, "cen", "10.77.100.1/24", self.central_ns, "eth0", f"{CENTRAL}/24")
+        self.namespaces.link(self.core, "cen", "10.77.100.1/24", self.central_ns, "eth0", f"{CENTRAL}/24")
         run("ip", "-n", self.central_ns, "route", "add", "default", "via", "10.77.100.1")
         for s in self.sites:
-            self.link(self.core, s.core_if, f"10.77.{s.index}.1/24", s.ns, "wan0", f"{s.address}/24")
+            self.namespaces.link(self.core, s.core_if, f"10.77.{s.index}.1/24", s.ns, "wan0", f"{s.address}/24")
             run("ip", "-n", s.ns, "route", "add", "default", "via", f"10.77.{s.index}.1")
             os.makedirs(s.history, exist_ok=True)
             s.worker = self.worker(s.ns)
@@ -108,9 +99,19 @@ class Fleet:
     def cut(self, site, on):
         """The site's uplink dies beyond its router: the core drops everything to and from it."""
         if on:
-            run("ip", "netns", "exec", self.core, "nft", "-f", "-", input_text=(
-                "table inet rxfleet_cut {\n  chain forward {\n    type filter hook forward priority 0; policy accept;\n"
-                f'    iifname "{site.core_if}" drop\n    oifname "{site.core_if}" drop\n  }}\n}}\n'))
+            run(
+                "ip",
+                "netns",
+                "exec",
+                self.core,
+                "nft",
+                "-f",
+                "-",
+                input_text=(
+                    "table inet rxfleet_cut {\n  chain forward {\n    type filter hook forward priority 0; policy accept;\n"
+                    f'    iifname "{site.core_if}" drop\n    oifname "{site.core_if}" drop\n  }}\n}}\n'
+                ),
+            )
         else:
             run("ip", "netns", "exec", self.core, "nft", "delete", "table", "inet", "rxfleet_cut")
         self.cut_on = on
@@ -118,9 +119,13 @@ class Fleet:
     # ---- processes ------------------------------------------------------------------------
     def spawn(self, name, ns, argv, ready_line=False):
         path = os.path.join(self.work, f"{name}.log")
-        p = subprocess.Popen(["ip", "netns", "exec", ns, *argv], stdin=subprocess.DEVNULL,
-                             stdout=subprocess.PIPE if ready_line else subprocess.DEVNULL,
-                             stderr=open(path, "w"), text=True)
+        p = subprocess.Popen(
+            ["ip", "netns", "exec", ns, *argv],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE if ready_line else subprocess.DEVNULL,
+            stderr=open(path, "w"),
+            text=True,
+        )
         self.processes.append((name, p, path))
         if ready_line and not (p.stdout.readline() or "").startswith("ready"):
             raise RuntimeError(f"{name} did not start: {self.tail(path)}")
@@ -128,19 +133,16 @@ class Fleet:
 
     @staticmethod
     def tail(path, lines=15):
-        try:
-            with open(path, errors="replace") as f:
-                return "".join(f.readlines()[-lines:])
-        except OSError:
-            return ""
+        return tail(path, lines)
 
     def wait_ready(self, name, worker, url, timeout=40):
-        proc, path = next((p, l) for n, p, l in self.processes if n == name)
+        proc, path = next((p, log_path) for n, p, log_path in self.processes if n == name)
 
         def ready():
             if proc.poll() is not None:
                 return "exited"
             return "ok" if worker.get(url, timeout=2)[0] == 200 else None
+
         if wait_until(ready, timeout) != "ok":
             raise RuntimeError(f"{name} not ready at {url} (exit {proc.poll()}):\n{self.tail(path)}")
 
@@ -149,12 +151,22 @@ class Fleet:
         self.spawn("inet-http", self.inet, ["python3", "-c", HTTP_204], ready_line=True)
         self.start_central()
         for s in self.sites:
-            self.spawn(f"exporter-{s.name}", s.ns, [
-                "env", "REACHABILITY_EXPORTER_REFUSE_DEFAULT_TARGETS=1", self.exporter_bin,
-                f"--web.listen-address=127.0.0.1:{EXPORTER_PORT}",
-                f"--probe.icmp={INTERNET}", f"--probe.http=http://{INTERNET}:{HTTP_PORT}/generate_204",
-                f"--probe.interval={a.probe_interval}", f"--probe.timeout={a.probe_timeout}",
-                f"--history.dir={s.history}", "--log.level=info"])
+            self.spawn(
+                f"exporter-{s.name}",
+                s.ns,
+                [
+                    "env",
+                    "REACHABILITY_EXPORTER_REFUSE_DEFAULT_TARGETS=1",
+                    self.exporter_bin,
+                    f"--web.listen-address=127.0.0.1:{EXPORTER_PORT}",
+                    f"--probe.icmp={INTERNET}",
+                    f"--probe.http=http://{INTERNET}:{HTTP_PORT}/generate_204",
+                    f"--probe.interval={a.probe_interval}",
+                    f"--probe.timeout={a.probe_timeout}",
+                    f"--history.dir={s.history}",
+                    "--log.level=info",
+                ],
+            )
         for s in self.sites:
             self.wait_ready(f"exporter-{s.name}", s.worker, f"http://127.0.0.1:{EXPORTER_PORT}/-/ready")
             self.start_agent(s)
@@ -185,15 +197,15 @@ class Fleet:
         moved into the lab (config, WAL); listen address as shipped (127.0.0.1 of the site)."""
         with open(os.path.join(FLEET, "reachability-agent.service")) as f:
             text = f.read().replace("\\\n", " ")
-        line = next(l for l in text.splitlines() if l.startswith("ExecStart="))
+        line = next(ln for ln in text.splitlines() if ln.startswith("ExecStart="))
         env = {}
         with open(os.path.join(FLEET, "reachability-agent.default")) as f:
-            for l in f:
-                if "=" in l and not l.startswith("#"):
-                    k, v = l.strip().split("=", 1)
+            for ln in f:
+                if "=" in ln and not ln.startswith("#"):
+                    k, v = ln.strip().split("=", 1)
                     env[k] = v.strip('"')
         argv = []
-        for word in shlex.split(line[len("ExecStart="):]):
+        for word in shlex.split(line[len("ExecStart=") :]):
             if word == "$ARGS":
                 argv += shlex.split(env.get("ARGS", ""))
                 continue
@@ -236,8 +248,10 @@ class Fleet:
             shipped = yaml.safe_load(f)
         rules = {r.get("alert"): r for g in fleet["groups"] + shipped["groups"] for r in g["rules"]}
         out = []
-        for name, old, new in (("ReachabilitySiteSilent", "[2m]", f"[{self.args.silent_window}s]"),
-                               ("ReachabilitySiteOutageReported", "[1h]", "[5m]")):
+        for name, old, new in (
+            ("ReachabilitySiteSilent", "[2m]", f"[{self.args.silent_window}s]"),
+            ("ReachabilitySiteOutageReported", "[1h]", "[5m]"),
+        ):
             r = dict(rules[name])
             if old not in r["expr"]:
                 raise RuntimeError(f"{name}: expected a {old} window in {r['expr']!r}")
@@ -264,22 +278,29 @@ class Fleet:
         cfg["scrape_configs"] = []
         with open(os.path.join(d, "central.yml"), "w") as f:
             yaml.safe_dump(cfg, f, sort_keys=False)
-        self.spawn("central", self.central_ns, [
-            self.args.prometheus, f"--config.file={d}/central.yml", f"--storage.tsdb.path={d}/data",
-            "--web.enable-remote-write-receiver", f"--web.listen-address={CENTRAL}:{CENTRAL_PORT}",
-            "--storage.tsdb.retention.time=1d"])
+        self.spawn(
+            "central",
+            self.central_ns,
+            [
+                self.args.prometheus,
+                f"--config.file={d}/central.yml",
+                f"--storage.tsdb.path={d}/data",
+                "--web.enable-remote-write-receiver",
+                f"--web.listen-address={CENTRAL}:{CENTRAL_PORT}",
+                "--storage.tsdb.retention.time=1d",
+            ],
+        )
         url = f"http://{CENTRAL}:{CENTRAL_PORT}"
         self.wait_ready("central", self.central_worker, f"{url}/-/ready")
-        self.central = Prom(self.central_worker, url)
+        self.central = Prometheus(url, fetch=self.central_worker.get)
 
     def agent_metrics(self, site):
         """The agent's own /metrics (remote-write queue state), read inside the site."""
         status, body = site.worker.get(f"http://127.0.0.1:{AGENT_PORT}/metrics")
         out = {}
-        for line in body.splitlines():
-            if line.startswith("prometheus_remote_storage_"):
-                name, _, value = line.rpartition(" ")
-                out[name.split("{")[0]] = out.get(name.split("{")[0], 0.0) + float(value)
+        for name, _, value in Exposition(body).samples:
+            if name.startswith("prometheus_remote_storage_"):
+                out[name] = out.get(name, 0.0) + value
         return out
 
     def dead(self):
@@ -295,23 +316,10 @@ class Fleet:
                 pass
         # In reverse order of starting: agents before the central (they would log its shutdown).
         for _, p, _ in reversed(self.processes):
-            if p.poll() is None:
-                p.terminate()
-                try:
-                    p.wait(10)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-                    p.wait()
+            procs.stop(p, grace=10)
         for w in self.workers:
             w.stop()
-        for ns in reversed(self.namespaces):  # anything left in them was started by this run
-            pids = run("ip", "netns", "pids", ns, check=False).stdout.split()
-            for pid in (int(p) for p in pids if p.isdigit() and int(p) != os.getpid()):
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-            run("ip", "netns", "del", ns, check=False)
+        self.namespaces.close()  # anything left in them was started by this run
         if self.args.keep:
             log(f"kept {self.work}")
         else:

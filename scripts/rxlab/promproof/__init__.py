@@ -1,1 +1,1 @@
-"""The Prometheus proof's checks, by role; run through scripts/prometheus-proof.py."""
+"""The Prometheus proof (`scripts/lab prometheus`): proof.sh runs it, __main__.py holds its checks."""

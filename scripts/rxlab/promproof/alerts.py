@@ -1,18 +1,20 @@
 """The alerts: broken variants the unit tests must catch, the short-`for` variant the live run
 fires, and the live drive's two probes: `wait` (an expression returns a series before a
 deadline: pending, firing, a panel's value) and `silent` (it returns none now)."""
+
 import concurrent.futures
 import copy
+import json
 import os
 import subprocess
-import json
 import sys
 import tempfile
 import time
 
 import yaml
 
-from .common import RULE_TESTS, Prom, fail, finish, load_rules, load_yaml, ok
+from ..prom import Prometheus
+from .queries import RULE_TESTS, fail, finish, load_rules, load_yaml, ok
 
 
 def cmd_mutate(args):
@@ -24,8 +26,10 @@ def cmd_mutate(args):
     jobs = []
     for gi, ri, r in alerts:
         n = r["alert"]
-        mutations = [("never fires", {"expr": "vector(1) == 0"}),
-                     ("fires with no labels as well", {"expr": f"({r['expr'].strip()}) or vector(1)"})]
+        mutations = [
+            ("never fires", {"expr": "vector(1) == 0"}),
+            ("fires with no labels as well", {"expr": f"({r['expr'].strip()}) or vector(1)"}),
+        ]
         if r.get("for", "0m") not in ("0m", "0s"):
             mutations.append(("for: 0m", {"for": "0m"}))
         for what, change in mutations:
@@ -49,7 +53,9 @@ def cmd_mutate(args):
                 yaml.safe_dump(m, f, sort_keys=False)
             with open(os.path.join(tmp, "test.yml"), "w") as f:
                 yaml.safe_dump(t, f, sort_keys=False)
-            p = subprocess.run(["promtool", "test", "rules", "test.yml"], cwd=tmp, capture_output=True, text=True, timeout=120)
+            p = subprocess.run(
+                ["promtool", "test", "rules", "test.yml"], cwd=tmp, capture_output=True, text=True, timeout=120
+            )
             return n, what, p.returncode
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as ex:
@@ -74,11 +80,11 @@ def cmd_variant(args):
 
 
 def cmd_wait(args):
-    prom = Prom(args.prometheus)
+    prom = Prometheus(args.prometheus)
     deadline = time.time() + args.timeout
     start = time.time()
     while time.time() < deadline:
-        res = prom.query(args.expr)
+        res = prom.evaluate(args.expr)
         if res.get("status") == "success" and res["data"]["result"]:
             labels = res["data"]["result"][0]["metric"]
             print(f"  ok   after {time.time() - start:.1f}s: {args.what}  {json.dumps(labels, sort_keys=True)}")
@@ -89,7 +95,7 @@ def cmd_wait(args):
 
 
 def cmd_silent(args):
-    res = Prom(args.prometheus).query(args.expr)
+    res = Prometheus(args.prometheus).evaluate(args.expr)
     if res.get("status") != "success":
         fail(f"{args.what}: {res.get('error')}\n       {args.expr}")
     elif res["data"]["result"]:

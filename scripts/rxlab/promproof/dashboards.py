@@ -6,16 +6,36 @@ values filled in, is evaluated by a Prometheus that hands each selector to our r
 endpoint. A name must be a series of the catalog (`reachability_exporter metrics`), a recording
 rule or one of Prometheus' own series; a selector that names no metric cannot be vouched for and
 fails too."""
+
 import json
 import os
 import re
 
+from ..prom import Prometheus
 from . import remote_read
-from .common import (BUILTIN_VARS, DASHBOARDS, PROMETHEUS_SERIES, RULE_TESTS, Catalog, Prom, all_panels,
-                     dashboard_files, dashboard_queries, expressions, fail, finish, load_dashboard, load_rules,
-                     load_yaml, ok, recorded_names)
+from .queries import (
+    BUILTIN_VARS,
+    DASHBOARDS,
+    PROMETHEUS_SERIES,
+    RULE_TESTS,
+    Catalog,
+    all_panels,
+    dashboard_files,
+    dashboard_queries,
+    expressions,
+    fail,
+    finish,
+    load_dashboard,
+    load_rules,
+    load_yaml,
+    ok,
+    recorded_names,
+)
 
-REQUIRED_VARS = {"reachability-host": {"datasource", "instance", "target"}, "reachability-fleet": {"datasource", "instance"}}
+REQUIRED_VARS = {
+    "reachability-host": {"datasource", "instance", "target"},
+    "reachability-fleet": {"datasource", "instance"},
+}
 
 
 def check_dashboards():
@@ -43,8 +63,10 @@ def check_dashboards():
             for var in re.findall(r"\$\{?(\w+)", expr):
                 if var not in variables and var not in BUILTIN_VARS and not var.isdigit():
                     fail(f"{name}: {where} uses undefined variable ${var}")
-        ok(f"{name}: {sum(1 for p in all_panels(d) if p['type'] != 'row')} panels, "
-           f"{len(dashboard_queries(d))} queries, variables {sorted(variables)}")
+        ok(
+            f"{name}: {sum(1 for p in all_panels(d) if p['type'] != 'row')} panels, "
+            f"{len(dashboard_queries(d))} queries, variables {sorted(variables)}"
+        )
 
 
 def check_panels(name, d, readme):
@@ -58,8 +80,13 @@ def check_panels(name, d, readme):
         g = p["gridPos"]
         if g["x"] < 0 or g["x"] + g["w"] > 24 or g["h"] <= 0:
             fail(f'{name}: panel "{p["title"]}" outside the 24-column grid')
-        for (o, og) in rects:
-            if g["x"] < og["x"] + og["w"] and og["x"] < g["x"] + g["w"] and g["y"] < og["y"] + og["h"] and og["y"] < g["y"] + g["h"]:
+        for o, og in rects:
+            if (
+                g["x"] < og["x"] + og["w"]
+                and og["x"] < g["x"] + g["w"]
+                and g["y"] < og["y"] + og["h"]
+                and og["y"] < g["y"] + g["h"]
+            ):
                 fail(f'{name}: panel "{p["title"]}" overlaps "{o}"')
         rects.append((p["title"], g))
         if p["type"] == "row":
@@ -71,7 +98,7 @@ def check_panels(name, d, readme):
         refs = [t["refId"] for t in p["targets"]]
         if len(refs) != len(set(refs)):
             fail(f'{name}: panel "{p["title"]}" repeats a refId')
-        if f'**{p["title"]}**' not in readme:
+        if f"**{p['title']}**" not in readme:
             fail(f'{name}: panel "{p["title"]}" is not described in dashboards/README.md')
 
 
@@ -94,7 +121,9 @@ def check_rules():
         for key in ("summary", "description"):
             if key not in a.get("annotations", {}):
                 fail(f"rules: {n} has no {key} annotation")
-    ok(f"rules: {len(alerts)} alerts, each with a firing and a silent unit test; {len(recorded_names(rules))} recording rules")
+    ok(
+        f"rules: {len(alerts)} alerts, each with a firing and a silent unit test; {len(recorded_names(rules))} recording rules"
+    )
     return rules
 
 
@@ -103,11 +132,11 @@ def cmd_names(args):
     Writes {key: [names]} to --out for the live run's allowances."""
     catalog = Catalog(args.binary)
     series, recorded = catalog.series(), recorded_names(load_rules())
-    prom, endpoint = Prom(args.prometheus), remote_read.Selectors(args.remote_read)
+    prom, endpoint = Prometheus(args.prometheus), remote_read.Selectors(args.remote_read)
     endpoint.take()
     selected, counts, used = {}, {}, set()
     for key, kind, queries, instant in expressions():
-        res = prom.query(queries[0], instant)
+        res = prom.evaluate(queries[0], instant)
         if res.get("status") != "success" or res.get("warnings"):
             fail(f"{key}: {res.get('error') or res.get('warnings')}\n       {queries[0]}")
             continue
@@ -126,8 +155,12 @@ def cmd_names(args):
         json.dump(selected, f, indent=1)
     for kind, n in sorted(counts.items()):
         ok(f"{kind}: {n} parsed by Prometheus, every selected name known")
-    ok(f"{len(used)} distinct names selected; the catalog has {len(catalog.metrics)} metrics ({len(series)} series names), "
-       f"{len(recorded)} recording rules; Prometheus' own: {sorted(used & PROMETHEUS_SERIES)}")
-    unused = sorted(m for m in catalog.metrics if not any(s in used for s, owner in series.items() if owner["name"] == m))
+    ok(
+        f"{len(used)} distinct names selected; the catalog has {len(catalog.metrics)} metrics ({len(series)} series names), "
+        f"{len(recorded)} recording rules; Prometheus' own: {sorted(used & PROMETHEUS_SERIES)}"
+    )
+    unused = sorted(
+        m for m in catalog.metrics if not any(s in used for s, owner in series.items() if owner["name"] == m)
+    )
     print(f"  note: catalog metrics no dashboard or rule selects ({len(unused)}): {', '.join(unused) or 'none'}")
     finish("metric names")

@@ -2,6 +2,7 @@
 use, and equal to what generate.py makes), compose, the Containerfile and its build context,
 the systemd unit, every image reference naming the binary's version, and every flag they pass
 known to the binary."""
+
 import json
 import os
 import re
@@ -11,69 +12,183 @@ import tempfile
 
 import yaml
 
-from .common import DASHBOARDS, ROOT, fail, ok
-
+from .queries import DASHBOARDS, ROOT, fail, ok
 
 # ---- Kubernetes -------------------------------------------------------------------------------
 
 SERVICEMONITOR_SCHEMA = {
-    "type": "object", "additionalProperties": False,
+    "type": "object",
+    "additionalProperties": False,
     "required": ["apiVersion", "kind", "metadata", "spec"],
     "properties": {
-        "apiVersion": {"const": "monitoring.coreos.com/v1"}, "kind": {"const": "ServiceMonitor"},
+        "apiVersion": {"const": "monitoring.coreos.com/v1"},
+        "kind": {"const": "ServiceMonitor"},
         "metadata": {"type": "object", "required": ["name", "namespace"]},
-        "spec": {"type": "object", "additionalProperties": False, "required": ["selector", "endpoints"], "properties": {
-            "jobLabel": {"type": "string"},
-            "selector": {"type": "object", "properties": {"matchLabels": {"type": "object"}}, "additionalProperties": False},
-            "namespaceSelector": {"type": "object", "additionalProperties": False, "properties": {
-                "matchNames": {"type": "array", "items": {"type": "string"}}, "any": {"type": "boolean"}}},
-            "endpoints": {"type": "array", "minItems": 1, "items": {"type": "object", "additionalProperties": False, "properties": {
-                "port": {"type": "string"}, "path": {"type": "string"}, "scheme": {"enum": ["http", "https"]},
-                "interval": {"type": "string", "pattern": "^[0-9]+(ms|s|m|h)$"},
-                "scrapeTimeout": {"type": "string", "pattern": "^[0-9]+(ms|s|m|h)$"},
-                "honorLabels": {"type": "boolean"},
-                "tlsConfig": {"type": "object", "additionalProperties": False, "properties": {
-                    "ca": {"$ref": "#/$defs/secretOrConfigMap"}, "cert": {"$ref": "#/$defs/secretOrConfigMap"},
-                    "keySecret": {"$ref": "#/$defs/secretKey"}, "serverName": {"type": "string"},
-                    "insecureSkipVerify": {"type": "boolean"}}},
-                "basicAuth": {"type": "object", "additionalProperties": False, "required": ["username", "password"],
-                              "properties": {"username": {"$ref": "#/$defs/secretKey"},
-                                             "password": {"$ref": "#/$defs/secretKey"}}},
-                "relabelings": {"$ref": "#/$defs/relabelings"}, "metricRelabelings": {"$ref": "#/$defs/relabelings"}}}}}}},
+        "spec": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["selector", "endpoints"],
+            "properties": {
+                "jobLabel": {"type": "string"},
+                "selector": {
+                    "type": "object",
+                    "properties": {"matchLabels": {"type": "object"}},
+                    "additionalProperties": False,
+                },
+                "namespaceSelector": {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "properties": {
+                        "matchNames": {"type": "array", "items": {"type": "string"}},
+                        "any": {"type": "boolean"},
+                    },
+                },
+                "endpoints": {
+                    "type": "array",
+                    "minItems": 1,
+                    "items": {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "properties": {
+                            "port": {"type": "string"},
+                            "path": {"type": "string"},
+                            "scheme": {"enum": ["http", "https"]},
+                            "interval": {"type": "string", "pattern": "^[0-9]+(ms|s|m|h)$"},
+                            "scrapeTimeout": {"type": "string", "pattern": "^[0-9]+(ms|s|m|h)$"},
+                            "honorLabels": {"type": "boolean"},
+                            "tlsConfig": {
+                                "type": "object",
+                                "additionalProperties": False,
+                                "properties": {
+                                    "ca": {"$ref": "#/$defs/secretOrConfigMap"},
+                                    "cert": {"$ref": "#/$defs/secretOrConfigMap"},
+                                    "keySecret": {"$ref": "#/$defs/secretKey"},
+                                    "serverName": {"type": "string"},
+                                    "insecureSkipVerify": {"type": "boolean"},
+                                },
+                            },
+                            "basicAuth": {
+                                "type": "object",
+                                "additionalProperties": False,
+                                "required": ["username", "password"],
+                                "properties": {
+                                    "username": {"$ref": "#/$defs/secretKey"},
+                                    "password": {"$ref": "#/$defs/secretKey"},
+                                },
+                            },
+                            "relabelings": {"$ref": "#/$defs/relabelings"},
+                            "metricRelabelings": {"$ref": "#/$defs/relabelings"},
+                        },
+                    },
+                },
+            },
+        },
+    },
     "$defs": {
-        "secretKey": {"type": "object", "additionalProperties": False, "required": ["name", "key"], "properties": {
-            "name": {"type": "string"}, "key": {"type": "string"}, "optional": {"type": "boolean"}}},
-        "secretOrConfigMap": {"type": "object", "additionalProperties": False, "properties": {
-            "secret": {"$ref": "#/$defs/secretKey"}, "configMap": {"$ref": "#/$defs/secretKey"}}},
-        "relabelings": {"type": "array", "items": {"type": "object", "additionalProperties": False, "properties": {
-        "action": {"enum": ["replace", "keep", "drop", "labelmap", "labeldrop", "labelkeep", "hashmod", "lowercase", "uppercase"]},
-        "sourceLabels": {"type": "array", "items": {"type": "string", "pattern": "^[a-zA-Z_][a-zA-Z0-9_]*$"}},
-        "separator": {"type": "string"}, "targetLabel": {"type": "string"}, "regex": {"type": "string"},
-        "modulus": {"type": "integer"}, "replacement": {"type": "string"}}}}},
+        "secretKey": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["name", "key"],
+            "properties": {"name": {"type": "string"}, "key": {"type": "string"}, "optional": {"type": "boolean"}},
+        },
+        "secretOrConfigMap": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {"secret": {"$ref": "#/$defs/secretKey"}, "configMap": {"$ref": "#/$defs/secretKey"}},
+        },
+        "relabelings": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "properties": {
+                    "action": {
+                        "enum": [
+                            "replace",
+                            "keep",
+                            "drop",
+                            "labelmap",
+                            "labeldrop",
+                            "labelkeep",
+                            "hashmod",
+                            "lowercase",
+                            "uppercase",
+                        ]
+                    },
+                    "sourceLabels": {
+                        "type": "array",
+                        "items": {"type": "string", "pattern": "^[a-zA-Z_][a-zA-Z0-9_]*$"},
+                    },
+                    "separator": {"type": "string"},
+                    "targetLabel": {"type": "string"},
+                    "regex": {"type": "string"},
+                    "modulus": {"type": "integer"},
+                    "replacement": {"type": "string"},
+                },
+            },
+        },
+    },
 }
 PROMETHEUSRULE_SCHEMA = {
-    "type": "object", "additionalProperties": False, "required": ["apiVersion", "kind", "metadata", "spec"],
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["apiVersion", "kind", "metadata", "spec"],
     "properties": {
-        "apiVersion": {"const": "monitoring.coreos.com/v1"}, "kind": {"const": "PrometheusRule"},
+        "apiVersion": {"const": "monitoring.coreos.com/v1"},
+        "kind": {"const": "PrometheusRule"},
         "metadata": {"type": "object", "required": ["name", "namespace"]},
-        "spec": {"type": "object", "additionalProperties": False, "required": ["groups"], "properties": {
-            "groups": {"type": "array", "items": {"type": "object", "additionalProperties": False, "required": ["name", "rules"], "properties": {
-                "name": {"type": "string"}, "interval": {"type": "string"}, "limit": {"type": "integer"},
-                "rules": {"type": "array", "items": {"type": "object", "additionalProperties": False, "required": ["expr"], "properties": {
-                    "record": {"type": "string"}, "alert": {"type": "string"}, "expr": {"type": "string"},
-                    "for": {"type": "string"}, "labels": {"type": "object"}, "annotations": {"type": "object"}}}}}}}}}},
+        "spec": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["groups"],
+            "properties": {
+                "groups": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "required": ["name", "rules"],
+                        "properties": {
+                            "name": {"type": "string"},
+                            "interval": {"type": "string"},
+                            "limit": {"type": "integer"},
+                            "rules": {
+                                "type": "array",
+                                "items": {
+                                    "type": "object",
+                                    "additionalProperties": False,
+                                    "required": ["expr"],
+                                    "properties": {
+                                        "record": {"type": "string"},
+                                        "alert": {"type": "string"},
+                                        "expr": {"type": "string"},
+                                        "for": {"type": "string"},
+                                        "labels": {"type": "object"},
+                                        "annotations": {"type": "object"},
+                                    },
+                                },
+                            },
+                        },
+                    },
+                }
+            },
+        },
+    },
 }
 
 
 def check_kubernetes(rules):
     import jsonschema
+
     k8s = os.path.join(ROOT, "deploy/kubernetes")
     with tempfile.TemporaryDirectory() as tmp:
         subprocess.run([sys.executable, os.path.join(k8s, "generate.py"), tmp], check=True)
         for f in ("configmap.yaml", "prometheusrule.yaml"):
             with open(os.path.join(tmp, f)) as a, open(os.path.join(k8s, f)) as b:
                 if a.read() != b.read():
-                    fail(f"kubernetes: {f} is not what generate.py makes from its source; run deploy/kubernetes/generate.py")
+                    fail(
+                        f"kubernetes: {f} is not what generate.py makes from its source; run deploy/kubernetes/generate.py"
+                    )
     docs = {}
     for f in sorted(os.listdir(k8s)):
         if f.endswith(".yaml") and f != "kustomization.yaml":
@@ -104,24 +219,58 @@ def check_kubernetes(rules):
         (sc.get("capabilities", {}).get("drop") == ["ALL"], "DaemonSet drops ALL capabilities"),
         (sc.get("allowPrivilegeEscalation") is False, "DaemonSet forbids privilege escalation"),
         (sc.get("readOnlyRootFilesystem") is True, "DaemonSet has a read-only root file system"),
-        (ds["spec"]["selector"]["matchLabels"].items() <= ds["spec"]["template"]["metadata"]["labels"].items(), "DaemonSet selector matches its pods"),
-        (svc["spec"]["selector"].items() <= ds["spec"]["template"]["metadata"]["labels"].items(), "Service selects the DaemonSet's pods"),
-        (sm["spec"]["selector"]["matchLabels"].items() <= svc["metadata"]["labels"].items(), "ServiceMonitor selects the Service"),
-        (all(e["port"] in {p["name"] for p in svc["spec"]["ports"]} for e in sm["spec"]["endpoints"]), "ServiceMonitor port names exist on the Service"),
-        (any(r.get("targetLabel") == "job" and r.get("replacement") == "reachability" for e in sm["spec"]["endpoints"] for r in e.get("relabelings", [])),
-         'ServiceMonitor sets job="reachability", as the rules expect'),
+        (
+            ds["spec"]["selector"]["matchLabels"].items() <= ds["spec"]["template"]["metadata"]["labels"].items(),
+            "DaemonSet selector matches its pods",
+        ),
+        (
+            svc["spec"]["selector"].items() <= ds["spec"]["template"]["metadata"]["labels"].items(),
+            "Service selects the DaemonSet's pods",
+        ),
+        (
+            sm["spec"]["selector"]["matchLabels"].items() <= svc["metadata"]["labels"].items(),
+            "ServiceMonitor selects the Service",
+        ),
+        (
+            all(e["port"] in {p["name"] for p in svc["spec"]["ports"]} for e in sm["spec"]["endpoints"]),
+            "ServiceMonitor port names exist on the Service",
+        ),
+        (
+            any(
+                r.get("targetLabel") == "job" and r.get("replacement") == "reachability"
+                for e in sm["spec"]["endpoints"]
+                for r in e.get("relabelings", [])
+            ),
+            'ServiceMonitor sets job="reachability", as the rules expect',
+        ),
         ({p["containerPort"] for p in c["ports"]} == {10361}, "container port is the exporter's 10361"),
-        (any(m["name"] == "config" for m in c["volumeMounts"]) and any(v.get("configMap", {}).get("name") == docs["ConfigMap"]["metadata"]["name"] for v in pod["volumes"]),
-         "DaemonSet mounts the ConfigMap"),
-        (len({d["metadata"].get("namespace", d["metadata"]["name"]) for d in docs.values()}) == 1, "every object in one namespace"),
+        (
+            any(m["name"] == "config" for m in c["volumeMounts"])
+            and any(
+                v.get("configMap", {}).get("name") == docs["ConfigMap"]["metadata"]["name"] for v in pod["volumes"]
+            ),
+            "DaemonSet mounts the ConfigMap",
+        ),
+        (
+            len({d["metadata"].get("namespace", d["metadata"]["name"]) for d in docs.values()}) == 1,
+            "every object in one namespace",
+        ),
         (not any("hostPort" in p for p in c["ports"]), "no hostPort (hostNetwork already puts the port on the node)"),
-        (any(a.startswith("--web.config.file=/etc/reachability_exporter/web/") for a in c["args"])
-         and any(m["name"] == "web" and m["mountPath"] == "/etc/reachability_exporter/web" for m in c["volumeMounts"]),
-         "DaemonSet serves with the web configuration it mounts"),
-        (all(e.get("scheme") == "https" and "basicAuth" in e for e in sm["spec"]["endpoints"]),
-         "ServiceMonitor scrapes over TLS with basic auth"),
-        (not any("httpGet" in c.get(p, {}) for p in ("livenessProbe", "readinessProbe")),
-         "kubelet probes do not ask an endpoint that needs the password"),
+        (
+            any(a.startswith("--web.config.file=/etc/reachability_exporter/web/") for a in c["args"])
+            and any(
+                m["name"] == "web" and m["mountPath"] == "/etc/reachability_exporter/web" for m in c["volumeMounts"]
+            ),
+            "DaemonSet serves with the web configuration it mounts",
+        ),
+        (
+            all(e.get("scheme") == "https" and "basicAuth" in e for e in sm["spec"]["endpoints"]),
+            "ServiceMonitor scrapes over TLS with basic auth",
+        ),
+        (
+            not any("httpGet" in c.get(p, {}) for p in ("livenessProbe", "readinessProbe")),
+            "kubelet probes do not ask an endpoint that needs the password",
+        ),
     ]
     for good, what in expect:
         (ok if good else fail)(f"kubernetes: {what}")
@@ -129,24 +278,32 @@ def check_kubernetes(rules):
         kz = yaml.safe_load(fh)
     listed = set(kz["resources"])
     present = {f for f in os.listdir(k8s) if f.endswith(".yaml") and f != "kustomization.yaml"}
-    (ok if listed == present else fail)(f"kubernetes: kustomization lists every manifest ({sorted(listed ^ present) or 'all'})")
+    (ok if listed == present else fail)(
+        f"kubernetes: kustomization lists every manifest ({sorted(listed ^ present) or 'all'})"
+    )
     generated = {g["name"]: [os.path.basename(f) for f in g["files"]] for g in kz.get("secretGenerator", [])}
     web_secret = next(v["secret"]["secretName"] for v in pod["volumes"] if v["name"] == "web")
     web_config = next(a.split("/")[-1] for a in c["args"] if a.startswith("--web.config.file="))
-    refs = {(r["name"], r["key"]) for e in sm["spec"]["endpoints"]
-            for r in (e["basicAuth"]["username"], e["basicAuth"]["password"], e["tlsConfig"]["ca"]["secret"])}
+    refs = {
+        (r["name"], r["key"])
+        for e in sm["spec"]["endpoints"]
+        for r in (e["basicAuth"]["username"], e["basicAuth"]["password"], e["tlsConfig"]["ca"]["secret"])
+    }
     (ok if web_config in generated.get(web_secret, []) and all(k in generated.get(n, []) for n, k in refs) else fail)(
-        f"kubernetes: the secretGenerator makes every Secret key the DaemonSet and ServiceMonitor use ({sorted(refs)})")
+        f"kubernetes: the secretGenerator makes every Secret key the DaemonSet and ServiceMonitor use ({sorted(refs)})"
+    )
     with open(os.path.join(k8s, "make-web-secret.sh")) as fh:
         script = fh.read()
     made = set(re.findall(r"(?:>|-out |-keyout )([a-z.\-]+)", script))
     wanted = {f for files in generated.values() for f in files}
     (ok if {os.path.basename(f) for f in wanted} <= made else fail)(
-        f"kubernetes: make-web-secret.sh writes every generated file ({sorted(wanted - made) or 'all'})")
+        f"kubernetes: make-web-secret.sh writes every generated file ({sorted(wanted - made) or 'all'})"
+    )
     return c["args"]
 
 
 # ---- compose ----------------------------------------------------------------------------------
+
 
 def check_compose():
     cdir = os.path.join(ROOT, "deploy/compose")
@@ -179,7 +336,9 @@ def check_compose():
     if not os.path.exists(os.path.join(cdir, b.get("context", "."), b.get("dockerfile", "Dockerfile"))):
         fail("compose: exporter build points at a missing Containerfile")
     exp = services["exporter"]
-    (ok if exp.get("cap_add") == ["NET_RAW"] and exp.get("cap_drop") == ["ALL"] else fail)("compose: exporter holds NET_RAW only")
+    (ok if exp.get("cap_add") == ["NET_RAW"] and exp.get("cap_drop") == ["ALL"] else fail)(
+        "compose: exporter holds NET_RAW only"
+    )
     prom = mounts.get("prometheus", {})
     if prom.get("/etc/prometheus/reachability.rules.yml") != "../prometheus/reachability.rules.yml":
         fail("compose: Prometheus does not mount the shipped rules file")
@@ -191,7 +350,10 @@ def check_compose():
         fail(f"compose: Grafana's dashboard provider reads {path}, which is not the mounted dashboards/")
     with open(os.path.join(cdir, "grafana/provisioning/datasources/prometheus.yml")) as f:
         dsp = yaml.safe_load(f)
-    if not any(d.get("type") == "prometheus" and d.get("isDefault") and "prometheus:9090" in d.get("url", "") for d in dsp["datasources"]):
+    if not any(
+        d.get("type") == "prometheus" and d.get("isDefault") and "prometheus:9090" in d.get("url", "")
+        for d in dsp["datasources"]
+    ):
         fail("compose: no default Prometheus datasource pointing at the prometheus service")
     home = services["grafana"].get("environment", {}).get("GF_DASHBOARDS_DEFAULT_HOME_DASHBOARD_PATH", "")
     if home and not os.path.exists(os.path.join(DASHBOARDS, os.path.basename(home))):
@@ -202,13 +364,17 @@ def check_compose():
 
 # ---- Containerfile and systemd ----------------------------------------------------------------
 
+
 def check_containerfile():
     path = os.path.join(ROOT, "deploy/container/Containerfile")
     with open(path) as f:
         text = f.read()
     lines = re.sub(r"\\\n", " ", text).splitlines()
-    instr = [(l.split(None, 1)[0].upper(), l.split(None, 1)[1] if len(l.split(None, 1)) > 1 else "")
-             for l in (x.strip() for x in lines) if l and not l.startswith("#")]
+    instr = [
+        (ln.split(None, 1)[0].upper(), ln.split(None, 1)[1] if len(ln.split(None, 1)) > 1 else "")
+        for ln in (x.strip() for x in lines)
+        if ln and not ln.startswith("#")
+    ]
     known = {"ARG", "FROM", "RUN", "WORKDIR", "COPY", "USER", "EXPOSE", "ENTRYPOINT", "CMD", "ENV", "LABEL", "VOLUME"}
     for k, _ in instr:
         if k not in known:
@@ -218,20 +384,33 @@ def check_containerfile():
     copies = [a for k, a in instr if k == "COPY" and "--from=" in a]
     checks = [
         (len(froms) >= 2, "multi-stage (build and runtime stages)"),
-        (all(re.search(r"--from=(\S+)", a).group(1) in stages for a in copies) and copies, "COPY --from names a defined stage"),
-        (any("--static-swift-stdlib" in a and "-c release" in a for k, a in instr if k == "RUN"), "release build with --static-swift-stdlib"),
-        (re.search(r"apt-get install[^&]*\blibssl3\b[^&]*\bca-certificates\b", text.split(froms[-1])[-1]) is not None, "runtime stage installs libssl3 and ca-certificates"),
-        ([a for k, a in instr if k == "USER"][-1:] != ["root"] and [a for k, a in instr if k == "USER"][-1:] != ["0"], "runtime user is not root"),
+        (
+            all(re.search(r"--from=(\S+)", a).group(1) in stages for a in copies) and copies,
+            "COPY --from names a defined stage",
+        ),
+        (
+            any("--static-swift-stdlib" in a and "-c release" in a for k, a in instr if k == "RUN"),
+            "release build with --static-swift-stdlib",
+        ),
+        (
+            re.search(r"apt-get install[^&]*\blibssl3\b[^&]*\bca-certificates\b", text.split(froms[-1])[-1])
+            is not None,
+            "runtime stage installs libssl3 and ca-certificates",
+        ),
+        (
+            [a for k, a in instr if k == "USER"][-1:] != ["root"]
+            and [a for k, a in instr if k == "USER"][-1:] != ["0"],
+            "runtime user is not root",
+        ),
         (all(json.loads(a) for k, a in instr if k in ("ENTRYPOINT", "CMD")), "ENTRYPOINT and CMD in exec (JSON) form"),
     ]
     for good, what in checks:
         (ok if good else fail)(f"Containerfile: {what}")
     # The build context Containerfile.dockerignore lets through must hold a loadable package.
     with open(os.path.join(ROOT, "deploy/container/Containerfile.dockerignore")) as f:
-        keep = [l[1:].rstrip("/") for l in f.read().split() if l.startswith("!")]
+        keep = [w[1:].rstrip("/") for w in f.read().split() if w.startswith("!")]
     with open(os.path.join(ROOT, "Package.swift")) as f:
         manifest = f.read()
-    paths = set(re.findall(r'path:\s*"([^"]+)"', manifest))
     targets = re.findall(r'\.(target|executableTarget|testTarget|systemLibrary)\(name:\s*"([^"]+)"([^)]*)', manifest)
     for kind, name, rest in targets:
         m = re.search(r'path:\s*"([^"]+)"', rest)
@@ -252,9 +431,16 @@ def check_systemd():
             if "=" in line and not line.startswith(("#", ";", "[")):
                 k, v = line.split("=", 1)
                 settings.setdefault(k, []).append(v)
-    want = {"DynamicUser": "yes", "AmbientCapabilities": "CAP_NET_RAW", "CapabilityBoundingSet": "CAP_NET_RAW",
-            "NoNewPrivileges": "yes", "ProtectSystem": "strict", "StateDirectory": "reachability_exporter",
-            "ProtectHome": "yes", "PrivateTmp": "yes"}
+    want = {
+        "DynamicUser": "yes",
+        "AmbientCapabilities": "CAP_NET_RAW",
+        "CapabilityBoundingSet": "CAP_NET_RAW",
+        "NoNewPrivileges": "yes",
+        "ProtectSystem": "strict",
+        "StateDirectory": "reachability_exporter",
+        "ProtectHome": "yes",
+        "PrivateTmp": "yes",
+    }
     for k, v in want.items():
         (ok if settings.get(k) == [v] else fail)(f"systemd: {k}={v}")
     if "PrivateUsers" in settings or "PrivateNetwork" in settings:
@@ -285,7 +471,9 @@ def check_config_path():
             for m in pattern.finditer(text):
                 seen.setdefault(m.group(1), set()).add(os.path.relpath(path, ROOT))
     # Prometheus's own files (its server, its agent, Alertmanager) are named the same way.
-    ours = {p: w for p, w in seen.items() if p.startswith("/etc/reachability_exporter") and not p.endswith("/agent.yml")}
+    ours = {
+        p: w for p, w in seen.items() if p.startswith("/etc/reachability_exporter") and not p.endswith("/agent.yml")
+    }
     others = {p: sorted(w) for p, w in ours.items() if p != CONFIG_PATH}
     if others or CONFIG_PATH not in seen:
         fail(f"configuration path: everything must name {CONFIG_PATH}; found {others or 'it nowhere'}")
@@ -311,9 +499,11 @@ def check_image_references(binary):
     want = f"{name}:{version}"
     # The three deploy files that run it, parsed.
     runs = {}
-    for rel, get in (("deploy/kubernetes/daemonset.yaml", lambda d: d["spec"]["template"]["spec"]["containers"][0]["image"]),
-                     ("deploy/compose/compose.yaml", lambda d: d["services"]["exporter"]["image"]),
-                     ("deploy/fleet/compose.yaml", lambda d: d["services"]["exporter"]["image"])):
+    for rel, get in (
+        ("deploy/kubernetes/daemonset.yaml", lambda d: d["spec"]["template"]["spec"]["containers"][0]["image"]),
+        ("deploy/compose/compose.yaml", lambda d: d["services"]["exporter"]["image"]),
+        ("deploy/fleet/compose.yaml", lambda d: d["services"]["exporter"]["image"]),
+    ):
         with open(os.path.join(ROOT, rel)) as f:
             runs[rel] = get(yaml.safe_load(f))
     wrong = {rel: ref for rel, ref in runs.items() if ref != want}
@@ -321,7 +511,9 @@ def check_image_references(binary):
     # Every mention in any file under deploy/: an `image:`, a `-t`/`--tag`, a name:tag in prose,
     # a release file name.
     ours = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*reachability_exporter)(?::([\w][\w.+-]*))?")
-    tagged_use = re.compile(r"(?:\bimage:\s*|\s(?:-t|--tag)[\s=]+)[\"']?((?:[\w.-]+/)*reachability_exporter)(?::([\w][\w.+-]*))?")
+    tagged_use = re.compile(
+        r"(?:\bimage:\s*|\s(?:-t|--tag)[\s=]+)[\"']?((?:[\w.-]+/)*reachability_exporter)(?::([\w][\w.+-]*))?"
+    )
     release_file = re.compile(r"reachability_exporter-([0-9][\w.+~-]*?)\.linux-[a-z0-9_]+")
     bad, count = [], 0
     for d, _, files in os.walk(os.path.join(ROOT, "deploy")):
@@ -347,7 +539,8 @@ def check_image_references(binary):
                     bad.append(f"{rel}: {m.group(0)}")
     (fail if bad or count < len(runs) else ok)(
         f"images: every image reference in deploy/ ({count}) is {want}, none is :latest"
-        + (f"; found {sorted(set(bad))}" if bad else ""))
+        + (f"; found {sorted(set(bad))}" if bad else "")
+    )
 
 
 def check_flags(binary, arg_sets):
@@ -373,5 +566,12 @@ def check_deploy(binary, rules):
     check_config_path()
     print("images:")
     check_image_references(binary)
-    check_flags(binary, [("DaemonSet", k8s_args), ("compose", compose_args), ("Containerfile CMD", cmd_args),
-                         ("systemd default ARGS", unit_args)])
+    check_flags(
+        binary,
+        [
+            ("DaemonSet", k8s_args),
+            ("compose", compose_args),
+            ("Containerfile CMD", cmd_args),
+            ("systemd default ARGS", unit_args),
+        ],
+    )

@@ -7,11 +7,26 @@ Metrics that may legitimately have no series in the proof run are listed in ABSE
 the reason; every other dashboard query and recording rule must return series in some phase,
 and no query may error. Which names a query selects comes from the name check (dashboards.py,
 through Prometheus' own parser), not from parsing PromQL here."""
+
 import json
 import os
 
-from .common import (DASHBOARDS, Catalog, Prom, all_panels, expressions, fail, finish, grafana_regex,
-                     load_dashboard, load_rules, ok, recorded_names, substitute, template_values)
+from ..prom import Prometheus
+from .queries import (
+    DASHBOARDS,
+    Catalog,
+    all_panels,
+    expressions,
+    fail,
+    finish,
+    grafana_regex,
+    load_dashboard,
+    load_rules,
+    ok,
+    recorded_names,
+    substitute,
+    template_values,
+)
 
 # Metrics that exist but have no series in this run, and why.
 ABSENT_IN_RUN = {
@@ -22,8 +37,15 @@ ABSENT_IN_RUN = {
 SLOW_GROUP = "recording rule of a 1m group: in a ~1 min run it may not have evaluated, or evaluated before its inputs had samples"
 # Series Prometheus makes itself with the job's labels: those it adds to every scrape (its
 # documentation, "Jobs and instances") and the alerts' state; not the exporter's.
-PROMETHEUS_OWN = {"up", "scrape_duration_seconds", "scrape_samples_scraped", "scrape_samples_post_metric_relabeling",
-                  "scrape_series_added", "ALERTS", "ALERTS_FOR_STATE"}
+PROMETHEUS_OWN = {
+    "up",
+    "scrape_duration_seconds",
+    "scrape_samples_scraped",
+    "scrape_samples_post_metric_relabeling",
+    "scrape_series_added",
+    "ALERTS",
+    "ALERTS_FOR_STATE",
+}
 TARGET_LABELS = {"__name__", "job", "instance"}
 
 
@@ -40,17 +62,24 @@ def cmd_live(args):
     """One phase of the live run. Errors fail at once; whether a query returned series is merged
     into --state across phases, and --enforce (the last phase) fails on queries that never did
     and are not allowed to be empty."""
-    prom = Prom(args.prometheus)
+    prom = Prometheus(args.prometheus)
     instances = args.instances.split(",")
     with open(args.names) as f:
         selected = json.load(f)
     rules_api = prom.data("/api/v1/rules")["groups"]
-    unevaluated = {r["name"] for g in rules_api for r in g["rules"] if r["type"] == "recording" and r.get("health") != "ok"}
+    unevaluated = {
+        r["name"] for g in rules_api for r in g["rules"] if r["type"] == "recording" and r.get("health") != "ok"
+    }
     # Recording rules of slow (>= 1m) groups evaluate once or twice in this short run, possibly
     # before their inputs have samples: empty results there are timing, not breakage (errors
     # still fail). Faster groups must return series.
-    unevaluated |= {r["record"] for g in load_rules()["groups"] if g.get("interval", "").endswith(("m", "h"))
-                    for r in g["rules"] if "record" in r}
+    unevaluated |= {
+        r["record"]
+        for g in load_rules()["groups"]
+        if g.get("interval", "").endswith(("m", "h"))
+        for r in g["rules"]
+        if "record" in r
+    }
     state = {}
     if os.path.exists(args.state):
         with open(args.state) as f:
@@ -63,7 +92,7 @@ def cmd_live(args):
         entry = state.setdefault(key, {"kind": kind, "data": False, "reason": reason, "expr": queries[0]})
         entry["reason"] = reason
         for q in queries:
-            res = prom.query(q, instant)
+            res = prom.evaluate(q, instant)
             if res.get("status") != "success" or res.get("warnings"):
                 errors += 1
                 fail(f"{key}: {res.get('error') or res.get('warnings')}\n       {q}")
@@ -71,8 +100,10 @@ def cmd_live(args):
                 entry["data"] = True
 
     values = template_values()
-    print(f"phase {args.phase}: template variables $job=reachability, $instance= each of {instances} on the host view "
-          f"and .* on the fleet view, $target=.*, $__rate_interval={values['__rate_interval']}, $__range={values['__range']}")
+    print(
+        f"phase {args.phase}: template variables $job=reachability, $instance= each of {instances} on the host view "
+        f"and .* on the fleet view, $target=.*, $__rate_interval={values['__rate_interval']}, $__range={values['__range']}"
+    )
     for key, kind, queries, instant in expressions([grafana_regex(i) for i in instances]):
         if key not in selected:
             fail(f"{key}: not in the name check's output ({args.names})")
@@ -84,13 +115,17 @@ def cmd_live(args):
             if kind == "dashboard annotation" and not reason:
                 reason = "annotations mark events; none need have happened"
         evaluate(key, kind, queries, instant, reason)
-    bad = [(g["name"], r["name"], r.get("lastError")) for g in rules_api for r in g["rules"] if r.get("health") == "err"]
+    bad = [
+        (g["name"], r["name"], r.get("lastError")) for g in rules_api for r in g["rules"] if r.get("health") == "err"
+    ]
     for g, n, e in bad:
         fail(f"rule {g}/{n} health err: {e}")
     evaluated = sum(1 for g in rules_api for r in g["rules"] if r.get("health") == "ok")
     total = sum(len(g["rules"]) for g in rules_api)
-    ok(f"Prometheus rule health: {evaluated}/{total} evaluated ok, {len(bad)} errors, "
-       f"{total - evaluated - len(bad)} not evaluated yet; may be empty (slow group or not evaluated): {sorted(unevaluated) or 'none'}")
+    ok(
+        f"Prometheus rule health: {evaluated}/{total} evaluated ok, {len(bad)} errors, "
+        f"{total - evaluated - len(bad)} not evaluated yet; may be empty (slow group or not evaluated): {sorted(unevaluated) or 'none'}"
+    )
     print(f"  query errors in this phase: {errors}")
     with open(args.state, "w") as f:
         json.dump(state, f, indent=1)
@@ -127,7 +162,7 @@ def cmd_served(args):
     """What Prometheus scraped from the exporters against the catalog: every series name is one
     of the catalog's, with no label the catalog does not list; every family's type and help (the
     targets metadata API) are the catalog's."""
-    catalog, prom = Catalog(args.binary), Prom(args.prometheus)
+    catalog, prom = Catalog(args.binary), Prometheus(args.prometheus)
     series = catalog.series()
     match = {"match[]": '{job="reachability"}'}
     # The job's series but Prometheus' own and those of the recording rules (which keep the job label).
@@ -156,11 +191,17 @@ def cmd_served(args):
         families.add(e["metric"])
         m = catalog.family(e["metric"], e["type"])
         if m is None or m["type"] != e["type"] or m["help"] != e["help"]:
-            fail(f"served: family {e['metric']} ({e['type']}: {e['help']!r}) is not the catalog's "
-                 f"({m and m['type']}: {m and m['help']!r})")
-    absent = sorted(m for m in catalog.metrics if not any(s in names for s, owner in series.items() if owner["name"] == m))
-    ok(f"served ({args.phase}): {len(names)} series names from {len(instances)} exporters, each in the catalog, no label "
-       f"beyond its; {len(families)} families, type and help as the catalog's")
+            fail(
+                f"served: family {e['metric']} ({e['type']}: {e['help']!r}) is not the catalog's "
+                f"({m and m['type']}: {m and m['help']!r})"
+            )
+    absent = sorted(
+        m for m in catalog.metrics if not any(s in names for s, owner in series.items() if owner["name"] == m)
+    )
+    ok(
+        f"served ({args.phase}): {len(names)} series names from {len(instances)} exporters, each in the catalog, no label "
+        f"beyond its; {len(families)} families, type and help as the catalog's"
+    )
     print(f"  note: catalog metrics with no series in this run ({len(absent)}): {', '.join(absent) or 'none'}")
     finish(f"served metrics, phase {args.phase}")
 

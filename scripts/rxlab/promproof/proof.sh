@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # Proof that the dashboards, the Prometheus rules and the deploy files work, against the real
-# exporter and a real Prometheus. Run by scripts/test (and so by .ci/run); runs alone too:
+# exporter and a real Prometheus. Run by scripts/test (and so by .ci/run); runs alone too, through
+# the one entry (which finds the exporter and bounds the run: PROOF_TIMEOUT, default 300 s):
 #
-#   scripts/prometheus-proof.sh            (expects a built exporter; builds it if missing)
-#   RX_BIN_DIR=/path/to/bin scripts/prometheus-proof.sh   (a prebuilt exporter; no swift build)
+#   scripts/lab prometheus
+#   RX_BIN_DIR=/path/to/bin scripts/lab prometheus   (a prebuilt exporter; no swift build)
 #
 # 1. Static: promtool check config/rules, promtool test rules, mutation of every alert (its unit
 #    tests must catch it), yamllint, kubernetes-validate (offline, in an empty network
 #    namespace), the PrometheusRule and ConfigMap equal to their sources, compose, Containerfile
 #    and systemd structure, systemd-analyze verify/security, amtool check-config. Metric names:
 #    a Prometheus with no scrapes parses every dashboard and rule query and hands each selector
-#    to a remote-read endpoint (scripts/proof/remote_read.py); every name selected must be in the
+#    to a remote-read endpoint (remote_read.py); every name selected must be in the
 #    exporter's catalog (`reachability_exporter metrics --output=json`), a recording rule or
 #    Prometheus' own.
 # 2. Live (loopback only): a 204 server, two exporters (A: http mode with an uplink bound to lo
@@ -18,23 +19,19 @@
 #    history) and Prometheus scraping them every second with the shipped rules. What they serve
 #    matches the catalog (names, label names, type, help). Every dashboard query (panels,
 #    variables, annotations) and every rule expression is evaluated through the HTTP API: no
-#    errors; empty only where scripts/proof/live.py allows it. Then the 204 server stops:
+#    errors; empty only where live.py allows it. Then the 204 server stops:
 #    ReachabilityInternetUnreachable must go pending (the shipped 5m `for`) and fire (a variant
 #    with `for: 2s`, labelled proof="short_for"); B's file breaks: its reload must fail and
 #    ReachabilityConfigReloadFailed go pending. Then exporter B stops: ReachabilityExporterDown
 #    must go pending.
 #
-# Every process is started here and stopped by its PID; everything lives in one temp dir; the
-# whole run is bounded (PROOF_TIMEOUT, default 300 s).
+# Every process is started here and stopped by its PID; everything lives in one temp dir.
+# Expects RX_BIN_DIR (the directory of reachability_exporter) and PYTHONPATH with scripts/: the
+# entry sets both.
 set -euo pipefail
-self=$(realpath "$0")
-cd "$(dirname "$self")/.."
+cd "$(dirname "$(realpath "$0")")/../../.."
 root=$PWD
 export REACHABILITY_EXPORTER_REFUSE_DEFAULT_TARGETS=1
-
-if [ -z "${RX_PROOF_INNER:-}" ]; then
-  RX_PROOF_INNER=1 exec timeout --kill-after=10 "${PROOF_TIMEOUT:-300}" "$self" "$@"
-fi
 started=$(date +%s)
 step() { printf '\n== %s (t=%ss)\n' "$*" "$(( $(date +%s) - started ))"; }
 wait_for() {  # wait_for <seconds> <command...>
@@ -65,21 +62,17 @@ if ((${#py_missing[@]})); then
   python3 -m pip install -q "${py_missing[@]}" >/dev/null 2>&1
 fi
 
-if [ -n "${RX_BIN_DIR:-}" ]; then  # RX_BIN_DIR=DIR: a reachability_exporter built elsewhere (no swift build)
-  bin="$RX_BIN_DIR/reachability_exporter"
-else
-  bin="$(swift build --show-bin-path)/reachability_exporter"
-  [ -x "$bin" ] || swift build --product reachability_exporter 2>&1 | grep -Ev '^\[[0-9]+/[0-9]+\]' || true
-fi
+bin="${RX_BIN_DIR:?run through scripts/lab prometheus}/reachability_exporter"
 [ -x "$bin" ] || { echo "no exporter binary at $bin"; exit 1; }
 
 tmp=$(mktemp -d /tmp/rx-proof.XXXXXX)
 pids=()
-source "$root/scripts/procs.sh"
+# shellcheck source=scripts/rxlab/procs.sh
+source "$root/scripts/rxlab/procs.sh"
 trap cleanup EXIT
 trap 'exit 124' TERM INT
 
-proof() { python3 "$root/scripts/prometheus-proof.py" "$@"; }
+proof() { python3 -m rxlab.promproof "$@"; }
 
 # ---- 1. static --------------------------------------------------------------------------------
 step "promtool: config, rules, unit tests"
@@ -125,7 +118,7 @@ step "dashboards, rules coverage, kubernetes, compose, Containerfile, systemd, f
 proof static --binary "$bin"
 
 step "metric names: what the dashboards and rules select, as Prometheus parses it, against the catalog"
-python3 "$root/scripts/proof/remote_read.py" --port-file "$tmp/remote-read.port" 2>"$tmp/remote-read.log" &
+python3 -m rxlab.promproof.remote_read --port-file "$tmp/remote-read.port" 2>"$tmp/remote-read.log" &
 rr_pid=$!; pids+=("$rr_pid")
 wait_for 5 test -s "$tmp/remote-read.port" || { echo "remote-read endpoint did not start"; exit 1; }
 remote_read="http://127.0.0.1:$(cat "$tmp/remote-read.port")"
@@ -162,7 +155,8 @@ srv=$!; pids+=("$srv")
 wait_for 5 test -s "$tmp/204.port" || { echo "204 server did not start"; exit 1; }
 url="http://127.0.0.1:$(cat "$tmp/204.port")/generate_204"
 
-start_exporter() {  # start_exporter <name> <flags...>; sets addr_<name>
+addr_a="" addr_b="" pid_a="" pid_b=""  # set by start_exporter
+start_exporter() {  # start_exporter <name> <flags...>; sets addr_<name> and pid_<name>
   local name=$1; shift
   "$bin" --web.listen-address=127.0.0.1:0 "$@" 2>"$tmp/exporter-$name.log" &
   pids+=("$!"); eval "pid_$name=$!"

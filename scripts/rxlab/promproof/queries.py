@@ -1,19 +1,17 @@
 """What the proof's checks share: paths, the pass/fail tally, the rules and dashboards as files
-(every query with Grafana's template values filled in), the exporter's metric catalog and
-Prometheus' HTTP API."""
+(every query with Grafana's template values filled in) and the exporter's metric catalog.
+Prometheus' HTTP API is rxlab.prom's."""
+
 import json
 import os
 import re
 import subprocess
 import sys
-import time
-import urllib.error
-import urllib.parse
-import urllib.request
 
 import yaml
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from ..util import ROOT
+
 RULES = os.path.join(ROOT, "deploy/prometheus/reachability.rules.yml")
 RULE_TESTS = os.path.join(ROOT, "deploy/prometheus/reachability.rules.test.yml")
 DASHBOARDS = os.path.join(ROOT, "dashboards")
@@ -44,6 +42,7 @@ def finish(what):
 
 # ---- rules ------------------------------------------------------------------------------------
 
+
 def load_yaml(path):
     with open(path) as f:
         return yaml.safe_load(f)
@@ -59,6 +58,7 @@ def recorded_names(rules):
 
 # ---- dashboards -------------------------------------------------------------------------------
 
+
 def dashboard_files():
     return sorted(os.path.join(DASHBOARDS, f) for f in os.listdir(DASHBOARDS) if f.endswith(".json"))
 
@@ -71,8 +71,7 @@ def load_dashboard(path):
 def all_panels(d):
     for p in d.get("panels", []):
         yield p
-        for c in p.get("panels", []):
-            yield c
+        yield from p.get("panels", [])
 
 
 def dashboard_queries(d):
@@ -84,7 +83,7 @@ def dashboard_queries(d):
     for v in d.get("templating", {}).get("list", []):
         if v.get("type") == "query":
             q = v["query"]["query"] if isinstance(v["query"], dict) else v["query"]
-            out.append((f'variable ${v["name"]}', q, True, "variable"))
+            out.append((f"variable ${v['name']}", q, True, "variable"))
     for a in d.get("annotations", {}).get("list", []):
         if a.get("expr"):
             out.append((f'annotation "{a["name"]}"', a["expr"], False, "annotation"))
@@ -93,9 +92,11 @@ def dashboard_queries(d):
 
 def substitute(expr, values):
     """Grafana-style: $name and ${name}; names without a value ($1 in label_replace) stay."""
+
     def repl(m):
         name = m.group(1) or m.group(2)
         return values.get(name, m.group(0))
+
     return re.sub(r"\$\{(\w+)\}|\$(\w+)", repl, expr)
 
 
@@ -114,8 +115,12 @@ def template_values(instance=".*"):
 
 
 def all_values():
-    return {v["name"]: v["allValue"] for path in dashboard_files()
-            for v in load_dashboard(path)["templating"]["list"] if "allValue" in v}
+    return {
+        v["name"]: v["allValue"]
+        for path in dashboard_files()
+        for v in load_dashboard(path)["templating"]["list"]
+        if "allValue" in v
+    }
 
 
 def grafana_regex(value):
@@ -139,12 +144,13 @@ def expressions(host_instances=(".*",)):
     for g in load_rules()["groups"]:
         for r in g["rules"]:
             if "alert" in r:
-                yield f'alert {r["alert"]}', "alert expression", [r["expr"]], True
+                yield f"alert {r['alert']}", "alert expression", [r["expr"]], True
             else:
-                yield f'record {r["record"]}', "recording rule", [r["expr"]], True
+                yield f"record {r['record']}", "recording rule", [r["expr"]], True
 
 
 # ---- the metric catalog -----------------------------------------------------------------------
+
 
 class Catalog:
     """Every metric the exporter can serve, as the binary lists it (`reachability_exporter
@@ -169,30 +175,3 @@ class Catalog:
         """The catalog entry of a metric family named as Prometheus' metadata names it
         (OpenMetrics drops a counter's _total), or None."""
         return self.metrics.get(name) or (self.metrics.get(name + "_total") if kind == "counter" else None)
-
-
-# ---- Prometheus' HTTP API ---------------------------------------------------------------------
-
-class Prom:
-    def __init__(self, url):
-        self.url = url.rstrip("/")
-
-    def get(self, path, **params):
-        q = urllib.parse.urlencode(params, doseq=True)
-        try:
-            with urllib.request.urlopen(f"{self.url}{path}?{q}", timeout=10) as r:
-                return json.load(r)
-        except urllib.error.HTTPError as e:
-            return json.load(e)
-
-    def query(self, expr, instant=True):
-        now = time.time()
-        if instant:
-            return self.get("/api/v1/query", query=expr, time=f"{now:.3f}")
-        return self.get("/api/v1/query_range", query=expr, start=f"{now - 30:.3f}", end=f"{now:.3f}", step="1")
-
-    def data(self, path, **params):
-        res = self.get(path, **params)
-        if res.get("status") != "success":
-            raise SystemExit(f"Prometheus {path}: {res.get('error')}")
-        return res["data"]

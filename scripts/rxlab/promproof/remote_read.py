@@ -1,6 +1,6 @@
 """Which series names a PromQL expression selects, as the real Prometheus parses it.
 
-A Prometheus started for this (scripts/prometheus-proof.sh: an empty TSDB, no scrapes, one
+A Prometheus started for this (proof.sh: an empty TSDB, no scrapes, one
 `remote_read` endpoint with `read_recent: true`) sends every vector and matrix selector of every
 query it evaluates to the remote-read endpoint served here, as label matchers. So evaluating an
 expression through its HTTP API and collecting those requests gives exactly the selectors
@@ -8,9 +8,10 @@ Prometheus' own parser found: no PromQL tokenizer of ours. The cost is a reader 
 wire format: snappy-compressed protobuf (prompb.ReadRequest); snappy comes from cramjam (PyPI),
 the few protobuf fields needed are read below; the reply is an empty result per query.
 
-  python3 scripts/proof/remote_read.py --port-file FILE   serves until stopped (by its PID)
+  python3 -m rxlab.promproof.remote_read --port-file FILE   serves until stopped (by its PID)
   Selectors(url).take()                                 the selectors received since the last take
 """
+
 import argparse
 import http.server
 import json
@@ -18,7 +19,7 @@ import sys
 import threading
 import urllib.request
 
-import cramjam  # snappy, from PyPI (scripts/prometheus-proof.sh installs it)
+import cramjam  # snappy, from PyPI (proof.sh installs it)
 
 MATCH_TYPES = ("=", "!=", "=~", "!~")  # prompb.LabelMatcher.Type, in enum order
 
@@ -42,10 +43,10 @@ def protobuf_fields(data):
             value, i = varint(data, i)
         elif wire == 2:
             n, i = varint(data, i)
-            value, i = data[i:i + n], i + n
+            value, i = data[i : i + n], i + n
         elif wire in (1, 5):
             width = 8 if wire == 1 else 4
-            value, i = data[i:i + width], i + width
+            value, i = data[i : i + width], i + width
         else:
             raise ValueError(f"protobuf: wire type {wire}")
         yield number, value
@@ -54,8 +55,10 @@ def protobuf_fields(data):
 def varint(data, i):
     value, shift = 0, 0
     while True:
-        b = data[i]; i += 1
-        value |= (b & 0x7F) << shift; shift += 7
+        b = data[i]
+        i += 1
+        value |= (b & 0x7F) << shift
+        shift += 7
         if b < 0x80:
             return value, i
 

@@ -1,14 +1,15 @@
-#!/usr/bin/env python3
-"""Helpers for scripts/status-page-proof.sh (standard library plus html5lib).
+"""Helpers for proof.sh, the status page proof (`scripts/lab status-page`; standard library plus
+html5lib).
 
-  status-page-proof.py proxy PORT_FILE LOG ALLOWED   a logging HTTP proxy on 127.0.0.1:0 that
+  python3 -m rxlab.statuspage proxy PORT_FILE LOG ALLOWED   a logging HTTP proxy on 127.0.0.1:0 that
       forwards plain GETs to ALLOWED (host:port) only, refuses everything else (CONNECT, other
       hosts) and logs every request line; the browser is pointed at it, so the log is the list of
       every request the page made.
-  status-page-proof.py check PAGE DOM PROXY_LOG ALLOWED   checks the served HTML (strict HTML5
+  python3 -m rxlab.statuspage check PAGE DOM PROXY_LOG ALLOWED   checks the served HTML (strict HTML5
       parse, no off-host URL in any attribute or style), the browser's DOM (state, timeline
       segments, 30 day bars, outage rows) and the proxy log (every request went to ALLOWED).
 """
+
 import http.client
 import http.server
 import re
@@ -63,7 +64,20 @@ def proxy(port_file, log_path, allowed):
 
 
 # Attributes that make a browser fetch or navigate.
-URL_ATTRS = {"src", "href", "action", "formaction", "poster", "data", "srcset", "xlink:href", "background", "cite", "manifest", "ping"}
+URL_ATTRS = {
+    "src",
+    "href",
+    "action",
+    "formaction",
+    "poster",
+    "data",
+    "srcset",
+    "xlink:href",
+    "background",
+    "cite",
+    "manifest",
+    "ping",
+}
 
 
 class Links(HTMLParser):
@@ -121,7 +135,9 @@ def check(page_path, dom_path, log_path, allowed):
     if links.bad:
         failures.append("off-host references: " + "; ".join(links.bad[:5]))
     else:
-        print(f"references: {links.count} link/src attributes, all relative to the exporter; no script, image or stylesheet element")
+        print(
+            f"references: {links.count} link/src attributes, all relative to the exporter; no script, image or stylesheet element"
+        )
 
     # 3. The browser's DOM shows what the history holds.
     state = re.search(r'<div class="verdict" id="verdict" data-state="([a-z]+)"', dom)
@@ -132,8 +148,10 @@ def check(page_path, dom_path, log_path, allowed):
     days = re.findall(r'<g class="day" data-day="(\d{4}-\d\d-\d\d)"', dom)
     outages = re.findall(r'<tr class="outage" data-state="([a-z]+)"', dom)
     rtt = re.findall(r'<svg class="chart rtt"', dom)
-    print(f"DOM: verdict {state.group(1) if state else None}; timeline segments {len(segments)} "
-          f"({', '.join(f'{s} {segments.count(s)}' for s in sorted(set(segments)))}); day bars {len(days)}; outage rows {len(outages)}; RTT charts {len(rtt)}; scope bands {', '.join(bands) or 'none'}; family/uplink outage rows {len(scope_outages)}")
+    print(
+        f"DOM: verdict {state.group(1) if state else None}; timeline segments {len(segments)} "
+        f"({', '.join(f'{s} {segments.count(s)}' for s in sorted(set(segments)))}); day bars {len(days)}; outage rows {len(outages)}; RTT charts {len(rtt)}; scope bands {', '.join(bands) or 'none'}; family/uplink outage rows {len(scope_outages)}"
+    )
     if not state or state.group(1) != "full" or ">Full</div>" not in dom:
         failures.append("the verdict is not shown as Full")
     if segments.count("limited") < 4 or "full" not in segments or "gap" not in segments:
@@ -158,9 +176,17 @@ def check(page_path, dom_path, log_path, allowed):
     ours = [r for r in requests if urlsplit(r[1]).netloc == allowed and r[0] == "GET"]
     from_page = [r for r in requests if r[2] != "-"]
     outside = [r for r in from_page if urlsplit(r[1]).netloc != allowed or r[0] != "GET"]
-    browser = sorted({f"{r[0]} {urlsplit(r[1]).netloc or r[1]}" for r in requests if r[2] == "-" and urlsplit(r[1]).netloc != allowed})
-    print(f"requests through the logging proxy: {len(ours)} to the exporter ({', '.join(sorted({urlsplit(r[1]).path for r in ours}))}), "
-          f"{len(outside)} elsewhere from the page; the browser's own background requests, refused: {', '.join(browser) or 'none'}")
+    browser = sorted(
+        {
+            f"{r[0]} {urlsplit(r[1]).netloc or r[1]}"
+            for r in requests
+            if r[2] == "-" and urlsplit(r[1]).netloc != allowed
+        }
+    )
+    print(
+        f"requests through the logging proxy: {len(ours)} to the exporter ({', '.join(sorted({urlsplit(r[1]).path for r in ours}))}), "
+        f"{len(outside)} elsewhere from the page; the browser's own background requests, refused: {', '.join(browser) or 'none'}"
+    )
     if not ours:
         failures.append("the proxy saw no request to the exporter: the browser did not use it, so nothing was proven")
     if outside:

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Proof that the status page shows a month of history and loads nothing from outside.
-# Run by scripts/test; runs alone too (expects built binaries, builds them if missing):
+# Run by scripts/test; runs alone too, through the one entry (which finds the binaries, runs this
+# in a network namespace of its own with only loopback, and bounds the run: PROOF_TIMEOUT,
+# default 180 s):
 #
-#   scripts/status-page-proof.sh
+#   scripts/lab status-page
+#   RX_BIN_DIR=/path/to/bin scripts/lab status-page   (prebuilt binaries; no swift build)
 #
 # 1. history_bench writes 30 days of synthetic history ending now (1-minute rounds, an outage of
 #    5 minutes every 6 hours, a 10-minute gap every day) into a temp dir.
@@ -11,49 +14,22 @@
 # 3. Headless Chromium renders `/` through a logging proxy that forwards to the exporter only
 #    (--proxy-bypass-list='<-loopback>' sends even loopback requests through it, and the host
 #    resolver maps every other name to nothing): a screenshot (.build/artifacts/status-page.png)
-#    and the DOM. scripts/status-page-proof.py then checks the DOM (verdict, timeline segments,
+#    and the DOM. __main__.py (beside this file) then checks the DOM (verdict, timeline segments,
 #    30 day bars, outage rows, RTT charts), parses the served HTML strictly with html5lib, checks
 #    that no attribute or style points off the exporter, and that every request the page caused
 #    (those with the page as Referer) went to the exporter; the browser's own background requests
 #    are refused by the proxy and listed.
 #
-# Every process is started here and stopped by its PID; all waits are bounded (PROOF_TIMEOUT,
-# default 180 s for the whole script).
+# Every process is started here and stopped by its PID; all waits are bounded. Expects RX_BIN_DIR
+# (reachability_exporter, history_bench) and PYTHONPATH with scripts/: the entry sets both, and
+# has installed chromium and html5lib before entering the offline namespace.
 set -euo pipefail
-self=$(realpath "$0")
-cd "$(dirname "$self")/.."
+cd "$(dirname "$(realpath "$0")")/../../.."
 root=$PWD
 export REACHABILITY_EXPORTER_REFUSE_DEFAULT_TARGETS=1
 
-# The page is rendered inside a network namespace with only loopback, which needs root: without
-# it the proof says so and does not run (it never passes silently).
-if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null; then
-  echo "NOTICE: status page proof NOT RUN (needs root and ip for a loopback-only network namespace; uid $(id -u))"
-  exit 0
-fi
-
-# Installs first (package registries), before anything runs in the offline namespace below.
-command -v chromium >/dev/null || { apt-get update -qq; DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null; }
-python3 -c 'import html5lib' 2>/dev/null || python3 -m pip install -q html5lib >/dev/null 2>&1 \
-  || { apt-get update -qq; DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-html5lib >/dev/null; }
-
-if [ -z "${RX_PROOF_INNER:-}" ]; then
-  # Everything below (exporter, proxy, Chromium) runs in a network namespace made for this run
-  # with only a loopback interface, so not even the browser's own background services can leave
-  # the machine; the proxy and resolver rules stay as a second line.
-  ns="rxproof-$$"
-  ip netns add "$ns"
-  trap 'ip netns del "$ns" 2>/dev/null || true' EXIT
-  ip -n "$ns" link set lo up
-  rc=0
-  RX_PROOF_INNER=1 timeout --kill-after=10 "${PROOF_TIMEOUT:-180}" ip netns exec "$ns" "$self" "$@" || rc=$?
-  exit "$rc"
-fi
-
-
-binpath="$(swift build --show-bin-path)"
+binpath="${RX_BIN_DIR:?run through scripts/lab status-page}"
 for product in reachability_exporter history_bench; do
-  [ -x "$binpath/$product" ] || swift build --product "$product" 2>&1 | grep -Ev '^\[[0-9]+/[0-9]+\]' || true
   [ -x "$binpath/$product" ] || { echo "no $product binary in $binpath"; exit 1; }
 done
 
@@ -61,7 +37,8 @@ tmp=$(mktemp -d /tmp/rx-status-proof.XXXXXX)
 artifacts="$root/.build/artifacts"
 mkdir -p "$artifacts"
 pids=()
-source "$root/scripts/procs.sh"
+# shellcheck source=scripts/rxlab/procs.sh
+source "$root/scripts/rxlab/procs.sh"
 trap cleanup EXIT
 trap 'exit 124' TERM INT
 
@@ -97,7 +74,7 @@ page_ready() {
 wait_for 30 page_ready || { echo "the page never showed a full verdict with the RTT history loaded"; exit 1; }
 echo "== exporter on $addr: $(wc -c <"$tmp/page.html") bytes at /"
 
-python3 "$root/scripts/status-page-proof.py" proxy "$tmp/proxy.port" "$tmp/proxy-requests.txt" "$addr" 2>"$tmp/proxy.log" &
+python3 -m rxlab.statuspage proxy "$tmp/proxy.port" "$tmp/proxy-requests.txt" "$addr" 2>"$tmp/proxy.log" &
 pids+=($!)
 wait_for 10 test -s "$tmp/proxy.port" || { echo "proxy did not start"; exit 1; }
 
@@ -119,5 +96,5 @@ browse --dump-dom >"$tmp/dom.html"
 echo "== screenshot: $artifacts/status-page.png ($(wc -c <"$artifacts/status-page.png") bytes)"
 cp "$tmp/page.html" "$artifacts/status-page.html"
 
-python3 "$root/scripts/status-page-proof.py" check "$tmp/page.html" "$tmp/dom.html" "$tmp/proxy-requests.txt" "$addr"
+python3 -m rxlab.statuspage check "$tmp/page.html" "$tmp/dom.html" "$tmp/proxy-requests.txt" "$addr"
 echo "status page proof: passed"
