@@ -5,6 +5,7 @@
 
 Percentiles are the upper bound of the bucket that holds them (what histogram_quantile would
 interpolate within)."""
+
 import sys
 
 
@@ -36,4 +37,6 @@ def pct(q):
 
 
 top = next((le for le, c in cumulative if c >= n), float("inf"))
-print(f"count={n:.0f} p50<={pct(0.5)} p90<={pct(0.9)} p99<={pct(0.99)} max<={'+Inf' if top == float('inf') else f'{top * 1000:g}ms'}")
+print(
+    f"count={n:.0f} p50<={pct(0.5)} p90<={pct(0.9)} p99<={pct(0.99)} max<={'+Inf' if top == float('inf') else f'{top * 1000:g}ms'}"
+)

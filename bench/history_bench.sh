@@ -26,7 +26,7 @@ echo "generating $DAYS days at ${INTERVAL}s with $PROBES probes per round in $di
 gen=$("$BIN/history_bench" generate "$dir" --days "$DAYS" --interval "$INTERVAL" --probes "$PROBES")
 echo "$gen"
 want=$(sed -n 's/.*overall_outages=\([0-9]*\).*/\1/p' <<<"$gen")
-echo "on disk: $(du -sh "$dir" | cut -f1) in $(ls "$dir" | wc -l) files"
+echo "on disk: $(du -sh "$dir" | cut -f1) in $(find "$dir" -mindepth 1 -maxdepth 1 | wc -l) files"
 
 # Warm the page cache once so the runs measure decoding, not the disk.
 cat "$dir"/* >/dev/null

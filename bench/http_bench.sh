@@ -52,7 +52,7 @@ modules:
 EOF
 "$BLACKBOX" --config.file="$TMP/blackbox.yml" --web.listen-address="127.0.0.1:$BB_PORT" >"$TMP/blackbox.log" 2>&1 &
 BB_PID=$!
-PIDS+=($BB_PID)
+PIDS+=("$BB_PID")
 
 for _ in $(seq 100); do
     [[ -s "$TMP/server_port" ]] && curl -fs "http://127.0.0.1:$BB_PORT/-/healthy" >/dev/null 2>&1 && break

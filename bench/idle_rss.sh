@@ -37,14 +37,14 @@ REACHABILITY_EXPORTER_REFUSE_DEFAULT_TARGETS=1 ip netns exec "$ns" "$OURS" --web
   --probe.icmp=127.0.0.1 --probe.icmp=127.0.0.2 --probe.tcp=127.0.0.1:9 \
   --probe.http=http://127.0.0.1:8080/a --probe.http=http://127.0.0.1:8080/b \
   --probe.trust-local-targets --no-path.monitor --log.level=warn 2>"$tmp/ours.log" &
-ours=$!; pids+=($ours)
+ours=$!; pids+=("$ours")
 printf 'targets: []\n' >"$tmp/smokeping.yml"
 ip netns exec "$ns" "$SMOKE" --config.file="$tmp/smokeping.yml" --web.listen-address=127.0.0.1:9374 -i 1s --log.level=error \
   127.0.0.1 127.0.0.2 127.0.0.3 127.0.0.4 127.0.0.5 >"$tmp/smokeping.log" 2>&1 &
-smoke=$!; pids+=($smoke)
+smoke=$!; pids+=("$smoke")
 printf 'modules:\n  http_2xx:\n    prober: http\n    http: {valid_status_codes: [204], preferred_ip_protocol: ip4}\n' >"$tmp/bb.yml"
 ip netns exec "$ns" "$BLACKBOX" --config.file="$tmp/bb.yml" --web.listen-address=127.0.0.1:9115 --log.level=warn >"$tmp/bb.log" 2>&1 &
-bb=$!; pids+=($bb)
+bb=$!; pids+=("$bb")
 sleep 3
 for _ in 1 2 3 4 5; do inns curl -fsS --max-time 5 -o /dev/null "http://127.0.0.1:9115/probe?module=http_2xx&target=http://127.0.0.1:8080/" || true; done
 # Each is scraped once, as Prometheus would.

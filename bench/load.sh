@@ -46,7 +46,7 @@ REACHABILITY_EXPORTER_REFUSE_DEFAULT_TARGETS=1 ip netns exec "$ns" "$BIN" --web.
   --web.max-connections=$((CONNECTIONS * 2)) \
   --probe.interval=1s --probe.timeout=500ms "${flags[@]}" 2>"$work/exporter.log" &
 epid=$!
-pids+=($epid)
+pids+=("$epid")
 url="http://127.0.0.1:$port/metrics"
 for _ in $(seq 200); do inns curl -fsS -o /dev/null "http://127.0.0.1:$port/-/ready" 2>/dev/null && break; sleep 0.1; done
 rss() { awk '/VmRSS/ { print $2 }' "/proc/$epid/status"; }

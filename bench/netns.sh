@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by bench/load.sh, bench/soak.sh and bench/idle_rss.sh: a network namespace with only loopback for this
 # run (named <prefix>-<pid>), a scratch directory, and an EXIT trap that stops every PID in
 # `pids` (processes the script started) and deletes both. `inns CMD...` runs CMD inside (in the foreground: `$!` of a backgrounded function is its subshell's).

@@ -31,7 +31,7 @@ port=10361
 REACHABILITY_EXPORTER_REFUSE_DEFAULT_TARGETS=1 ip netns exec "$ns" "$BIN" --web.listen-address=127.0.0.1:$port --no-path.monitor \
   --probe.interval=1s --probe.timeout=500ms "${flags[@]}" 2>"$work/exporter.log" &
 epid=$!
-pids+=($epid)
+pids+=("$epid")
 url="http://127.0.0.1:$port/metrics"
 for _ in $(seq 200); do inns curl -fsS -o /dev/null "http://127.0.0.1:$port/-/ready" 2>/dev/null && break; sleep 0.1; done
 
@@ -43,7 +43,7 @@ sample() {
   local rss fds threads rounds fails
   rss=$(awk '/VmRSS/ { print $2 }' "/proc/$epid/status")
   threads=$(awk '/Threads/ { print $2 }' "/proc/$epid/status")
-  fds=$(ls "/proc/$epid/fd" | wc -l)
+  fds=$(find "/proc/$epid/fd" -mindepth 1 -maxdepth 1 | wc -l)
   rounds=$(awk '/^reachability_rounds_total / { print $2 }' "$work/last.prom" 2>/dev/null || echo 0)
   fails=$(awk '/^reachability_probe_failures_total/ { s += $NF } END { printf "%.0f", s }' "$work/last.prom" 2>/dev/null || echo 0)
   echo "$rss $fds $threads ${rounds:-0} ${fails:-0}"

@@ -2,6 +2,7 @@
 """A TCP sink for bench/load.sh and bench/soak.sh: listens on 0.0.0.0:PORT (inside the bench's
 own network namespace, so every 127.x.y.z address reaches it), accepts and closes at once.
 Prints "ready" when listening. Runs until killed."""
+
 import selectors
 import socket
 import sys

@@ -5,10 +5,11 @@
 - prometheusrule.yaml <- deploy/prometheus/reachability.rules.yml (the rule groups, verbatim)
 
 The files are embedded as text (comments and layout kept), not re-serialised.
-scripts/prometheus-proof.sh regenerates them into a temp dir and fails if they differ.
+scripts/lab prometheus regenerates them into a temp dir and fails if they differ.
 
 usage: generate.py [OUTPUT_DIR]   (default: this directory)
 """
+
 import os
 import sys
 
@@ -18,8 +19,9 @@ DEPLOY = os.path.dirname(HERE)
 
 def indent(text, spaces):
     pad = " " * spaces
-    return "".join(pad + line if line.strip() else "\n" if line.endswith("\n") else line
-                   for line in text.splitlines(keepends=True))
+    return "".join(
+        pad + line if line.strip() else "\n" if line.endswith("\n") else line for line in text.splitlines(keepends=True)
+    )
 
 
 def configmap(config_text):
@@ -33,7 +35,8 @@ def configmap(config_text):
         "  labels:\n"
         "    app.kubernetes.io/name: reachability-exporter\n"
         "data:\n"
-        "  reachability_exporter.yml: |\n" + indent(config_text, 4))
+        "  reachability_exporter.yml: |\n" + indent(config_text, 4)
+    )
 
 
 def prometheusrule(rules_text):
@@ -50,7 +53,8 @@ def prometheusrule(rules_text):
         "  namespace: reachability\n"
         "  labels:\n"
         "    app.kubernetes.io/name: reachability-exporter\n"
-        "spec:\n" + indent(rules_text[start:], 2))
+        "spec:\n" + indent(rules_text[start:], 2)
+    )
 
 
 def main():
