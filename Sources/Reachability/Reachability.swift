@@ -68,7 +68,9 @@ public final class Reachability: Sendable {
         public var problems: [String] {
             probes.compactMap { p in p.problem.map { "\(p.name): \($0)" } }
                 + uplinks.compactMap { u in
-                    InterfaceName.problem(u).map { "uplink \(u.debugDescription): an interface name \($0)" }
+                    (InterfaceName.problem(u) ?? Scope.reservedUplinkProblem(u)).map {
+                        "uplink \(u.debugDescription): an interface name \($0)"
+                    }
                 }
         }
     }
@@ -100,7 +102,9 @@ public final class Reachability: Sendable {
         var settings = MonitorSettings()
         settings.interval = configuration.interval
         settings.timeout = configuration.timeout
-        settings.uplinks = configuration.uplinks.filter { InterfaceName.problem($0) == nil }
+        settings.uplinks = configuration.uplinks.filter {
+            InterfaceName.problem($0) == nil && Scope.reservedUplinkProblem($0) == nil
+        }
         settings.verdict = VerdictSettings(
             policy: configuration.probeMode.policy, trustLocalTargets: configuration.trustsLocalTargets)
         let specs = configuration.probes.map(\.spec)

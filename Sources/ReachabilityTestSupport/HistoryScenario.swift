@@ -107,7 +107,7 @@ package struct HistoryScenario: Sendable {
             let v = verdict(at: t)
             let at = t + roundDuration
             if v != previous {
-                try put(.transition(TransitionRecord(time: at, scope: "overall", from: previous, to: v)), at)
+                try put(.transition(TransitionRecord(time: at, scope: .overall, from: previous, to: v)), at)
                 since = at
                 previous = v
             }

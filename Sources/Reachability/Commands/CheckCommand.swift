@@ -77,7 +77,7 @@ package enum CheckCommand {
         var out = "\(s.overall.verdict.state.rawValue)"
         if let r = s.overall.verdict.reason { out += " (\(r.escapingControlCharacters))" }
         out += "\n"
-        func breaks(_ scope: String) -> String {
+        func breaks(_ scope: Scope) -> String {
             guard let f = s.faults[scope], f.location != .none else { return "" }
             return " — breaks at: \(f.description.escapingControlCharacters)"
         }
@@ -85,10 +85,10 @@ package enum CheckCommand {
             out += "  breaks at: \(f.description.escapingControlCharacters)\n"
         }
         for family in IPFamily.allCases {
-            if let v = s.families[family] { out += "  \(family.rawValue): \(v.verdict)\(breaks(family.rawValue))\n" }
+            if let v = s.families[family] { out += "  \(family.rawValue): \(v.verdict)\(breaks(.family(family)))\n" }
         }
         for (uplink, v) in s.uplinks.sorted(by: { $0.key < $1.key }) {
-            out += "  uplink \(uplink): \(v.verdict)\(breaks(uplink))\n"
+            out += "  uplink \(uplink): \(v.verdict)\(breaks(.uplink(uplink)))\n"
         }
         for p in s.probes {
             let ms = (p.result.duration.seconds * 1000 * 10).rounded() / 10
@@ -107,19 +107,19 @@ package enum CheckCommand {
     }
 
     static func renderJSON(_ s: ReachabilityStatus) -> String {
-        func fault(_ scope: String) -> String {
+        func fault(_ scope: Scope) -> String {
             guard let f = s.faults[scope] else { return "null" }
             return "{\"location\":\(Logger.jsonString(f.location.rawValue)),\"detail\":\(Logger.jsonString(f.detail))}"
         }
-        func verdict(_ v: Verdict, _ scope: String) -> String {
+        func verdict(_ v: Verdict, _ scope: Scope) -> String {
             "{\"state\":\(Logger.jsonString(v.state.rawValue)),\"reason\":\(v.reason.map(Logger.jsonString) ?? "null"),"
                 + "\"fault\":\(fault(scope))}"
         }
         let families = IPFamily.allCases.compactMap { f in
-            s.families[f].map { "\(Logger.jsonString(f.rawValue)):\(verdict($0.verdict, f.rawValue))" }
+            s.families[f].map { "\(Logger.jsonString(f.rawValue)):\(verdict($0.verdict, .family(f)))" }
         }
         let uplinks = s.uplinks.sorted { $0.key < $1.key }.map {
-            "\(Logger.jsonString($0.key)):\(verdict($0.value.verdict, $0.key))"
+            "\(Logger.jsonString($0.key)):\(verdict($0.value.verdict, .uplink($0.key)))"
         }
         let probes = s.probes.map { p -> String in
             var fields = [
@@ -137,7 +137,7 @@ package enum CheckCommand {
         }
         return
             "{\"state\":\(Logger.jsonString(s.state.rawValue)),\"reason\":\(s.overall.verdict.reason.map(Logger.jsonString) ?? "null"),"
-            + "\"fault\":\(fault("overall")),\"families\":{\(families.joined(separator: ","))},\"uplinks\":{\(uplinks.joined(separator: ","))},"
+            + "\"fault\":\(fault(.overall)),\"families\":{\(families.joined(separator: ","))},\"uplinks\":{\(uplinks.joined(separator: ","))},"
             + "\"probes\":[\(probes.joined(separator: ","))],"
             + "\"nat64_prefixes\":[\(NAT64Prefixes.shared.current.map { Logger.jsonString($0.description) }.joined(separator: ","))]}\n"
     }
@@ -148,8 +148,10 @@ struct RoundLogger: RoundObserver {
     let logger: Logger
 
     func roundCompleted(_ status: ReachabilityStatus) {
-        for (scope, t) in status.transitions {
-            logger.info("state changed", ("scope", scope), ("from", t.from.description), ("to", t.to.description))
+        for t in status.transitions {
+            logger.info(
+                "state changed", ("scope", t.scope.label), ("from", t.transition.from.description),
+                ("to", t.transition.to.description))
         }
         logger.debug(
             "round", ("n", String(status.round)), ("state", status.overall.verdict.description),

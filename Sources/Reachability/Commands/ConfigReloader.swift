@@ -220,7 +220,9 @@ final class ConfigReloader: Service {
             await lock.lock()
             let setup = current.withLock { $0 }
             let auto = setup.file?.uplinks == .auto && !flags.isSet("probe.uplink")
-            let fresh = gate.defaultRouteInterfaces.filter { !setup.settings.uplinks.contains($0) }
+            let fresh = gate.defaultRouteInterfaces.filter {
+                !setup.settings.uplinks.contains($0) && Scope.reservedUplinkProblem($0) == nil
+            }
             if auto && !fresh.isEmpty {
                 var next = setup
                 next.settings.uplinks += fresh

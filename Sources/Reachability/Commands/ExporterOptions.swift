@@ -134,7 +134,7 @@ struct ExporterOptions: Sendable {
         if flags.isSet("probe.uplink") || file?.uplinks == nil {
             s.uplinks = flags.strings("probe.uplink")
             for u in s.uplinks {
-                if let problem = InterfaceName.problem(u) {
+                if let problem = InterfaceName.problem(u) ?? Scope.reservedUplinkProblem(u) {
                     throw UsageError(
                         "invalid value \(u.debugDescription) for flag '--probe.uplink': an interface name \(problem)")
                 }
@@ -145,7 +145,7 @@ struct ExporterOptions: Sendable {
         } else if case .interfaces(let names)? = file?.uplinks {
             s.uplinks = names
         } else {
-            s.uplinks = defaultRouteInterfaces
+            s.uplinks = defaultRouteInterfaces.filter { Scope.reservedUplinkProblem($0) == nil }
             if defaultRouteInterfaces.isEmpty {
                 notes.append(
                     "uplinks: auto found no interface holding a default route (is the path monitor off?); interfaces that gain one are added"

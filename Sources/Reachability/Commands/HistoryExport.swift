@@ -18,7 +18,7 @@ package struct HistoryExport: Sendable {
     package var from: Double
     package var to: Double
     /// Runs of one verdict per scope, oldest first: `overall` first, then families, then uplinks.
-    package var scopes: [(name: String, runs: [Segment])]
+    package var scopes: [(scope: Scope, runs: [Segment])]
     /// Overall transitions inside the window, oldest first.
     package var transitions: [TransitionRecord]
     package var stats: HistoryReader.Stats
@@ -38,8 +38,8 @@ package struct HistoryExport: Sendable {
     /// Collects merged runs per scope with the coverage rule (`VerdictTimeline`).
     struct Builder {
         let window: ClosedRange<Double>
-        var logs: [String: (timeline: VerdictTimeline, runs: [Segment])] = [:]
-        var order: [String] = []
+        var logs: [Scope: (timeline: VerdictTimeline, runs: [Segment])] = [:]
+        var order: [Scope] = []
         var transitions: [TransitionRecord] = []
 
         init(window: ClosedRange<Double>) { self.window = window }
@@ -48,17 +48,17 @@ package struct HistoryExport: Sendable {
             switch event {
             case .round(let r):
                 let cap = 2 * r.interval
-                add("overall", r.overall, at: r.at, cap: cap)
-                for v in r.families { add(v.name, v.verdict, at: r.at, cap: cap) }
-                for v in r.uplinks { add(v.name, v.verdict, at: r.at, cap: cap) }
+                add(.overall, r.overall, at: r.at, cap: cap)
+                for v in r.families { add(Scope(label: v.name), v.verdict, at: r.at, cap: cap) }
+                for v in r.uplinks { add(.uplink(v.name), v.verdict, at: r.at, cap: cap) }
             case .start(let time, _), .stop(let time):
                 for name in order { take(name, logs[name]?.timeline.cut(at: time)) }
             case .transition(let t):
-                if t.scope == "overall", window.contains(t.time) { transitions.append(t) }
+                if t.scope == .overall, window.contains(t.time) { transitions.append(t) }
             }
         }
 
-        private mutating func add(_ name: String, _ verdict: Verdict, at: Double, cap: Double) {
+        private mutating func add(_ name: Scope, _ verdict: Verdict, at: Double, cap: Double) {
             if logs[name] == nil {
                 logs[name] = (VerdictTimeline(), [])
                 order.append(name)
@@ -66,7 +66,7 @@ package struct HistoryExport: Sendable {
             take(name, logs[name]?.timeline.add(at: at, verdict: verdict, cap: cap))
         }
 
-        private mutating func take(_ name: String, _ segment: Segment?) {
+        private mutating func take(_ name: Scope, _ segment: Segment?) {
             guard var s = segment else { return }
             s.start = max(s.start, window.lowerBound)
             s.end = min(s.end, window.upperBound)
@@ -82,8 +82,7 @@ package struct HistoryExport: Sendable {
 
         mutating func finish(now: Double) -> HistoryExport {
             for name in order { take(name, logs[name]?.timeline.pending(now: now)) }
-            let rank = ["overall": 0, "ipv4": 1, "ipv6": 2]
-            let names = order.sorted { (rank[$0] ?? 3, $0) < (rank[$1] ?? 3, $1) }
+            let names = order.sorted()
             return HistoryExport(
                 from: window.lowerBound, to: window.upperBound,
                 scopes: names.map { ($0, logs[$0]?.runs ?? []) }, transitions: transitions,
@@ -129,9 +128,17 @@ extension HistoryExport {
             }
         }
         func time(_ t: Double) -> String { Self.timestamp(t) }
-        let families = scopes.filter { $0.name == "ipv4" || $0.name == "ipv6" }
-        let uplinks = scopes.filter { $0.name != "overall" && $0.name != "ipv4" && $0.name != "ipv6" }
-        let overall = scopes.first { $0.name == "overall" }?.runs ?? []
+        // The label writer: scopes become label values here.
+        var families: [(name: String, runs: [Segment])] = []
+        var uplinks: [(name: String, runs: [Segment])] = []
+        var overall: [Segment] = []
+        for (scope, runs) in scopes {
+            switch scope {
+            case .overall: overall = runs
+            case .family(let f): families.append((f.rawValue, runs))
+            case .uplink(let name): uplinks.append((name, runs))
+            }
+        }
         typealias Family = (metric: String, label: String?, scopes: [(name: String, runs: [Segment])])
         let reachable: [Family] = [
             ("reachability_internet_reachable", nil, [("overall", overall)]),
@@ -174,7 +181,7 @@ extension HistoryExport {
                 for key in keys {
                     let name = series(
                         "reachability_connectivity_info",
-                        [("scope", scope.name), ("state", key.state.rawValue), ("reason", key.reason ?? "")])
+                        [("scope", scope.scope.label), ("state", key.state.rawValue), ("reason", key.reason ?? "")])
                     points(scope.runs.filter { $0.verdict == key }) { t, _ in
                         out += "\(name) 1 \(time(t))\n"
                         flush()

@@ -46,7 +46,7 @@ extension OutageReport {
         [["START", "END", "DURATION", "SCOPE", "STATE", "REASON", "ENDED", "BREAKS AT"]]
             + outages.map {
                 [
-                    UTCTime.rfc3339($0.start), UTCTime.rfc3339($0.end), Self.duration($0.duration), $0.scope,
+                    UTCTime.rfc3339($0.start), UTCTime.rfc3339($0.end), Self.duration($0.duration), $0.scope.label,
                     $0.state.rawValue, $0.reason ?? "-", $0.ended.rawValue, $0.fault?.description ?? "-",
                 ]
             }
@@ -96,7 +96,8 @@ extension OutageReport {
             [["start", "end", "duration_seconds", "scope", "state", "reason", "ended", "location", "fault"]]
             + outages.map {
                 [
-                    UTCTime.rfc3339($0.start), UTCTime.rfc3339($0.end), String(Int($0.duration.rounded())), $0.scope,
+                    UTCTime.rfc3339($0.start), UTCTime.rfc3339($0.end), String(Int($0.duration.rounded())),
+                    $0.scope.label,
                     $0.state.rawValue, $0.reason ?? "", $0.ended.rawValue, $0.fault?.location.rawValue ?? "",
                     $0.fault?.detail ?? "",
                 ]
@@ -147,7 +148,7 @@ extension OutageReport {
         w.beginArray()
         for o in outages {
             w.beginObject()
-            w.field("scope", o.scope)
+            w.field("scope", o.scope.label)
             w.field("start", UTCTime.rfc3339(o.start))
             w.field("end", UTCTime.rfc3339(o.end))
             w.field("start_unix", o.start, decimals: 3)

@@ -115,6 +115,12 @@ enum ConfigSchema {
                     file: top.file, mark: item.mark, path: path, expected: "an interface name (\(InterfaceName.rule))",
                     found: s.text.debugDescription)
             }
+            if Scope.reservedUplinkProblem(s.text) != nil {
+                throw ConfigError(
+                    file: top.file, mark: item.mark, path: path,
+                    expected: "an interface name other than overall, ipv4 and ipv6 (they name other scopes)",
+                    found: s.text.debugDescription)
+            }
             if s.text == "auto" {
                 throw ConfigError(
                     file: top.file, mark: item.mark, path: path, expected: "an interface name", found: "\"auto\"",

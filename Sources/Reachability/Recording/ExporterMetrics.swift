@@ -95,8 +95,8 @@ package final class MetricsRecorder: RoundObserver {
                 m.transitions.labels(from.rawValue, to.rawValue).inc(0)
             }
         }
-        setStates(.unknown, reason: nil, scope: "overall")
-        for family in IPFamily.allCases { setStates(.unknown, reason: nil, scope: family.rawValue) }
+        setStates(.unknown, reason: nil, scope: .overall)
+        for family in IPFamily.allCases { setStates(.unknown, reason: nil, scope: .family(family)) }
         probesChanged(probes, uplinks: uplinks)
     }
 
@@ -139,7 +139,7 @@ package final class MetricsRecorder: RoundObserver {
             m.stateInfo.removeAll { $0[0] == uplink }
             m.stateSince.remove(uplink)
         }
-        for uplink in added { setStates(.unknown, reason: nil, scope: uplink) }
+        for uplink in added { setStates(.unknown, reason: nil, scope: .uplink(uplink)) }
         for (spec, iface) in fresh {
             let target = Self.targetLabel(spec.name, iface)
             let t = spec.type.rawValue
@@ -190,23 +190,24 @@ package final class MetricsRecorder: RoundObserver {
         let overallFull = status.overall.verdict.state == .full
         if !overallFull { applyOverall(status.overall) }
         for (family, v) in status.families {
-            apply(v, scope: family.rawValue)
+            apply(v, scope: .family(family))
             m.familyReachable.labels(family.rawValue).set(v.verdict.state == .full)
         }
         for (uplink, v) in status.uplinks {
-            apply(v, scope: uplink)
+            apply(v, scope: .uplink(uplink))
             m.uplinkReachable.labels(uplink).set(v.verdict.state == .full)
         }
         if overallFull { applyOverall(status.overall) }
         for (scope, fault) in status.faults {
-            m.faultInfo.removeAll { $0[0] == scope && $0[1] != fault.location.rawValue }
-            m.faultInfo.labels(scope, fault.location.rawValue).set(1)
+            m.faultInfo.removeAll { $0[0] == scope.label && $0[1] != fault.location.rawValue }
+            m.faultInfo.labels(scope.label, fault.location.rawValue).set(1)
         }
         // A scope gone (an uplink removed by a reload) or undecided again loses its series.
-        m.faultInfo.removeAll { status.faults[$0[0]] == nil }
+        m.faultInfo.removeAll { status.faults[Scope(label: $0[0])] == nil }
         // State changes only: a new reason within the same state (limited (dns) -> limited
         // (timeout)) is a transition of the verdict, in history and logs, but not of the state.
-        for (scope, t) in status.transitions where scope == "overall" && t.from.state != t.to.state {
+        for case (.overall, let t) in status.transitions.map({ ($0.scope, $0.transition) })
+        where t.from.state != t.to.state {
             m.transitions.labels(t.from.state.rawValue, t.to.state.rawValue).inc()
             m.lastTransition.set(t.at)
         }
@@ -217,25 +218,25 @@ package final class MetricsRecorder: RoundObserver {
     }
 
     private func applyOverall(_ v: ScopedVerdict) {
-        apply(v, scope: "overall")
+        apply(v, scope: .overall)
         m.reachable.set(v.verdict.state == .full)
     }
 
-    private func apply(_ v: ScopedVerdict, scope: String) {
+    private func apply(_ v: ScopedVerdict, scope: Scope) {
         setStates(v.verdict.state, reason: v.verdict.reason, scope: scope)
-        m.stateSince.labels(scope).set(v.since)
+        m.stateSince.labels(scope.label).set(v.since)
     }
 
-    private func setStates(_ current: ConnectivityState, reason: String?, scope: String) {
+    private func setStates(_ current: ConnectivityState, reason: String?, scope: Scope) {
         for s in ConnectivityState.allCases {
             switch scope {
-            case "overall": m.state.labels(s.rawValue).set(s == current)
-            case "ipv4", "ipv6": m.familyState.labels(scope, s.rawValue).set(s == current)
-            default: m.uplinkState.labels(scope, s.rawValue).set(s == current)
+            case .overall: m.state.labels(s.rawValue).set(s == current)
+            case .family(let f): m.familyState.labels(f.rawValue, s.rawValue).set(s == current)
+            case .uplink(let name): m.uplinkState.labels(name, s.rawValue).set(s == current)
             }
         }
-        m.stateInfo.removeAll { $0[0] == scope }
-        m.stateInfo.labels(scope, current.rawValue, reason ?? "").set(1)
+        m.stateInfo.removeAll { $0[0] == scope.label }
+        m.stateInfo.labels(scope.label, current.rawValue, reason ?? "").set(1)
     }
 
     private func record(_ o: ProbeOutcome) {

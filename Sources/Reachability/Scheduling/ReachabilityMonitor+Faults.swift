@@ -6,7 +6,7 @@ extension ReachabilityMonitor {
     /// a healthy host sends nothing extra. Decides nothing: verdicts are final before this runs.
     func locateFaults(
         _ status: ReachabilityStatus, entries: [Scope: [RoundEntry]], uplinks: [String], timeout: Duration
-    ) async -> [String: Fault] {
+    ) async -> [Scope: Fault] {
         var scopes: [(Scope, Verdict)] = [(.overall, status.overall.verdict)]
         for f in IPFamily.allCases { if let v = status.families[f] { scopes.append((.family(f), v.verdict)) } }
         for u in uplinks { if let v = status.uplinks[u] { scopes.append((.uplink(u), v.verdict)) } }
@@ -27,15 +27,14 @@ extension ReachabilityMonitor {
             }
         }
         let previous = self.current?.faults ?? [:]
-        var faults: [String: Fault] = [:]
+        var faults: [Scope: Fault] = [:]
         for (i, (scope, verdict)) in scopes.enumerated() where verdict.state != .unknown {
             let route = routes[i]
-            let label = scope.description
             // Nil: recovering under hysteresis, the fault located before still stands.
-            faults[label] =
+            faults[scope] =
                 FaultLocator.locate(
                     verdict, entries: entries[scope] ?? [], route: route, check: route.flatMap { checks[$0] })
-                ?? previous[label] ?? Fault(.none, "recovering: every probe succeeds again")
+                ?? previous[scope] ?? Fault(.none, "recovering: every probe succeeds again")
         }
         return faults
     }

@@ -215,7 +215,7 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
                 overall: s.verdicts.overallVerdict, families: s.verdicts.familyVerdicts,
                 uplinks: s.verdicts.uplinkVerdicts,
                 probes: all, roundStarted: started, roundDuration: roundDuration,
-                transitions: transitions.map { (scope: $0.0.description, transition: $0.1) }, round: s.round,
+                transitions: transitions.map { ScopeTransition($0.0, $0.1) }, round: s.round,
                 interval: settings.interval, connectionType: path.connectionType)
             return (status, s.verdicts.lastEntries)
         }

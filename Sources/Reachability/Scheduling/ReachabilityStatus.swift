@@ -33,20 +33,29 @@ public struct ReachabilityStatus: Sendable, Equatable {
     /// Unix seconds when the round started and how long it took.
     public var roundStarted: Double
     public var roundDuration: Duration
-    /// Transitions this round caused (scope label: "overall", "ipv4", "ipv6" or an interface).
-    public var transitions: [(scope: String, transition: Transition)]
+    /// Transitions this round caused: overall first, then the families, then the uplinks.
+    public var transitions: [ScopeTransition]
     public var round: Int
     /// The probe interval this round ran under (a reload may change it); nil when unknown
     /// (statuses built by hand), and observers then use the interval they were created with.
     public var interval: Duration? = nil
     /// The kind of the interface carrying the default route (the seed's connection type).
     public var connectionType: ConnectionType = .unknown
-    /// Where each scope's path breaks, by scope label (`overall`, `ipv4`, `ipv6`, an uplink):
-    /// `FaultLocation.none` when `full` with every probe succeeding; no entry while `unknown`.
-    public var faults: [String: Fault] = [:]
+    /// Where each scope's path breaks: `FaultLocation.none` when `full` with every probe
+    /// succeeding; no entry while `unknown`.
+    public var faults: [Scope: Fault] = [:]
 
     /// Where the overall path breaks (nil before the first decided round).
-    public var fault: Fault? { faults["overall"] }
+    public var fault: Fault? { faults[.overall] }
+
+    /// A scope's verdict, or nil when the status has none for it.
+    public func verdict(of scope: Scope) -> ScopedVerdict? {
+        switch scope {
+        case .overall: overall
+        case .family(let f): families[f]
+        case .uplink(let name): uplinks[name]
+        }
+    }
 
     /// The overall five-state verdict.
     public var state: ConnectivityState { overall.verdict.state }
@@ -54,11 +63,16 @@ public struct ReachabilityStatus: Sendable, Equatable {
     public var reason: String? { overall.verdict.reason }
     /// The internet is reachable: the overall verdict is `full`.
     public var isReachable: Bool { state == .full }
+}
 
-    public static func == (a: ReachabilityStatus, b: ReachabilityStatus) -> Bool {
-        a.overall == b.overall && a.families == b.families && a.uplinks == b.uplinks && a.probes == b.probes
-            && a.round == b.round && a.faults == b.faults && a.transitions.map(\.scope) == b.transitions.map(\.scope)
-            && a.transitions.map(\.transition) == b.transitions.map(\.transition)
+/// A scope's transition in a round.
+public struct ScopeTransition: Sendable, Equatable {
+    public var scope: Scope
+    public var transition: Transition
+
+    public init(_ scope: Scope, _ transition: Transition) {
+        self.scope = scope
+        self.transition = transition
     }
 }
 

@@ -24,16 +24,16 @@ import Testing
         #expect(report.stats.rounds == rounds)
         #expect(report.stats.corrupt == 0)
 
-        let overall = report.outages.filter { $0.scope == "overall" }
+        let overall = report.outages.filter { $0.scope == .overall }
         let expected = s.expectedOutages
         #expect(overall.count == expected.count)
         for (o, e) in zip(overall, expected) {
             #expect(abs(o.start - e.start) < 1e-6 && abs(o.end - e.end) < 1e-6, "\(o) vs \(e)")
             #expect(o.state == .limited && o.reason == "timeout" && o.ended == .recovered)
         }
-        #expect(report.outages.filter { $0.scope == "ipv4" }.count == expected.count)
+        #expect(report.outages.filter { $0.scope == .family(.ipv4) }.count == expected.count)
         // ipv6 never had a route: one `none` period per stretch between gaps.
-        let v6 = report.outages.filter { $0.scope == "ipv6" }
+        let v6 = report.outages.filter { $0.scope == .family(.ipv6) }
         #expect(v6.count == s.days + 1)
         #expect(
             v6.dropLast().allSatisfy {
@@ -106,6 +106,6 @@ import Testing
         let report = try OutageReport.build(directory: dir.path, since: .seconds(3600), now: t0 + 205)
         #expect(abs(report.total.covered - 205) < 1e-9)  // t0 to t0+205, once
         #expect(abs(report.total.up - 100) < 1e-9)
-        #expect(report.outages.filter { $0.scope == "overall" }.map { [$0.start, $0.end] } == [[t0 + 100, t0 + 205]])
+        #expect(report.outages.filter { $0.scope == .overall }.map { [$0.start, $0.end] } == [[t0 + 100, t0 + 205]])
     }
 }

@@ -76,7 +76,7 @@ import Testing
             records.contains(
                 .transition(
                     TransitionRecord(
-                        time: rounds[0].since, scope: "overall", from: .unknown, to: Verdict(.full),
+                        time: rounds[0].since, scope: .overall, from: .unknown, to: Verdict(.full),
                         fault: Fault(.target, "1 of 2 targets fail: 127.0.0.1:9 (refused)")))))
 
         let json = try ExporterProcess.run(["history", "--history.dir=\(dir.path)", "--since=1h", "--output=json"])

@@ -16,7 +16,7 @@ final class TestWallClock: Sendable {
 
 func status(
     at t: Double, _ v: Verdict, since: Double, round: Int = 1, duration: Double = 0,
-    transitions: [(String, Transition)] = []
+    transitions: [ScopeTransition] = []
 ) -> ReachabilityStatus {
     ReachabilityStatus(
         overall: ScopedVerdict(verdict: v, since: since), families: [.ipv4: ScopedVerdict(verdict: v, since: since)],
@@ -171,11 +171,11 @@ func status(
         for i in 0..<90 {
             clock.set(Self.t0 + Double(i) * 10)
             let v = i < 60 ? full : down
-            let transitions: [(String, Transition)] =
+            let transitions: [ScopeTransition] =
                 i == 60
                 ? [
-                    ("overall", Transition(from: full, to: down, at: wentDown)),
-                    ("ipv4", Transition(from: full, to: down, at: wentDown)),
+                    ScopeTransition(.overall, Transition(from: full, to: down, at: wentDown)),
+                    ScopeTransition(.family(.ipv4), Transition(from: full, to: down, at: wentDown)),
                 ] : []
             for o in first.observers {
                 o.roundCompleted(

@@ -35,7 +35,7 @@ import Testing
             line(
                 .transition(
                     TransitionRecord(
-                        time: 10.5, scope: "overall", from: Verdict(.full), to: Verdict(.limited, reason: "dns"))))
+                        time: 10.5, scope: .overall, from: Verdict(.full), to: Verdict(.limited, reason: "dns"))))
                 == #"{"v":1,"type":"transition","time":10.5,"scope":"overall","from":"full","to":"limited","reason":"dns"}"#
                 + "\n")
         #expect(
@@ -51,7 +51,7 @@ import Testing
         #expect(try HistoryRecord.decode(bytes) == .round(expected))
         #expect(try HistoryLineScanner.scan(bytes) == .round(RoundSummary(expected)))
         let t = TransitionRecord(
-            time: 3, scope: "eth0", from: Verdict(.limited, reason: "x\u{1}\n"), to: Verdict(.full))
+            time: 3, scope: .uplink("eth0"), from: Verdict(.limited, reason: "x\u{1}\n"), to: Verdict(.full))
         #expect(try HistoryRecord.decode(Array(HistoryRecord.transition(t).encoded().dropLast())) == .transition(t))
     }
 

@@ -77,7 +77,8 @@ import Testing
         let registry = MetricsRegistry()
         let recorder = MetricsRecorder(registry: registry, probes: [], uplinks: [])
         func round(_ from: Verdict, _ to: Verdict) -> ReachabilityStatus {
-            status(at: 10, to, since: 10, transitions: [("overall", Transition(from: from, to: to, at: 10))])
+            status(
+                at: 10, to, since: 10, transitions: [ScopeTransition(.overall, Transition(from: from, to: to, at: 10))])
         }
         recorder.roundCompleted(round(Verdict(.full), Verdict(.limited, reason: "dns")))
         recorder.roundCompleted(round(Verdict(.limited, reason: "dns"), Verdict(.limited, reason: "timeout")))

@@ -83,7 +83,7 @@ import Testing
         await monitor.reconfigure(probes: [spec("a", a), spec("b", b)], settings: settings(failAfter: 2))
         let third = await monitor.check()
         #expect(third.state == .limited, "the streak counted across the reload")
-        #expect(third.transitions.map(\.scope).contains("overall"))
+        #expect(third.transitions.map(\.scope).contains(.overall))
     }
 
     @Test func newHysteresisKeepsTheVerdictButRestartsTheStreak() async {

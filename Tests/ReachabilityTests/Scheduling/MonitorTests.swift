@@ -201,7 +201,7 @@ import Testing
         let third = await monitor.check()
         #expect(third.state == .limited)
         #expect(third.overall.verdict.reason == "timeout")
-        #expect(third.transitions.map(\.scope).contains("overall"))
+        #expect(third.transitions.map(\.scope).contains(.overall))
     }
 
     @Test func everySubscriberSeesEveryStatus() async {

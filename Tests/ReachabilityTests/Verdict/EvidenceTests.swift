@@ -311,7 +311,7 @@ import Testing
         let first = await m.check()
         #expect(first.families[.ipv4]?.verdict == Verdict(.limited, reason: "timeout"))
         #expect(first.overall.verdict.state != .full)
-        #expect(first.transitions.contains { $0.0 == "overall" && $0.1.to.state != .full })
+        #expect(first.transitions.contains { $0.scope == .overall && $0.transition.to.state != .full })
     }
 
     /// The hop-distance cross-check: an echo reply from beyond the gateway that arrives with a

@@ -201,8 +201,8 @@ import Testing
         let down = await monitor.check()
         #expect(down.state == .limited)
         #expect(down.fault == Fault(.gateway, "gateway 192.0.2.1 on eth0: no ARP reply (neighbour incomplete)"))
-        #expect(down.faults["ipv4"]?.location == .gateway)
-        #expect(down.faults["ipv6"] == nil, "ipv6 has no probe of its own: unknown, no fault")
+        #expect(down.faults[.family(.ipv4)]?.location == .gateway)
+        #expect(down.faults[.family(.ipv6)] == nil, "ipv6 has no probe of its own: unknown, no fault")
         // overall and ipv4 share the gateway: one check.
         #expect(gateways.calls.withLock { $0 } == [Self.v4])
         var ok = ProbeResult(status: .success, duration: .milliseconds(1), address: "198.51.100.1", family: .ipv4)
@@ -226,9 +226,9 @@ import Testing
             overall: v, families: [.ipv4: v], uplinks: [:],
             probes: [ProbeOutcome(name: "mtu:x", type: .mtu, target: "x", result: result, at: 10)],
             roundStarted: 10, roundDuration: .milliseconds(5),
-            transitions: [(scope: "overall", transition: Transition(from: Verdict(.full), to: v.verdict, at: 10))],
+            transitions: [ScopeTransition(.overall, Transition(from: Verdict(.full), to: v.verdict, at: 10))],
             round: 1)
-        if let fault { s.faults = ["overall": fault, "ipv4": fault] }
+        if let fault { s.faults = [.overall: fault, .family(.ipv4): fault] }
         return s
     }
 
@@ -274,7 +274,7 @@ import Testing
         #expect(probes.first?["path_mtu_bytes"]?.number == 1400)
         // The transition record round-trips location and detail; older records have neither.
         let record = TransitionRecord(
-            time: 10, scope: "overall", from: Verdict(.full), to: Verdict(.limited, reason: "timeout"), fault: fault)
+            time: 10, scope: .overall, from: Verdict(.full), to: Verdict(.limited, reason: "timeout"), fault: fault)
         let line = HistoryRecord.transition(record).encoded()
         #expect(
             String(decoding: line, as: UTF8.self).contains(
@@ -286,7 +286,7 @@ import Testing
             try HistoryRecord.decode(Array(old.utf8))
                 == .transition(
                     TransitionRecord(
-                        time: 10, scope: "overall", from: Verdict(.full), to: Verdict(.limited, reason: "timeout"))))
+                        time: 10, scope: .overall, from: Verdict(.full), to: Verdict(.limited, reason: "timeout"))))
         let later =
             #"{"v":1,"type":"transition","time":10,"scope":"overall","from":"full","to":"limited","location":"satellite"}"#
         if case .transition(let t) = try HistoryRecord.decode(Array(later.utf8)) {

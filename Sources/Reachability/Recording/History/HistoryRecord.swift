@@ -148,14 +148,14 @@ package struct StopRecord: Sendable, Equatable {
 package struct TransitionRecord: Sendable, Equatable {
     package var time: Double
     /// `overall`, `ipv4`, `ipv6` or an uplink interface name.
-    package var scope: String
+    package var scope: Scope
     package var from: Verdict
     package var to: Verdict
     /// Where the path broke when the scope changed to `to` (`location`, `fault`): absent in
     /// records written before fault localization, and for an unknown `to`.
     package var fault: Fault?
 
-    package init(time: Double, scope: String, from: Verdict, to: Verdict, fault: Fault? = nil) {
+    package init(time: Double, scope: Scope, from: Verdict, to: Verdict, fault: Fault? = nil) {
         self.time = time
         self.scope = scope
         self.from = from
@@ -176,7 +176,7 @@ package struct TransitionRecord: Sendable, Equatable {
         default: throw .corrupt("bad location")
         }
         self.init(
-            time: time, scope: scope,
+            time: time, scope: Scope(label: scope),
             from: try HistoryRecord.verdict(v, stateKey: "from", reasonKey: "from_reason"),
             to: try HistoryRecord.verdict(v, stateKey: "to", reasonKey: "reason"), fault: fault)
     }
@@ -184,7 +184,7 @@ package struct TransitionRecord: Sendable, Equatable {
     func encode(into w: inout JSONWriter) {
         w.field("type", "transition")
         w.field("time", time, decimals: 3)
-        w.field("scope", scope)
+        w.field("scope", scope.label)
         HistoryRecord.writeVerdict(from, into: &w, stateKey: "from", reasonKey: "from_reason")
         HistoryRecord.writeVerdict(to, into: &w, stateKey: "to", reasonKey: "reason")
         if let fault {

@@ -102,14 +102,14 @@ package final class HistoryService: Sendable {
     /// the first record's time.
     private struct ReadBack {
         var lastRound: RoundSummary?
-        var changes: [String: (to: Verdict, at: Double)] = [:]
+        var changes: [Scope: (to: Verdict, at: Double)] = [:]
         var firstTime: Double?
         var stats = HistoryReader.Stats()
 
         /// When a scope's last verdict began: its last transition to that verdict, else (it held
         /// through the whole window read) the window's first record.
         func since(_ scope: NamedVerdict, _ startTime: Double) -> ScopedVerdict {
-            let change = changes[scope.name]
+            let change = changes[Scope(label: scope.name)]
             let at =
                 change.flatMap { $0.to == scope.verdict ? $0.at : nil } ?? firstTime ?? lastRound?.time ?? startTime
             return ScopedVerdict(verdict: scope.verdict, since: at)

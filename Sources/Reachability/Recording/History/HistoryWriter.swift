@@ -62,10 +62,12 @@ package final class HistoryWriter: RoundObserver, Sendable {
 
     package func roundCompleted(_ status: ReachabilityStatus) {
         append(.round(RoundRecord(status, interval: status.interval ?? interval)))
-        for (scope, t) in status.transitions {
+        for t in status.transitions {
+            let (scope, change) = (t.scope, t.transition)
             append(
                 .transition(
-                    TransitionRecord(time: t.at, scope: scope, from: t.from, to: t.to, fault: status.faults[scope])))
+                    TransitionRecord(
+                        time: change.at, scope: scope, from: change.from, to: change.to, fault: status.faults[scope])))
         }
     }
 

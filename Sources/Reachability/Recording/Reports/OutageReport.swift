@@ -12,8 +12,7 @@ package struct Outage: Sendable, Equatable {
         case ongoing
     }
 
-    /// `overall`, `ipv4`, `ipv6` or an uplink interface.
-    package var scope: String
+    package var scope: Scope
     package var start: Double
     package var end: Double
     package var state: ConnectivityState
@@ -80,7 +79,7 @@ package struct OutageReport: Sendable {
 
 /// One scope's timeline, merged into runs of one verdict and cut into outages.
 struct ScopeLog {
-    let name: String
+    let name: Scope
     var timeline = VerdictTimeline()
     private var run: Segment?
     /// Closed outages, oldest first (a live log may drop old ones).
@@ -91,7 +90,7 @@ struct ScopeLog {
 
     mutating func note(_ t: TransitionRecord) { transition = t }
 
-    init(name: String) { self.name = name }
+    init(name: Scope) { self.name = name }
 
     /// Adds a finished segment (clipped to the window); returns the clipped segment.
     @discardableResult
@@ -131,9 +130,9 @@ struct ScopeLog {
 /// Consumes events in file order and accumulates the report.
 struct OutageReportBuilder {
     let window: ClosedRange<Double>
-    private var overall = ScopeLog(name: "overall")
+    private var overall = ScopeLog(name: .overall)
     private var scopes: [ScopeLog] = []
-    private var scopeIndex: [String: Int] = [:]
+    private var scopeIndex: [Scope: Int] = [:]
     /// The scope slot of each position in the previous round's families and uplinks: rounds
     /// list the same scopes in the same order, so a string compare replaces a hash lookup.
     private var lastSlots: [Int] = []
@@ -170,22 +169,22 @@ struct OutageReportBuilder {
             ledger.cut(at: time)
             for i in scopes.indices { scopes[i].take(scopes[i].timeline.cut(at: time), window: window) }
         case .transition(let t):
-            if t.scope == "overall" { overall.note(t) } else { scopes[index(t.scope)].note(t) }
+            if t.scope == .overall { overall.note(t) } else { scopes[index(t.scope)].note(t) }
         }
     }
 
     private mutating func addScope(_ v: NamedVerdict, position: Int, at: Double, cap: Double) {
         let i: Int
-        if position < lastSlots.count, scopes[lastSlots[position]].name == v.name {
+        if position < lastSlots.count, scopes[lastSlots[position]].name.label == v.name {
             i = lastSlots[position]
         } else {
-            i = index(v.name)
+            i = index(Scope(label: v.name))
             if position < lastSlots.count { lastSlots[position] = i } else { lastSlots.append(i) }
         }
         scopes[i].take(scopes[i].timeline.add(at: at, verdict: v.verdict, cap: cap), window: window)
     }
 
-    private mutating func index(_ name: String) -> Int {
+    private mutating func index(_ name: Scope) -> Int {
         if let i = scopeIndex[name] { return i }
         scopes.append(ScopeLog(name: name))
         scopeIndex[name] = scopes.count - 1
@@ -212,13 +211,7 @@ struct OutageReportBuilder {
             _ = scopes[i].finish(now: now, window: window)
             outages += scopes[i].outages
         }
-        let order = ["overall": 0, "ipv4": 1, "ipv6": 2]
-        outages.sort { a, b in
-            if a.start != b.start { return a.start < b.start }
-            let oa = order[a.scope] ?? 3
-            let ob = order[b.scope] ?? 3
-            return oa != ob ? oa < ob : a.scope < b.scope
-        }
+        outages.sort { a, b in a.start != b.start ? a.start < b.start : a.scope < b.scope }
         var days: [DayAvailability] = []
         var total = AvailabilityLedger.Window(covered: 0, up: 0)
         for i in up.indices {

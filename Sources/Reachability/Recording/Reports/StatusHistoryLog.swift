@@ -116,7 +116,7 @@ struct StatusHistoryLog: CoverageLog {
     static let maxOutages = 100
     static let maxProbes = 32
 
-    private var overall = ScopeLog(name: "overall")
+    private var overall = ScopeLog(name: .overall)
     private static let everything = -Double.infinity...Double.infinity
     /// Covered segments, merged, at least the last `span` seconds of them.
     private var segments: [Segment] = []

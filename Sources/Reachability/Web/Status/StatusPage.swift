@@ -83,11 +83,12 @@ package struct StatusPage: Sendable {
                 cards.append(
                     card(
                         family == .ipv4 ? "IPv4" : "IPv6", v, now: now, id: family.rawValue,
-                        fault: s.faults[family.rawValue]))
+                        fault: s.faults[.family(family)]))
             }
         }
         for (uplink, v) in s.uplinks.sorted(by: { $0.key < $1.key }) {
-            cards.append(card("uplink \(uplink)", v, now: now, id: "uplink-\(uplink)", fault: s.faults[uplink]))
+            cards.append(
+                card("uplink \(uplink)", v, now: now, id: "uplink-\(uplink)", fault: s.faults[.uplink(uplink)]))
         }
         guard !cards.isEmpty else { return "" }
         return "<div class=\"scopes\">\(cards.joined())</div>\n"
