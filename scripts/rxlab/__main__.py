@@ -267,7 +267,41 @@ def main(argv):
         print(f"scripts/lab: unknown lab {argv[0]!r}; scripts/lab --list names them", file=sys.stderr)
         return 2
     os.environ["REACHABILITY_EXPORTER_REFUSE_DEFAULT_TARGETS"] = "1"
+    if "-h" in argv[1:] or "--help" in argv[1:]:
+        return lab_help(argv[0])
     return LABS[argv[0]][0](argv[1:])
+
+
+# What `scripts/lab NAME --help` shows: the lab's own options or header, without building or
+# checking anything first.
+HELP = {
+    "fault": ("module", "faultlab"),
+    "fleet": ("module", "fleetlab"),
+    "adversarial": ("module", "adversarial"),
+    "prometheus": ("header", "promproof/proof.sh"),
+    "status-page": ("header", "statuspage/proof.sh"),
+    "fresh-system": ("header", "freshsystem.sh"),
+    "backfill": ("doc", "backfill"),
+    "web-security": ("doc", "websecurity"),
+    "native-histogram": ("doc", "nativehistogram"),
+    "protobuf": ("doc", "protobuf_reference"),
+}
+
+
+def lab_help(name):
+    kind, what = HELP[name]
+    if kind == "module":
+        return subprocess.run(module(what, "--help"), cwd=ROOT, env=child_env()).returncode
+    if kind == "doc":
+        code = f"import importlib; print(importlib.import_module('rxlab.{what}').__doc__)"
+        return subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=child_env()).returncode
+    with open(os.path.join(HERE, what)) as f:
+        lines = f.read().splitlines()[1:]
+    for line in lines:
+        if not line.startswith("#"):
+            break
+        print(line[2:])
+    return 0
 
 
 if __name__ == "__main__":

@@ -32,6 +32,7 @@ import time
 import urllib.request
 
 from . import protobuf_reference
+from .exposition import Exposition
 from .prom import Prometheus
 from .util import free_port
 
@@ -102,8 +103,8 @@ def fetch(port, accept=None, gz=False):
 def series_per_target_text(text, target):
     return sum(
         1
-        for line in text.splitlines()
-        if line.startswith("reachability_probe_duration_seconds") and f'/{target}"' in line
+        for name, labels, _ in Exposition(text).samples
+        if name.startswith("reachability_probe_duration_seconds") and labels.get("target", "").endswith(f"/{target}")
     )
 
 

@@ -77,7 +77,12 @@ from .runner import Row, Runner
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog="scripts/lab fault",
+        description=__doc__,
+        epilog="--prefix, --exporter-bin and --lab-bin are given by scripts/lab (RX_BIN_DIR, RXLAB_LAB_BIN).",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     ap.add_argument("--prefix", required=True, help="namespace name prefix, unique per run (rxlab-PID)")
     ap.add_argument("--exporter-bin", required=True)
     ap.add_argument("--lab-bin", required=True)

@@ -49,7 +49,12 @@ def static_checks(rows):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog="scripts/lab fleet",
+        description=__doc__,
+        epilog="--prefix and --exporter-bin are given by scripts/lab (RX_BIN_DIR).",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     ap.add_argument("--prefix", required=True, help="namespace name prefix, unique per run (rxfleet-PID)")
     ap.add_argument("--exporter-bin", required=True)
     ap.add_argument("--prometheus", default="prometheus")

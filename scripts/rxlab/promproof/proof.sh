@@ -99,7 +99,7 @@ for v in 1.29 1.37; do
   "${offline[@]}" kubernetes-validate --strict --quiet -k "$v" "${k8s_files[@]}"
   echo "kubernetes-validate --strict -k $v: ${k8s_files[*]##*/} valid"
 done
-echo "ServiceMonitor and PrometheusRule (CRDs, no bundled schema): checked by prometheus-proof.py static and promtool above"
+echo "ServiceMonitor and PrometheusRule (CRDs, no bundled schema): checked by rxlab.promproof static and promtool above"
 
 step "amtool check-config (compose's Alertmanager)"
 amtool check-config deploy/compose/alertmanager.yml

@@ -1,0 +1,304 @@
+"""The Kubernetes manifests of deploy/kubernetes: validated against the subset of the
+ServiceMonitor and PrometheusRule CRD schemas they use, the PrometheusRule equal to the shipped
+rules and both generated files equal to what generate.py makes (deploy.py runs it)."""
+
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+import yaml
+
+from .queries import ROOT, fail, ok
+
+# ---- Kubernetes -------------------------------------------------------------------------------
+
+
+SERVICEMONITOR_SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["apiVersion", "kind", "metadata", "spec"],
+    "properties": {
+        "apiVersion": {"const": "monitoring.coreos.com/v1"},
+        "kind": {"const": "ServiceMonitor"},
+        "metadata": {"type": "object", "required": ["name", "namespace"]},
+        "spec": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["selector", "endpoints"],
+            "properties": {
+                "jobLabel": {"type": "string"},
+                "selector": {
+                    "type": "object",
+                    "properties": {"matchLabels": {"type": "object"}},
+                    "additionalProperties": False,
+                },
+                "namespaceSelector": {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "properties": {
+                        "matchNames": {"type": "array", "items": {"type": "string"}},
+                        "any": {"type": "boolean"},
+                    },
+                },
+                "endpoints": {
+                    "type": "array",
+                    "minItems": 1,
+                    "items": {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "properties": {
+                            "port": {"type": "string"},
+                            "path": {"type": "string"},
+                            "scheme": {"enum": ["http", "https"]},
+                            "interval": {"type": "string", "pattern": "^[0-9]+(ms|s|m|h)$"},
+                            "scrapeTimeout": {"type": "string", "pattern": "^[0-9]+(ms|s|m|h)$"},
+                            "honorLabels": {"type": "boolean"},
+                            "tlsConfig": {
+                                "type": "object",
+                                "additionalProperties": False,
+                                "properties": {
+                                    "ca": {"$ref": "#/$defs/secretOrConfigMap"},
+                                    "cert": {"$ref": "#/$defs/secretOrConfigMap"},
+                                    "keySecret": {"$ref": "#/$defs/secretKey"},
+                                    "serverName": {"type": "string"},
+                                    "insecureSkipVerify": {"type": "boolean"},
+                                },
+                            },
+                            "basicAuth": {
+                                "type": "object",
+                                "additionalProperties": False,
+                                "required": ["username", "password"],
+                                "properties": {
+                                    "username": {"$ref": "#/$defs/secretKey"},
+                                    "password": {"$ref": "#/$defs/secretKey"},
+                                },
+                            },
+                            "relabelings": {"$ref": "#/$defs/relabelings"},
+                            "metricRelabelings": {"$ref": "#/$defs/relabelings"},
+                        },
+                    },
+                },
+            },
+        },
+    },
+    "$defs": {
+        "secretKey": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["name", "key"],
+            "properties": {"name": {"type": "string"}, "key": {"type": "string"}, "optional": {"type": "boolean"}},
+        },
+        "secretOrConfigMap": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {"secret": {"$ref": "#/$defs/secretKey"}, "configMap": {"$ref": "#/$defs/secretKey"}},
+        },
+        "relabelings": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "properties": {
+                    "action": {
+                        "enum": [
+                            "replace",
+                            "keep",
+                            "drop",
+                            "labelmap",
+                            "labeldrop",
+                            "labelkeep",
+                            "hashmod",
+                            "lowercase",
+                            "uppercase",
+                        ]
+                    },
+                    "sourceLabels": {
+                        "type": "array",
+                        "items": {"type": "string", "pattern": "^[a-zA-Z_][a-zA-Z0-9_]*$"},
+                    },
+                    "separator": {"type": "string"},
+                    "targetLabel": {"type": "string"},
+                    "regex": {"type": "string"},
+                    "modulus": {"type": "integer"},
+                    "replacement": {"type": "string"},
+                },
+            },
+        },
+    },
+}
+PROMETHEUSRULE_SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["apiVersion", "kind", "metadata", "spec"],
+    "properties": {
+        "apiVersion": {"const": "monitoring.coreos.com/v1"},
+        "kind": {"const": "PrometheusRule"},
+        "metadata": {"type": "object", "required": ["name", "namespace"]},
+        "spec": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["groups"],
+            "properties": {
+                "groups": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "required": ["name", "rules"],
+                        "properties": {
+                            "name": {"type": "string"},
+                            "interval": {"type": "string"},
+                            "limit": {"type": "integer"},
+                            "rules": {
+                                "type": "array",
+                                "items": {
+                                    "type": "object",
+                                    "additionalProperties": False,
+                                    "required": ["expr"],
+                                    "properties": {
+                                        "record": {"type": "string"},
+                                        "alert": {"type": "string"},
+                                        "expr": {"type": "string"},
+                                        "for": {"type": "string"},
+                                        "labels": {"type": "object"},
+                                        "annotations": {"type": "object"},
+                                    },
+                                },
+                            },
+                        },
+                    },
+                }
+            },
+        },
+    },
+}
+
+
+def check_kubernetes(rules):
+    import jsonschema
+
+    k8s = os.path.join(ROOT, "deploy/kubernetes")
+    with tempfile.TemporaryDirectory() as tmp:
+        subprocess.run([sys.executable, os.path.join(k8s, "generate.py"), tmp], check=True)
+        for f in ("configmap.yaml", "prometheusrule.yaml"):
+            with open(os.path.join(tmp, f)) as a, open(os.path.join(k8s, f)) as b:
+                if a.read() != b.read():
+                    fail(
+                        f"kubernetes: {f} is not what generate.py makes from its source; run deploy/kubernetes/generate.py"
+                    )
+    docs = {}
+    for f in sorted(os.listdir(k8s)):
+        if f.endswith(".yaml") and f != "kustomization.yaml":
+            with open(os.path.join(k8s, f)) as fh:
+                d = yaml.safe_load(fh)
+            docs[d["kind"]] = d
+    pr = docs["PrometheusRule"]
+    if pr["spec"] != rules:
+        fail("kubernetes: PrometheusRule spec differs from deploy/prometheus/reachability.rules.yml")
+    else:
+        ok("kubernetes: PrometheusRule spec == reachability.rules.yml (parsed), text identical to generate.py's")
+    with open(os.path.join(ROOT, "deploy/reachability_exporter.yml")) as fh:
+        if yaml.safe_load(docs["ConfigMap"]["data"]["reachability_exporter.yml"]) != yaml.safe_load(fh):
+            fail("kubernetes: ConfigMap reachability_exporter.yml differs from deploy/reachability_exporter.yml")
+    for kind, schema in (("ServiceMonitor", SERVICEMONITOR_SCHEMA), ("PrometheusRule", PROMETHEUSRULE_SCHEMA)):
+        try:
+            jsonschema.validate(docs[kind], schema)
+            ok(f"kubernetes: {kind} matches the subset of its CRD schema we use (additional properties refused)")
+        except jsonschema.ValidationError as e:
+            fail(f"kubernetes: {kind}: {e.message} at {list(e.absolute_path)}")
+    ds, svc, sm = docs["DaemonSet"], docs["Service"], docs["ServiceMonitor"]
+    pod = ds["spec"]["template"]["spec"]
+    c = pod["containers"][0]
+    sc = c.get("securityContext", {})
+    expect = [
+        (pod.get("hostNetwork") is True, "DaemonSet uses hostNetwork"),
+        (sc.get("capabilities", {}).get("add") == ["NET_RAW"], "DaemonSet adds NET_RAW only"),
+        (sc.get("capabilities", {}).get("drop") == ["ALL"], "DaemonSet drops ALL capabilities"),
+        (sc.get("allowPrivilegeEscalation") is False, "DaemonSet forbids privilege escalation"),
+        (sc.get("readOnlyRootFilesystem") is True, "DaemonSet has a read-only root file system"),
+        (
+            ds["spec"]["selector"]["matchLabels"].items() <= ds["spec"]["template"]["metadata"]["labels"].items(),
+            "DaemonSet selector matches its pods",
+        ),
+        (
+            svc["spec"]["selector"].items() <= ds["spec"]["template"]["metadata"]["labels"].items(),
+            "Service selects the DaemonSet's pods",
+        ),
+        (
+            sm["spec"]["selector"]["matchLabels"].items() <= svc["metadata"]["labels"].items(),
+            "ServiceMonitor selects the Service",
+        ),
+        (
+            all(e["port"] in {p["name"] for p in svc["spec"]["ports"]} for e in sm["spec"]["endpoints"]),
+            "ServiceMonitor port names exist on the Service",
+        ),
+        (
+            any(
+                r.get("targetLabel") == "job" and r.get("replacement") == "reachability"
+                for e in sm["spec"]["endpoints"]
+                for r in e.get("relabelings", [])
+            ),
+            'ServiceMonitor sets job="reachability", as the rules expect',
+        ),
+        ({p["containerPort"] for p in c["ports"]} == {10361}, "container port is the exporter's 10361"),
+        (
+            any(m["name"] == "config" for m in c["volumeMounts"])
+            and any(
+                v.get("configMap", {}).get("name") == docs["ConfigMap"]["metadata"]["name"] for v in pod["volumes"]
+            ),
+            "DaemonSet mounts the ConfigMap",
+        ),
+        (
+            len({d["metadata"].get("namespace", d["metadata"]["name"]) for d in docs.values()}) == 1,
+            "every object in one namespace",
+        ),
+        (not any("hostPort" in p for p in c["ports"]), "no hostPort (hostNetwork already puts the port on the node)"),
+        (
+            any(a.startswith("--web.config.file=/etc/reachability_exporter/web/") for a in c["args"])
+            and any(
+                m["name"] == "web" and m["mountPath"] == "/etc/reachability_exporter/web" for m in c["volumeMounts"]
+            ),
+            "DaemonSet serves with the web configuration it mounts",
+        ),
+        (
+            all(e.get("scheme") == "https" and "basicAuth" in e for e in sm["spec"]["endpoints"]),
+            "ServiceMonitor scrapes over TLS with basic auth",
+        ),
+        (
+            not any("httpGet" in c.get(p, {}) for p in ("livenessProbe", "readinessProbe")),
+            "kubelet probes do not ask an endpoint that needs the password",
+        ),
+    ]
+    for good, what in expect:
+        (ok if good else fail)(f"kubernetes: {what}")
+    with open(os.path.join(k8s, "kustomization.yaml")) as fh:
+        kz = yaml.safe_load(fh)
+    listed = set(kz["resources"])
+    present = {f for f in os.listdir(k8s) if f.endswith(".yaml") and f != "kustomization.yaml"}
+    (ok if listed == present else fail)(
+        f"kubernetes: kustomization lists every manifest ({sorted(listed ^ present) or 'all'})"
+    )
+    generated = {g["name"]: [os.path.basename(f) for f in g["files"]] for g in kz.get("secretGenerator", [])}
+    web_secret = next(v["secret"]["secretName"] for v in pod["volumes"] if v["name"] == "web")
+    web_config = next(a.split("/")[-1] for a in c["args"] if a.startswith("--web.config.file="))
+    refs = {
+        (r["name"], r["key"])
+        for e in sm["spec"]["endpoints"]
+        for r in (e["basicAuth"]["username"], e["basicAuth"]["password"], e["tlsConfig"]["ca"]["secret"])
+    }
+    (ok if web_config in generated.get(web_secret, []) and all(k in generated.get(n, []) for n, k in refs) else fail)(
+        f"kubernetes: the secretGenerator makes every Secret key the DaemonSet and ServiceMonitor use ({sorted(refs)})"
+    )
+    with open(os.path.join(k8s, "make-web-secret.sh")) as fh:
+        script = fh.read()
+    made = set(re.findall(r"(?:>|-out |-keyout )([a-z.\-]+)", script))
+    wanted = {f for files in generated.values() for f in files}
+    (ok if {os.path.basename(f) for f in wanted} <= made else fail)(
+        f"kubernetes: make-web-secret.sh writes every generated file ({sorted(wanted - made) or 'all'})"
+    )
+    return c["args"]
+
+
+# ---- compose ----------------------------------------------------------------------------------
