@@ -26,7 +26,7 @@ let package = Package(
         .executableTarget(name: "icmp-bench", dependencies: ["Reachability"]),
         // Fakes and loopback servers shared by the tests and benchmarks.
         .target(name: "ReachabilityTestSupport", dependencies: ["Reachability", "CShim", "COpenSSL"]),
-        // The fault lab's upstream services (scripts/fault-lab.sh); not a product.
+        // The fault lab's upstream services (scripts/lab fault); not a product.
         .executableTarget(name: "reachability-lab", dependencies: ["Reachability", "ReachabilityTestSupport", "CShim"]),
         // Hidden benchmark driver for bench/http_bench.sh (not a product).
         .executableTarget(name: "http_probe_bench", dependencies: ["Reachability"], path: "bench/http_probe_bench"),

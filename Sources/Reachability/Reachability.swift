@@ -36,9 +36,10 @@ public final class Reachability: Sendable {
         /// The seed's configuration: a captive-portal check of `httpProbeURL` and an ICMP echo to
         /// `icmpHost`, in parallel.
         public init(
-            probeMode: ProbeMode = .parallel, timeout: Duration = .seconds(5),
+            probeMode: ProbeMode = .parallel, timeout: Duration = Configuration.defaultTimeout,
             httpProbeURL: String = Probe.defaultHTTPURL,
-            icmpHost: String = Probe.defaultICMPHost, interval: Duration = .seconds(5), pathMonitoring: Bool = true
+            icmpHost: String = Probe.defaultICMPHost, interval: Duration = Configuration.defaultInterval,
+            pathMonitoring: Bool = true
         ) {
             self.init(
                 probes: [.http(httpProbeURL), .icmp(icmpHost)], probeMode: probeMode, timeout: timeout,
@@ -48,8 +49,8 @@ public final class Reachability: Sendable {
 
         /// Any probes (HTTP with expectations, ICMP, DNS, TCP) and uplinks.
         public init(
-            probes: [Probe], probeMode: ProbeMode = .parallel, timeout: Duration = .seconds(5),
-            interval: Duration = .seconds(5),
+            probes: [Probe], probeMode: ProbeMode = .parallel, timeout: Duration = Configuration.defaultTimeout,
+            interval: Duration = Configuration.defaultInterval,
             uplinks: [String] = [], pathMonitoring: Bool = true
         ) {
             self.probes = probes
@@ -59,6 +60,11 @@ public final class Reachability: Sendable {
             self.uplinks = uplinks
             self.pathMonitoring = pathMonitoring
         }
+
+        /// The exporter's defaults (one home: the scheduler's settings): rounds every 5 s, each
+        /// probe's deadline 3 s.
+        public static let defaultInterval = MonitorSettings().interval
+        public static let defaultTimeout = MonitorSettings().timeout
 
         /// The exporter's built-in probe set (`Probe.defaultSet`): public endpoints.
         public static var `default`: Configuration { Configuration(probes: Probe.defaultSet) }

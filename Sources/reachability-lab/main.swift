@@ -1,7 +1,7 @@
 import Glibc
 import Reachability
 
-// The fault lab's upstream services (scripts/fault-lab.sh starts one per upstream namespace):
+// The fault lab's upstream services (scripts/lab fault starts one per upstream namespace):
 //
 //   reachability-lab --control=PATH --cert=PEM --key=PEM --wrong-cert=PEM --wrong-key=PEM \
 //       --address=198.51.100.1 --address=2001:db8:100::1 --dns-address=198.51.100.53 ...

@@ -7,7 +7,7 @@ import ReachabilityTestSupport
 //   history_bench generate DIR [--days N] [--interval SECONDS] [--probes N] [--until-now]
 //
 // Writes a synthetic history (see HistoryScenario) ending at today's 00:00 UTC (with
-// --until-now: ending now, with varying RTTs, for scripts/status-page-proof.sh), through the
+// --until-now: ending now, with varying RTTs, for scripts/lab status-page), through the
 // real HistoryStore (daily and 64 MiB rotation), and prints what the report must find.
 
 func fail(_ message: String) -> Never {

@@ -116,7 +116,7 @@ struct ExporterOptions: Sendable {
         if !given("probe.mode"), let p = g.policy {
             policy = p
         } else {
-            let text = flags.string("probe.mode") ?? "parallel"
+            let text = flags.string("probe.mode") ?? VerdictPolicy.parallel.description
             guard let p = VerdictPolicy.parse(text) else {
                 throw UsageError(
                     "invalid value \(text.debugDescription) for flag '--probe.mode': expected parallel, http, icmp, quorum, quorum:N or quorum:N%"
@@ -128,8 +128,9 @@ struct ExporterOptions: Sendable {
             !given("probe.trust-local-targets") && g.trustLocalTargets != nil
             ? g.trustLocalTargets! : flags.bool("probe.trust-local-targets")
         s.verdict = VerdictSettings(
-            policy: policy, failAfter: try count("probe.fail-after", g.failAfter, 3),
-            recoverAfter: try count("probe.recover-after", g.recoverAfter, 2), trustLocalTargets: trustLocal)
+            policy: policy, failAfter: try count("probe.fail-after", g.failAfter, VerdictSettings.defaultFailAfter),
+            recoverAfter: try count("probe.recover-after", g.recoverAfter, VerdictSettings.defaultRecoverAfter),
+            trustLocalTargets: trustLocal)
         s.fastRecheck = try duration("probe.fast-recheck", g.fastRecheck, s.fastRecheck)
         if flags.isSet("probe.uplink") || file?.uplinks == nil {
             s.uplinks = flags.strings("probe.uplink")
@@ -186,7 +187,7 @@ struct ExporterOptions: Sendable {
                         expected: "at most \(fmt(longest))", found: fmt(value)))
             }
         }
-        if s.timeout >= s.interval {
+        if !MonitorSettings.timeoutFits(s.timeout, interval: s.interval) {
             let g = file?.global
             let fromFile = (
                 interval: g?.interval != nil && !flags.isSet("probe.interval"),
@@ -226,7 +227,7 @@ struct ExporterOptions: Sendable {
                         hint: "probes run in rounds every global interval; a probe's own interval can only skip rounds")
                 )
             }
-            if timeout >= interval {
+            if !MonitorSettings.timeoutFits(timeout, interval: interval) {
                 let key = d.timeout != nil ? "timeout" : "interval"
                 throw .config(
                     ConfigError(

@@ -43,30 +43,35 @@ package enum ProbeFlags {
                 "Path-MTU target: don't-fragment echoes of several sizes each round; below --probe.mtu.expect the verdict is limited (mtu)."
         ),
         FlagSpec(
-            "probe.mtu.expect", .value(default: "1500"), placeholder: "BYTES",
+            "probe.mtu.expect", .value(default: String(MTUProber.Configuration.defaultExpect)), placeholder: "BYTES",
             help: "The path MTU the --probe.mtu targets must carry (IP packet bytes)."),
-        FlagSpec("probe.interval", .value(default: "5s"), placeholder: "DURATION", help: "Time between probe rounds."),
         FlagSpec(
-            "probe.timeout", .value(default: "3s"), placeholder: "DURATION",
+            "probe.interval", .value(default: DurationParser.format(MonitorSettings().interval)),
+            placeholder: "DURATION", help: "Time between probe rounds."),
+        FlagSpec(
+            "probe.timeout", .value(default: DurationParser.format(MonitorSettings().timeout)), placeholder: "DURATION",
             help: "Deadline of each probe; must be below the interval."),
         FlagSpec(
-            "probe.mode", .value(default: "parallel"), placeholder: "POLICY",
+            "probe.mode", .value(default: VerdictSettings().policy.description), placeholder: "POLICY",
             help: "How results combine: parallel (any success), http, icmp, quorum, quorum:N, quorum:N%."),
         FlagSpec(
-            "probe.fail-after", .value(default: "3"), placeholder: "N",
+            "probe.fail-after", .value(default: String(VerdictSettings.defaultFailAfter)), placeholder: "N",
             help: "Consecutive failed rounds before leaving full."),
         FlagSpec(
-            "probe.recover-after", .value(default: "2"), placeholder: "N",
+            "probe.recover-after", .value(default: String(VerdictSettings.defaultRecoverAfter)), placeholder: "N",
             help: "Consecutive good rounds before returning to full."),
         FlagSpec(
-            "probe.fast-recheck", .value(default: "1s"), placeholder: "DURATION",
+            "probe.fast-recheck", .value(default: DurationParser.format(MonitorSettings().fastRecheck)),
+            placeholder: "DURATION",
             help: "While not full, re-check after this, doubling up to the interval; 0 disables."),
         FlagSpec(
             "probe.trust-local-targets", .bool(default: false),
             help:
                 "Let answers from loopback, on-link addresses and the gateway prove the internet (labs and tests only: on a real network a router or an interceptor answers there)."
         ),
-        FlagSpec("probe.icmp.count", .value(default: "3"), placeholder: "N", help: "Echo requests per ICMP round."),
+        FlagSpec(
+            "probe.icmp.count", .value(default: String(ICMPProber.Configuration.defaultCount)), placeholder: "N",
+            help: "Echo requests per ICMP round."),
         FlagSpec(
             "probe.uplink", .repeated, placeholder: "INTERFACE",
             help: "Also run every probe bound to this interface (SO_BINDTODEVICE), with its own verdict."),
@@ -139,9 +144,13 @@ package enum ProbeFlags {
             try add(.dns(parts[0], server: parts.count == 2 ? parts[1] : nil), flag: "probe.dns", value: target)
         }
         for target in source.strings("probe.tcp") { try add(.tcp(target), flag: "probe.tcp", value: target) }
-        let count = try flags.int("probe.icmp.count", range: 1...ICMPProber.Configuration.maxCount) ?? 3
+        let count =
+            try flags.int("probe.icmp.count", range: 1...ICMPProber.Configuration.maxCount)
+            ?? ICMPProber.Configuration.defaultCount
         for host in source.strings("probe.icmp") { try add(.icmp(host, count: count), flag: "probe.icmp", value: host) }
-        let expect = try flags.int("probe.mtu.expect", range: MTUProber.Configuration.expectRange) ?? 1500
+        let expect =
+            try flags.int("probe.mtu.expect", range: MTUProber.Configuration.expectRange)
+            ?? MTUProber.Configuration.defaultExpect
         for host in source.strings("probe.mtu") { try add(.mtu(host, expect: expect), flag: "probe.mtu", value: host) }
         return specs
     }

@@ -2,163 +2,87 @@
 /// validating) the prober's own configuration once: a bad URL, DNS name or CA file is a
 /// `ConfigError` at load time, pointing at the key, never a probe-time failure.
 package enum ConfigProbeBuilder {
-    // Long on purpose: one case per probe type, each mapping its errors to the file's keys.
+    /// Maps the file's keys to the prober's configuration; a configuration error points at the
+    /// key of the field it names (`ProbeConfigError.field`), with what that field expects.
     package static func spec(_ d: ProbeDefinition, file: String) throws(ConfigError) -> ProbeSpec {
-        let family = d.family.flatMap { IPFamily(rawValue: $0.rawValue) }
-        switch d.type {
-        case .http, .https:
-            let make = httpConfig(d)
-            let config: HTTPProbeConfig
-            do throws(HTTPProbeConfigError) { config = try make(nil) } catch {
-                throw httpError(d, error, file: file)
-            }
-            return ProbeSpec(
-                name: d.name, type: config.probeType, target: d.target, family: family, interval: d.interval,
-                timeout: d.timeout,
-                evidence: config.evidence
-            ) { iface throws(ProbeConfigError) in
-                guard iface != nil else { return HTTPProber(config) }
-                do throws(HTTPProbeConfigError) { return HTTPProber(try make(iface)) } catch {
-                    throw ProbeConfigError(error.description)
-                }
-            }
-        case .dns:
-            let o = d.dns ?? DNSOptions()
-            let make = { @Sendable (iface: String?) throws(ProbeConfigError) -> DNSProbeConfig in
-                try DNSProbeConfig(
+        let at = ProbeSpec.Placement(
+            name: d.name, target: d.target, family: d.family.flatMap { IPFamily(rawValue: $0.rawValue) },
+            interval: d.interval, timeout: d.timeout)
+        if d.type == .icmp || d.type == .mtu, let refused = hostProblem(d, file: file) { throw refused }
+        do throws(ProbeConfigError) {
+            switch d.type {
+            case .http, .https: return .http(try httpConfig(d), at)
+            case .dns:
+                let o = d.dns ?? DNSOptions()
+                let config = try DNSProbeConfig(
                     name: d.target, queryType: o.recordType, server: o.server, transport: o.transport,
-                    interface: iface, allowPrivateAnswers: o.allowPrivateAnswers, expectAnswer: o.expectAnswer,
+                    allowPrivateAnswers: o.allowPrivateAnswers, expectAnswer: o.expectAnswer,
                     tlsServerName: o.tls.serverName, caFile: o.tls.caFile, insecureSkipVerify: o.tls.insecureSkipVerify,
                     tcpFallback: o.tcpFallback)
-            }
-            let config: DNSProbeConfig
-            do throws(ProbeConfigError) { config = try make(nil) } catch {
-                let (key, expected) = dnsErrorKey(error.message)
-                throw fail(d, key, expected: expected, found: error.message, file: file)
-            }
-            let destination = o.server.map { "\(d.target)@\($0)" } ?? d.target
-            // The system resolver cannot be bound to an interface: without a server the probe runs
-            // on the routing table only.
-            return ProbeSpec(
-                name: d.name, type: .dns, target: destination, family: family, interval: d.interval, timeout: d.timeout,
-                evidence: config.evidence, bindsToUplinks: o.server != nil
-            ) { iface throws(ProbeConfigError) in
-                guard iface != nil else { return DNSProber(config: config) }
-                return DNSProber(config: try make(iface))
-            }
-        case .tcp:
-            let config: TCPProbeConfig
-            let o = d.tcp ?? TCPOptions()
-            do throws(ProbeConfigError) {
-                config = try TCPProbeConfig(
+                var placed = at
+                placed.target = o.server.map { "\(d.target)@\($0)" } ?? d.target
+                return .dns(config, placed)
+            case .tcp:
+                let o = d.tcp ?? TCPOptions()
+                let config = try TCPProbeConfig(
                     target: d.target, family: d.family ?? .any, expect: o.expect, canaryPort: o.canaryPort)
-            } catch {
-                let key =
-                    error.message.hasPrefix("tcp expect")
-                    ? "tcp.expect" : error.message.contains("family") ? "family" : "target"
-                throw fail(
-                    d, key, expected: key == "tcp.expect" ? "a regular expression (Swift Regex syntax)" : "host:port",
-                    found: error.message, file: file)
-            }
-            return ProbeSpec(
-                name: d.name, type: .tcp, target: d.target, family: family, interval: d.interval, timeout: d.timeout,
-                evidence: config.evidence
-            ) { iface throws(ProbeConfigError) in
-                guard iface != nil else { return TCPProber(config: config) }
-                return TCPProber(config: try config.bound(to: iface))
-            }
-        case .icmp, .mtu:
-            let icmp = d.icmp ?? ICMPOptions()
-            if let literal = SocketAddress(ip: d.target) {
-                if let f = d.family, !f.admits(literal.ipFamily) {
-                    throw fail(
-                        d, "family",
-                        expected: "a family that admits the \(literal.ipFamily.rawValue) address \(d.target)",
-                        found: f.rawValue, file: file)
+                return .tcp(config, at)
+            case .icmp, .mtu:
+                if d.type == .mtu {
+                    let config = MTUProber.Configuration(
+                        host: d.target, family: d.family ?? .any, expect: (d.mtu ?? MTUOptions()).expect)
+                    try config.validate()
+                    return .mtu(config, at)
                 }
-            } else if !Resolver.isPlausibleHostName(d.target) {
-                throw fail(
-                    d, "target", expected: "a host name or IP address", found: d.target.debugDescription, file: file)
+                let icmp = d.icmp ?? ICMPOptions()
+                let config = ICMPProber.Configuration(
+                    host: d.target, family: d.family ?? .any, count: icmp.count, payloadSize: icmp.size,
+                    dontFragment: icmp.dontFragment)
+                try config.validate()
+                return .icmp(config, at)
             }
-            if d.type == .mtu {
-                let expect = d.mtu?.expect ?? MTUOptions().expect
-                return ProbeSpec(
-                    name: d.name, type: .mtu, target: d.target, family: family, interval: d.interval,
-                    timeout: d.timeout
-                ) { iface in
-                    MTUProber(
-                        MTUProber.Configuration(
-                            host: d.target, family: d.family ?? .any, expect: expect, interface: iface))
-                }
-            }
-            return ProbeSpec(
-                name: d.name, type: .icmp, target: d.target, family: family, interval: d.interval, timeout: d.timeout
-            ) { iface in
-                ICMPProber(
-                    ICMPProber.Configuration(
-                        host: d.target, family: d.family ?? .any, count: icmp.count, payloadSize: icmp.size,
-                        interface: iface, dontFragment: icmp.dontFragment))
-            }
+        } catch {
+            let expected = error.field == .target ? ProbeSchema.targetText(d.type) : error.field.expected
+            throw fail(d, error.field.key, expected: expected, found: error.message, file: file)
         }
     }
 
-    /// The `dns.` key a DNS configuration error is about, and what that key expects.
-    private static func dnsErrorKey(_ message: String) -> (String, String) {
-        let table: [(String, String, String)] = [
-            ("dns server", "dns.server", "an IP address, optionally with a port and a scheme"),
-            ("dns transport", "dns.transport", "a transport the server can be asked over"),
-            ("dns record type", "dns.record_type", "a record type the probe can ask for"),
-            ("dns expect_answer regex", "dns.expect_answer", "a regular expression (Swift Regex syntax)"),
-            ("dns expect_answer", "dns.expect_answer", "an answer expectation that fits the record type"),
-            ("dns tls ca_file", "dns.tls.ca_file", "a readable PEM file of CA certificates"),
-            ("dns tls server_name", "dns.tls.server_name", "a host name or IP address"),
-            ("dns tls", "dns.tls", "TLS options on a tls-transport probe only"),
-        ]
-        for (prefix, key, expected) in table where message.hasPrefix(prefix) { return (key, expected) }
-        return ("target", "a DNS name to look up")
+    /// Why an ICMP or MTU target cannot be probed (an IP address its family does not admit,
+    /// or not a plausible host name), or nil.
+    private static func hostProblem(_ d: ProbeDefinition, file: String) -> ConfigError? {
+        if let literal = SocketAddress(ip: d.target) {
+            if let f = d.family, !f.admits(literal.ipFamily) {
+                return fail(
+                    d, "family", expected: "a family that admits the \(literal.ipFamily.rawValue) address \(d.target)",
+                    found: f.rawValue, file: file)
+            }
+        } else if !Resolver.isPlausibleHostName(d.target) {
+            return fail(
+                d, "target", expected: "a host name or IP address", found: d.target.debugDescription, file: file)
+        }
+        return nil
     }
 
-    private static func httpConfig(_ d: ProbeDefinition)
-        -> @Sendable (String?) throws(HTTPProbeConfigError) -> HTTPProbeConfig
-    {
+    private static func httpConfig(_ d: ProbeDefinition) throws(ProbeConfigError) -> HTTPProbeConfig {
         let o = d.http ?? HTTPOptions()
         let mode: HTTPProbeConfig.Mode = o.mode == .web ? .web : .captive(o.expectation)
         // The environment is read once, when the file is loaded (a reload reads it again).
-        let environment = o.proxyFromEnvironment ? processEnvironment() : [:]
-        return { iface throws(HTTPProbeConfigError) in
-            var proxy = HTTPProxySetting.direct
-            do throws(ProbeConfigError) {
-                if let url = o.proxyURL { proxy = .fixed(try HTTPProxy(parsing: url)) }
-                if o.proxyFromEnvironment { proxy = .environment(try ProxyEnvironment(environment)) }
-            } catch {
-                throw HTTPProbeConfigError(
-                    field: o.proxyURL != nil ? "proxy_url" : "proxy_from_environment", message: error.message)
+        var proxy = HTTPProxySetting.direct
+        if let url = o.proxyURL {
+            do throws(ProbeConfigError) { proxy = .fixed(try HTTPProxy(parsing: url)) } catch {
+                throw error.about(.httpProxyURL)
             }
-            return try HTTPProbeConfig(
-                url: d.target, method: o.method, mode: mode, followRedirects: o.followRedirects,
-                maxRedirects: o.maxRedirects ?? 10, hostHeader: o.hostHeader, serverName: o.tls.serverName,
-                caFile: o.tls.caFile, insecureSkipVerify: o.tls.insecureSkipVerify, family: d.family ?? .any,
-                interface: iface, headers: o.headers, proxy: proxy)
         }
-    }
-
-    private static func httpError(_ d: ProbeDefinition, _ e: HTTPProbeConfigError, file: String) -> ConfigError {
-        let key: String
-        let expected: String
-        switch e.field {
-        case "url": (key, expected) = ("target", ProbeSchema.targetText(d.type))
-        case "ca_file": (key, expected) = ("http.tls.ca_file", "a readable PEM file of CA certificates")
-        case "server_name": (key, expected) = ("http.tls.server_name", "a host name or IP address")
-        case "tls": (key, expected) = (d.marks["http.tls"] != nil ? "http.tls" : "target", "usable TLS settings")
-        case "host_header": (key, expected) = ("http.host_header", "a host name without spaces or control characters")
-        case "headers": (key, expected) = ("http.headers", "header names and values the prober may send")
-        case "proxy_url":
-            (key, expected) = ("http.proxy_url", "an http:// proxy URL (http://[user:password@]host[:port])")
-        case "proxy_from_environment":
-            (key, expected) = ("http.proxy_from_environment", "proxy variables that hold http:// proxy URLs")
-        default: (key, expected) = ("http.\(e.field)", "a value the HTTP prober accepts")
+        if o.proxyFromEnvironment {
+            do throws(ProbeConfigError) { proxy = .environment(try ProxyEnvironment(processEnvironment())) } catch {
+                throw error.about(.httpProxyFromEnvironment)
+            }
         }
-        return fail(d, key, expected: expected, found: e.message, file: file)
+        return try HTTPProbeConfig(
+            url: d.target, method: o.method, mode: mode, followRedirects: o.followRedirects,
+            maxRedirects: o.maxRedirects ?? HTTPProbeConfig.defaultMaxRedirects, hostHeader: o.hostHeader,
+            serverName: o.tls.serverName, caFile: o.tls.caFile, insecureSkipVerify: o.tls.insecureSkipVerify,
+            family: d.family ?? .any, headers: o.headers, proxy: proxy)
     }
 
     private static func fail(_ d: ProbeDefinition, _ key: String, expected: String, found: String, file: String)

@@ -50,7 +50,7 @@ enum ConfigSchema {
         for key in g.keys { out.marks[key] = g.value(key)?.mark }
         out.interval = try positive(g, "interval")
         out.timeout = try positive(g, "timeout")
-        if let i = out.interval, let t = out.timeout, t >= i {
+        if let i = out.interval, let t = out.timeout, !MonitorSettings.timeoutFits(t, interval: i) {
             throw g.fail("timeout", expected: "a timeout below the interval (\(DurationParser.format(i)))")
         }
         // The same spellings as --probe.mode: quorum:2 and quorum:50% included.

@@ -181,9 +181,9 @@ package struct DNSOptions: Sendable, Equatable {
 
 /// `icmp:` of an icmp probe.
 package struct ICMPOptions: Sendable, Equatable {
-    package var count = 3
+    package var count = ICMPProber.Configuration.defaultCount
     /// Payload bytes after the 8-byte ICMP header (`size`).
-    package var size = 56
+    package var size = ICMPProber.Configuration.defaultPayloadSize
     /// `dont_fragment`: DF set, never fragmented locally; too big for a link fails with `mtu`.
     package var dontFragment = false
 
@@ -203,7 +203,7 @@ package struct TCPOptions: Sendable, Equatable {
 /// `mtu:` of an mtu probe.
 package struct MTUOptions: Sendable, Equatable {
     /// The path MTU the path must carry (`expect`, IP packet bytes).
-    package var expect = 1500
+    package var expect = MTUProber.Configuration.defaultExpect
 
     package init() {}
 }

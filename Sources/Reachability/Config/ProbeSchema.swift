@@ -53,7 +53,7 @@ enum ProbeSchema {
         }
         def.interval = try ConfigSchema.positive(p, "interval")
         def.timeout = try ConfigSchema.positive(p, "timeout")
-        if let i = def.interval, let t = def.timeout, t >= i {
+        if let i = def.interval, let t = def.timeout, !MonitorSettings.timeoutFits(t, interval: i) {
             throw p.fail("timeout", expected: "a timeout below the probe's interval (\(DurationParser.format(i)))")
         }
         def.family = try p.choice("family", FamilyPreference.self)

@@ -40,7 +40,7 @@ package struct DNSProbeConfig: Sendable, Equatable {
     package let server: SocketAddress?
     package let transport: DNSTransport
     /// Device to bind the query socket to (SO_BINDTODEVICE); direct mode only.
-    package let interface: String?
+    package private(set) var interface: String?
     /// Accept private, loopback and link-local answers for public names (split-horizon DNS)
     /// instead of reporting a portal; see `DNSPortalRule`.
     package let allowPrivateAnswers: Bool
@@ -78,12 +78,13 @@ package struct DNSProbeConfig: Sendable, Equatable {
         insecureSkipVerify: Bool = false, tcpFallback: Bool = true
     ) throws(ProbeConfigError) {
         guard SocketAddress(ip: name) == nil else {
-            throw ProbeConfigError("dns name \(name.debugDescription): is an IP address; a DNS probe needs a name")
+            throw ProbeConfigError(
+                .target, "dns name \(name.debugDescription): is an IP address; a DNS probe needs a name")
         }
         do {
             _ = try DNSMessage.validatedLabels(name)
         } catch {
-            throw ProbeConfigError("dns name \(name.debugDescription): \(error)")
+            throw ProbeConfigError(.target, "dns name \(name.debugDescription): \(error)")
         }
         var chosen = transport
         var parsedServer: SocketAddress?
@@ -91,6 +92,7 @@ package struct DNSProbeConfig: Sendable, Equatable {
             let (scheme, rest) = try Self.splitScheme(server)
             if let scheme, let transport, scheme != transport {
                 throw ProbeConfigError(
+                    .dnsServer,
                     "dns server \(server.debugDescription): says \(scheme.rawValue):// but the transport is \(transport.rawValue)"
                 )
             }
@@ -98,30 +100,37 @@ package struct DNSProbeConfig: Sendable, Equatable {
             parsedServer = try Self.parseServer(rest, original: server, port: (chosen ?? .udp).defaultPort)
         } else if let transport, transport != .udp {
             throw ProbeConfigError(
+                .dnsTransport,
                 "dns transport \(transport.rawValue): needs a server; the system resolver chooses its own")
         }
         self.transport = chosen ?? .udp
         try ProbeConfigError.checkInterface(interface)
         if interface != nil, parsedServer == nil {
             throw ProbeConfigError(
+                .interface,
                 "dns interface \(interface ?? ""): needs a server; the system resolver cannot be bound to an interface")
         }
         if !queryType.isAddress, parsedServer == nil {
             throw ProbeConfigError(
+                .dnsRecordType,
                 "dns record type \(queryType.rawValue): needs a server; the system resolver looks up addresses only")
         }
         guard retransmitInterval >= .milliseconds(10) else {
-            throw ProbeConfigError("dns retransmit interval \(retransmitInterval): must be at least 10ms")
+            throw ProbeConfigError(
+                .dnsRetransmitInterval, "dns retransmit interval \(retransmitInterval): must be at least 10ms")
         }
         try Self.check(expectAnswer, type: queryType)
         if self.transport != .tls, tlsServerName != nil || caFile != nil || insecureSkipVerify {
-            throw ProbeConfigError("dns tls: applies to the tls transport only, not \(self.transport.rawValue)")
+            throw ProbeConfigError(
+                .dnsTLS, "dns tls: applies to the tls transport only, not \(self.transport.rawValue)")
         }
         if caFile != nil && insecureSkipVerify {
-            throw ProbeConfigError("dns tls ca_file: a CA file and insecure_skip_verify exclude each other")
+            throw ProbeConfigError(
+                .dnsTLSCAFile, "dns tls ca_file: a CA file and insecure_skip_verify exclude each other")
         }
         if let tlsServerName, SocketAddress(ip: tlsServerName) == nil, !Resolver.isPlausibleHostName(tlsServerName) {
             throw ProbeConfigError(
+                .dnsTLSServerName,
                 "dns tls server_name \(tlsServerName.debugDescription): is not a host name or IP address")
         }
         self.name = name.hasSuffix(".") ? String(name.dropLast()) : name
@@ -143,7 +152,7 @@ package struct DNSProbeConfig: Sendable, Equatable {
             do throws(TLSContext.Failure) {
                 _ = try TLSContext.shared(tlsOptions)
             } catch {
-                throw ProbeConfigError("dns tls ca_file: \(error.message)")
+                throw ProbeConfigError(.dnsTLSCAFile, "dns tls ca_file: \(error.message)")
             }
         }
     }
@@ -154,6 +163,7 @@ package struct DNSProbeConfig: Sendable, Equatable {
         let scheme = server[..<range.lowerBound].lowercased()
         guard let transport = DNSTransport(rawValue: scheme) else {
             throw ProbeConfigError(
+                .dnsServer,
                 "dns server \(server.debugDescription): unknown scheme \(scheme.debugDescription); use udp://, tcp:// or tls://"
             )
         }
@@ -167,10 +177,11 @@ package struct DNSProbeConfig: Sendable, Equatable {
         do {
             hostPort = try HostPort(parsing: text, defaultPort: port)
         } catch {
-            throw ProbeConfigError("dns server \(error.message)")
+            throw ProbeConfigError(.dnsServer, "dns server \(error.message)")
         }
         guard let address = hostPort.numericAddress else {
             throw ProbeConfigError(
+                .dnsServer,
                 "dns server \(original.debugDescription): must be an IP address, optionally with :port or [ipv6]:port"
             )
         }
@@ -181,23 +192,46 @@ package struct DNSProbeConfig: Sendable, Equatable {
         switch expectation {
         case nil: return
         case .regex(let pattern):
-            guard !pattern.isEmpty else { throw ProbeConfigError("dns expect_answer regex: must not be empty") }
+            guard !pattern.isEmpty else {
+                throw ProbeConfigError(.dnsExpectAnswerRegex, "dns expect_answer regex: must not be empty")
+            }
             do {
                 _ = try Regex(pattern)
             } catch {
-                throw ProbeConfigError("dns expect_answer regex \(pattern.debugDescription): \(error)")
+                throw ProbeConfigError(
+                    .dnsExpectAnswerRegex, "dns expect_answer regex \(pattern.debugDescription): \(error)")
             }
         case .addresses(let set):
             guard type.isAddress else {
                 throw ProbeConfigError(
+                    .dnsExpectAnswer,
                     "dns expect_answer addresses: apply to A and AAAA records, not \(type.rawValue); use regex")
             }
-            guard !set.isEmpty else { throw ProbeConfigError("dns expect_answer addresses: must not be empty") }
+            guard !set.isEmpty else {
+                throw ProbeConfigError(.dnsExpectAnswer, "dns expect_answer addresses: must not be empty")
+            }
             if let bad = set.sorted().first(where: { SocketAddress(ip: $0)?.ipFamily != type.family }) {
                 throw ProbeConfigError(
+                    .dnsExpectAnswer,
                     "dns expect_answer addresses: \(bad.debugDescription) is not an \(type == .a ? "IPv4" : "IPv6") address"
                 )
             }
         }
+    }
+}
+
+extension DNSProbeConfig {
+    /// The same probe bound to `interface` (nil: the routing table's choice). Only a direct
+    /// query can be bound: the system resolver chooses its own way.
+    package func bound(to interface: String?) throws(ProbeConfigError) -> DNSProbeConfig {
+        try ProbeConfigError.checkInterface(interface)
+        if interface != nil, server == nil {
+            throw ProbeConfigError(
+                .interface,
+                "dns interface \(interface ?? ""): needs a server; the system resolver cannot be bound to an interface")
+        }
+        var c = self
+        c.interface = interface
+        return c
     }
 }

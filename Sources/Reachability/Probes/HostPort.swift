@@ -14,26 +14,28 @@ package struct HostPort: Sendable, Equatable, Hashable, CustomStringConvertible 
     /// Parses `text`; `defaultPort` nil means the port is required.
     package init(parsing text: String, defaultPort: UInt16? = nil) throws(ProbeConfigError) {
         let quoted = text.debugDescription
-        guard !text.isEmpty else { throw ProbeConfigError("empty address, expected host:port") }
+        guard !text.isEmpty else { throw ProbeConfigError(.target, "empty address, expected host:port") }
         var host: Substring
         var portText: Substring?
         if text.hasPrefix("[") {
             guard let close = text.firstIndex(of: "]") else {
-                throw ProbeConfigError("\(quoted): '[' without ']', expected [ipv6]:port")
+                throw ProbeConfigError(.target, "\(quoted): '[' without ']', expected [ipv6]:port")
             }
             host = text[text.index(after: text.startIndex)..<close]
             let rest = text[text.index(after: close)...]
             if !rest.isEmpty {
-                guard rest.hasPrefix(":") else { throw ProbeConfigError("\(quoted): expected ':port' after ']'") }
+                guard rest.hasPrefix(":") else {
+                    throw ProbeConfigError(.target, "\(quoted): expected ':port' after ']'")
+                }
                 portText = rest.dropFirst()
             }
             guard SocketAddress(ip: String(host))?.ipFamily == .ipv6 else {
-                throw ProbeConfigError("\(quoted): brackets must hold an IPv6 address")
+                throw ProbeConfigError(.target, "\(quoted): brackets must hold an IPv6 address")
             }
         } else if text.filter({ $0 == ":" }).count >= 2 {
             // A bare IPv6 literal: no port can follow without brackets.
             guard SocketAddress(ip: text)?.ipFamily == .ipv6 else {
-                throw ProbeConfigError("\(quoted): not an IPv6 address; write [ipv6]:port or host:port")
+                throw ProbeConfigError(.target, "\(quoted): not an IPv6 address; write [ipv6]:port or host:port")
             }
             host = Substring(text)
         } else if let colon = text.lastIndex(of: ":") {
@@ -48,19 +50,19 @@ package struct HostPort: Sendable, Equatable, Hashable, CustomStringConvertible 
                 let value = Int(portText), (1...65535).contains(value)
             else {
                 throw ProbeConfigError(
-                    "\(quoted): port must be a number 1–65535, found \(String(portText).debugDescription)")
+                    .target, "\(quoted): port must be a number 1–65535, found \(String(portText).debugDescription)")
             }
             port = UInt16(value)
         } else if let defaultPort {
             port = defaultPort
         } else {
-            throw ProbeConfigError("\(quoted): missing port, expected host:port or [ipv6]:port")
+            throw ProbeConfigError(.target, "\(quoted): missing port, expected host:port or [ipv6]:port")
         }
         if SocketAddress(ip: String(host)) == nil {
             do {
                 _ = try DNSMessage.validatedLabels(String(host))
             } catch {
-                throw ProbeConfigError("\(quoted): host is neither an IP address nor a valid name (\(error))")
+                throw ProbeConfigError(.target, "\(quoted): host is neither an IP address nor a valid name (\(error))")
             }
             if host.hasSuffix(".") { host = host.dropLast() }
         }

@@ -33,13 +33,18 @@ package struct ICMPProber: Prober {
         /// link fails with `mtu` instead of being fragmented. Off: the kernel's default.
         package var dontFragment = false
 
+        /// Echo requests per round (`--probe.icmp.count`, the file's `icmp.count`).
+        package static let defaultCount = 3
+        /// Bytes of payload after the ICMP header (ping's default).
+        package static let defaultPayloadSize = 56
         package static let maxCount = 1000
         /// The largest payload that fits an IPv4 datagram.
         package static let maxPayloadSize = 65_507
 
         package init(
-            host: String, family: FamilyPreference = .any, count: Int = 3, spacing: Duration = .milliseconds(100),
-            payloadSize: Int = 56, interface: String? = nil, mode: ICMPSocketMode = .auto, dontFragment: Bool = false
+            host: String, family: FamilyPreference = .any, count: Int = defaultCount,
+            spacing: Duration = .milliseconds(100), payloadSize: Int = defaultPayloadSize, interface: String? = nil,
+            mode: ICMPSocketMode = .auto, dontFragment: Bool = false
         ) {
             self.dontFragment = dontFragment
             self.host = host
@@ -54,16 +59,27 @@ package struct ICMPProber: Prober {
         /// What is wrong with this configuration, or nil if it is usable. Config loading can
         /// report it up front; a prober given a bad configuration fails each round with `error`.
         package var problem: String? {
-            if host.isEmpty { return "host is empty" }
-            if !(1...Self.maxCount).contains(count) { return "count \(count) is outside 1…\(Self.maxCount)" }
-            if spacing < .zero { return "spacing \(spacing) is negative" }
+            do throws(ProbeConfigError) {
+                try validate()
+                return nil
+            } catch {
+                return error.message
+            }
+        }
+
+        /// Throws the first setting that cannot work, with its field.
+        package func validate() throws(ProbeConfigError) {
+            if host.isEmpty { throw ProbeConfigError(.target, "host is empty") }
+            if !(1...Self.maxCount).contains(count) {
+                throw ProbeConfigError(.icmpCount, "count \(count) is outside 1…\(Self.maxCount)")
+            }
+            if spacing < .zero { throw ProbeConfigError(.icmpSpacing, "spacing \(spacing) is negative") }
             if !(0...Self.maxPayloadSize).contains(payloadSize) {
-                return "payload size \(payloadSize) is outside 0…\(Self.maxPayloadSize)"
+                throw ProbeConfigError(.icmpSize, "payload size \(payloadSize) is outside 0…\(Self.maxPayloadSize)")
             }
             if let interface, let problem = InterfaceName.problem(interface) {
-                return "interface \(interface.debugDescription): \(problem)"
+                throw ProbeConfigError(.interface, "interface \(interface.debugDescription): \(problem)")
             }
-            return nil
         }
     }
 

@@ -25,9 +25,11 @@ package struct MTUProber: Prober {
 
         /// The smallest size an MTU probe may expect: IPv6's minimum link MTU, above IPv4's 576.
         package static let expectRange = 576...65_535
+        /// The path MTU a path must carry by default (`--probe.mtu.expect`, the file's `mtu.expect`): Ethernet's.
+        package static let defaultExpect = 1500
 
         package init(
-            host: String, family: FamilyPreference = .any, expect: Int = 1500, interface: String? = nil,
+            host: String, family: FamilyPreference = .any, expect: Int = defaultExpect, interface: String? = nil,
             mode: ICMPSocketMode = .auto
         ) {
             self.host = host
@@ -38,14 +40,25 @@ package struct MTUProber: Prober {
         }
 
         package var problem: String? {
-            if host.isEmpty { return "host is empty" }
+            do throws(ProbeConfigError) {
+                try validate()
+                return nil
+            } catch {
+                return error.message
+            }
+        }
+
+        /// Throws the first setting that cannot work, with its field.
+        package func validate() throws(ProbeConfigError) {
+            if host.isEmpty { throw ProbeConfigError(.target, "host is empty") }
             if !Self.expectRange.contains(expect) {
-                return "expected MTU \(expect) is outside \(Self.expectRange.lowerBound)…\(Self.expectRange.upperBound)"
+                throw ProbeConfigError(
+                    .mtuExpect,
+                    "expected MTU \(expect) is outside \(Self.expectRange.lowerBound)…\(Self.expectRange.upperBound)")
             }
             if let interface, let problem = InterfaceName.problem(interface) {
-                return "interface \(interface.debugDescription): \(problem)"
+                throw ProbeConfigError(.interface, "interface \(interface.debugDescription): \(problem)")
             }
-            return nil
         }
     }
 

@@ -40,54 +40,30 @@ public struct Probe: Sendable {
     }
 
     static func http(_ url: String, expectation: HTTPExpectation, proxy: HTTPProxySetting = .direct) -> Probe {
-        let config: HTTPProbeConfig
-        do throws(HTTPProbeConfigError) {
-            config = try HTTPProbeConfig(url: url, mode: .captive(expectation), proxy: proxy)
+        do throws(ProbeConfigError) {
+            let config = try HTTPProbeConfig(url: url, mode: .captive(expectation), proxy: proxy)
+            return Probe(spec: .http(config, .init(name: url, target: url)))
         } catch {
-            return unusable(url, url.lowercased().hasPrefix("https:") ? .https : .http, error.description)
+            return unusable(url, url.lowercased().hasPrefix("https:") ? .https : .http, error.message)
         }
-        let spec = ProbeSpec(name: url, type: config.probeType, target: url, evidence: config.evidence) {
-            iface throws(ProbeConfigError) in
-            guard let iface else { return HTTPProber(config) }
-            do throws(HTTPProbeConfigError) {
-                return HTTPProber(
-                    try HTTPProbeConfig(url: url, mode: .captive(expectation), interface: iface, proxy: proxy))
-            } catch {
-                throw ProbeConfigError(error.description)
-            }
-        }
-        return Probe(spec: spec)
     }
 
     /// ICMP echo requests to a host (a name is re-resolved every round), `count` per round.
-    public static func icmp(_ host: String, count: Int = 3) -> Probe {
+    public static func icmp(_ host: String, count: Int = Probe.defaultICMPCount) -> Probe {
         let config = ICMPProber.Configuration(host: host, count: count)
         if let problem = config.problem { return unusable(host, .icmp, problem) }
-        let spec = ProbeSpec(name: host, type: .icmp, target: host, family: SocketAddress(ip: host)?.ipFamily) {
-            iface in
-            var c = config
-            c.interface = iface
-            return ICMPProber(c)
-        }
-        return Probe(spec: spec)
+        return Probe(spec: .icmp(config, .init(name: host, target: host, family: SocketAddress(ip: host)?.ipFamily)))
     }
 
     /// A path-MTU probe of a host (a name is re-resolved every round): don't-fragment echoes of
     /// several sizes at once each round; below `expect` bytes it fails with `mtu` and the
     /// verdict is `limited (mtu)`. See `MTUProber`.
     /// Reported as `mtu:HOST` (`mtuName`), so it can share its host with an ICMP probe.
-    public static func mtu(_ host: String, expect: Int = 1500) -> Probe {
+    public static func mtu(_ host: String, expect: Int = Probe.defaultMTUExpect) -> Probe {
         let config = MTUProber.Configuration(host: host, expect: expect)
         if let problem = config.problem { return unusable(mtuName(host), .mtu, problem) }
-        let spec = ProbeSpec(
-            name: mtuName(host), type: .mtu, target: host, family: SocketAddress(ip: host)?.ipFamily
-        ) {
-            iface in
-            var c = config
-            c.interface = iface
-            return MTUProber(c)
-        }
-        return Probe(spec: spec)
+        return Probe(
+            spec: .mtu(config, .init(name: mtuName(host), target: host, family: SocketAddress(ip: host)?.ipFamily)))
     }
 
     /// The default name of an MTU probe of `host`: `mtu:HOST`.
@@ -100,22 +76,12 @@ public struct Probe: Sendable {
     /// with a verified certificate.
     public static func dns(_ name: String, server: String? = nil, recordType: DNSQueryType = .a) -> Probe {
         let target = server.map { "\(name)@\($0)" } ?? name
-        let config: DNSProbeConfig
         do throws(ProbeConfigError) {
-            config = try DNSProbeConfig(name: name, queryType: recordType, server: server)
+            let config = try DNSProbeConfig(name: name, queryType: recordType, server: server)
+            return Probe(spec: .dns(config, .init(name: target, target: target)))
         } catch {
             return unusable(target, .dns, error.message)
         }
-        // The system resolver cannot be bound to an interface: such a probe runs on the routing table only.
-        let spec = ProbeSpec(
-            name: target, type: .dns, target: target, evidence: config.evidence, bindsToUplinks: server != nil
-        ) {
-            iface throws(ProbeConfigError) in
-            guard let iface else { return DNSProber(config: config) }
-            return DNSProber(
-                config: try DNSProbeConfig(name: name, queryType: recordType, server: server, interface: iface))
-        }
-        return Probe(spec: spec)
     }
 
     /// A TCP connection to `host` (a name or an IP address) on `port`.
@@ -125,17 +91,17 @@ public struct Probe: Sendable {
 
     /// A TCP connection to `host:port` (`[v6]:port` for IPv6 literals).
     static func tcp(_ target: String) -> Probe {
-        let config: TCPProbeConfig
-        do throws(ProbeConfigError) { config = try TCPProbeConfig(target: target) } catch {
+        do throws(ProbeConfigError) {
+            return Probe(spec: .tcp(try TCPProbeConfig(target: target), .init(name: target, target: target)))
+        } catch {
             return unusable(target, .tcp, error.message)
         }
-        let spec = ProbeSpec(name: target, type: .tcp, target: target, evidence: config.evidence) {
-            iface throws(ProbeConfigError) in
-            guard let iface else { return TCPProber(config: config) }
-            return TCPProber(config: try TCPProbeConfig(target: target, interface: iface))
-        }
-        return Probe(spec: spec)
     }
+
+    /// Echo requests per round of an ICMP probe (the ICMP prober's default).
+    public static let defaultICMPCount = ICMPProber.Configuration.defaultCount
+    /// The path MTU an MTU probe expects (the MTU prober's default).
+    public static let defaultMTUExpect = MTUProber.Configuration.defaultExpect
 
     /// The seed's HTTP check URL and ICMP host, the defaults of `Reachability.Configuration`.
     public static let defaultHTTPURL = "http://connectivitycheck.gstatic.com/generate_204"

@@ -33,7 +33,7 @@ package struct TCPProbeConfig: Sendable, Equatable {
         do {
             parsed = try HostPort(parsing: target)
         } catch {
-            throw ProbeConfigError("tcp target \(error.message)")
+            throw ProbeConfigError(.target, "tcp target \(error.message)")
         }
         try self.init(
             target: parsed, family: family, interface: interface, maxAddresses: maxAddresses, expect: expect,
@@ -48,24 +48,25 @@ package struct TCPProbeConfig: Sendable, Equatable {
     {
         // Re-parsing the text form applies every host and port rule to values built in code.
         guard (try? HostPort(parsing: target.description)) == target else {
-            throw ProbeConfigError("tcp target \(target.description.debugDescription): not a valid host:port")
+            throw ProbeConfigError(.target, "tcp target \(target.description.debugDescription): not a valid host:port")
         }
         if let literal = target.numericAddress, !family.admits(literal.ipFamily) {
             throw ProbeConfigError(
+                .family,
                 "tcp target \(target): is an \(literal.ipFamily.rawValue) address but family is \(family.rawValue)")
         }
         try ProbeConfigError.checkInterface(interface)
         guard (1...16).contains(maxAddresses) else {
-            throw ProbeConfigError("tcp max addresses \(maxAddresses): must be 1–16")
+            throw ProbeConfigError(.tcpMaxAddresses, "tcp max addresses \(maxAddresses): must be 1–16")
         }
         if let expect {
             guard !expect.isEmpty, (try? Regex(expect)) != nil else {
                 throw ProbeConfigError(
-                    "tcp expect \(expect.debugDescription): not a regular expression (Swift Regex syntax)")
+                    .tcpExpect, "tcp expect \(expect.debugDescription): not a regular expression (Swift Regex syntax)")
             }
         }
         if let canaryPort, canaryPort == 0 {
-            throw ProbeConfigError("tcp canary_port 0: must be 1–65535")
+            throw ProbeConfigError(.tcpCanaryPort, "tcp canary_port 0: must be 1–65535")
         }
         self.target = target
         self.family = family

@@ -21,3 +21,11 @@ package struct MonitorSettings: Sendable, Equatable {
 
     package init() {}
 }
+
+extension MonitorSettings {
+    /// The one rule for a timeout: above zero and below the interval it runs under (global, or
+    /// a probe's own). Flags, the file's `global:` and each probe are checked with it.
+    package static func timeoutFits(_ timeout: Duration, interval: Duration) -> Bool {
+        timeout > .zero && timeout < interval
+    }
+}

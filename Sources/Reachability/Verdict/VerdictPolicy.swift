@@ -55,11 +55,14 @@ package enum VerdictPolicy: Sendable, Equatable, CustomStringConvertible {
 
 /// Hysteresis and re-check settings.
 package struct VerdictSettings: Sendable, Equatable {
+    /// Consecutive failed rounds before leaving `full` (`--probe.fail-after`, `fail_after`).
+    package static let defaultFailAfter = 3
+    /// Consecutive good rounds before returning to `full` (`--probe.recover-after`, `recover_after`).
+    package static let defaultRecoverAfter = 2
+
     package var policy: VerdictPolicy = .parallel
-    /// Consecutive failed rounds before leaving `full`.
-    package var failAfter = 3
-    /// Consecutive good rounds before returning to `full`.
-    package var recoverAfter = 2
+    package var failAfter = defaultFailAfter
+    package var recoverAfter = defaultRecoverAfter
     /// Let answers from targets on the local network (loopback, on-link, the gateway) be
     /// internet evidence (`--probe.trust-local-targets`). Only for labs and tests whose
     /// "internet" is on this host or its own link; the probe-kind rules of `Evidence` (system
@@ -67,7 +70,8 @@ package struct VerdictSettings: Sendable, Equatable {
     package var trustLocalTargets = false
 
     package init(
-        policy: VerdictPolicy = .parallel, failAfter: Int = 3, recoverAfter: Int = 2, trustLocalTargets: Bool = false
+        policy: VerdictPolicy = .parallel, failAfter: Int = defaultFailAfter, recoverAfter: Int = defaultRecoverAfter,
+        trustLocalTargets: Bool = false
     ) {
         self.policy = policy
         self.failAfter = max(1, failAfter)

@@ -180,7 +180,7 @@ import Testing
 
     @Test func aBindingThatCannotBeBuiltFailsLoudlyInsteadOfRunningUnbound() async throws {
         let spec = ProbeSpec(name: "t", type: .tcp, target: "192.0.2.1:22") { iface throws(ProbeConfigError) in
-            guard iface == nil else { throw ProbeConfigError("interface \"x\": refused") }
+            guard iface == nil else { throw ProbeConfigError(.interface, "interface \"x\": refused") }
             return UnusableProber(type: .tcp, problem: "unbound ran")
         }
         let result = await spec.prober(bound: "eth9").probe(deadline: .now + .seconds(1))

@@ -205,20 +205,27 @@ private func rr(_ type: UInt16, _ rdata: [UInt8]) -> (type: UInt16, rdata: [UInt
 
     @Test func refusedConfigurations() {
         #expect(
-            throws: ProbeConfigError("dns record type MX: needs a server; the system resolver looks up addresses only")
+            throws: ProbeConfigError(
+                .dnsRecordType, "dns record type MX: needs a server; the system resolver looks up addresses only")
         ) {
             try DNSProbeConfig(name: "example.com", queryType: .mx)
         }
-        #expect(throws: ProbeConfigError("dns transport tls: needs a server; the system resolver chooses its own")) {
+        #expect(
+            throws: ProbeConfigError(
+                .dnsTransport, "dns transport tls: needs a server; the system resolver chooses its own")
+        ) {
             try DNSProbeConfig(name: "example.com", transport: .tls)
         }
         #expect(
             throws: ProbeConfigError(
-                "dns server \"quic://192.0.2.1\": unknown scheme \"quic\"; use udp://, tcp:// or tls://")
+                .dnsServer, "dns server \"quic://192.0.2.1\": unknown scheme \"quic\"; use udp://, tcp:// or tls://")
         ) {
             try DNSProbeConfig(name: "example.com", server: "quic://192.0.2.1")
         }
-        #expect(throws: ProbeConfigError("dns expect_answer addresses: \"2001:db8::1\" is not an IPv4 address")) {
+        #expect(
+            throws: ProbeConfigError(
+                .dnsExpectAnswer, "dns expect_answer addresses: \"2001:db8::1\" is not an IPv4 address")
+        ) {
             try DNSProbeConfig(name: "example.com", server: "192.0.2.1", expectAnswer: .addresses(["2001:db8::1"]))
         }
     }

@@ -17,7 +17,7 @@ import Testing
     @Test func bodyExpectationPicksGET() throws {
         let c = try HTTPProbeConfig(url: "http://h/", mode: .captive(.bodyContains("Success")))
         #expect(c.method == .get)
-        #expect(throws: HTTPProbeConfigError.self) {
+        #expect(throws: ProbeConfigError.self) {
             _ = try HTTPProbeConfig(url: "http://h/", method: .head, mode: .captive(.bodyContains("Success")))
         }
     }
@@ -29,33 +29,45 @@ import Testing
 
     @Test(
         arguments: [
-            ("url", { @Sendable in try HTTPProbeConfig(url: "gopher://h/") }),
-            ("follow_redirects", { @Sendable in try HTTPProbeConfig(url: "http://h/", followRedirects: true) }),
-            ("max_redirects", { @Sendable in try HTTPProbeConfig(url: "http://h/", mode: .web, maxRedirects: -1) }),
-            ("headers", { @Sendable in try HTTPProbeConfig(url: "http://h/", headers: [.init("Host", "x")]) }),
-            ("headers", { @Sendable in try HTTPProbeConfig(url: "http://h/", headers: [.init("X-A", "a\r\nX-B: b")]) }),
-            ("headers", { @Sendable in try HTTPProbeConfig(url: "http://h/", headers: [.init("Bad Name", "v")]) }),
-            ("host_header", { @Sendable in try HTTPProbeConfig(url: "http://h/", hostHeader: "a b") }),
-            ("server_name", { @Sendable in try HTTPProbeConfig(url: "https://h/", serverName: "not a name") }),
+            ("target", { @Sendable in try HTTPProbeConfig(url: "gopher://h/") }),
+            ("http.follow_redirects", { @Sendable in try HTTPProbeConfig(url: "http://h/", followRedirects: true) }),
+            (
+                "http.max_redirects",
+                { @Sendable in try HTTPProbeConfig(url: "http://h/", mode: .web, maxRedirects: -1) }
+            ),
+            ("http.headers", { @Sendable in try HTTPProbeConfig(url: "http://h/", headers: [.init("Host", "x")]) }),
+            (
+                "http.headers",
+                { @Sendable in try HTTPProbeConfig(url: "http://h/", headers: [.init("X-A", "a\r\nX-B: b")]) }
+            ),
+            ("http.headers", { @Sendable in try HTTPProbeConfig(url: "http://h/", headers: [.init("Bad Name", "v")]) }),
+            ("http.host_header", { @Sendable in try HTTPProbeConfig(url: "http://h/", hostHeader: "a b") }),
+            ("http.tls.server_name", { @Sendable in try HTTPProbeConfig(url: "https://h/", serverName: "not a name") }),
             (
                 "interface",
                 { @Sendable in try HTTPProbeConfig(url: "http://h/", interface: "an-interface-name-too-long") }
             ),
-            ("body_limit", { @Sendable in try HTTPProbeConfig(url: "http://h/", bodyLimit: -1) }),
-            ("cache_bust", { @Sendable in try HTTPProbeConfig(url: "http://h/", cacheBust: .init(parameter: "a&b")) }),
-            ("ca_file", { @Sendable in try HTTPProbeConfig(url: "https://h/", caFile: "/nonexistent/ca.pem") }),
-            ("ca_file", { @Sendable in try HTTPProbeConfig(url: "https://h/", caFile: "/etc/hostname") }),
+            ("http.body_limit", { @Sendable in try HTTPProbeConfig(url: "http://h/", bodyLimit: -1) }),
             (
-                "ca_file",
+                "http.cache_bust",
+                { @Sendable in try HTTPProbeConfig(url: "http://h/", cacheBust: .init(parameter: "a&b")) }
+            ),
+            (
+                "http.tls.ca_file",
+                { @Sendable in try HTTPProbeConfig(url: "https://h/", caFile: "/nonexistent/ca.pem") }
+            ),
+            ("http.tls.ca_file", { @Sendable in try HTTPProbeConfig(url: "https://h/", caFile: "/etc/hostname") }),
+            (
+                "http.tls.ca_file",
                 { @Sendable in try HTTPProbeConfig(url: "https://h/", caFile: "/x", insecureSkipVerify: true) }
             ),
             (
-                "expected_status",
+                "http.expected_status",
                 { @Sendable in try HTTPProbeConfig(url: "http://h/", mode: .captive(.init(statusCodes: [42]))) }
             ),
         ] as [(String, @Sendable () throws -> HTTPProbeConfig)])
     func rejectsAtConfigTime(field: String, make: @Sendable () throws -> HTTPProbeConfig) {
-        #expect { _ = try make() } throws: { ($0 as? HTTPProbeConfigError)?.field == field }
+        #expect { _ = try make() } throws: { ($0 as? ProbeConfigError)?.field.key == field }
     }
 
     @Test func bodyMatching() {

@@ -21,15 +21,19 @@ import Testing
     @Test func refusesWhatIsNotAnHTTPProxyWithoutLeakingThePassword() {
         #expect(
             throws: ProbeConfigError(
+                .httpProxyURL,
                 "proxy \"https://<credentials>@p.example\": the https:// scheme is not supported; use an http:// proxy (HTTPS still runs end to end through CONNECT)"
             )
         ) { try HTTPProxy(parsing: "https://u:secret@p.example") }
-        #expect(throws: ProbeConfigError("proxy \"http://p.example/path\": a proxy URL has no path, query or fragment"))
-        {
+        #expect(
+            throws: ProbeConfigError(
+                .httpProxyURL, "proxy \"http://p.example/path\": a proxy URL has no path, query or fragment")
+        ) {
             try HTTPProxy(parsing: "http://p.example/path")
         }
         #expect(
-            throws: ProbeConfigError("proxy \"http://<credentials>@p.example\": bad percent-encoding in the password")
+            throws: ProbeConfigError(
+                .httpProxyURL, "proxy \"http://<credentials>@p.example\": bad percent-encoding in the password")
         ) {
             try HTTPProxy(parsing: "http://u:%zz@p.example")
         }

@@ -4,7 +4,7 @@ import Testing
 @testable import Reachability
 
 /// The protobuf exposition against bytes from the reference encoder: `Fixtures/protobuf/*.pb` are
-/// written by `scripts/proof/protobuf_reference.py golden` (Google's `protobuf` package encoding
+/// written by `scripts/lab protobuf golden` (Google's `protobuf` package encoding
 /// client_model's `metrics.proto`, native buckets computed there independently), and
 /// `scripts/test` checks they are still what that encoder produces.
 @Suite struct ProtobufExpositionTests {

@@ -1,10 +1,3 @@
-/// A configuration value was refused; `field` names the option, `message` says why.
-package struct HTTPProbeConfigError: Error, Sendable, Equatable, CustomStringConvertible {
-    package let field: String
-    package let message: String
-    package var description: String { "\(field): \(message)" }
-}
-
 /// Everything one HTTP(S) prober needs, validated in the throwing initialiser so that a bad URL,
 /// header or CA file is a configuration error at load time, never a probe-time failure.
 package struct HTTPProbeConfig: Sendable, Equatable {
@@ -60,6 +53,8 @@ package struct HTTPProbeConfig: Sendable, Equatable {
     /// Web mode only; captive mode never follows.
     package let followRedirects: Bool
     package let maxRedirects: Int
+    /// Redirects a `web` check follows at most (the file's `http.max_redirects`).
+    package static let defaultMaxRedirects = 10
     /// Host header for the first request instead of the URL's authority (not for redirected hosts).
     package let hostHeader: String?
     /// TLS SNI and certificate name instead of the URL host (first host only).
@@ -68,7 +63,7 @@ package struct HTTPProbeConfig: Sendable, Equatable {
     package let insecureSkipVerify: Bool
     package let family: FamilyPreference
     /// Network interface to bind to (`SO_BINDTODEVICE`), for probing one uplink.
-    package let interface: String?
+    package private(set) var interface: String?
     /// Body bytes read at most; the rest is not read and a body match judges what was read.
     package let bodyLimit: Int
     package let cacheBust: CacheBust?
@@ -88,73 +83,74 @@ package struct HTTPProbeConfig: Sendable, Equatable {
     ///   - followRedirects: nil means "follow" in web mode; must not be true in captive mode.
     package init(
         url: String, method: Method? = nil, mode: Mode = .captive(.noContent), followRedirects: Bool? = nil,
-        maxRedirects: Int = 10, hostHeader: String? = nil, serverName: String? = nil, caFile: String? = nil,
+        maxRedirects: Int = defaultMaxRedirects, hostHeader: String? = nil, serverName: String? = nil,
+        caFile: String? = nil,
         insecureSkipVerify: Bool = false, family: FamilyPreference = .any, interface: String? = nil,
         bodyLimit: Int = 65_536, cacheBust: CacheBust? = nil, headers: [Header] = [],
         userAgent: String = HTTPProbeConfig.defaultUserAgent, proxy: HTTPProxySetting = .direct
-    ) throws(HTTPProbeConfigError) {
-        func fail(_ field: String, _ message: String) -> HTTPProbeConfigError {
-            HTTPProbeConfigError(field: field, message: message)
+    ) throws(ProbeConfigError) {
+        func fail(_ field: ProbeField, _ message: String) -> ProbeConfigError {
+            ProbeConfigError(field, message)
         }
         do throws(ProbeURL.ParseError) {
             self.url = try ProbeURL(url)
         } catch {
-            throw fail("url", error.description)
+            throw fail(.target, error.description)
         }
         var checksBody = false
         if case .captive(let expectation) = mode {
             checksBody = expectation.body != nil
             if followRedirects == true {
                 throw fail(
-                    "follow_redirects", "a captive check never follows redirects: a redirect is the portal signal")
+                    .httpFollowRedirects, "a captive check never follows redirects: a redirect is the portal signal")
             }
             if let bad = expectation.statusCodes.first(where: { !(100...599).contains($0) }) {
-                throw fail("expected_status", "\(bad) is not an HTTP status code")
+                throw fail(.httpExpectedStatus, "\(bad) is not an HTTP status code")
             }
         }
         self.method = method ?? .get
         if checksBody && self.method == .head {
-            throw fail("method", "a body expectation needs GET (HEAD has no body)")
+            throw fail(.httpMethod, "a body expectation needs GET (HEAD has no body)")
         }
         self.mode = mode
         if case .web = mode { self.followRedirects = followRedirects ?? true } else { self.followRedirects = false }
         guard (0...100).contains(maxRedirects) else {
-            throw fail("max_redirects", "must be in 0...100, got \(maxRedirects)")
+            throw fail(.httpMaxRedirects, "must be in 0...100, got \(maxRedirects)")
         }
         self.maxRedirects = maxRedirects
         if let hostHeader, hostHeader.isEmpty || hostHeader.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }) {
-            throw fail("host_header", "must be non-empty without spaces or control characters")
+            throw fail(.httpHostHeader, "must be non-empty without spaces or control characters")
         }
         self.hostHeader = hostHeader
         if let serverName, SocketAddress(ip: serverName) == nil, !Resolver.isPlausibleHostName(serverName) {
-            throw fail("server_name", "\(serverName.debugDescription) is not a host name or IP address")
+            throw fail(.httpTLSServerName, "\(serverName.debugDescription) is not a host name or IP address")
         }
         self.serverName = serverName
         if caFile != nil && insecureSkipVerify {
-            throw fail("ca_file", "a CA file and insecure_skip_verify exclude each other")
+            throw fail(.httpTLSCAFile, "a CA file and insecure_skip_verify exclude each other")
         }
         self.caFile = caFile
         self.insecureSkipVerify = insecureSkipVerify
         self.family = family
         if let interface, let problem = InterfaceName.problem(interface) {
-            throw fail("interface", "\(interface.debugDescription) is not an interface name: \(problem)")
+            throw fail(.interface, "\(interface.debugDescription) is not an interface name: \(problem)")
         }
         self.interface = interface
         guard (0...16 << 20).contains(bodyLimit) else {
-            throw fail("body_limit", "must be in 0...16 MiB, got \(bodyLimit)")
+            throw fail(.httpBodyLimit, "must be in 0...16 MiB, got \(bodyLimit)")
         }
-        if checksBody && bodyLimit == 0 { throw fail("body_limit", "a body expectation needs a body limit above 0") }
+        if checksBody && bodyLimit == 0 { throw fail(.httpBodyLimit, "a body expectation needs a body limit above 0") }
         self.bodyLimit = bodyLimit
         if let cacheBust, cacheBust.parameter.isEmpty || !cacheBust.parameter.utf8.allSatisfy(Self.isUnreserved) {
-            throw fail("cache_bust", "parameter name must use only letters, digits, '-', '.', '_', '~'")
+            throw fail(.httpCacheBust, "parameter name must use only letters, digits, '-', '.', '_', '~'")
         }
         self.cacheBust = cacheBust
         for header in headers {
-            if let problem = Self.validate(header) { throw fail("headers", problem) }
+            if let problem = Self.validate(header) { throw fail(.httpHeaders, problem) }
         }
         self.headers = headers
         if userAgent.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
-            throw fail("user_agent", "control characters are not allowed")
+            throw fail(.httpUserAgent, "control characters are not allowed")
         }
         self.userAgent = userAgent
         self.proxy = proxy
@@ -164,7 +160,7 @@ package struct HTTPProbeConfig: Sendable, Equatable {
             do throws(TLSContext.Failure) {
                 _ = try TLSContext.shared(tlsOptions)
             } catch {
-                throw fail(caFile == nil ? "tls" : "ca_file", error.message)
+                throw fail(caFile == nil ? .httpTLS : .httpTLSCAFile, error.message)
             }
         }
     }
@@ -194,5 +190,17 @@ package struct HTTPProbeConfig: Sendable, Equatable {
 
     private static func isTokenByte(_ b: UInt8) -> Bool {
         isUnreserved(b) || "!#$%&'*+^`|".utf8.contains(b)
+    }
+}
+
+extension HTTPProbeConfig {
+    /// The same probe bound to `interface` (nil: the routing table's choice).
+    package func bound(to interface: String?) throws(ProbeConfigError) -> HTTPProbeConfig {
+        if let interface, let problem = InterfaceName.problem(interface) {
+            throw ProbeConfigError(.interface, "\(interface.debugDescription) is not an interface name: \(problem)")
+        }
+        var c = self
+        c.interface = interface
+        return c
     }
 }

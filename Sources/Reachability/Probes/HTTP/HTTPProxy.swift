@@ -14,6 +14,7 @@ package struct HTTPProxy: Sendable, Equatable, CustomStringConvertible {
             let scheme = rest[..<sep.lowerBound].lowercased()
             guard scheme == "http" else {
                 throw ProbeConfigError(
+                    .httpProxyURL,
                     "proxy \(quoted): the \(scheme):// scheme is not supported; use an http:// proxy (HTTPS still runs end to end through CONNECT)"
                 )
             }
@@ -21,7 +22,7 @@ package struct HTTPProxy: Sendable, Equatable, CustomStringConvertible {
         }
         if rest.hasSuffix("/") { rest = rest.dropLast() }
         guard !rest.contains("/"), !rest.contains("?"), !rest.contains("#") else {
-            throw ProbeConfigError("proxy \(quoted): a proxy URL has no path, query or fragment")
+            throw ProbeConfigError(.httpProxyURL, "proxy \(quoted): a proxy URL has no path, query or fragment")
         }
         var user: String?
         var pass: String?
@@ -30,12 +31,12 @@ package struct HTTPProxy: Sendable, Equatable, CustomStringConvertible {
             rest = rest[rest.index(after: at)...]
             let parts = info.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
             guard let u = Self.percentDecoded(parts[0]), !u.isEmpty else {
-                throw ProbeConfigError("proxy \(quoted): bad user name in the user information")
+                throw ProbeConfigError(.httpProxyURL, "proxy \(quoted): bad user name in the user information")
             }
             user = u
             if parts.count == 2 {
                 guard let p = Self.percentDecoded(parts[1]) else {
-                    throw ProbeConfigError("proxy \(quoted): bad percent-encoding in the password")
+                    throw ProbeConfigError(.httpProxyURL, "proxy \(quoted): bad percent-encoding in the password")
                 }
                 pass = p
             }
@@ -43,7 +44,7 @@ package struct HTTPProxy: Sendable, Equatable, CustomStringConvertible {
         do {
             endpoint = try HostPort(parsing: String(rest), defaultPort: 80)
         } catch {
-            throw ProbeConfigError("proxy \(quoted): \(error.message)")
+            throw ProbeConfigError(.httpProxyURL, "proxy \(quoted): \(error.message)")
         }
         username = user
         password = pass
@@ -130,7 +131,7 @@ package struct ProxyEnvironment: Sendable, Equatable {
             http = try value("HTTP_PROXY").map { v throws(ProbeConfigError) in try HTTPProxy(parsing: v) }
             https = try value("HTTPS_PROXY").map { v throws(ProbeConfigError) in try HTTPProxy(parsing: v) }
         } catch {
-            throw ProbeConfigError("proxy_from_environment: \(error.message)")
+            throw ProbeConfigError(.httpProxyFromEnvironment, "proxy_from_environment: \(error.message)")
         }
         noProxy = (value("NO_PROXY") ?? "").split(separator: ",").map { $0.trimmingSpaces.lowercased() }.filter {
             !$0.isEmpty
