@@ -85,26 +85,11 @@ public final class Reachability: Sendable {
     /// One instance with `Configuration.default`, created on first use.
     public static let shared = Reachability(configuration: .default)
 
-    private let oneShot: ReachabilityMonitor<ContinuousClock>
-    private let continuous: ReachabilityMonitor<ContinuousClock>
-    private let pathMonitor: PathMonitor?
+    private let core: ReachabilityCore
     private let streaming = Mutex<(subscribers: Int, run: Task<Void, Never>?)>((0, nil))
 
     public init(configuration: Configuration) {
         self.configuration = configuration
-        var gate: any PathGate = OpenPathGate()
-        var started: PathMonitor?
-        if configuration.pathMonitoring {
-            let monitor = PathMonitor()
-            // Without netlink (a sandbox), the probes alone decide.
-            if (try? monitor.start()) != nil {
-                gate = SnapshotPathGate(monitor)
-                started = monitor
-            }
-        }
-        pathMonitor = started
-        // Gateways come from the path monitor's route table: no monitor, no gateway checks.
-        let gateways: (any GatewayProber)? = started == nil ? nil : ICMPGatewayProber()
         var settings = MonitorSettings()
         settings.interval = configuration.interval
         settings.timeout = configuration.timeout
@@ -113,38 +98,34 @@ public final class Reachability: Sendable {
         }
         settings.verdict = VerdictSettings(
             policy: configuration.probeMode.policy, trustLocalTargets: configuration.trustsLocalTargets)
-        let specs = configuration.probes.map(\.spec)
-        continuous = ReachabilityMonitor(probes: specs, settings: settings, path: gate, gateways: gateways)
-        var once = settings
-        once.verdict = VerdictSettings(
-            policy: settings.verdict.policy, failAfter: 1, recoverAfter: 1,
-            trustLocalTargets: configuration.trustsLocalTargets)
-        oneShot = ReachabilityMonitor(probes: specs, settings: once, path: gate, gateways: gateways)
+        // Without netlink (a sandbox), the probes alone decide.
+        core = ReachabilityCore(
+            path: PathWatch(enabled: configuration.pathMonitoring), probes: configuration.probes.map(\.spec),
+            settings: settings)
     }
 
     deinit {
         streaming.withLock { $0.run?.cancel() }
-        pathMonitor?.stop()
     }
 
     /// Runs one round now (every probe at once) and returns its verdict, without hysteresis.
-    public func check() async -> ReachabilityStatus { await oneShot.check() }
+    public func check() async -> ReachabilityStatus { await core.check() }
 
     /// The latest status of the monitoring rounds, or nil before the first.
-    public var current: ReachabilityStatus? { continuous.current }
+    public var current: ReachabilityStatus? { core.monitor.current }
 
     /// A status per round for as long as the caller iterates it (a slow subscriber sees the
     /// latest). The first subscriber starts monitoring; it stops when the last one goes.
     public var statusStream: AsyncStream<ReachabilityStatus> {
         let (stream, continuation) = AsyncStream<ReachabilityStatus>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        let updates = continuous.updates()
+        let updates = core.monitor.updates()
         let forward = Task {
             for await status in updates { continuation.yield(status) }
             continuation.finish()
         }
         streaming.withLock { s in
             s.subscribers += 1
-            if s.run == nil { s.run = Task { [continuous] in await continuous.run() } }
+            if s.run == nil { s.run = Task { [core] in await core.monitor.run() } }
         }
         continuation.onTermination = { [weak self] _ in
             forward.cancel()

@@ -45,30 +45,22 @@ package enum CheckCommand {
         case .failure(let exit): return exit.code
         }
         let logger = Logger(level: .error)
-        let (pathGate, pathMonitor) = ProbeFlags.startPathGate(
-            ConfigWiring.pathFlags(parsed, file: file), logger: logger, registry: nil)
-        defer { pathMonitor?.stop() }
+        let path = PathWatch(enabled: ExporterOptions.pathMonitorEnabled(parsed, file: file))
+        if let problem = path.problem { logger.warn("path monitor unavailable; probes alone decide", ("err", problem)) }
         // The probes and settings, resolved as for the daemon (flags over the file).
-        let specs: [ProbeSpec]
-        var settings: MonitorSettings
-        switch ConfigWiring.setup(parsed, file: file, gate: pathGate, logger: logger) {
-        case .success(let s): (specs, settings) = (s.specs, s.settings)
+        let options: ExporterOptions
+        switch ConfigWiring.setup(parsed, file: file, gate: path.gate, logger: logger) {
+        case .success(let o): options = o
         case .failure(let exit): return exit.code
         }
-        if let problem = ProbeFlags.checkICMPPermission(specs) {
+        if let problem = ProbeFlags.checkICMPPermission(options.specs) {
             writeErr("reachability_exporter: ICMP probes cannot run: \(problem)\n")
             return 1
         }
-        if let warning = ProbeSpec.evidenceWarning(specs, policy: settings.verdict.policy) {
-            writeErr("reachability_exporter: warning: \(warning)\n")
-        }
+        let core = ReachabilityCore(path: path, probes: options.specs, settings: options.settings)
+        if let warning = core.evidenceWarning { writeErr("reachability_exporter: warning: \(warning)\n") }
         // One round decides: no hysteresis for a one-shot answer.
-        settings.verdict = VerdictSettings(
-            policy: settings.verdict.policy, failAfter: 1, recoverAfter: 1,
-            trustLocalTargets: settings.verdict.trustLocalTargets)
-        let monitor = ReachabilityMonitor(
-            probes: specs, settings: settings, path: pathGate, gateways: pathMonitor == nil ? nil : ICMPGatewayProber())
-        let status = await monitor.check()
+        let status = await core.check()
         writeOut(json ? renderJSON(status) : renderText(status))
         return exitStatus(status.state)
     }

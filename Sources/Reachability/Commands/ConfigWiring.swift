@@ -18,14 +18,6 @@ enum ConfigWiring {
         }
     }
 
-    /// The flags `ProbeFlags.startPathGate` reads, with `path.monitor` decided by the
-    /// precedence (flag given, else the file's `global.path_monitor`, else on).
-    static func pathFlags(_ flags: ParsedFlags, file: ExporterConfig?) -> ParsedFlags {
-        var out = flags
-        out.bools["path.monitor"] = ExporterOptions.pathMonitorEnabled(flags, file: file)
-        return out
-    }
-
     /// Flags and file (if any) combined, or the exit status (64 for a flag, 78 for the file)
     /// after printing why.
     static func setup(_ flags: ParsedFlags, file: ExporterConfig?, gate: any PathGate, logger: Logger) -> Result<

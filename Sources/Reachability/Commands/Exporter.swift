@@ -54,32 +54,25 @@ struct Exporter: Sendable {
         case .success(let f): (file, fileDigest) = (f?.config, f?.digest)
         case .failure(let exit): return .failure(exit)
         }
-        let (pathGate, pathMonitor) = ProbeFlags.startPathGate(
-            ConfigWiring.pathFlags(flags, file: file), logger: logger, registry: registry)
+        // Stops the netlink monitor when it goes: every early return below cleans up by itself.
+        let path = PathWatch(enabled: ExporterOptions.pathMonitorEnabled(flags, file: file))
+        if let problem = path.problem { logger.warn("path monitor unavailable; probes alone decide", ("err", problem)) }
+        if let monitor = path.monitor { PathMetrics.register(in: registry, source: monitor) }
         let options: ExporterOptions
-        switch ConfigWiring.setup(flags, file: file, gate: pathGate, logger: logger) {
+        switch ConfigWiring.setup(flags, file: file, gate: path.gate, logger: logger) {
         case .success(let o): options = o
-        case .failure(let exit):
-            pathMonitor?.stop()
-            return .failure(exit)
+        case .failure(let exit): return .failure(exit)
         }
         switch FileBudget(openFiles: openFiles, options: options, server: serverOptions).check(logger) {
         case .success(let budgeted): serverOptions = budgeted
-        case .failure(let exit):
-            pathMonitor?.stop()
-            return .failure(exit)
+        case .failure(let exit): return .failure(exit)
         }
         if let problem = ProbeFlags.checkICMPPermission(options.specs) {
             logger.error("ICMP probes cannot run", ("err", problem))
-            pathMonitor?.stop()
             return .failure(ExitStatus(1))
         }
-        if let warning = ProbeSpec.evidenceWarning(options.specs, policy: options.settings.verdict.policy) {
-            logger.warn(warning)
-        }
         let parts = Parts(
-            logger: logger, registry: registry, pathGate: pathGate, pathMonitor: pathMonitor, options: options,
-            flags: flags, fileDigest: fileDigest)
+            logger: logger, registry: registry, path: path, options: options, flags: flags, fileDigest: fileDigest)
         return parts.assemble(listeners: listeners, serverOptions: serverOptions, security: security)
     }
 
@@ -124,13 +117,13 @@ struct Exporter: Sendable {
     }
 }
 
-/// The parts once flags, file and path are settled: builds the monitor, history, routes,
-/// reloader and server.
+/// The parts once flags, file and path are settled: the history directory's lock, the server
+/// (bound first, so a port in use fails before anything is started), the history, the core and
+/// its observers, the routes and the reloader, as services in start order.
 private struct Parts {
     let logger: Logger
     let registry: MetricsRegistry
-    let pathGate: any PathGate
-    let pathMonitor: PathMonitor?
+    let path: PathWatch
     let options: ExporterOptions
     let flags: ParsedFlags
     /// SHA-256 of the configuration file as loaded: a change after it is a change to reload.
@@ -139,28 +132,24 @@ private struct Parts {
     var settings: MonitorSettings { options.settings }
 
     func assemble(listeners: [HTTPServer.Listener], serverOptions: HTTPServer.Options, security: WebSecurity?)
-        -> Result<
-            Exporter, ExitStatus
-        >
+        -> Result<Exporter, ExitStatus>
     {
-        // One writer per history directory. A directory that cannot be made is the history
-        // service's to report (the exporter runs on without it); a lock that cannot be taken fails closed.
-        if let dir = options.history?.directory, case .failure(let failure) = DirectoryLock.acquire(dir) {
-            switch failure {
-            case .held(let pid):
-                writeErr(
-                    "reachability_exporter: error: history directory \(dir) is in use by another exporter"
-                        + (pid.map { " (pid \($0))" } ?? "") + "; give each exporter its own --history.dir\n")
-            case .failed(let error):
-                writeErr(
-                    "reachability_exporter: error: cannot lock history directory \(dir) (\(dir)/.lock): \(error)\n")
-            case .unusableDirectory: break
+        if case .failure(let exit) = lockHistory() { return .failure(exit) }
+        // The routes read the monitor, made below; the server is bound now and serves once run.
+        let routes = WebRoutes.Later()
+        let server: HTTPServer
+        do {
+            server = try HTTPServer(
+                listeners: listeners, options: serverOptions, security: security,
+                logger: logger.with("component", "web"), registry: registry
+            ) { routes.handle($0) }
+        } catch {
+            let addresses = listeners.map { l in
+                if case .address(let a) = l { return a.description }
+                return "systemd socket"
             }
-            if case .unusableDirectory = failure {
-            } else {
-                pathMonitor?.stop()
-                return .failure(ExitStatus(78))
-            }
+            logger.error("cannot listen", ("address", addresses.joined(separator: ",")), ("err", error.description))
+            return .failure(ExitStatus(1))
         }
         let recorder = MetricsRecorder(registry: registry, probes: specs, uplinks: settings.uplinks)
         // History: --history.* flags, else the file's `history:` section. Read back before the
@@ -169,44 +158,39 @@ private struct Parts {
             HistoryService.start(
                 $0, interval: settings.interval, registry: registry, logger: logger.with("component", "history"))
         }
-        let monitor = ReachabilityMonitor(
-            probes: specs, settings: settings, path: pathGate,
-            observers: [recorder, RoundLogger(logger: logger)] + (history?.observers ?? []),
-            gateways: pathMonitor == nil ? nil : ICMPGatewayProber())
+        let core = ReachabilityCore(
+            path: path, probes: specs, settings: settings,
+            observers: [recorder, RoundLogger(logger: logger)] + (history?.observers ?? []))
+        let monitor = core.monitor
         history?.restore(into: monitor, logger: logger)
-        var routes = WebRoutes(registry: registry) { monitor.current != nil }
+        if let warning = core.evidenceWarning { logger.warn(warning) }
+        var web = WebRoutes(registry: registry) { monitor.current != nil }
         var page = StatusPage(status: { monitor.current })
         page.addSection(StatusHistoryView(history: history?.summary).render)
-        routes.statusPage = page
+        web.statusPage = page
         // Reloads (SIGHUP, POST /-/reload) swap probes and settings in the monitor.
         let reloader = options.file.map { file in
             ConfigReloader(
-                path: file.file, flags: flags, environment: processEnvironment(), gate: pathGate, initial: options,
+                path: file.file, flags: flags, environment: processEnvironment(), gate: path.gate, initial: options,
                 registry: registry, logger: logger,
                 autoReloadInterval: (try? ConfigWiring.autoReloadInterval(flags)) ?? nil, loadedDigest: fileDigest
             ) { await monitor.reconfigure(probes: $0, settings: $1, runRound: $2) }
         }
-        routes.add(ConfigWiring.reloadRoute(reloader, enabled: flags.bool("web.enable-lifecycle")))
-        let webRoutes = routes
-        let server: HTTPServer
-        do {
-            server = try HTTPServer(
-                listeners: listeners, options: serverOptions, security: security,
-                logger: logger.with("component", "web"), registry: registry
-            ) {
-                webRoutes.handle($0)
+        web.add(ConfigWiring.reloadRoute(reloader, enabled: flags.bool("web.enable-lifecycle")))
+        routes.set(web)
+        logger.info(
+            "probing", ("probes", String(specs.count)), ("interval", DurationParser.format(settings.interval)),
+            ("timeout", DurationParser.format(settings.timeout)), ("policy", settings.verdict.policy.description))
+        let serving = WebService(server) { [logger] addresses in
+            for address in addresses {
+                logger.info("listening", ("address", address.description), ("version", BuildInfo.version))
             }
-        } catch {
-            let addresses = listeners.map { l in
-                if case .address(let a) = l { return a.description }
-                return "systemd socket"
-            }
-            logger.error("cannot listen", ("address", addresses.joined(separator: ",")), ("err", error.description))
-            pathMonitor?.stop()
-            history?.stop()
-            return .failure(ExitStatus(1))
+            // systemd's Type=notify: started once the endpoint answers.
+            SystemdNotify.send("READY=1", environment: processEnvironment())
         }
-        let services = services(monitor: monitor, history: history, reloader: reloader, server: server)
+        // Start order: path monitor, history, scheduler, reloader, web server; stopped in reverse.
+        let services: [any Service] =
+            [path] + (history.map { [$0] } ?? []) + [monitor] + (reloader.map { [$0] } ?? []) + [serving]
         let onHangup: @Sendable () -> Void = { [logger] in
             guard let reloader else {
                 logger.info("SIGHUP received; nothing to reload without --config.file")
@@ -217,39 +201,22 @@ private struct Parts {
         return .success(Exporter(logger: logger, services: services, onHangup: onHangup))
     }
 
-    /// The services in start order: path monitor, history, scheduler, reloader, web server.
-    private func services(
-        monitor: ReachabilityMonitor<ContinuousClock>, history: HistoryService?, reloader: ConfigReloader?,
-        server: HTTPServer
-    ) -> [any Service] {
-        var services: [any Service] = []
-        if let pathMonitor { services.append(ClosureService("path-monitor", stop: { pathMonitor.stop() })) }
-        if let history { services.append(ClosureService("history", stop: { history.stop() })) }
-        services.append(
-            ClosureService(
-                "scheduler",
-                run: { [logger, settings, specs] in
-                    logger.info(
-                        "probing", ("probes", String(specs.count)),
-                        ("interval", DurationParser.format(settings.interval)),
-                        ("timeout", DurationParser.format(settings.timeout)),
-                        ("policy", settings.verdict.policy.description))
-                    await monitor.run()
-                }))
-        if let reloader { services.append(reloader) }
-        services.append(
-            ClosureService(
-                "web",
-                run: { [logger] in
-                    server.start()
-                    for address in server.boundAddresses {
-                        logger.info("listening", ("address", address.description), ("version", BuildInfo.version))
-                    }
-                    // systemd's Type=notify: started once the endpoint answers.
-                    SystemdNotify.send("READY=1", environment: processEnvironment())
-                    await untilCancelled()
-                }, stop: { server.shutdown(grace: .seconds(2)) }))
-        return services
+    /// One writer per history directory. A directory that cannot be made is the history
+    /// service's to report (the exporter runs on without it); a lock that cannot be taken fails closed.
+    private func lockHistory() -> Result<Void, ExitStatus> {
+        guard let dir = options.history?.directory, case .failure(let failure) = DirectoryLock.acquire(dir) else {
+            return .success(())
+        }
+        switch failure {
+        case .held(let pid):
+            writeErr(
+                "reachability_exporter: error: history directory \(dir) is in use by another exporter"
+                    + (pid.map { " (pid \($0))" } ?? "") + "; give each exporter its own --history.dir\n")
+        case .failed(let error):
+            writeErr("reachability_exporter: error: cannot lock history directory \(dir) (\(dir)/.lock): \(error)\n")
+        case .unusableDirectory: return .success(())
+        }
+        return .failure(ExitStatus(78))
     }
 }
 

@@ -82,22 +82,6 @@ package enum ProbeFlags {
         ),
     ]
 
-    /// Starts the netlink path monitor when enabled; on failure logs why and lets probes alone decide.
-    static func startPathGate(_ flags: ParsedFlags, logger: Logger, registry: MetricsRegistry?) -> (
-        any PathGate, PathMonitor?
-    ) {
-        guard flags.bool("path.monitor") else { return (OpenPathGate(), nil) }
-        let monitor = PathMonitor()
-        do {
-            try monitor.start()
-        } catch {
-            logger.warn("path monitor unavailable; probes alone decide", ("err", error.description))
-            return (OpenPathGate(), nil)
-        }
-        if let registry { PathMetrics.register(in: registry, source: monitor) }
-        return (SnapshotPathGate(monitor), monitor)
-    }
-
     /// The built-in set (`Probe.defaultSet`, defined once) as the flags that give it. Never
     /// used by tests, which set `refuseDefaultsVariable`.
     package static var defaultArguments: [String] {

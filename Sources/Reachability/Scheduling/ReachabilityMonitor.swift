@@ -71,6 +71,11 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
         return made
     }
 
+    /// The probes and settings the next round runs with.
+    package var configuration: (probes: [ProbeSpec], settings: MonitorSettings) {
+        plan.withLock { ($0.specs, $0.settings) }
+    }
+
     /// The latest status, or nil before the first round.
     package var current: ReachabilityStatus? { statuses.latest }
 
@@ -343,4 +348,9 @@ extension ReachabilityMonitor where C == ContinuousClock {
             probes: probes, settings: settings, path: path, observers: observers, clock: ContinuousClock(),
             gateways: gateways)
     }
+}
+
+/// The monitor's rounds as a `Service` (`scheduler`): `run()` until cancelled.
+extension ReachabilityMonitor: Service {
+    package var name: String { "scheduler" }
 }

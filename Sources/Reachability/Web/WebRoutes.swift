@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The exporter's HTTP endpoints: `/metrics`, `/-/healthy`, `/-/ready`, and the landing page.
 /// Other features add routes through `extraRoutes`.
 package struct WebRoutes: Sendable {
@@ -76,4 +78,23 @@ package struct WebRoutes: Sendable {
         </body></html>
 
         """
+}
+
+extension WebRoutes {
+    /// Routes given after the server that serves them was made (the exporter binds its port
+    /// before it starts the parts the routes read): until `set`, every request gets 503.
+    package final class Later: Sendable {
+        private let routes = Mutex<WebRoutes?>(nil)
+
+        package init() {}
+
+        package func set(_ routes: WebRoutes) { self.routes.withLock { $0 = routes } }
+
+        package func handle(_ request: HTTPRequest) -> HTTPResponse {
+            guard let routes = routes.withLock({ $0 }) else {
+                return HTTPResponse(status: 503, text: "starting\n")
+            }
+            return routes.handle(request)
+        }
+    }
 }

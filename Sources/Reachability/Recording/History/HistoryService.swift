@@ -162,3 +162,14 @@ package final class HistoryService: Sendable {
     /// Writes the `stop` record and closes the file.
     package func stop() { writer.stop() }
 }
+
+/// Started (read back, writer running) when made, before the first round; as a `Service`
+/// (`history`) it runs until shutdown, then writes its `stop` record after the last round.
+extension HistoryService: Service {
+    package var name: String { "history" }
+
+    package func run() async {
+        await untilCancelled()
+        stop()
+    }
+}

@@ -1,0 +1,84 @@
+/// The host's path as the probes see it: the netlink path monitor and the gate over it, or an
+/// open gate when monitoring is off or netlink cannot be read (then the probes alone decide and
+/// no gateway is checked: the routes come from the monitor). The monitor stops when this goes.
+///
+/// A `Service` (`path-monitor`): started when made, since resolving `uplinks: auto` and the
+/// first round need its view; the runner keeps it until shutdown and stops it last.
+package final class PathWatch: Service {
+    package let name = "path-monitor"
+    package let gate: any PathGate
+    /// The running monitor (nil: off or unavailable), for the path metrics.
+    package let monitor: PathMonitor?
+    /// Why monitoring was asked for and is not running (netlink refused), or nil.
+    package let problem: String?
+
+    /// Starts the monitor when `enabled`; if it cannot start, the gate is open and `problem` says why.
+    package init(enabled: Bool) {
+        guard enabled else {
+            (gate, monitor, problem) = (OpenPathGate(), nil, nil)
+            return
+        }
+        let monitor = PathMonitor()
+        do throws(PathMonitorError) {
+            try monitor.start()
+            (gate, self.monitor, problem) = (SnapshotPathGate(monitor), monitor, nil)
+        } catch {
+            (gate, self.monitor, problem) = (OpenPathGate(), nil, error.description)
+        }
+    }
+
+    /// A watch over a gate given by the caller (tests, fakes): no monitor of its own.
+    package init(gate: any PathGate) {
+        (self.gate, monitor, problem) = (gate, nil, nil)
+    }
+
+    deinit { monitor?.stop() }
+
+    package func run() async {
+        await untilCancelled()
+        monitor?.stop()
+    }
+}
+
+/// The one reachability core the library (`Reachability`), `check` and the exporter share: the
+/// path (`PathWatch`), the gateway prober its routes allow, the monitor that runs rounds with
+/// hysteresis, and `check()`, one round decided by itself.
+package final class ReachabilityCore: Sendable {
+    package let path: PathWatch
+    /// The continuous rounds (`run()`, `updates()`, `current`), with the observers.
+    package let monitor: ReachabilityMonitor<ContinuousClock>
+    /// The same probes decided round by round, for `check()`: its own state, so a check never
+    /// moves the continuous verdicts' hysteresis.
+    private let oneRound: ReachabilityMonitor<ContinuousClock>
+
+    package init(
+        path: PathWatch, probes: [ProbeSpec], settings: MonitorSettings, observers: [any RoundObserver] = []
+    ) {
+        self.path = path
+        // Gateways come from the path monitor's route table: no monitor, no gateway checks.
+        let gateways: (any GatewayProber)? = path.monitor == nil ? nil : ICMPGatewayProber()
+        monitor = ReachabilityMonitor(
+            probes: probes, settings: settings, path: path.gate, observers: observers, gateways: gateways)
+        var once = settings
+        once.verdict = settings.verdict.decidingEachRound
+        oneRound = ReachabilityMonitor(probes: probes, settings: once, path: path.gate, gateways: gateways)
+    }
+
+    /// Runs one round now (every probe at once) and returns its verdict, without hysteresis.
+    package func check() async -> ReachabilityStatus { await oneRound.check() }
+
+    /// The warning for probes of which none that counts can prove the internet (the verdict can
+    /// never be `full`), or nil; logged by the exporter, printed by `check`.
+    package var evidenceWarning: String? {
+        let plan = monitor.configuration
+        return ProbeSpec.evidenceWarning(plan.probes, policy: plan.settings.verdict.policy)
+    }
+}
+
+extension VerdictSettings {
+    /// The same policy with every round deciding alone (fail and recover after one round): a
+    /// one-shot answer has no earlier rounds to weigh.
+    package var decidingEachRound: VerdictSettings {
+        VerdictSettings(policy: policy, failAfter: 1, recoverAfter: 1, trustLocalTargets: trustLocalTargets)
+    }
+}
