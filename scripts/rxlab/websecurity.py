@@ -27,98 +27,27 @@ import os
 import resource
 import shutil
 import signal
-import socket
 import ssl
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import urllib.request
 
+from . import certs
 from .prom import Prometheus
 from .util import ROOT, free_port
+from .websecurity_load import RSS_PER_SLOW_KIB_LIMIT, SLOW, Listener, rss_kib, slow_clients
 
 ENV = dict(os.environ, REACHABILITY_EXPORTER_REFUSE_DEFAULT_TARGETS="1")
 
 
-def sh(*args, cwd=None):
-    subprocess.run(args, cwd=cwd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-
 def make_pki(d):
-    k = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
-    sh(
-        "openssl",
-        "req",
-        "-x509",
-        *k,
-        "-keyout",
-        "ca.key",
-        "-out",
-        "ca.pem",
-        "-days",
-        "2",
-        "-subj",
-        "/CN=rx-proof-ca",
-        "-addext",
-        "basicConstraints=critical,CA:TRUE",
-        "-addext",
-        "keyUsage=critical,keyCertSign,cRLSign",
-        cwd=d,
-    )
-    for name, san, eku in [
-        ("server", "IP:127.0.0.1,DNS:localhost", "serverAuth"),
-        ("client", "DNS:prometheus.rx-proof", "clientAuth"),
-    ]:
-        sh("openssl", "req", "-new", *k, "-keyout", f"{name}.key", "-out", f"{name}.csr", "-subj", f"/CN={name}", cwd=d)
-        with open(os.path.join(d, f"{name}.ext"), "w") as f:
-            f.write(f"subjectAltName={san}\nbasicConstraints=CA:FALSE\nextendedKeyUsage={eku}\n")
-        sh(
-            "openssl",
-            "x509",
-            "-req",
-            "-in",
-            f"{name}.csr",
-            "-CA",
-            "ca.pem",
-            "-CAkey",
-            "ca.key",
-            "-CAcreateserial",
-            "-days",
-            "2",
-            "-extfile",
-            f"{name}.ext",
-            "-out",
-            f"{name}.pem",
-            cwd=d,
-        )
-
-
-class Listener(threading.Thread):
-    def __init__(self):
-        super().__init__(daemon=True)
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(64)
-        self.sock.settimeout(0.2)
-        self.port = self.sock.getsockname()[1]
-        self.stopped = threading.Event()
-
-    def run(self):
-        while not self.stopped.is_set():
-            try:
-                self.sock.accept()[0].close()
-            except OSError:
-                pass
-
-
-def rss_kib(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
+    """The proof's CA (ca.pem, ca.key), the exporters' server certificate for 127.0.0.1 and
+    localhost (server.pem, server.key) and Prometheus's client certificate (client.pem, client.key)."""
+    certs.make_ca(d, "rx-proof-ca")
+    certs.make_leaf(d, "server", "server", "IP:127.0.0.1,DNS:localhost")
+    certs.make_leaf(d, "client", "client", "DNS:prometheus.rx-proof", usage="clientAuth")
 
 
 def wait_for(what, predicate, limit, show=None):
@@ -129,26 +58,6 @@ def wait_for(what, predicate, limit, show=None):
             return value
         time.sleep(0.5)
     raise SystemExit(f"FAIL: {what} within {limit} s" + (f"; last: {show()}" if show else ""))
-
-
-SLOW = 1000
-RSS_PER_SLOW_KIB_LIMIT = 16
-
-
-def slow_clients(port, tls, count=SLOW):
-    """`count` connections from 250 loopback source addresses, each holding a half-sent request."""
-    socks = []
-    for i in range(count):
-        s = socket.socket()
-        s.bind((f"127.0.{10 + i // 250}.{i % 250 + 1}", 0))
-        s.settimeout(5)
-        s.connect(("127.0.0.1", port))
-        if not tls:
-            s.send(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
-        elif i % 2 == 0:
-            s.send(b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03")  # the start of a ClientHello
-        socks.append(s)
-    return socks
 
 
 def main():

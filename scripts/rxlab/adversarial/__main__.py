@@ -49,6 +49,8 @@ import threading
 import time
 
 from .. import netns
+from . import cases_auth as auth
+from . import cases_history as history
 from . import cases_http as web
 from . import cases_state as state
 from . import harness
@@ -59,18 +61,18 @@ SUITE_DEADLINE = 110.0
 
 CASES = {
     "lifecycle": state.case_lifecycle,
-    "history_corrupt": state.case_history_corrupt,
+    "history_corrupt": history.case_history_corrupt,
     "webconfig_truncate": state.case_webconfig_truncate,
-    "auth_flood": web.case_auth_flood,
-    "auth_flood_many": web.case_auth_flood_many,
-    "auth_reload_cache": web.case_auth_reload_cache,
-    "auth_timing": web.case_auth_timing,
+    "auth_flood": auth.case_auth_flood,
+    "auth_flood_many": auth.case_auth_flood_many,
+    "auth_reload_cache": auth.case_auth_reload_cache,
+    "auth_timing": auth.case_auth_timing,
     "pipelining": web.case_pipelining,
     "fd_limit": web.case_fd_limit,
     "fifo_config": state.case_fifo_config,
-    "clock_back": state.case_clock_back,
+    "clock_back": history.case_clock_back,
     "check_escape": state.case_check_escape,
-    "history_lock": state.case_history_lock,
+    "history_lock": history.case_history_lock,
     "content_length": web.case_content_length,
     "accept_encoding": web.case_accept_encoding,
     "expect_continue": web.case_expect_continue,

@@ -7,7 +7,8 @@ import subprocess
 import tempfile
 
 from . import harness
-from .harness import Exporter, Listener, write
+from .harness import Exporter, write
+from .servers import Listener
 
 
 class Ctx:

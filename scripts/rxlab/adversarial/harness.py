@@ -1,25 +1,22 @@
-"""Shared pieces of the adversarial suite: starting the exporter, loopback listeners and servers,
-raw and parsed HTTP, certificates and bcrypt hashes (metrics are parsed by rxlab.exposition).
+"""Shared pieces of the adversarial suite: starting the exporter and keeping its processes, raw
+and parsed HTTP to it, small file and statistics helpers (metrics are parsed by
+rxlab.exposition; loopback listeners and servers are in servers.py, bcrypt and basic auth in
+auth.py, certificates in rxlab.certs).
 
 Traffic rule: every exporter started here probes loopback targets only, trusts local targets,
 listens on 127.0.0.1:0 and runs with REACHABILITY_EXPORTER_REFUSE_DEFAULT_TARGETS=1. Every
 process started is registered and killed by its PID when its case ends (or at exit).
 """
 
-import ctypes
-import ctypes.util
-import errno
 import http.client
 import os
 import re
-import selectors
 import socket
 import ssl
 import subprocess
 import sys
 import threading
 import time
-import warnings
 
 from .. import procs
 from ..exposition import Exposition as Metrics
@@ -240,183 +237,6 @@ def raw_exchange(host, port, data, timeout=3.0, source=None, until_close=True):
 def status_of(raw):
     m = re.match(rb"HTTP/1\.[01] (\d{3})", raw)
     return int(m.group(1)) if m else None
-
-
-# Loopback listeners and servers
-
-
-class Listener:
-    """A TCP listener on 127.0.0.1 that accepts and closes connections (a TCP probe's target)."""
-
-    def __init__(self, backlog=128, accept=True):
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(backlog)
-        self.port = self.sock.getsockname()[1]
-        self.target = f"127.0.0.1:{self.port}"
-        self.stopped = threading.Event()
-        self.thread = None
-        if accept:
-            self.sock.settimeout(0.2)
-            self.thread = threading.Thread(target=self._run, daemon=True)
-            self.thread.start()
-
-    def _run(self):
-        while not self.stopped.is_set():
-            try:
-                self.sock.accept()[0].close()
-            except OSError:
-                pass
-
-    def close(self):
-        self.stopped.set()
-        if self.thread:
-            self.thread.join(1)
-        self.sock.close()
-
-
-class TinyHTTPServer:
-    """A loopback HTTP server answering every request with `self.response` (bytes), then closing."""
-
-    def __init__(self, response):
-        self.response = response
-        self.sock = socket.socket()
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(64)
-        self.sock.settimeout(0.2)
-        self.port = self.sock.getsockname()[1]
-        self.url = f"http://127.0.0.1:{self.port}/"
-        self.stopped = threading.Event()
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
-
-    def _run(self):
-        while not self.stopped.is_set():
-            try:
-                c, _ = self.sock.accept()
-            except OSError:
-                continue
-            try:
-                c.settimeout(2)
-                data = b""
-                while b"\r\n\r\n" not in data and len(data) < 65536:
-                    b = c.recv(4096)
-                    if not b:
-                        break
-                    data += b
-                c.sendall(self.response)
-            except OSError:
-                pass
-            finally:
-                c.close()
-
-    def close(self):
-        """Stops listening: the port then refuses connections."""
-        self.stopped.set()
-        self.thread.join(1)
-        self.sock.close()
-
-
-def open_many(port, count, payload, sources, connect_limit=8.0):
-    """`count` non-blocking connections to 127.0.0.1:port, spread over the `sources` addresses,
-    each sending `payload` once connected. Returns the sockets that connected and sent."""
-    sel = selectors.DefaultSelector()
-    done = []
-    try:
-        for i in range(count):
-            s = socket.socket()
-            s.setblocking(False)
-            s.bind((sources[i % len(sources)], 0))
-            if s.connect_ex(("127.0.0.1", port)) not in (0, errno.EINPROGRESS):
-                s.close()
-                continue
-            sel.register(s, selectors.EVENT_WRITE)
-        end = time.monotonic() + connect_limit
-        while sel.get_map() and time.monotonic() < end:
-            for key, _ in sel.select(timeout=0.2):
-                s = key.fileobj
-                sel.unregister(s)
-                try:
-                    if s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) == 0:
-                        if payload:
-                            s.send(payload)
-                        done.append(s)
-                        continue
-                except OSError:
-                    pass
-                s.close()
-        for key in list(sel.get_map().values()):
-            key.fileobj.close()
-        return done
-    finally:
-        sel.close()
-
-
-def close_all(socks):
-    for s in socks:
-        try:
-            s.close()
-        except OSError:
-            pass
-
-
-# Certificates and passwords
-
-
-def make_rsa_cert(d):
-    """A self-signed RSA certificate for 127.0.0.1 (RSA so that static-RSA suites could be offered)."""
-    subprocess.run(
-        [
-            "openssl",
-            "req",
-            "-x509",
-            "-newkey",
-            "rsa:2048",
-            "-nodes",
-            "-keyout",
-            "server.key",
-            "-out",
-            "server.pem",
-            "-days",
-            "2",
-            "-subj",
-            "/CN=127.0.0.1",
-            "-addext",
-            "subjectAltName=IP:127.0.0.1,DNS:localhost",
-        ],
-        cwd=d,
-        check=True,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    return os.path.join(d, "server.pem"), os.path.join(d, "server.key")
-
-
-def bcrypt_hash(password, cost=10):
-    """A $2b$ bcrypt hash from the system's libcrypt (the crypt module where it still exists)."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DeprecationWarning)
-            import crypt
-        h = crypt.crypt(password, crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=1 << cost))
-        if h and h.startswith("$2"):
-            return h
-    except ImportError:
-        pass
-    lib = ctypes.CDLL(ctypes.util.find_library("crypt") or "libcrypt.so.1")
-    lib.crypt_gensalt.restype = ctypes.c_char_p
-    lib.crypt_gensalt.argtypes = [ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p, ctypes.c_int]
-    lib.crypt.restype = ctypes.c_char_p
-    lib.crypt.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
-    salt = lib.crypt_gensalt(b"$2b$", cost, None, 0)
-    return lib.crypt(password.encode(), salt).decode()
-
-
-def basic(user, password):
-    import base64
-
-    return "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
 
 
 def write(path, text):

@@ -58,9 +58,9 @@ the expectations (never `full` cut off, with a reason that names the imitation).
 # (namespaces, lab services, exporter processes), runner.py (Row, Runner, the table), faults.py
 # (nft rulesets, probe flags), phases.py (single, loss, icmp, uplinks), router_phase.py (router,
 # on homerouter.py's network), locate_phase.py (locate), filtered_phase.py (filtered, on
-# filterednet.py's) and onpath_phase.py (onpath, on onpathnet.py's). Namespaces, processes and
-# the scrape parser are the shared ones of rxlab. This file is the driver: arguments, the phases
-# in order, the summary.
+# filterednet.py's) and onpath_phase.py (onpath, on onpathnet.py's; each class run by
+# onpath_run.py). Namespaces, processes, certificates and the scrape parser are the shared ones
+# of rxlab. This file is the driver: arguments, the phases in order, the summary.
 import argparse
 import signal
 import sys

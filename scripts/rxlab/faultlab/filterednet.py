@@ -31,9 +31,10 @@ import shutil
 import subprocess
 import time
 
-from .. import netns
+from .. import certs, netns
 from ..util import connects, tail
 from ..util import run as sh
+from .filtered_texts import SQUID_CONF, UNBOUND_CONF
 
 LAN_NET, ROUTER_LAN, CLIENT_IP = "198.18.2.0/24", "198.18.2.1", "198.18.2.2"
 ROUTER_WAN, UPSTREAM_WAN = "198.18.3.2", "198.18.3.1"
@@ -49,61 +50,6 @@ OTHER_USER, OTHER_PASSWORD = "rxother", "other-pass"
 FAULT_TABLE = ("inet", "rxffault")
 TOOLS = ("unbound", "unbound-checkconf", "squid", "conntrack", "kdig", "curl")
 BASIC_NCSA = "/usr/lib/squid/basic_ncsa_auth"
-
-UNBOUND_CONF = """server:
-  do-daemonize: no
-  chroot: ""
-  username: ""
-  pidfile: ""
-  use-syslog: no
-  logfile: ""
-  verbosity: 1
-  log-queries: yes
-  do-ip6: no
-  interface: {dns}
-  interface: {dns}@853
-  tls-port: 853
-  tls-service-key: "{work}/dns.key"
-  tls-service-pem: "{work}/dns.pem"
-  access-control: 0.0.0.0/0 allow
-  module-config: "iterator"
-  # Nothing is ever looked up outside the lab: every other name is refused.
-  local-zone: "." refuse
-  local-zone: "{zone}." static
-  local-data: "{web}. 60 IN A {web_ip}"
-  local-data: "{dns_name}. 60 IN A {dns}"
-  local-data: '{web}. 60 IN TXT "{txt}"'
-  local-data: "{zone}. 60 IN MX 10 {mx}."
-  local-data: "{mx}. 60 IN A {web_ip}"
-remote-control:
-  control-enable: no
-"""
-
-SQUID_CONF = """http_port {lan}:{port}
-http_port {lan}:{auth_port} name=authport
-pid_filename {work}/squid.pid
-cache_log {work}/cache.log
-access_log stdio:{work}/access.log
-cache deny all
-cache_mem 8 MB
-shutdown_lifetime 1 seconds
-dns_nameservers {dns}
-pinger_enable off
-auth_param basic program {ncsa} {htpasswd}
-auth_param basic children 3
-auth_param basic realm rxlab
-acl lan src {lan_net}
-acl SSL_ports port 443 4443
-acl Safe_ports port 80 443 4443 8080
-acl CONNECT method CONNECT
-acl authport myportname authport
-acl authed proxy_auth REQUIRED
-http_access deny !Safe_ports
-http_access deny CONNECT !SSL_ports
-http_access deny authport !authed
-http_access allow lan
-http_access deny all
-"""
 
 
 class FilteredNet:
@@ -182,60 +128,10 @@ class FilteredNet:
         """This phase's CA, and leaves for the DNS-over-TLS server and the web server, each with
         its name and its IP address as subject alternative names."""
         w = self.work
-        key = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
-        sh(
-            "openssl",
-            "req",
-            "-x509",
-            *key,
-            "-keyout",
-            f"{w}/ca.key",
-            "-out",
-            f"{w}/ca.pem",
-            "-days",
-            "2",
-            "-subj",
-            "/CN=rxlab-filtered-ca",
-            "-addext",
-            "basicConstraints=critical,CA:TRUE",
-            "-addext",
-            "keyUsage=critical,keyCertSign,cRLSign",
-        )
+        certs.make_ca(w, "rxlab-filtered-ca")
         for leaf, name, ip in (("dns", DNS_NAME, DNS_IP), ("www", WEB_NAME, WEB_IP)):
-            ext = f"{w}/{leaf}.ext"
-            with open(ext, "w") as f:
-                f.write(f"subjectAltName=DNS:{name},IP:{ip}\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n")
-            sh(
-                "openssl",
-                "req",
-                "-new",
-                *key,
-                "-keyout",
-                f"{w}/{leaf}.key",
-                "-out",
-                f"{w}/{leaf}.csr",
-                "-subj",
-                f"/CN={name}",
-            )
-            sh(
-                "openssl",
-                "x509",
-                "-req",
-                "-in",
-                f"{w}/{leaf}.csr",
-                "-CA",
-                f"{w}/ca.pem",
-                "-CAkey",
-                f"{w}/ca.key",
-                "-CAcreateserial",
-                "-out",
-                f"{w}/{leaf}.pem",
-                "-days",
-                "2",
-                "-extfile",
-                ext,
-            )
-            os.chmod(f"{w}/{leaf}.key", 0o644)
+            _, key = certs.make_leaf(w, leaf, name, f"DNS:{name},IP:{ip}")
+            os.chmod(key, 0o644)
 
     def start_unbound(self):
         conf = os.path.join(self.work, "unbound.conf")

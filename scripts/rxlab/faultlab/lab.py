@@ -11,7 +11,7 @@ import tempfile
 import time
 import urllib.request
 
-from .. import netns, procs
+from .. import certs, netns, procs
 from ..exposition import Exposition
 from ..util import log, run
 from .addresses import LAB_NAME, PORT, V4_DNS, V4_NET, V6_DNS, V6_NET
@@ -162,62 +162,10 @@ class Lab:
         """A lab CA (trusted by the exporter through SSL_CERT_FILE), a server certificate for
         the lab addresses, and an interceptor's certificate for the same names from another CA."""
         w = self.work
-        key = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
-        ext = os.path.join(w, "leaf.ext")
-        with open(ext, "w") as f:
-            f.write(
-                f"subjectAltName=IP:{V4_NET},IP:{V6_NET},DNS:{LAB_NAME}\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n"
-            )
         for ca in ("ca", "evil-ca"):
-            run(
-                "openssl",
-                "req",
-                "-x509",
-                *key,
-                "-keyout",
-                f"{w}/{ca}.key",
-                "-out",
-                f"{w}/{ca}.pem",
-                "-days",
-                "2",
-                "-subj",
-                f"/CN=rxlab-{ca}",
-                "-addext",
-                "basicConstraints=critical,CA:TRUE",
-                "-addext",
-                "keyUsage=critical,keyCertSign,cRLSign",
-            )
+            certs.make_ca(w, f"rxlab-{ca}", name=ca)
         for leaf, ca in (("server", "ca"), ("wrong", "evil-ca")):
-            run(
-                "openssl",
-                "req",
-                "-new",
-                *key,
-                "-keyout",
-                f"{w}/{leaf}.key",
-                "-out",
-                f"{w}/{leaf}.csr",
-                "-subj",
-                f"/CN={LAB_NAME}",
-            )
-            run(
-                "openssl",
-                "x509",
-                "-req",
-                "-in",
-                f"{w}/{leaf}.csr",
-                "-CA",
-                f"{w}/{ca}.pem",
-                "-CAkey",
-                f"{w}/{ca}.key",
-                "-CAcreateserial",
-                "-out",
-                f"{w}/{leaf}.pem",
-                "-days",
-                "2",
-                "-extfile",
-                ext,
-            )
+            certs.make_leaf(w, leaf, LAB_NAME, f"IP:{V4_NET},IP:{V6_NET},DNS:{LAB_NAME}", ca=ca)
 
     def start_lab(self, ns):
         control = os.path.join(self.work, f"{ns}.sock")

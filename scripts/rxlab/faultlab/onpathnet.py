@@ -37,47 +37,62 @@ of the namespaces: inet has no default route.
 """
 
 import os
-import re
 import shutil
 import subprocess
 import time
 
-from .. import netns, procs
+from .. import netns
 from ..util import connects, tail
 from ..util import run as sh
-from .onpath_texts import LISTENER, PAGE_SERVER, ROUTER_UNBOUND, SQUID_CONF, TAYGA_CONF, UPSTREAM_UNBOUND, WITNESS
+from .onpath_config import (
+    BANNER,
+    BANNER_PORT,
+    BANNER_V4,
+    BANNER_V6,
+    CLIENT6_V6,
+    CLIENT_V4,
+    CLIENT_V6,
+    DNS64_UPSTREAM,
+    DNS_V4,
+    INET_WAN_V4,
+    INET_WAN_V6,
+    LAB_NAME,
+    LAN6_V6,
+    LAN6_V6_NET,
+    LAN_V4,
+    LAN_V6,
+    LAN_V6_NET,
+    LISTENER,
+    MIN_CACHE_TTL,
+    NAT64_POOL,
+    NAT64_PREFIX,
+    NAT_TABLE,
+    PAGE_BODY,
+    PAGE_SERVER,
+    PAGE_V4,
+    ROUTER_UNBOUND,
+    SILENT_PORT,
+    TAYGA_CONF,
+    TAYGA_V4,
+    TOOLS,
+    UPSTREAM_UNBOUND,
+    V4ONLY_NAME,
+    WAN_V4,
+    WAN_V6,
+    WEB_V4,
+    WEB_V6,
+    WITNESS,
+    nat64,
+)
+from .onpath_faults import OnpathFaults
 
-LAN_V4, CLIENT_V4, LAN_V4_NET = "198.18.6.1", "198.18.6.2", "198.18.6.0/24"
-LAN_V6, CLIENT_V6, LAN_V6_NET = "2001:db8:63::1", "2001:db8:63::2", "2001:db8:63::/64"
-LAN6_V6, CLIENT6_V6, LAN6_V6_NET = "2001:db8:64::1", "2001:db8:64::2", "2001:db8:64::/64"
-WAN_V4, INET_WAN_V4 = "198.18.7.2", "198.18.7.1"
-WAN_V6, INET_WAN_V6 = "2001:db8:65::2", "2001:db8:65::1"
-WEB_V4, WEB_V6 = "198.51.100.1", "2001:db8:100::1"  # reachability-lab (common.V4_NET, V6_NET)
-DNS_V4, DNS64_UPSTREAM = "198.51.100.53", "198.51.100.54"
-PAGE_V4 = "198.51.100.80"
-BANNER_V4, BANNER_V6, BANNER_PORT = "198.51.100.22", "2001:db8:100::22", 22
-LAB_NAME, V4ONLY_NAME = "www.example.com", "v4only.example.net"
-NAT64_PREFIX, NAT64_POOL, TAYGA_V4 = "fd64:ff9b:1::", "192.168.255.0/24", "192.168.255.1"
-SILENT_PORT, SQUID_PORT = 9999, 3129
-PAGE_BODY = "rxlab onpath cached page"
-BANNER = "SSH-2.0-lab"
-MIN_CACHE_TTL = 300
-TOOLS = ("dnsmasq", "unbound", "unbound-checkconf", "tayga", "squid", "conntrack", "curl", "kdig")
-# Our nft tables on the router (each fault is one table: its undo is deleting it).
-NAT_TABLE, FORGE_TABLE, BOX_TABLE, CACHE_TABLE = ("ip", "onat"), ("inet", "oforge"), ("inet", "obox"), ("ip", "ocache")
 
-
-def nat64(v4):
-    """The synthesized IPv6 address of an IPv4 address in the lab's /96 (RFC 6052)."""
-    a, b, c, d = (int(x) for x in v4.split("."))
-    return f"{NAT64_PREFIX}{a << 8 | b:x}:{c << 8 | d:x}"
-
-
-class OnpathNet:
-    """The four namespaces and their daemons. Namespaces and processes are registered with the
-    Lab as soon as they exist, so `Lab.close()` removes them on every path; `close()` here
-    removes /etc/netns/<client>, /etc/netns/<client6> and tayga's tun device (it goes with the
-    router's namespace anyway)."""
+class OnpathNet(OnpathFaults):
+    """The four namespaces and their daemons (squid on demand, the faults and the witnesses are
+    onpath_faults.py's). Namespaces and processes are registered with the Lab as soon as they
+    exist, so `Lab.close()` removes them on every path; `close()` here removes
+    /etc/netns/<client>, /etc/netns/<client6> and tayga's tun device (it goes with the router's
+    namespace anyway)."""
 
     def __init__(self, lab):
         self.lab = lab
@@ -311,148 +326,6 @@ class OnpathNet:
             timeout=10,
         )
         return " ".join(w for w in p.stdout.split() if not w.startswith(";")) or f"(none, exit {p.returncode})"
-
-    # ---- on-demand daemons ----------------------------------------------------------------
-    def start_squid(self):
-        """squid in intercept mode, and the router's redirect of TCP 80 from olan to it."""
-        os.makedirs(self.squid_dir, exist_ok=True)
-        shutil.chown(self.squid_dir, "proxy", "proxy")
-        conf = os.path.join(self.work, "squid.conf")
-        with open(conf, "w") as f:
-            f.write(SQUID_CONF.format(port=SQUID_PORT, work=self.squid_dir, dns=DNS_V4, lan_net=LAN_V4_NET))
-        os.chmod(conf, 0o644)
-        self.squid = self.daemon(self.router, ["squid", "-N", "-f", conf], "squid")
-        deadline = time.time() + 15
-        while time.time() < deadline and not connects(LAN_V4, SQUID_PORT):
-            if self.squid.poll() is not None:
-                break
-            time.sleep(0.1)
-        if not connects(LAN_V4, SQUID_PORT):
-            raise RuntimeError(
-                f"squid not listening on {LAN_V4}:{SQUID_PORT}:\n{tail(os.path.join(self.work, 'squid.log'))}"
-                f"{tail(os.path.join(self.squid_dir, 'cache.log'))}"
-            )
-        self.table(
-            CACHE_TABLE,
-            "  chain prerouting {\n    type nat hook prerouting priority dstnat;\n"
-            f'    iifname "olan" tcp dport 80 counter redirect to :{SQUID_PORT}\n  }}\n',
-        )
-
-    def stop_squid(self):
-        self.drop(CACHE_TABLE)
-        p, self.squid = self.squid, None
-        procs.stop(p)
-        self.flush_conntrack()
-
-    def squid_log(self, mark=0):
-        try:
-            with open(os.path.join(self.squid_dir, "access.log"), errors="replace") as f:
-                f.seek(mark)
-                return f.read()
-        except OSError:
-            return ""
-
-    def squid_log_mark(self):
-        try:
-            return os.path.getsize(os.path.join(self.squid_dir, "access.log"))
-        except OSError:
-            return 0
-
-    # ---- faults ---------------------------------------------------------------------------
-    def uplink(self, up):
-        """The router's WAN link (admin state; its routes out go with it and come back)."""
-        if up:
-            sh("ip", "-n", self.router, "link", "set", "owan", "up")
-            self.wan_routes()
-            for net in (LAN_V6_NET, LAN6_V6_NET):
-                sh("ip", "-n", self.inet, "-6", "route", "replace", net, "via", WAN_V6)
-        else:
-            sh("ip", "-n", self.router, "link", "set", "owan", "down")
-        self.flush_conntrack()
-
-    def forge_echo(self, on):
-        """The router answers every echo request from the dual-stack LAN itself (DNAT to its own
-        LAN address, both families): the replies carry the target's address as their source and
-        the router's initial TTL / hop limit (64), where a real target one router away is seen at
-        63."""
-        if on:
-            self.table(
-                FORGE_TABLE,
-                "  chain prerouting {\n    type nat hook prerouting priority dstnat;\n"
-                f'    iifname "olan" icmp type echo-request counter dnat ip to {LAN_V4}\n'
-                f'    iifname "olan" icmpv6 type echo-request counter dnat ip6 to {LAN_V6}\n  }}\n',
-            )
-        else:
-            self.drop(FORGE_TABLE)
-        self.flush_conntrack()
-
-    def middlebox(self, on):
-        """Every TCP connection from the dual-stack LAN, any address and any port, is redirected
-        to the router's silent listener: every handshake completes, no byte ever comes."""
-        if on:
-            self.table(
-                BOX_TABLE,
-                "  chain prerouting {\n    type nat hook prerouting priority dstnat;\n"
-                f'    iifname "olan" meta l4proto tcp counter redirect to :{SILENT_PORT}\n  }}\n',
-            )
-        else:
-            self.drop(BOX_TABLE)
-        self.flush_conntrack()
-
-    def counters(self, table):
-        p = sh("ip", "netns", "exec", self.router, "nft", "list", "table", *table, check=False)
-        return ", ".join(m for m in re.findall(r"counter packets \d+", p.stdout)) or "no counters"
-
-    def table(self, table, body):
-        self.drop(table)
-        self.nft(f"table {table[0]} {table[1]} {{\n{body}}}\n")
-
-    def drop(self, table):
-        sh("ip", "netns", "exec", self.router, "nft", "delete", "table", *table, check=False)
-
-    def nft(self, text):
-        sh("ip", "netns", "exec", self.router, "nft", "-f", "-", input_text=text)
-
-    def flush_conntrack(self):
-        sh("ip", "netns", "exec", self.router, "conntrack", "-F", check=False)
-
-    # ---- witnesses from the clients -------------------------------------------------------
-    def witness(self, *args, ns=None):
-        p = sh(
-            "ip",
-            "netns",
-            "exec",
-            ns or self.client,
-            "python3",
-            os.path.join(self.work, "witness.py"),
-            *args,
-            check=False,
-            timeout=10,
-        )
-        return p.stdout.strip() or (p.stderr.strip().splitlines() or [f"exit {p.returncode}"])[-1]
-
-    def curl(self, url, ns=None, headers=()):
-        """curl from a client: `STATUS body-prefix`, or curl's error."""
-        p = sh(
-            "ip",
-            "netns",
-            "exec",
-            ns or self.client,
-            "curl",
-            "-sS",
-            "--max-time",
-            "2",
-            "-w",
-            " %{http_code}",
-            *[x for h in headers for x in ("-H", h)],
-            url,
-            check=False,
-            timeout=10,
-        )
-        if p.returncode != 0:
-            return f"curl exit {p.returncode}"
-        body, _, code = p.stdout.rpartition(" ")
-        return f"{code} {body.strip()[:32]!r}" if body.strip() else code
 
     def close(self):
         self.resolv_conf.close()

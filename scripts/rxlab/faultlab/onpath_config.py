@@ -1,6 +1,33 @@
-"""The texts onpathnet.py writes out: the unbound, tayga and squid configurations of the onpath
-phase's router and internet, and the small programs it runs there (the cacheable page server, the
-banner/silent listener, the witness that pings and connects from a client)."""
+"""The onpath phase's addresses, tools and texts (onpathnet.py builds the network with them, the
+phase reads them): the unbound, tayga and squid configurations of the router and the internet,
+and the small programs run there (the cacheable page server, the banner/silent listener, the
+witness that pings and connects from a client)."""
+
+LAN_V4, CLIENT_V4, LAN_V4_NET = "198.18.6.1", "198.18.6.2", "198.18.6.0/24"
+LAN_V6, CLIENT_V6, LAN_V6_NET = "2001:db8:63::1", "2001:db8:63::2", "2001:db8:63::/64"
+LAN6_V6, CLIENT6_V6, LAN6_V6_NET = "2001:db8:64::1", "2001:db8:64::2", "2001:db8:64::/64"
+WAN_V4, INET_WAN_V4 = "198.18.7.2", "198.18.7.1"
+WAN_V6, INET_WAN_V6 = "2001:db8:65::2", "2001:db8:65::1"
+WEB_V4, WEB_V6 = "198.51.100.1", "2001:db8:100::1"  # reachability-lab (common.V4_NET, V6_NET)
+DNS_V4, DNS64_UPSTREAM = "198.51.100.53", "198.51.100.54"
+PAGE_V4 = "198.51.100.80"
+BANNER_V4, BANNER_V6, BANNER_PORT = "198.51.100.22", "2001:db8:100::22", 22
+LAB_NAME, V4ONLY_NAME = "www.example.com", "v4only.example.net"
+NAT64_PREFIX, NAT64_POOL, TAYGA_V4 = "fd64:ff9b:1::", "192.168.255.0/24", "192.168.255.1"
+SILENT_PORT, SQUID_PORT = 9999, 3129
+PAGE_BODY = "rxlab onpath cached page"
+BANNER = "SSH-2.0-lab"
+MIN_CACHE_TTL = 300
+TOOLS = ("dnsmasq", "unbound", "unbound-checkconf", "tayga", "squid", "conntrack", "curl", "kdig")
+# Our nft tables on the router (each fault is one table: its undo is deleting it).
+NAT_TABLE, FORGE_TABLE, BOX_TABLE, CACHE_TABLE = ("ip", "onat"), ("inet", "oforge"), ("inet", "obox"), ("ip", "ocache")
+
+
+def nat64(v4):
+    """The synthesized IPv6 address of an IPv4 address in the lab's /96 (RFC 6052)."""
+    a, b, c, d = (int(x) for x in v4.split("."))
+    return f"{NAT64_PREFIX}{a << 8 | b:x}:{c << 8 | d:x}"
+
 
 UPSTREAM_UNBOUND = """server:
   do-daemonize: no
