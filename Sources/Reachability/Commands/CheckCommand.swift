@@ -49,7 +49,7 @@ package enum CheckCommand {
         if let problem = path.problem { logger.warn("path monitor unavailable; probes alone decide", ("err", problem)) }
         // The probes and settings, resolved as for the daemon (flags over the file).
         let options: ExporterOptions
-        switch ConfigWiring.setup(parsed, file: file, gate: path.gate, logger: logger) {
+        switch ConfigWiring.setup(parsed, file: file, logger: logger) {
         case .success(let o): options = o
         case .failure(let exit): return exit.code
         }
@@ -138,6 +138,12 @@ package enum CheckCommand {
 /// Logs transitions at info and every round at debug.
 struct RoundLogger: RoundObserver {
     let logger: Logger
+
+    func uplinksAdopted(_ added: [String], uplinks: [String]) {
+        logger.info(
+            "uplinks added (uplinks: auto)", ("added", added.joined(separator: ",")),
+            ("uplinks", uplinks.joined(separator: ",")))
+    }
 
     func roundCompleted(_ status: ReachabilityStatus) {
         for t in status.transitions {

@@ -51,8 +51,7 @@ package enum CheckConfigCommand {
         do throws(ExporterOptions.Failure) {
             // The defaults are refused so that a file without probes builds nothing (and sends nothing).
             return try ExporterOptions.resolve(
-                flags: noFlags, file: config, environment: [ProbeFlags.refuseDefaultsVariable: "1"],
-                defaultRouteInterfaces: []
+                flags: noFlags, file: config, environment: [ProbeFlags.refuseDefaultsVariable: "1"]
             ).specs
         } catch {
             switch error {

@@ -7,8 +7,8 @@ import Synchronization
 /// logged, `reachability_exporter_config_last_reload_successful` drops to 0, and the HTTP
 /// caller gets a 500 with the error. Reloads run one at a time.
 ///
-/// With `uplinks: auto` it also watches the path: an interface that gains a default route
-/// becomes an uplink at once; uplinks are only dropped by the next reload.
+/// `uplinks: auto` is the monitor's (`MonitorSettings.autoUplinks`): a reload hands it over,
+/// and the monitor adopts the interfaces that hold a default route then and later.
 ///
 /// With `--config.auto-reload-interval` it re-reads the file by itself when its content changes
 /// (a SHA-256 of the bytes, checked at that interval, as Prometheus does): a Kubernetes
@@ -16,7 +16,7 @@ import Synchronization
 /// per check.
 ///
 /// As a `Service`, `run()` carries out the reload requests (`requestReload`, the HTTP route)
-/// one after another and watches the uplinks, until cancelled.
+/// one after another, until cancelled.
 final class ConfigReloader: Service {
     /// One reload asked for; `reply` gets the outcome (the HTTP route waits for it).
     struct Request: Sendable {
@@ -45,7 +45,6 @@ final class ConfigReloader: Service {
     let path: String
     private let flags: ParsedFlags
     private let environment: [String: String]
-    private let gate: any PathGate
     private let logger: Logger
     private let apply: Apply
     private let metrics: ConfigMetrics
@@ -58,8 +57,11 @@ final class ConfigReloader: Service {
     private let lastDigest = Mutex<[UInt8]?>(nil)
     let name = "config-reloader"
 
+    /// The options last applied (at start, or by the latest successful reload).
+    var currentOptions: ExporterOptions { current.withLock { $0 } }
+
     init(
-        path: String, flags: ParsedFlags, environment: [String: String], gate: any PathGate, initial: ExporterOptions,
+        path: String, flags: ParsedFlags, environment: [String: String], initial: ExporterOptions,
         registry: MetricsRegistry, logger: Logger, wallClock: @escaping @Sendable () -> Double = { unixNow() },
         autoReloadInterval: Duration? = nil, loadedDigest: [UInt8]? = nil, apply: @escaping Apply
     ) {
@@ -69,7 +71,6 @@ final class ConfigReloader: Service {
         lastDigest.withLock { $0 = loadedDigest ?? Self.digest(path) }
         self.flags = flags
         self.environment = environment
-        self.gate = gate
         self.logger = logger
         self.apply = apply
         self.wallClock = wallClock
@@ -77,13 +78,11 @@ final class ConfigReloader: Service {
         current = Mutex(initial)
         metrics.lastReloadSuccessful.set(1)
         metrics.lastReloadSuccessTimestamp.set(wallClock())
-        publishLabels(initial)
     }
 
-    /// Carries out reload requests and watches the uplinks until cancelled.
+    /// Carries out reload requests (and, with an interval, watches the file) until cancelled.
     func run() async {
         await withTaskGroup(of: Void.self) { group in
-            group.addTask { await self.watchUplinks() }
             if let interval = self.autoReloadInterval {
                 group.addTask { await self.watchFile(every: interval) }
             }
@@ -131,14 +130,12 @@ final class ConfigReloader: Service {
         {
             logger.warn("global.path_monitor changed; it takes effect at the next start", ("file", path))
         }
-        for note in next.notes { logger.warn(note, ("file", path)) }
         if let warning = ProbeSpec.evidenceWarning(next.specs, policy: next.settings.verdict.policy) {
             logger.warn(warning, ("file", path))
         }
         let changed = next.file != old.file || next.settings != old.settings
         await apply(next.specs, next.settings, changed)
         current.withLock { $0 = next }
-        publishLabels(next)
         metrics.lastReloadSuccessful.set(1)
         metrics.lastReloadSuccessTimestamp.set(wallClock())
         let summary = Self.summary(old: old, new: next)
@@ -162,7 +159,7 @@ final class ConfigReloader: Service {
         let file = try ConfigLoader.parse(bytes, file: path)
         do throws(ExporterOptions.Failure) {
             return try ExporterOptions.resolve(
-                flags: flags, file: file, environment: environment, defaultRouteInterfaces: gate.defaultRouteInterfaces)
+                flags: flags, file: file, environment: environment)
         } catch {
             switch error {
             case .config(let e): throw e
@@ -212,38 +209,6 @@ final class ConfigReloader: Service {
     /// SHA-256 of the file's bytes, or nil when it cannot be read.
     static func digest(_ path: String) -> [UInt8]? {
         (try? FileContents.read(path, limit: ConfigLoader.maximumSize)).map(PasswordHash.sha256)
-    }
-
-    /// `uplinks: auto`: adds interfaces as they gain a default route, until cancelled.
-    func watchUplinks() async {
-        for await _ in gate.changes() {
-            await lock.lock()
-            let setup = current.withLock { $0 }
-            let auto = setup.file?.uplinks == .auto && !flags.isSet("probe.uplink")
-            let fresh = gate.defaultRouteInterfaces.filter {
-                !setup.settings.uplinks.contains($0) && Scope.reservedUplinkProblem($0) == nil
-            }
-            if auto && !fresh.isEmpty {
-                var next = setup
-                next.settings.uplinks += fresh
-                await apply(next.specs, next.settings, true)
-                current.withLock { $0 = next }
-                publishLabels(next)
-                logger.info(
-                    "uplinks added (uplinks: auto)", ("added", fresh.joined(separator: ",")),
-                    ("uplinks", next.settings.uplinks.joined(separator: ",")))
-            }
-            lock.unlock()
-        }
-    }
-
-    private func publishLabels(_ setup: ExporterOptions) {
-        let rows = setup.specs.flatMap { spec in
-            spec.interfaces(setup.settings.uplinks).map {
-                (target: MetricsRecorder.targetLabel(spec.name, $0), labels: setup.labels[spec.name] ?? [])
-            }
-        }
-        metrics.setProbeLabels(rows)
     }
 
     static func summary(old: ExporterOptions, new: ExporterOptions) -> Summary {

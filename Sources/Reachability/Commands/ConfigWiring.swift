@@ -20,18 +20,16 @@ enum ConfigWiring {
 
     /// Flags and file (if any) combined, or the exit status (64 for a flag, 78 for the file)
     /// after printing why.
-    static func setup(_ flags: ParsedFlags, file: ExporterConfig?, gate: any PathGate, logger: Logger) -> Result<
+    static func setup(_ flags: ParsedFlags, file: ExporterConfig?, logger: Logger) -> Result<
         ExporterOptions, ExitStatus
     > {
         do throws(ExporterOptions.Failure) {
             let setup = try ExporterOptions.resolve(
-                flags: flags, file: file, environment: processEnvironment(),
-                defaultRouteInterfaces: gate.defaultRouteInterfaces)
+                flags: flags, file: file, environment: processEnvironment())
             if let file {
-                for note in setup.notes { logger.warn(note, ("file", file.file)) }
                 logger.info(
                     "configuration loaded", ("file", file.file), ("probes", String(setup.specs.count)),
-                    ("uplinks", setup.settings.uplinks.joined(separator: ",")))
+                    ("uplinks", setup.settings.autoUplinks ? "auto" : setup.settings.uplinks.joined(separator: ",")))
             }
             return .success(setup)
         } catch {

@@ -59,11 +59,20 @@ struct Exporter: Sendable {
         if let problem = path.problem { logger.warn("path monitor unavailable; probes alone decide", ("err", problem)) }
         if let monitor = path.monitor { PathMetrics.register(in: registry, source: monitor) }
         let options: ExporterOptions
-        switch ConfigWiring.setup(flags, file: file, gate: path.gate, logger: logger) {
+        switch ConfigWiring.setup(flags, file: file, logger: logger) {
         case .success(let o): options = o
         case .failure(let exit): return .failure(exit)
         }
-        switch FileBudget(openFiles: openFiles, options: options, server: serverOptions).check(logger) {
+        let uplinks = options.settings.adoptingRouteUplinks(path.gate).uplinks
+        if options.settings.autoUplinks && uplinks.isEmpty {
+            logger.warn(
+                "uplinks: auto found no interface holding a default route (is the path monitor off?); interfaces that gain one are added"
+            )
+        } else if options.settings.autoUplinks {
+            logger.info("uplinks (uplinks: auto)", ("uplinks", uplinks.joined(separator: ",")))
+        }
+        switch FileBudget(openFiles: openFiles, options: options, uplinks: uplinks, server: serverOptions).check(logger)
+        {
         case .success(let budgeted): serverOptions = budgeted
         case .failure(let exit): return .failure(exit)
         }
@@ -171,7 +180,7 @@ private struct Parts {
         // Reloads (SIGHUP, POST /-/reload) swap probes and settings in the monitor.
         let reloader = options.file.map { file in
             ConfigReloader(
-                path: file.file, flags: flags, environment: processEnvironment(), gate: path.gate, initial: options,
+                path: file.file, flags: flags, environment: processEnvironment(), initial: options,
                 registry: registry, logger: logger,
                 autoReloadInterval: (try? ConfigWiring.autoReloadInterval(flags)) ?? nil, loadedDigest: fileDigest
             ) { await monitor.reconfigure(probes: $0, settings: $1, runRound: $2) }

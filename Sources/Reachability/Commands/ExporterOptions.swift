@@ -14,10 +14,6 @@ struct ExporterOptions: Sendable {
     var settings: MonitorSettings
     /// The file as read (nil without `--config.file`).
     var file: ExporterConfig?
-    /// Constant labels by probe name (file probes only).
-    var labels: [String: [ProbeLabel]]
-    /// Things worth a warning in the log (an `auto` uplink list that found nothing).
-    var notes: [String]
     /// `--history.*` flags, else the file's `history:` section; nil: no history.
     var history: HistoryConfig?
     /// Whether the probes are the built-in public defaults (neither flags nor the file gave one).
@@ -35,29 +31,25 @@ struct ExporterOptions: Sendable {
             ? flags.bool("path.monitor") : (file?.global.pathMonitor ?? flags.bool("path.monitor"))
     }
 
-    /// Combines flags and file. `defaultRouteInterfaces` resolves `uplinks: auto`.
+    /// Combines flags and file. Needs no path: `uplinks: auto` is the monitor's to resolve
+    /// (`MonitorSettings.autoUplinks`).
     static func resolve(
-        flags: ParsedFlags, file: ExporterConfig?, environment: [String: String],
-        defaultRouteInterfaces: [String]
+        flags: ParsedFlags, file: ExporterConfig?, environment: [String: String]
     ) throws(Failure) -> ExporterOptions {
-        var notes: [String] = []
         let settings: MonitorSettings
         let history: HistoryConfig?
         do throws(UsageError) {
-            settings = try combinedSettings(
-                flags, file: file, defaultRouteInterfaces: defaultRouteInterfaces, notes: &notes)
+            settings = try combinedSettings(flags, file: file)
             history = try HistoryFlags.config(flags) ?? file?.history.flatMap(Self.history(from:))
         } catch {
             throw .usage(error)
         }
         try checkTimes(settings, flags: flags, file: file)
         var specs: [ProbeSpec] = []
-        var labels: [String: [ProbeLabel]] = [:]
         for d in file?.probes ?? [] {
             do throws(ConfigError) { specs.append(try ConfigProbeBuilder.spec(d, file: file?.file ?? "")) } catch {
                 throw .config(error)
             }
-            if !d.labels.isEmpty { labels[d.name] = d.labels }
         }
         // The probe flags' own checks (and their fallback to the defaults) are ProbeFlags'.
         let anyProbeFlag = ProbeFlags.probeFlagNames.contains { flags.isSet($0) }
@@ -81,7 +73,7 @@ struct ExporterOptions: Sendable {
             }
         }
         return ExporterOptions(
-            specs: specs, settings: settings, file: file, labels: labels, notes: notes, history: history,
+            specs: specs, settings: settings, file: file, history: history,
             usesBuiltInDefaults: !anyProbeFlag && (file?.probes ?? []).isEmpty)
     }
 
@@ -95,10 +87,9 @@ struct ExporterOptions: Sendable {
         return c
     }
 
-    private static func combinedSettings(
-        _ flags: ParsedFlags, file: ExporterConfig?, defaultRouteInterfaces: [String],
-        notes: inout [String]
-    ) throws(UsageError) -> MonitorSettings {
+    private static func combinedSettings(_ flags: ParsedFlags, file: ExporterConfig?) throws(UsageError)
+        -> MonitorSettings
+    {
         let g = file?.global ?? GlobalConfig()
         func given(_ name: String) -> Bool { flags.isSet(name) || file == nil }
         func duration(_ name: String, _ fromFile: Duration?, _ fallback: Duration) throws(UsageError) -> Duration {
@@ -146,12 +137,7 @@ struct ExporterOptions: Sendable {
         } else if case .interfaces(let names)? = file?.uplinks {
             s.uplinks = names
         } else {
-            s.uplinks = defaultRouteInterfaces.filter { Scope.reservedUplinkProblem($0) == nil }
-            if defaultRouteInterfaces.isEmpty {
-                notes.append(
-                    "uplinks: auto found no interface holding a default route (is the path monitor off?); interfaces that gain one are added"
-                )
-            }
+            s.autoUplinks = true
         }
         return s
     }

@@ -6,6 +6,8 @@
 struct FileBudget {
     let openFiles: UInt64
     let options: ExporterOptions
+    /// The uplinks the probes start on (`uplinks: auto` as the path shows it now).
+    let uplinks: [String]
     let server: HTTPServer.Options
 
     /// Descriptors the process itself needs at most, outside probes and web connections:
@@ -15,7 +17,7 @@ struct FileBudget {
     /// Probe sockets open at once: each running probe holds a socket and, while it resolves a
     /// name, one more; at most `maxConcurrentProbes` run together.
     var probes: UInt64 {
-        let jobs = options.specs.reduce(0) { $0 + $1.interfaces(options.settings.uplinks).count }
+        let jobs = options.specs.reduce(0) { $0 + $1.interfaces(uplinks).count }
         return UInt64(min(jobs, options.settings.maxConcurrentProbes)) * 2
     }
 

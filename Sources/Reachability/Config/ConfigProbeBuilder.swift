@@ -5,6 +5,12 @@ package enum ConfigProbeBuilder {
     /// Maps the file's keys to the prober's configuration; a configuration error points at the
     /// key of the field it names (`ProbeConfigError.field`), with what that field expects.
     package static func spec(_ d: ProbeDefinition, file: String) throws(ConfigError) -> ProbeSpec {
+        var spec = try unlabelled(d, file: file)
+        spec.labels = d.labels
+        return spec
+    }
+
+    private static func unlabelled(_ d: ProbeDefinition, file: String) throws(ConfigError) -> ProbeSpec {
         let at = ProbeSpec.Placement(
             name: d.name, target: d.target, family: d.family.flatMap { IPFamily(rawValue: $0.rawValue) },
             interval: d.interval, timeout: d.timeout)

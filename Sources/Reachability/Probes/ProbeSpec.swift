@@ -14,6 +14,8 @@ package struct ProbeSpec: Sendable {
     package var bindsToUplinks: Bool
     /// The family the probe is pinned to, if any; otherwise the result's address decides.
     package var family: IPFamily?
+    /// Constant labels (the file's `labels:`), exported on `reachability_probe_labels_info`.
+    package var labels: [ProbeLabel] = []
     /// Per-probe overrides of the global interval and timeout.
     package var interval: Duration?
     package var timeout: Duration?

@@ -85,10 +85,12 @@ package final class MetricsRecorder: RoundObserver {
         var uplinks: [String] = []
     }
     private let known = Mutex(Known())
+    private let labels: ProbeLabelsMetric
 
     /// `probes` are (type, target label, destination, interface) of every configured probe.
     package init(registry: MetricsRegistry, probes: [ProbeSpec], uplinks: [String]) {
         m = ExporterMetrics(registry: registry)
+        labels = ProbeLabelsMetric(registry: registry)
         // Every from→to pair exists from the first scrape, so increase() sees the first change.
         for from in ConnectivityState.allCases {
             for to in ConnectivityState.allCases where to != from {
@@ -132,6 +134,7 @@ package final class MetricsRecorder: RoundObserver {
             k.uplinks = uplinks
             return (stale, gone, added, fresh)
         }
+        labels.set(probes, uplinks: uplinks)
         forget(targets: stale)
         for uplink in gone {
             m.uplinkState.removeAll { $0[0] == uplink }
@@ -287,32 +290,39 @@ package final class MetricsRecorder: RoundObserver {
 }
 
 /// The configuration file's metrics (`--config.file` only): reload outcome, as Prometheus and
-/// Alertmanager name theirs, and the probes' constant labels as an info metric to join on.
+/// Alertmanager name theirs.
 package final class ConfigMetrics: Sendable {
-    package static let labelsInfoName = MetricCatalog.probeLabelsInfo.name
-
     let lastReloadSuccessful: Gauge
     let lastReloadSuccessTimestamp: Gauge
-    private let registry: MetricsRegistry
-    /// The label names the info family is registered with (nil: not registered).
-    private let labelNames = Mutex<[String]?>(nil)
 
     package init(registry: MetricsRegistry) {
-        self.registry = registry
         lastReloadSuccessful = registry.gauge(MetricCatalog.exporterConfigLastReloadSuccessful).labels()
         lastReloadSuccessTimestamp = registry.gauge(MetricCatalog.exporterConfigLastReloadSuccessTimestampSeconds)
             .labels()
     }
+}
 
-    /// Replaces the rows of `reachability_probe_labels_info`: one per target label (a probe, and
-    /// `name@uplink` per uplink), with every label name any probe uses (empty where a probe has
-    /// none), so a join never drops a probe. No probe with labels: no family at all. The family
-    /// is re-registered when the set of label names changes; one scrape in between may miss it.
-    package func setProbeLabels(_ rows: [(target: String, labels: [ProbeLabel])]) {
+/// The probes' constant labels as an info metric to join on (`reachability_probe_labels_info`).
+final class ProbeLabelsMetric: Sendable {
+    static let name = MetricCatalog.probeLabelsInfo.name
+    private let registry: MetricsRegistry
+    /// The label names the info family is registered with (nil: not registered).
+    private let labelNames = Mutex<[String]?>(nil)
+
+    init(registry: MetricsRegistry) { self.registry = registry }
+
+    /// Replaces the rows: one per target label (a probe, and `name@uplink` per uplink), with
+    /// every label name any probe uses (empty where a probe has none), so a join never drops a
+    /// probe. No probe with labels: no family at all. The family is re-registered when the set
+    /// of label names changes; one scrape in between may miss it.
+    func set(_ probes: [ProbeSpec], uplinks: [String]) {
+        let rows = probes.flatMap { spec in
+            spec.interfaces(uplinks).map { (target: MetricsRecorder.targetLabel(spec.name, $0), labels: spec.labels) }
+        }
         let names = Array(Set(rows.flatMap { $0.labels.map(\.name) })).sorted()
         labelNames.withLock { current in
             if current != nil && (names.isEmpty || current! != ["target"] + names) {
-                registry.unregister(Self.labelsInfoName)
+                registry.unregister(Self.name)
                 current = nil
             }
             guard !names.isEmpty else { return }

@@ -18,6 +18,11 @@ package struct MonitorSettings: Sendable, Equatable {
     package var stagger = true
     /// Interfaces whose probes are bound to them and get their own verdict.
     package var uplinks: [String] = []
+    /// `uplinks: auto`: also every interface that holds a default route, adopted by the monitor
+    /// as the path shows them (at start, at each path change, at each reconfigure); one that
+    /// loses its route stays an uplink until the next reconfigure (a reload), so a backup link
+    /// that goes down keeps reporting `none` instead of vanishing.
+    package var autoUplinks = false
 
     package init() {}
 }
@@ -27,5 +32,21 @@ extension MonitorSettings {
     /// a probe's own). Flags, the file's `global:` and each probe are checked with it.
     package static func timeoutFits(_ timeout: Duration, interval: Duration) -> Bool {
         timeout > .zero && timeout < interval
+    }
+}
+
+extension MonitorSettings {
+    /// These settings with, under `autoUplinks`, the interfaces that hold a default route now
+    /// added to `uplinks` (in the path's order; names that cannot be an uplink are left out).
+    package func adoptingRouteUplinks(_ path: any PathGate) -> MonitorSettings {
+        guard autoUplinks else { return self }
+        var out = self
+        for name in path.defaultRouteInterfaces
+        where !out.uplinks.contains(name) && InterfaceName.problem(name) == nil
+            && Scope.reservedUplinkProblem(name) == nil
+        {
+            out.uplinks.append(name)
+        }
+        return out
     }
 }

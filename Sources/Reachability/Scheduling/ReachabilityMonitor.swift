@@ -49,6 +49,7 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
         observers: [any RoundObserver] = [], clock: C, wallClock: @escaping @Sendable () -> Double = { unixNow() },
         gateways: (any GatewayProber)? = nil
     ) {
+        let settings = settings.adoptingRouteUplinks(path)
         self.gateways = gateways
         plan = Mutex(
             Plan(specs: probes, settings: settings, probers: Self.makeProbers(probes, uplinks: settings.uplinks)))
@@ -92,10 +93,11 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
     package func run() async {
         let debounce = plan.withLock { $0.settings.pathDebounce }
         let inFlight = InFlightRound()
-        let pathTask = Task { [path, trigger, clock] in
+        let pathTask = Task { [self, path, trigger, clock] in
             for await _ in path.changes() {
                 try? await clock.sleep(for: debounce)
                 if path.unsatisfiedReason(for: nil) != nil { inFlight.cancel() }
+                await adoptRouteUplinks()
                 trigger.fire()
             }
         }
@@ -277,6 +279,7 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
     ///   are dropped, so no round mixes in an answer from the old configuration.
     /// - `maxConcurrentProbes` and `pathDebounce` keep their values from creation.
     package func reconfigure(probes: [ProbeSpec], settings: MonitorSettings, runRound: Bool = true) async {
+        let settings = settings.adoptingRouteUplinks(path)
         // Probes in flight finish; staggered starts still waiting begin now.
         stagger.withLock { s in
             s.pendingReconfigures += 1
@@ -310,6 +313,19 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
         plan.withLock { $0 = Plan(specs: probes, settings: settings, probers: probers) }
         for o in observers { o.probesChanged(probes, settings: settings) }
         if runRound { trigger.fire() }
+    }
+}
+
+extension ReachabilityMonitor {
+    /// Under `uplinks: auto`, adds the interfaces that gained a default route (a reconfigure
+    /// with the same probes) and tells the observers which; none is dropped here.
+    func adoptRouteUplinks() async {
+        let (specs, settings) = plan.withLock { ($0.specs, $0.settings) }
+        let next = settings.adoptingRouteUplinks(path)
+        guard next.uplinks != settings.uplinks else { return }
+        await reconfigure(probes: specs, settings: next, runRound: false)
+        let added = next.uplinks.filter { !settings.uplinks.contains($0) }
+        for o in observers { o.uplinksAdopted(added, uplinks: next.uplinks) }
     }
 }
 

@@ -83,8 +83,12 @@ package protocol RoundObserver: Sendable {
     /// Called by `ReachabilityMonitor.reconfigure` between rounds, before the first round with
     /// the new probes and settings (the metrics recorder drops and pre-creates series here).
     func probesChanged(_ probes: [ProbeSpec], settings: MonitorSettings)
+    func uplinksAdopted(_ added: [String], uplinks: [String])
 }
 
 extension RoundObserver {
     package func probesChanged(_ probes: [ProbeSpec], settings: MonitorSettings) {}
+    /// Under `uplinks: auto`, after interfaces that gained a default route became uplinks (after
+    /// `probesChanged`).
+    package func uplinksAdopted(_ added: [String], uplinks: [String]) {}
 }

@@ -10,10 +10,10 @@ import Testing
         try FlagParser(ExporterCommand.serveFlags).parse(args)
     }
 
-    static func setup(_ file: String, _ args: [String] = [], routes: [String] = []) throws -> ExporterOptions {
+    static func setup(_ file: String, _ args: [String] = []) throws -> ExporterOptions {
         let config = try ConfigLoader.parse(file, file: "rx.yml")
         return try ExporterOptions.resolve(
-            flags: flags(args), file: config, environment: refuse, defaultRouteInterfaces: routes)
+            flags: flags(args), file: config, environment: refuse)
     }
 
     static func failure(_ file: String, _ args: [String] = []) throws -> String {
@@ -21,7 +21,7 @@ import Testing
         let parsed = try flags(args)
         do throws(ExporterOptions.Failure) {
             _ = try ExporterOptions.resolve(
-                flags: parsed, file: config, environment: refuse, defaultRouteInterfaces: [])
+                flags: parsed, file: config, environment: refuse)
             return "accepted"
         } catch {
             switch error {
@@ -95,12 +95,10 @@ import Testing
         #expect(
             try Self.setup("uplinks: [eth1]\n" + probes, ["--probe.uplink=wan0", "--probe.uplink=wan1"]).settings
                 .uplinks == ["wan0", "wan1"])
-        let auto = try Self.setup("uplinks: auto\n" + probes, routes: ["eth0", "wwan0"])
-        #expect(auto.settings.uplinks == ["eth0", "wwan0"])
-        #expect(auto.notes.isEmpty)
-        let none = try Self.setup("uplinks: auto\n" + probes, routes: [])
-        #expect(none.settings.uplinks == [])
-        #expect(none.notes.count == 1)
+        // auto is the monitor's to resolve: the options need no path.
+        let auto = try Self.setup("uplinks: auto\n" + probes)
+        #expect(auto.settings.autoUplinks && auto.settings.uplinks.isEmpty)
+        #expect(try !Self.setup("uplinks: [eth1]\n" + probes).settings.autoUplinks)
     }
 
     @Test func pathMonitor() throws {
@@ -157,7 +155,7 @@ import Testing
         let s = try Self.setup(
             "probes:\n  - name: a\n    type: tcp\n    target: 127.0.0.1:9\n    labels:\n      site: home\n  - name: b\n    type: tcp\n    target: 127.0.0.1:10\n"
         )
-        #expect(s.labels == ["a": [ProbeLabel("site", "home")]])
+        #expect(s.specs.map(\.labels) == [[ProbeLabel("site", "home")], []])
     }
 }
 
@@ -172,7 +170,7 @@ import Testing
         let flags = try Self.flags(["--probe.tcp=192.0.2.1:22", "--probe.uplink=\(name)"])
         #expect(throws: ExporterOptions.Failure.self) {
             _ = try ExporterOptions.resolve(
-                flags: flags, file: nil, environment: Self.refuse, defaultRouteInterfaces: [])
+                flags: flags, file: nil, environment: Self.refuse)
         }
         // The probes' own rule agrees.
         #expect(throws: ProbeConfigError.self) { _ = try TCPProbeConfig(target: "192.0.2.1:22", interface: name) }
@@ -193,7 +191,7 @@ import Testing
             "--probe.dns=example.com", "--probe.dns=example.com@192.0.2.53", "--probe.uplink=eth1",
         ])
         let o = try ExporterOptions.resolve(
-            flags: flags, file: nil, environment: Self.refuse, defaultRouteInterfaces: [])
+            flags: flags, file: nil, environment: Self.refuse)
         #expect(o.specs.map { $0.interfaces(o.settings.uplinks) } == [[nil], [nil, "eth1"]])
     }
 
@@ -202,13 +200,13 @@ import Testing
             "history:\n  dir: /var/lib/rx\n  retention: 7d\n  max_total_size: 200MiB\n", file: "t.yml")
         let fromFile = try ExporterOptions.resolve(
             flags: try Self.flags(["--probe.tcp=192.0.2.1:22"]), file: file,
-            environment: Self.refuse, defaultRouteInterfaces: [])
+            environment: Self.refuse)
         #expect(fromFile.history?.directory == "/var/lib/rx")
         #expect(fromFile.history?.retention == .seconds(7 * 86_400))
         #expect(fromFile.history?.maxTotalSize == 200 << 20)
         let fromFlag = try ExporterOptions.resolve(
             flags: try Self.flags(["--probe.tcp=192.0.2.1:22", "--history.dir=/tmp/h"]), file: file,
-            environment: Self.refuse, defaultRouteInterfaces: [])
+            environment: Self.refuse)
         #expect(fromFlag.history?.directory == "/tmp/h")
     }
 }

@@ -5,8 +5,9 @@ import Testing
 
 @testable import Reachability
 
-/// The reload coordinator in-process, with a fake path source: `uplinks: auto` follows the
-/// interfaces that hold a default route, and a failed reload applies nothing.
+/// The reload coordinator in-process: a reload hands `uplinks: auto` to the monitor, and a
+/// failed reload applies nothing. The monitor's adoption of route uplinks, with a fake path
+/// source, is here too, since a reload is what drops them.
 @Suite struct ConfigReloaderTests {
     /// Loopback, plus one interface per name, each up with an IPv4 address and a default route.
     static func snapshot(_ names: [String]) -> PathSnapshot {
@@ -48,13 +49,11 @@ import Testing
             autoReload: Duration? = nil, loaded: String? = nil
         ) throws {
             try text.write(toFile: path, atomically: true, encoding: .utf8)
-            let gate = SnapshotPathGate(source)
             let flags = try FlagParser(ExporterCommand.serveFlags).parse([])
             let setup = try ExporterOptions.resolve(
-                flags: flags, file: ConfigLoader.load(path: path), environment: env,
-                defaultRouteInterfaces: gate.defaultRouteInterfaces)
+                flags: flags, file: ConfigLoader.load(path: path), environment: env)
             reloader = ConfigReloader(
-                path: path, flags: flags, environment: env, gate: gate, initial: setup, registry: registry,
+                path: path, flags: flags, environment: env, initial: setup, registry: registry,
                 logger: Logger(level: .error, fd: -1), autoReloadInterval: autoReload,
                 loadedDigest: loaded.map { PasswordHash.sha256(Array($0.utf8)) }
             ) { [applied] _, settings, _ in applied.uplinks.withLock { $0.append(settings.uplinks) } }
@@ -75,22 +74,38 @@ import Testing
         return false
     }
 
+    final class Adoptions: RoundObserver {
+        let log = Mutex<[[String]]>([])
+        func roundCompleted(_ status: ReachabilityStatus) {}
+        func uplinksAdopted(_ added: [String], uplinks: [String]) { log.withLock { $0.append(uplinks) } }
+    }
+
     @Test func autoUplinksGrowWithTheDefaultRoutesAndShrinkOnlyOnReload() async throws {
         let f = try Fixture(Self.file)
-        let reloader: ConfigReloader = f.reloader
-        let watch = Task { await reloader.watchUplinks() }
-        defer { watch.cancel() }
-        #expect(await until { f.source.subscriberCount == 1 })
-        f.source.send(Self.snapshot(["eth0", "wlan0"]))
-        #expect(await until { f.uplinksApplied.count == 1 })
-        // eth0 loses its route, then wwan0 gains one: eth0 stays an uplink until the next reload.
-        f.source.send(Self.snapshot(["wlan0"]))
-        f.source.send(Self.snapshot(["wlan0", "wwan0"]))
-        #expect(await until { f.uplinksApplied.count == 2 })
-        #expect(f.uplinksApplied == [["eth0", "wlan0"], ["eth0", "wlan0", "wwan0"]])
         let reloaded = await f.reloader.reload(trigger: "test")
-        #expect(try reloaded.get().uplinks == ["wlan0", "wwan0"])
-        #expect(f.uplinksApplied.last == ["wlan0", "wwan0"])
+        #expect(try reloaded.get().uplinks.isEmpty, "the reloader resolves no path")
+        let applied = f.reloader.currentOptions.settings
+        #expect(applied.autoUplinks && applied.uplinks.isEmpty)
+
+        let source = FakePathSource(Self.snapshot(["eth0"]))
+        let adoptions = Adoptions()
+        let spec = ProbeSpec(name: "t", type: .tcp, target: "t") { _ in UnusableProber(type: .tcp, problem: "fake") }
+        let monitor = ReachabilityMonitor(
+            probes: [spec], settings: applied, path: SnapshotPathGate(source), observers: [adoptions],
+            clock: ContinuousClock())
+        #expect(monitor.configuration.settings.uplinks == ["eth0"], "adopted at start")
+        source.send(Self.snapshot(["eth0", "wlan0"]))
+        await monitor.adoptRouteUplinks()
+        // eth0 loses its route, then wwan0 gains one: eth0 stays an uplink until the next reload.
+        source.send(Self.snapshot(["wlan0"]))
+        await monitor.adoptRouteUplinks()
+        source.send(Self.snapshot(["wlan0", "wwan0"]))
+        await monitor.adoptRouteUplinks()
+        #expect(adoptions.log.withLock { $0 } == [["eth0", "wlan0"], ["eth0", "wlan0", "wwan0"]])
+        #expect(monitor.configuration.settings.uplinks == ["eth0", "wlan0", "wwan0"])
+        // A reload hands over auto again: the routes of now, eth0 dropped.
+        await monitor.reconfigure(probes: [spec], settings: applied, runRound: false)
+        #expect(monitor.configuration.settings.uplinks == ["wlan0", "wwan0"])
         #expect(f.registry.renderString().contains("reachability_exporter_config_last_reload_successful 1"))
     }
 

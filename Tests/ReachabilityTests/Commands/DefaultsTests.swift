@@ -39,7 +39,7 @@ import Testing
     @Test func flagsFileAndLibraryAgreeWithTheSettingsTypes() throws {
         let none = try ExporterOptions.resolve(
             flags: ConfigPrecedenceTests.flags(["--probe.icmp=127.0.0.1", "--probe.mtu=127.0.0.1"]), file: nil,
-            environment: ConfigPrecedenceTests.refuse, defaultRouteInterfaces: [])
+            environment: ConfigPrecedenceTests.refuse)
         #expect(none.settings.interval == MonitorSettings().interval)
         #expect(none.settings.timeout == MonitorSettings().timeout)
         #expect(none.settings.fastRecheck == MonitorSettings().fastRecheck)

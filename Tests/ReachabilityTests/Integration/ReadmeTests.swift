@@ -45,7 +45,10 @@ import Testing
         _ = FileManager.default.createFile(atPath: webConfigFile, contents: Data("http_server_config: {}\n".utf8))
         _ = try WebSecurity(path: webConfigFile, logger: Logger(level: .error), registry: registry)
         registry.gauge(MetricCatalog.exporterBuildInfo).labels("a", "b", "c", "d").set(1)
-        ConfigMetrics(registry: registry).setProbeLabels([(target: "a", labels: [ProbeLabel("site", "x")])])
+        var labelled = ProbeSpec(name: "a", type: .tcp, target: "a") { _ in UnusableProber(type: .tcp, problem: "x") }
+        labelled.labels = [ProbeLabel("site", "x")]
+        _ = ConfigMetrics(registry: registry)
+        ProbeLabelsMetric(registry: registry).set([labelled], uplinks: [])
         let names = registry.renderString().split(separator: "\n").filter { $0.hasPrefix("# TYPE ") }.map {
             String($0.split(separator: " ")[2])
         }

@@ -1,3 +1,4 @@
+import ReachabilityTestSupport
 import Testing
 
 @testable import Reachability
@@ -27,9 +28,10 @@ import Testing
         }
         #expect(Scope.reservedUplinkProblem("eth0") == nil)
         // uplinks: auto leaves such an interface out instead of recording it as a family.
-        let auto = try ConfigPrecedenceTests.setup(
-            "probes:\n  - type: tcp\n    target: 127.0.0.1:9\nuplinks: auto\n", routes: ["eth0", "ipv4"])
-        #expect(auto.settings.uplinks == ["eth0"])
+        var auto = MonitorSettings()
+        auto.autoUplinks = true
+        let gate = SnapshotPathGate(FakePathSource(ConfigReloaderTests.snapshot(["eth0", "ipv4"])))
+        #expect(auto.adoptingRouteUplinks(gate).uplinks == ["eth0"])
         #expect(!Reachability.Configuration(probes: [.tcp("127.0.0.1:9")], uplinks: ["ipv6"]).problems.isEmpty)
     }
 

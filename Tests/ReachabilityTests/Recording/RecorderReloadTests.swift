@@ -116,28 +116,44 @@ import Testing
         #expect(Self.lines(registry, "reachability_probes_total{").isEmpty)
     }
 
+    static func labelled(_ name: String, _ labels: [ProbeLabel]) -> ProbeSpec {
+        var spec = ProbeSpec(name: name, type: .tcp, target: name) { _ in UnusableProber(type: .tcp, problem: "x") }
+        spec.labels = labels
+        return spec
+    }
+
     @Test func probeLabelsInfoIsAJoinableInfoMetric() {
         let registry = MetricsRegistry()
-        let metrics = ConfigMetrics(registry: registry)
-        metrics.setProbeLabels([
-            (target: "a", labels: [ProbeLabel("site", "home")]),
-            (target: "a@wan0", labels: [ProbeLabel("site", "home")]),
-            (target: "b", labels: [ProbeLabel("tier", "1")]),
-        ])
+        let metrics = ProbeLabelsMetric(registry: registry)
+        metrics.set(
+            [Self.labelled("a", [ProbeLabel("site", "home")]), Self.labelled("b", [ProbeLabel("tier", "1")])],
+            uplinks: ["wan0"])
         #expect(
             Self.lines(registry, "reachability_probe_labels_info") == [
                 "reachability_probe_labels_info{target=\"a\",site=\"home\",tier=\"\"} 1",
                 "reachability_probe_labels_info{target=\"a@wan0\",site=\"home\",tier=\"\"} 1",
                 "reachability_probe_labels_info{target=\"b\",site=\"\",tier=\"1\"} 1",
+                "reachability_probe_labels_info{target=\"b@wan0\",site=\"\",tier=\"1\"} 1",
             ])
         // New label names: the family is registered again with them.
-        metrics.setProbeLabels([(target: "b", labels: [ProbeLabel("zone", "x")])])
+        metrics.set([Self.labelled("b", [ProbeLabel("zone", "x")])], uplinks: [])
         #expect(
             Self.lines(registry, "reachability_probe_labels_info") == [
                 "reachability_probe_labels_info{target=\"b\",zone=\"x\"} 1"
             ])
-        metrics.setProbeLabels([(target: "b", labels: [])])
+        metrics.set([Self.labelled("b", [])], uplinks: [])
         #expect(!registry.renderString().contains("reachability_probe_labels_info"))
-        #expect(registry.renderString().contains("reachability_exporter_config_last_reload_successful 0"))
+    }
+
+    /// The recorder publishes the labels of the probes it is given, on every uplink they run on.
+    @Test func theRecorderPublishesTheProbesLabels() {
+        let registry = MetricsRegistry()
+        let recorder = MetricsRecorder(
+            registry: registry, probes: [Self.labelled("a", [ProbeLabel("site", "home")])], uplinks: [])
+        #expect(Self.lines(registry, "reachability_probe_labels_info").count == 1)
+        var settings = MonitorSettings()
+        settings.uplinks = ["wan0"]
+        recorder.probesChanged([Self.labelled("a", [ProbeLabel("site", "home")])], settings: settings)
+        #expect(Self.lines(registry, "reachability_probe_labels_info").count == 2)
     }
 }
