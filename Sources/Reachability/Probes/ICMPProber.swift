@@ -16,7 +16,7 @@
 /// first address of the other family is tried with the time left.
 package struct ICMPProber: Prober {
     /// What to ping and how.
-    package struct Configuration: Sendable, Equatable {
+    package struct Configuration: Sendable, Equatable, ValidatedProbeConfiguration {
         /// A host name (re-resolved every round) or an IP literal.
         package var host: String
         package var family: FamilyPreference
@@ -54,17 +54,6 @@ package struct ICMPProber: Prober {
             self.payloadSize = payloadSize
             self.interface = interface
             self.mode = mode
-        }
-
-        /// What is wrong with this configuration, or nil if it is usable. Config loading can
-        /// report it up front; a prober given a bad configuration fails each round with `error`.
-        package var problem: String? {
-            do throws(ProbeConfigError) {
-                try validate()
-                return nil
-            } catch {
-                return error.message
-            }
         }
 
         /// Throws the first setting that cannot work, with its field.

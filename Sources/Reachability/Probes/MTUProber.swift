@@ -15,7 +15,7 @@
 /// no measurement. `ProbeResult.mtu` holds the measured size; phase `rtt` is the smallest
 /// echo's round trip.
 package struct MTUProber: Prober {
-    package struct Configuration: Sendable, Equatable {
+    package struct Configuration: Sendable, Equatable, ValidatedProbeConfiguration {
         package var host: String
         package var family: FamilyPreference
         /// The path MTU the path must carry (IP packet bytes); below it the probe fails with `mtu`.
@@ -37,15 +37,6 @@ package struct MTUProber: Prober {
             self.expect = expect
             self.interface = interface
             self.mode = mode
-        }
-
-        package var problem: String? {
-            do throws(ProbeConfigError) {
-                try validate()
-                return nil
-            } catch {
-                return error.message
-            }
         }
 
         /// Throws the first setting that cannot work, with its field.

@@ -137,3 +137,22 @@ extension ProbeConfigError {
         throw ProbeConfigError(.interface, "interface \(name.debugDescription): \(problem)")
     }
 }
+
+/// A prober configuration built without throwing (ICMP, MTU) that validates on demand.
+package protocol ValidatedProbeConfiguration {
+    /// Throws the first setting that cannot work, with its field.
+    func validate() throws(ProbeConfigError)
+}
+
+extension ValidatedProbeConfiguration {
+    /// What is wrong with this configuration, or nil if it is usable. Config loading reports it
+    /// up front; a prober given a bad configuration fails each round with it.
+    package var problem: String? {
+        do throws(ProbeConfigError) {
+            try validate()
+            return nil
+        } catch {
+            return error.message
+        }
+    }
+}
