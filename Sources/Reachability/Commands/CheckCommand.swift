@@ -49,7 +49,7 @@ package enum CheckCommand {
         if let problem = path.problem { logger.warn("path monitor unavailable; probes alone decide", ("err", problem)) }
         // The probes and settings, resolved as for the daemon (flags over the file).
         let options: ExporterOptions
-        switch ConfigWiring.setup(parsed, file: file, logger: logger) {
+        switch ConfigWiring.setup(parsed, file: file, path: path.gate, logger: logger) {
         case .success(let o): options = o
         case .failure(let exit): return exit.code
         }

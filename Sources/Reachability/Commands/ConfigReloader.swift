@@ -40,7 +40,11 @@ final class ConfigReloader: Service {
 
     /// Hands probes and settings to the monitor; `changed` false: the file says what runs
     /// already (probers are built again, for rotated CA files, but no extra round runs).
-    typealias Apply = @Sendable (_ probes: [ProbeSpec], _ settings: MonitorSettings, _ changed: Bool) async -> Void
+    /// Hands probes and settings to the monitor; returns the settings it applied (under
+    /// `uplinks: auto`, with the uplinks it adopted).
+    typealias Apply =
+        @Sendable (_ probes: [ProbeSpec], _ settings: MonitorSettings, _ changed: Bool) async
+        -> MonitorSettings
 
     let path: String
     private let flags: ParsedFlags
@@ -51,6 +55,8 @@ final class ConfigReloader: Service {
     private let wallClock: @Sendable () -> Double
     private let lock = AsyncLock()
     private let current: Mutex<ExporterOptions>
+    /// The uplinks the monitor runs now (under `uplinks: auto`, those it adopted).
+    private let appliedUplinks: Mutex<[String]>
     private let requests = AsyncStream<Request>.makeStream()
     private let autoReloadInterval: Duration?
     /// SHA-256 of the content last read (loaded or refused); nil: the file could not be read.
@@ -63,7 +69,8 @@ final class ConfigReloader: Service {
     init(
         path: String, flags: ParsedFlags, environment: [String: String], initial: ExporterOptions,
         registry: MetricsRegistry, logger: Logger, wallClock: @escaping @Sendable () -> Double = { unixNow() },
-        autoReloadInterval: Duration? = nil, loadedDigest: [UInt8]? = nil, apply: @escaping Apply
+        autoReloadInterval: Duration? = nil, loadedDigest: [UInt8]? = nil, runningUplinks: [String]? = nil,
+        apply: @escaping Apply
     ) {
         self.path = path
         self.autoReloadInterval = autoReloadInterval
@@ -76,6 +83,7 @@ final class ConfigReloader: Service {
         self.wallClock = wallClock
         metrics = ConfigMetrics(registry: registry)
         current = Mutex(initial)
+        appliedUplinks = Mutex(runningUplinks ?? initial.settings.uplinks)
         metrics.lastReloadSuccessful.set(1)
         metrics.lastReloadSuccessTimestamp.set(wallClock())
     }
@@ -133,12 +141,22 @@ final class ConfigReloader: Service {
         if let warning = ProbeSpec.evidenceWarning(next.specs, policy: next.settings.verdict.policy) {
             logger.warn(warning, ("file", path))
         }
-        let changed = next.file != old.file || next.settings != old.settings
-        await apply(next.specs, next.settings, changed)
+        var changed = next.file != old.file || next.settings != old.settings
+        let applied = await apply(next.specs, next.settings, changed)
         current.withLock { $0 = next }
+        // Under `uplinks: auto` the uplinks are what the monitor adopted: one that lost its route
+        // since is dropped by this reload, a change even when the file is the same.
+        changed = appliedUplinks.withLock { running in
+            defer { running = applied.uplinks }
+            return changed || running != applied.uplinks
+        }
+        if next.settings.autoUplinks && applied.uplinks.isEmpty {
+            logger.warn(Self.noRouteUplinks, ("file", path))
+        }
         metrics.lastReloadSuccessful.set(1)
         metrics.lastReloadSuccessTimestamp.set(wallClock())
-        let summary = Self.summary(old: old, new: next)
+        var summary = Self.summary(old: old, new: next)
+        summary.uplinks = applied.uplinks
         logger.info(
             changed ? "configuration reloaded" : "configuration reloaded, unchanged", ("trigger", trigger),
             ("file", path), ("probes", String(summary.probes)),
@@ -210,6 +228,10 @@ final class ConfigReloader: Service {
     static func digest(_ path: String) -> [UInt8]? {
         (try? FileContents.read(path, limit: ConfigLoader.maximumSize)).map(PasswordHash.sha256)
     }
+
+    /// The warning for `uplinks: auto` with no interface holding a default route.
+    static let noRouteUplinks =
+        "uplinks: auto found no interface holding a default route (is the path monitor off?); interfaces that gain one are added"
 
     static func summary(old: ExporterOptions, new: ExporterOptions) -> Summary {
         let oldNames = old.specs.map(\.name)

@@ -19,17 +19,22 @@ enum ConfigWiring {
     }
 
     /// Flags and file (if any) combined, or the exit status (64 for a flag, 78 for the file)
-    /// after printing why.
-    static func setup(_ flags: ParsedFlags, file: ExporterConfig?, logger: Logger) -> Result<
+    /// after printing why. With a file, logs what was loaded, with the uplinks the probes start
+    /// on (`uplinks: auto` as `path` shows them now).
+    static func setup(_ flags: ParsedFlags, file: ExporterConfig?, path: any PathGate, logger: Logger) -> Result<
         ExporterOptions, ExitStatus
     > {
         do throws(ExporterOptions.Failure) {
             let setup = try ExporterOptions.resolve(
                 flags: flags, file: file, environment: processEnvironment())
             if let file {
+                let uplinks = setup.settings.adoptingRouteUplinks(path).uplinks
+                if setup.settings.autoUplinks && uplinks.isEmpty {
+                    logger.warn(ConfigReloader.noRouteUplinks, ("file", file.file))
+                }
                 logger.info(
                     "configuration loaded", ("file", file.file), ("probes", String(setup.specs.count)),
-                    ("uplinks", setup.settings.autoUplinks ? "auto" : setup.settings.uplinks.joined(separator: ",")))
+                    ("uplinks", uplinks.joined(separator: ",")))
             }
             return .success(setup)
         } catch {

@@ -23,10 +23,11 @@ struct Exporter: Sendable {
             listeners = try Self.listeners(flags)
             _ = try ConfigWiring.autoReloadInterval(flags)  // checked here; read again below
             histograms = try flags.choice("metrics.histograms", as: HistogramMode.self) ?? .both
-            serverOptions.maxConnections = try flags.int("web.max-connections", range: 1...100_000) ?? 1024
+            serverOptions.maxConnections =
+                try flags.int("web.max-connections", range: 1...100_000) ?? serverOptions.maxConnections
             serverOptions.maxConnectionsPerIP =
                 try flags.int("web.max-connections-per-ip", range: 1...100_000)
-                ?? min(256, serverOptions.maxConnections)
+                ?? min(serverOptions.maxConnectionsPerIP, serverOptions.maxConnections)
         } catch {
             writeErr("reachability_exporter: error: \(error.message), try --help\n")
             return .failure(ExitStatus(64))
@@ -47,7 +48,7 @@ struct Exporter: Sendable {
         registry.gauge(MetricCatalog.exporterBuildInfo)
             .labels(BuildInfo.version, BuildInfo.revision, BuildInfo.branch, BuildInfo.swiftVersion).set(1)
 
-        // The file is read before the path monitor starts (global.path_monitor, uplinks: auto).
+        // The file is read first: its `global.path_monitor` decides whether the path monitor runs.
         let file: ExporterConfig?
         let fileDigest: [UInt8]?
         switch ConfigWiring.loadFile(flags) {
@@ -59,18 +60,11 @@ struct Exporter: Sendable {
         if let problem = path.problem { logger.warn("path monitor unavailable; probes alone decide", ("err", problem)) }
         if let monitor = path.monitor { PathMetrics.register(in: registry, source: monitor) }
         let options: ExporterOptions
-        switch ConfigWiring.setup(flags, file: file, logger: logger) {
+        switch ConfigWiring.setup(flags, file: file, path: path.gate, logger: logger) {
         case .success(let o): options = o
         case .failure(let exit): return .failure(exit)
         }
         let uplinks = options.settings.adoptingRouteUplinks(path.gate).uplinks
-        if options.settings.autoUplinks && uplinks.isEmpty {
-            logger.warn(
-                "uplinks: auto found no interface holding a default route (is the path monitor off?); interfaces that gain one are added"
-            )
-        } else if options.settings.autoUplinks {
-            logger.info("uplinks (uplinks: auto)", ("uplinks", uplinks.joined(separator: ",")))
-        }
         switch FileBudget(openFiles: openFiles, options: options, uplinks: uplinks, server: serverOptions).check(logger)
         {
         case .success(let budgeted): serverOptions = budgeted
@@ -79,6 +73,9 @@ struct Exporter: Sendable {
         if let problem = ProbeFlags.checkICMPPermission(options.specs) {
             logger.error("ICMP probes cannot run", ("err", problem))
             return .failure(ExitStatus(1))
+        }
+        if let warning = ProbeSpec.evidenceWarning(options.specs, policy: options.settings.verdict.policy) {
+            logger.warn(warning)
         }
         let parts = Parts(
             logger: logger, registry: registry, path: path, options: options, flags: flags, fileDigest: fileDigest)
@@ -172,7 +169,6 @@ private struct Parts {
             observers: [recorder, RoundLogger(logger: logger)] + (history?.observers ?? []))
         let monitor = core.monitor
         history?.restore(into: monitor, logger: logger)
-        if let warning = core.evidenceWarning { logger.warn(warning) }
         var web = WebRoutes(registry: registry) { monitor.current != nil }
         var page = StatusPage(status: { monitor.current })
         page.addSection(StatusHistoryView(history: history?.summary).render)
@@ -182,7 +178,8 @@ private struct Parts {
             ConfigReloader(
                 path: file.file, flags: flags, environment: processEnvironment(), initial: options,
                 registry: registry, logger: logger,
-                autoReloadInterval: (try? ConfigWiring.autoReloadInterval(flags)) ?? nil, loadedDigest: fileDigest
+                autoReloadInterval: (try? ConfigWiring.autoReloadInterval(flags)) ?? nil, loadedDigest: fileDigest,
+                runningUplinks: monitor.configuration.settings.uplinks
             ) { await monitor.reconfigure(probes: $0, settings: $1, runRound: $2) }
         }
         web.add(ConfigWiring.reloadRoute(reloader, enabled: flags.bool("web.enable-lifecycle")))

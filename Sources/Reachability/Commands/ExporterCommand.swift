@@ -30,12 +30,13 @@ package enum ExporterCommand {
                     "Web configuration in the exporter-toolkit format (TLS, client certificates, basic auth, headers); re-read when it changes."
             ),
             FlagSpec(
-                "web.max-connections", .value(default: "1024"), placeholder: "N",
+                "web.max-connections", .value(default: String(HTTPServer.Options().maxConnections)), placeholder: "N",
                 help:
                     "HTTP connections open at once; at the limit the oldest one not being answered gives way, and 503 only when all are."
             ),
             FlagSpec(
-                "web.max-connections-per-ip", .value(default: "256"), placeholder: "N",
+                "web.max-connections-per-ip", .value(default: String(HTTPServer.Options().maxConnectionsPerIP)),
+                placeholder: "N",
                 help: "HTTP connections open at once from one IP address (the same rule at the limit)."),
             FlagSpec(
                 "metrics.histograms", .value(default: "both"), placeholder: "MODE",

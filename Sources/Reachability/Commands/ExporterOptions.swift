@@ -103,11 +103,11 @@ struct ExporterOptions: Sendable {
         var s = MonitorSettings()
         s.interval = try duration("probe.interval", g.interval, s.interval)
         s.timeout = try duration("probe.timeout", g.timeout, s.timeout)
-        var policy = VerdictPolicy.parallel
+        var policy = VerdictSettings().policy
         if !given("probe.mode"), let p = g.policy {
             policy = p
         } else {
-            let text = flags.string("probe.mode") ?? VerdictPolicy.parallel.description
+            let text = flags.string("probe.mode") ?? VerdictSettings().policy.description
             guard let p = VerdictPolicy.parse(text) else {
                 throw UsageError(
                     "invalid value \(text.debugDescription) for flag '--probe.mode': expected parallel, http, icmp, quorum, quorum:N or quorum:N%"

@@ -50,7 +50,7 @@ package struct HistoryExport: Sendable {
                 let cap = 2 * r.interval
                 add(.overall, r.overall, at: r.at, cap: cap)
                 for v in r.families { add(Scope(label: v.name), v.verdict, at: r.at, cap: cap) }
-                for v in r.uplinks { add(.uplink(v.name), v.verdict, at: r.at, cap: cap) }
+                for v in r.uplinks { add(Scope(label: v.name), v.verdict, at: r.at, cap: cap) }
             case .start(let time, _), .stop(let time):
                 for name in order { take(name, logs[name]?.timeline.cut(at: time)) }
             case .transition(let t):

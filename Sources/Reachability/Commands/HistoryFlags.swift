@@ -1,6 +1,9 @@
 /// The exporter's `--history.*` flags and how they become a `HistoryConfig` (read by
 /// `ExporterOptions.resolve`, flags over the file's `history:` section).
 package enum HistoryFlags {
+    /// The defaults are the settings type's.
+    private static let defaults = HistoryConfig(directory: "")
+
     static let specs: [FlagSpec] = [
         FlagSpec(
             "history.dir", .value(default: nil), placeholder: "DIR",
@@ -8,13 +11,14 @@ package enum HistoryFlags {
                 "Keep a history of every round and transition here (JSON Lines; see docs/history-format.md); restores the state on start and feeds the availability gauges. Off when unset."
         ),
         FlagSpec(
-            "history.max-file-size", .value(default: "64MiB"), placeholder: "SIZE",
+            "history.max-file-size", .value(default: ByteSizeParser.format(defaults.maxFileSize)), placeholder: "SIZE",
             help: "Start a new history file before one would grow past this (also a new file every day, at 00:00 UTC)."),
         FlagSpec(
-            "history.retention", .value(default: "30d"), placeholder: "DURATION",
+            "history.retention", .value(default: DurationParser.format(defaults.retention)), placeholder: "DURATION",
             help: "Delete history files whose newest record is older than this."),
         FlagSpec(
-            "history.max-total-size", .value(default: "1GiB"), placeholder: "SIZE",
+            "history.max-total-size", .value(default: ByteSizeParser.format(defaults.maxTotalSize)),
+            placeholder: "SIZE",
             help: "Delete the oldest history files while all of them together are larger than this."),
     ]
 

@@ -44,7 +44,7 @@ public struct Probe: Sendable {
             let config = try HTTPProbeConfig(url: url, mode: .captive(expectation), proxy: proxy)
             return Probe(spec: .http(config, .init(name: url, target: url)))
         } catch {
-            return unusable(url, url.lowercased().hasPrefix("https:") ? .https : .http, error.message)
+            return unusable(url, url.lowercased().hasPrefix("https:") ? .https : .http, error.description)
         }
     }
 

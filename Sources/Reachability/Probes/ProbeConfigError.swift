@@ -1,23 +1,25 @@
 /// A probe setting that cannot work: which one (`field`) and why, for a person
 /// (`tcp target "example.com:99999": port must be 1–65535`). Every prober's configuration
 /// throws it from its validating initialiser; the configuration file's loader points at the
-/// field's key (`field.rawValue`, below the probe) and says what it expects (`field.expected`),
-/// the command line names its flag, the library reports the message as `Probe.problem`.
+/// field's key (`field.key`, below the probe) and says what it expects (`field.expected`); the
+/// command line and the library show `description`.
 package struct ProbeConfigError: Error, Sendable, Equatable, CustomStringConvertible {
     package let field: ProbeField
     package let message: String
+    /// A name that heads `description` (the HTTP prober's own names for its settings: `url`,
+    /// `headers`, …); nil when the message names the setting itself.
+    package let heading: String?
 
-    package init(_ field: ProbeField, _ message: String) {
+    package init(_ field: ProbeField, _ message: String, heading: String? = nil) {
         self.field = field
         self.message = message
+        self.heading = heading
     }
 
-    /// The same message, about another field (a host:port parsed for a DNS server, say).
-    package func about(_ field: ProbeField, prefix: String = "") -> ProbeConfigError {
-        ProbeConfigError(field, prefix + message)
-    }
+    /// The same message, about another field (a proxy URL parsed for `http.proxy_url`, say).
+    package func about(_ field: ProbeField) -> ProbeConfigError { ProbeConfigError(field, message, heading: heading) }
 
-    package var description: String { message }
+    package var description: String { heading.map { "\($0): \(message)" } ?? message }
 }
 
 /// A setting of a probe, named as the configuration file names it below the probe.
@@ -25,7 +27,6 @@ package enum ProbeField: Sendable, Equatable, CaseIterable {
     case target, family, interface
     case httpMethod
     case httpExpectedStatus
-    case httpExpectedBody
     case httpFollowRedirects
     case httpMaxRedirects
     case httpHostHeader
@@ -35,7 +36,7 @@ package enum ProbeField: Sendable, Equatable, CaseIterable {
     case httpTLSCAFile
     case httpProxyURL
     case httpProxyFromEnvironment
-    /// Library-only settings (no file key).
+    /// Settings only the library sets (their keys name them in messages; the file has none).
     case httpBodyLimit
     case httpCacheBust
     case httpUserAgent
@@ -64,7 +65,6 @@ package enum ProbeField: Sendable, Equatable, CaseIterable {
         case .interface: "interface"
         case .httpMethod: "http.method"
         case .httpExpectedStatus: "http.expected_status"
-        case .httpExpectedBody: "http.expected_body"
         case .httpFollowRedirects: "http.follow_redirects"
         case .httpMaxRedirects: "http.max_redirects"
         case .httpHostHeader: "http.host_header"
@@ -103,7 +103,6 @@ package enum ProbeField: Sendable, Equatable, CaseIterable {
         case .family: "a family that admits the target"
         case .interface: "an interface name"
         case .httpExpectedStatus: "HTTP status codes (100-599)"
-        case .httpExpectedBody: "a body expectation the request method can check"
         case .httpMethod: "a method that fits the expectation"
         case .httpFollowRedirects: "false for a captive check (a redirect is the portal signal)"
         case .httpTLS: "usable TLS settings"

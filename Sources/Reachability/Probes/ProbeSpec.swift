@@ -63,7 +63,7 @@ extension ProbeSpec {
             return try make(interface)
         } catch {
             return UnusableProber(
-                type: type, problem: "cannot bind \(name) to \(interface ?? "the routing table"): \(error.message)")
+                type: type, problem: "cannot bind \(name) to \(interface ?? "the routing table"): \(error.description)")
         }
     }
 }

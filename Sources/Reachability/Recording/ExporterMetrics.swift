@@ -87,7 +87,8 @@ package final class MetricsRecorder: RoundObserver {
     private let known = Mutex(Known())
     private let labels: ProbeLabelsMetric
 
-    /// `probes` are (type, target label, destination, interface) of every configured probe.
+    /// Pre-creates the series (and the labels info rows) of every probe on the routing table and
+    /// on each of `uplinks`.
     package init(registry: MetricsRegistry, probes: [ProbeSpec], uplinks: [String]) {
         m = ExporterMetrics(registry: registry)
         labels = ProbeLabelsMetric(registry: registry)

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The host's path as the probes see it: the netlink path monitor and the gate over it, or an
 /// open gate when monitoring is off or netlink cannot be read (then the probes alone decide and
 /// no gateway is checked: the routes come from the monitor). The monitor stops when this goes.
@@ -27,11 +29,6 @@ package final class PathWatch: Service {
         }
     }
 
-    /// A watch over a gate given by the caller (tests, fakes): no monitor of its own.
-    package init(gate: any PathGate) {
-        (self.gate, monitor, problem) = (gate, nil, nil)
-    }
-
     deinit { monitor?.stop() }
 
     package func run() async {
@@ -47,25 +44,37 @@ package final class ReachabilityCore: Sendable {
     package let path: PathWatch
     /// The continuous rounds (`run()`, `updates()`, `current`), with the observers.
     package let monitor: ReachabilityMonitor<ContinuousClock>
+    /// The gateway prober, when the path monitor runs.
+    private let gateways: (any GatewayProber)?
     /// The same probes decided round by round, for `check()`: its own state, so a check never
-    /// moves the continuous verdicts' hysteresis.
-    private let oneRound: ReachabilityMonitor<ContinuousClock>
+    /// moves the continuous verdicts' hysteresis. Made at the first check, and again when the
+    /// monitor's probes or settings changed (a reload).
+    private let oneRound = Mutex<(monitor: ReachabilityMonitor<ContinuousClock>, key: [String])?>(nil)
 
     package init(
         path: PathWatch, probes: [ProbeSpec], settings: MonitorSettings, observers: [any RoundObserver] = []
     ) {
         self.path = path
         // Gateways come from the path monitor's route table: no monitor, no gateway checks.
-        let gateways: (any GatewayProber)? = path.monitor == nil ? nil : ICMPGatewayProber()
+        gateways = path.monitor == nil ? nil : ICMPGatewayProber()
         monitor = ReachabilityMonitor(
             probes: probes, settings: settings, path: path.gate, observers: observers, gateways: gateways)
-        var once = settings
-        once.verdict = settings.verdict.decidingEachRound
-        oneRound = ReachabilityMonitor(probes: probes, settings: once, path: path.gate, gateways: gateways)
     }
 
     /// Runs one round now (every probe at once) and returns its verdict, without hysteresis.
-    package func check() async -> ReachabilityStatus { await oneRound.check() }
+    package func check() async -> ReachabilityStatus {
+        let (probes, settings) = monitor.configuration
+        let key = probes.map { "\($0.type) \($0.name) \($0.target)" } + ["\(settings)"]
+        let once = oneRound.withLock { cached in
+            if let cached, cached.key == key { return cached.monitor }
+            var decided = settings
+            decided.verdict = settings.verdict.decidingEachRound
+            let made = ReachabilityMonitor(probes: probes, settings: decided, path: path.gate, gateways: gateways)
+            cached = (made, key)
+            return made
+        }
+        return await once.check()
+    }
 
     /// The warning for probes of which none that counts can prove the internet (the verdict can
     /// never be `full`), or nil; logged by the exporter, printed by `check`.

@@ -49,6 +49,7 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
         observers: [any RoundObserver] = [], clock: C, wallClock: @escaping @Sendable () -> Double = { unixNow() },
         gateways: (any GatewayProber)? = nil
     ) {
+        let given = settings
         let settings = settings.adoptingRouteUplinks(path)
         self.gateways = gateways
         plan = Mutex(
@@ -60,6 +61,11 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
         concurrency = AsyncSemaphore(max(1, settings.maxConcurrentProbes))
         state = Mutex(
             State(verdicts: VerdictEngine(settings: settings.verdict, uplinks: settings.uplinks, now: wallClock())))
+        // Uplinks adopted from the path (`uplinks: auto`): the observers were made with the
+        // configured list, so they hear of the adopted one before the first round.
+        if settings.uplinks != given.uplinks {
+            for o in observers { o.probesChanged(probes, settings: settings) }
+        }
     }
 
     private static func makeProbers(_ specs: [ProbeSpec], uplinks: [String]) -> [ProbeKey: any Prober] {
@@ -278,9 +284,37 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
     /// - Remembered results of removed probes, and of probes whose type, target or family changed,
     ///   are dropped, so no round mixes in an answer from the old configuration.
     /// - `maxConcurrentProbes` and `pathDebounce` keep their values from creation.
-    package func reconfigure(probes: [ProbeSpec], settings: MonitorSettings, runRound: Bool = true) async {
-        let settings = settings.adoptingRouteUplinks(path)
-        // Probes in flight finish; staggered starts still waiting begin now.
+    /// Returns the settings applied (under `uplinks: auto`, with the uplinks adopted then); a
+    /// round also runs when the uplinks changed.
+    @discardableResult
+    package func reconfigure(probes: [ProbeSpec], settings: MonitorSettings, runRound: Bool = true) async
+        -> MonitorSettings
+    {
+        await withRoundLock { old in
+            let next = settings.adoptingRouteUplinks(path)
+            replacePlan(old: old, probes: probes, settings: next)
+            if runRound || next.uplinks != old.settings.uplinks { trigger.fire() }
+            return next
+        }
+    }
+
+    /// Under `uplinks: auto`, adds the interfaces that gained a default route to the plan as it
+    /// is once the running round ends (so a reload waiting for that round is never undone), and
+    /// tells the observers which; none is dropped here.
+    func adoptRouteUplinks() async {
+        let adopted: (added: [String], uplinks: [String])? = await withRoundLock { old in
+            let next = old.settings.adoptingRouteUplinks(path)
+            guard next.uplinks != old.settings.uplinks else { return nil }
+            replacePlan(old: old, probes: old.specs, settings: next)
+            return (next.uplinks.filter { !old.settings.uplinks.contains($0) }, next.uplinks)
+        }
+        guard let adopted else { return }
+        for o in observers { o.uplinksAdopted(adopted.added, uplinks: adopted.uplinks) }
+    }
+
+    /// Runs `body` with the plan as it is once the running round has ended and no other change
+    /// is being made (probes in flight finish; staggered starts still waiting begin now).
+    private func withRoundLock<T>(_ body: (Plan) -> T) async -> T {
         stagger.withLock { s in
             s.pendingReconfigures += 1
             s.gate?.open()
@@ -290,7 +324,11 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
             stagger.withLock { $0.pendingReconfigures -= 1 }
             roundLock.unlock()
         }
-        let old = plan.withLock { $0 }
+        return body(plan.withLock { $0 })
+    }
+
+    /// Swaps the plan (the caller holds the round lock) and tells the observers.
+    private func replacePlan(old: Plan, probes: [ProbeSpec], settings: MonitorSettings) {
         let probers = Self.makeProbers(probes, uplinks: settings.uplinks)
         let now = wallClock()
         state.withLock { s in
@@ -312,20 +350,6 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
         }
         plan.withLock { $0 = Plan(specs: probes, settings: settings, probers: probers) }
         for o in observers { o.probesChanged(probes, settings: settings) }
-        if runRound { trigger.fire() }
-    }
-}
-
-extension ReachabilityMonitor {
-    /// Under `uplinks: auto`, adds the interfaces that gained a default route (a reconfigure
-    /// with the same probes) and tells the observers which; none is dropped here.
-    func adoptRouteUplinks() async {
-        let (specs, settings) = plan.withLock { ($0.specs, $0.settings) }
-        let next = settings.adoptingRouteUplinks(path)
-        guard next.uplinks != settings.uplinks else { return }
-        await reconfigure(probes: specs, settings: next, runRound: false)
-        let added = next.uplinks.filter { !settings.uplinks.contains($0) }
-        for o in observers { o.uplinksAdopted(added, uplinks: next.uplinks) }
     }
 }
 

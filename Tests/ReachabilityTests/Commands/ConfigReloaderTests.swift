@@ -56,7 +56,12 @@ import Testing
                 path: path, flags: flags, environment: env, initial: setup, registry: registry,
                 logger: Logger(level: .error, fd: -1), autoReloadInterval: autoReload,
                 loadedDigest: loaded.map { PasswordHash.sha256(Array($0.utf8)) }
-            ) { [applied] _, settings, _ in applied.uplinks.withLock { $0.append(settings.uplinks) } }
+            ) { [applied, source] _, settings, _ in
+                // As the monitor does: `uplinks: auto` adopts the interfaces holding a default route.
+                let adopted = settings.adoptingRouteUplinks(SnapshotPathGate(source))
+                applied.uplinks.withLock { $0.append(adopted.uplinks) }
+                return adopted
+            }
         }
 
         var uplinksApplied: [[String]] { applied.uplinks.withLock { $0 } }
@@ -83,7 +88,8 @@ import Testing
     @Test func autoUplinksGrowWithTheDefaultRoutesAndShrinkOnlyOnReload() async throws {
         let f = try Fixture(Self.file)
         let reloaded = await f.reloader.reload(trigger: "test")
-        #expect(try reloaded.get().uplinks.isEmpty, "the reloader resolves no path")
+        #expect(try reloaded.get().uplinks == ["eth0"], "what the monitor applied")
+        #expect(f.uplinksApplied == [["eth0"]])
         let applied = f.reloader.currentOptions.settings
         #expect(applied.autoUplinks && applied.uplinks.isEmpty)
 
@@ -107,6 +113,23 @@ import Testing
         await monitor.reconfigure(probes: [spec], settings: applied, runRound: false)
         #expect(monitor.configuration.settings.uplinks == ["wlan0", "wwan0"])
         #expect(f.registry.renderString().contains("reachability_exporter_config_last_reload_successful 1"))
+    }
+
+    /// Found by review: the recorder, made with the configured (empty) list, must hear of the
+    /// uplinks the monitor adopts at start, so their series exist from the first scrape.
+    @Test func theRecorderHearsOfUplinksAdoptedAtStart() {
+        var settings = MonitorSettings()
+        settings.autoUplinks = true
+        let registry = MetricsRegistry()
+        let spec = ProbeSpec(name: "t", type: .tcp, target: "t") { _ in UnusableProber(type: .tcp, problem: "fake") }
+        let recorder = MetricsRecorder(registry: registry, probes: [spec], uplinks: settings.uplinks)
+        let monitor = ReachabilityMonitor(
+            probes: [spec], settings: settings, path: SnapshotPathGate(FakePathSource(Self.snapshot(["eth0"]))),
+            observers: [recorder], clock: ContinuousClock())
+        #expect(monitor.configuration.settings.uplinks == ["eth0"])
+        let text = registry.renderString()
+        #expect(text.contains("target=\"t@eth0\""), "\(text)")
+        #expect(text.contains("reachability_uplink_connectivity_state{interface=\"eth0\""))
     }
 
     @Test func aFailedReloadAppliesNothing() async throws {

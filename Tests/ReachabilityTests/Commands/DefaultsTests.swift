@@ -26,7 +26,16 @@ import Testing
             ("probe.recover-after", String(verdict.recoverAfter)),
             ("probe.icmp.count", String(ICMPProber.Configuration.defaultCount)),
             ("probe.mtu.expect", String(MTUProber.Configuration.defaultExpect)),
+            ("history.max-file-size", ByteSizeParser.format(HistoryConfig(directory: "").maxFileSize)),
+            ("history.max-total-size", ByteSizeParser.format(HistoryConfig(directory: "").maxTotalSize)),
+            ("history.retention", DurationParser.format(HistoryConfig(directory: "").retention)),
+            ("web.max-connections", String(HTTPServer.Options().maxConnections)),
+            ("web.max-connections-per-ip", String(HTTPServer.Options().maxConnectionsPerIP)),
         ]
+        // What the help has always said, so a rendering that drifts is seen.
+        #expect(
+            ["5s", "3s", "1s", "parallel", "3", "2", "3", "1500", "64MiB", "1GiB", "30d", "1024", "256"]
+                == expected.map(\.1))
         for (flag, value) in expected {
             #expect(Self.flagDefault(flag) == value, "--\(flag)")
         }

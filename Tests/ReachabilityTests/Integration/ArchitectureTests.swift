@@ -79,8 +79,21 @@ import Testing
                     i += 3
                 } else {
                     i += 1
-                    // Interpolations (\(…)) are code, but rare enough in type position to skip.
+                    // An interpolation (\(…)) is code: kept, up to its closing parenthesis.
                     while i < chars.count && chars[i] != "\"" && chars[i] != "\n" {
+                        if chars[i] == "\\" && i + 1 < chars.count && chars[i + 1] == "(" {
+                            var depth = 0
+                            i += 1
+                            while i < chars.count {
+                                if chars[i] == "(" { depth += 1 }
+                                if chars[i] == ")" { depth -= 1 }
+                                out.append(chars[i])
+                                i += 1
+                                if depth == 0 { break }
+                            }
+                            out.append(" ")
+                            continue
+                        }
                         if chars[i] == "\\" { i += 1 }
                         i += 1
                     }
@@ -95,20 +108,52 @@ import Testing
         return out
     }
 
-    /// Names declared at the top level (column 0) of a file.
+    /// Names declared at the top level (column 0) of a file, and those declared directly in a
+    /// top-level `extension` (a type nested in a type of another folder belongs to this file's).
+    /// Members (lowercase names) are not seen: the check is about types, as the table is.
     static func declarations(_ code: String) -> [String] {
         let keywords: Set<Substring> = ["struct", "enum", "class", "protocol", "actor", "typealias"]
         let modifiers: Set<Substring> = [
             "public", "package", "internal", "private", "fileprivate", "final", "indirect", "nonisolated",
         ]
-        var names: [String] = []
-        for line in code.split(separator: "\n") where !(line.first?.isWhitespace ?? true) {
+        func declared(_ line: Substring) -> String? {
             let words = line.split(whereSeparator: { $0 == " " || $0 == ":" || $0 == "<" || $0 == "{" || $0 == "=" })
             var k = 0
             while k < words.count && (modifiers.contains(words[k]) || words[k].hasPrefix("@")) { k += 1 }
-            if k + 1 < words.count, keywords.contains(words[k]) { names.append(String(words[k + 1])) }
+            return k + 1 < words.count && keywords.contains(words[k]) ? String(words[k + 1]) : nil
         }
-        return names
+        return declarationsAndNested(code, declared).owned
+    }
+
+    /// The top-level declarations and those directly in a top-level extension (`owned`), and the
+    /// types nested directly in other top-level types (`nested`: `UDPSocket.Received`), whose
+    /// names are too common to tell a folder by.
+    static func declarationsAndNested(_ code: String, _ declared: (Substring) -> String?) -> (
+        owned: [String], nested: [String]
+    ) {
+        var owned: [String] = []
+        var nested: [String] = []
+        var inExtension = false
+        for line in code.split(separator: "\n") {
+            if !(line.first?.isWhitespace ?? true) {
+                inExtension = line.split(separator: " ").contains { $0 == "extension" } && !line.hasSuffix("}")
+                if let name = declared(line) { owned.append(name) }
+            } else if line.hasPrefix("    "), !line.dropFirst(4).hasPrefix(" "), let name = declared(line.dropFirst(4))
+            {
+                if inExtension { owned.append(name) } else { nested.append(name) }
+            }
+        }
+        return (owned, nested)
+    }
+
+    /// Names of types nested directly in top-level types (not extensions).
+    static func nestedTypes(_ code: String) -> [String] {
+        let keywords: Set<Substring> = ["struct", "enum", "class", "protocol", "actor", "typealias"]
+        return declarationsAndNested(code) { line in
+            let words = line.split(whereSeparator: { $0 == " " || $0 == ":" || $0 == "<" || $0 == "{" || $0 == "=" })
+            let k = words.firstIndex { keywords.contains($0) }
+            return k.flatMap { $0 + 1 < words.count ? String(words[$0 + 1]) : nil }
+        }.nested
     }
 
     /// Capitalised identifiers in code.
@@ -131,15 +176,18 @@ import Testing
         let files = try Self.sources()
         try #require(files.count > 100, "library sources not found at \(Self.sourceRoot.path)")
         let rank = Dictionary(uniqueKeysWithValues: Self.layers.enumerated().map { ($1.folder, $0) })
-        var owner: [String: String] = [:]
+        // A name declared in two folders (a nested `Received` in two extensions) names neither.
+        var owners: [String: Set<String>] = [:]
         var codes: [(path: String, code: String)] = []
         for (path, text) in files {
             let folder = Self.folder(of: path)
             #expect(rank[folder] != nil, "\(path): folder \(folder) is not in the layer table")
             let code = Self.code(text)
-            for name in Self.declarations(code) { owner[name] = owner[name] ?? folder }
+            for name in Self.declarations(code) { owners[name, default: []].insert(folder) }
+            for name in Self.nestedTypes(code) { owners[name, default: []].insert("(nested)") }
             codes.append((path, code))
         }
+        let owner = owners.compactMapValues { $0.count == 1 ? $0.first : nil }
         #expect(owner["HTTPServer"] == "Web" && owner["ICMPEngine"] == "Probes" && owner["Scope"] == "Path")
         var violations: [String] = []
         for (path, code) in codes {
@@ -164,18 +212,35 @@ import Testing
             "import Glibc\n// HTTPRequest in a comment\nfunc f(_ r: HTTPRequest) { _ = \"WebSecurity\" }\n")
         let names = Self.identifiers(code)
         #expect(names.contains("HTTPRequest") && !names.contains("WebSecurity"))
+        // A type nested in an extension of another folder's type is this file's.
+        #expect(
+            Self.declarations("extension Low {\n    package struct Sneaky {}\n        struct Deeper {}\n}\n") == [
+                "Sneaky"
+            ])
+        // An interpolation is code.
+        #expect(Self.identifiers(Self.code("let s = \"a \\(WebRoutes.self) b\"\n")).contains("WebRoutes"))
+        #expect(
+            Self.importsCModule("import struct Glibc.timespec") && Self.importsCModule("@preconcurrency import CShim"))
+        #expect(!Self.importsCModule("import Synchronization"))
         #expect(
             Self.declarations("package struct A: B {}\n@usableFromInline final class C {}\n  struct Nested {}\n") == [
                 "A", "C",
             ])
     }
 
+    /// `import M`, `import struct M.x`, `@preconcurrency import M` of a C module.
+    static func importsCModule(_ line: Substring) -> Bool {
+        let words = line.split(separator: " ")
+        guard let i = words.firstIndex(of: "import") else { return false }
+        return words[(i + 1)...].contains { word in
+            cModules.contains { word == $0 || word.hasPrefix("\($0).") }
+        }
+    }
+
     @Test func onlyTheSystemBoundaryImportsCModules() throws {
         var offenders: [String] = []
         for (path, text) in try Self.sources() where Self.folder(of: path) != "Posix" {
-            let imports = text.split(separator: "\n").filter { line in
-                Self.cModules.contains { line == "import \($0)" || line.hasSuffix(" import \($0)") }
-            }
+            let imports = text.split(separator: "\n").filter { Self.importsCModule($0) }
             guard !imports.isEmpty else { continue }
             let allowed = Self.systemImports.keys.contains { path == $0 || path.hasPrefix($0 + "/") }
             if !allowed { offenders.append("\(path): \(imports.joined(separator: ", "))") }

@@ -90,7 +90,7 @@ package struct HTTPProbeConfig: Sendable, Equatable {
         userAgent: String = HTTPProbeConfig.defaultUserAgent, proxy: HTTPProxySetting = .direct
     ) throws(ProbeConfigError) {
         func fail(_ field: ProbeField, _ message: String) -> ProbeConfigError {
-            ProbeConfigError(field, message)
+            ProbeConfigError(field, message, heading: Self.heading(field))
         }
         do throws(ProbeURL.ParseError) {
             self.url = try ProbeURL(url)
@@ -197,10 +197,24 @@ extension HTTPProbeConfig {
     /// The same probe bound to `interface` (nil: the routing table's choice).
     package func bound(to interface: String?) throws(ProbeConfigError) -> HTTPProbeConfig {
         if let interface, let problem = InterfaceName.problem(interface) {
-            throw ProbeConfigError(.interface, "\(interface.debugDescription) is not an interface name: \(problem)")
+            throw ProbeConfigError(
+                .interface, "\(interface.debugDescription) is not an interface name: \(problem)", heading: "interface")
         }
         var c = self
         c.interface = interface
         return c
+    }
+}
+
+extension HTTPProbeConfig {
+    /// The HTTP prober's own name of a setting, which heads its error messages (`url: …`).
+    static func heading(_ field: ProbeField) -> String {
+        switch field {
+        case .target: "url"
+        case .httpTLS: "tls"
+        case .httpTLSCAFile: "ca_file"
+        case .httpTLSServerName: "server_name"
+        default: String(field.key.split(separator: ".").last ?? "")
+        }
     }
 }
