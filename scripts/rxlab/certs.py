@@ -23,27 +23,20 @@ def paths(d, name):
     return os.path.join(d, f"{name}.pem"), os.path.join(d, f"{name}.key")
 
 
+def self_signed(d, name, key_args, cn, *extensions):
+    """A self-signed certificate with a new key (`key_args`: openssl req's for it), subject
+    CN=`cn` and the `extensions` (openssl -addext texts), as NAME.pem and NAME.key in `d`."""
+    pem, key = paths(d, name)
+    addext = [arg for extension in extensions for arg in ("-addext", extension)]
+    openssl("req", "-x509", *key_args, "-keyout", key, "-out", pem, "-days", DAYS, "-subj", f"/CN={cn}", *addext)
+    return pem, key
+
+
 def make_ca(d, cn, name="ca"):
     """A CA certificate (EC P-256) with subject CN=`cn`, as NAME.pem and NAME.key in `d`."""
-    pem, key = paths(d, name)
-    openssl(
-        "req",
-        "-x509",
-        *EC_KEY,
-        "-keyout",
-        key,
-        "-out",
-        pem,
-        "-days",
-        DAYS,
-        "-subj",
-        f"/CN={cn}",
-        "-addext",
-        "basicConstraints=critical,CA:TRUE",
-        "-addext",
-        "keyUsage=critical,keyCertSign,cRLSign",
+    return self_signed(
+        d, name, EC_KEY, cn, "basicConstraints=critical,CA:TRUE", "keyUsage=critical,keyCertSign,cRLSign"
     )
-    return pem, key
 
 
 def make_leaf(d, name, cn, san, ca="ca", usage="serverAuth"):
@@ -78,22 +71,4 @@ def make_leaf(d, name, cn, san, ca="ca", usage="serverAuth"):
 
 def make_self_signed_rsa(d, name="server", cn="127.0.0.1", san="IP:127.0.0.1,DNS:localhost"):
     """A self-signed RSA 2048 certificate (RSA so that static-RSA suites could be offered)."""
-    pem, key = paths(d, name)
-    openssl(
-        "req",
-        "-x509",
-        "-newkey",
-        "rsa:2048",
-        "-nodes",
-        "-keyout",
-        key,
-        "-out",
-        pem,
-        "-days",
-        DAYS,
-        "-subj",
-        f"/CN={cn}",
-        "-addext",
-        f"subjectAltName={san}",
-    )
-    return pem, key
+    return self_signed(d, name, ("-newkey", "rsa:2048", "-nodes"), cn, f"subjectAltName={san}")

@@ -6,6 +6,7 @@ A lab names its namespaces PREFIX-* (PREFIX unique per run, e.g. rxlab-PID): `sw
 the last resort of the entry point (scripts/lab) after the lab's own cleanup, and removes only
 what carries that prefix. Processes are ended by PID, never by name."""
 
+import argparse
 import ctypes
 import os
 import queue
@@ -46,6 +47,56 @@ def kill_inside(ns, sig=signal.SIGKILL):
             os.kill(pid, sig)
         except ProcessLookupError:
             pass
+
+
+def lab_arguments(prog, doc, epilog, prefix):
+    """The command line of a lab whose namespaces scripts/lab names and sweeps: --prefix (`prefix`
+    shows its form, e.g. rxlab-PID) and --exporter-bin, both given by scripts/lab; the lab adds
+    its own options."""
+    ap = argparse.ArgumentParser(
+        prog=prog, description=doc, epilog=epilog, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--prefix", required=True, help=f"namespace name prefix, unique per run ({prefix})")
+    ap.add_argument("--exporter-bin", required=True)
+    return ap
+
+
+def nft(ns, ruleset, check=True):
+    """Loads nft `ruleset` (text, as `nft -f -` reads it) in namespace `ns`."""
+    return run("ip", "netns", "exec", ns, "nft", "-f", "-", input_text=ruleset, check=check)
+
+
+def nft_delete(ns, family, name, check=False):
+    """Deletes nft table FAMILY NAME of `ns` (by default quietly, when it is not there)."""
+    return run("ip", "netns", "exec", ns, "nft", "delete", "table", family, name, check=check)
+
+
+def masquerade(ns, oifname, table=("ip", "rxnat")):
+    """A NAT table in `ns` (a lab router) that masquerades what leaves through `oifname`."""
+    family, name = table
+    nft(
+        ns,
+        f"table {family} {name} {{\n  chain postrouting {{\n    type nat hook postrouting priority srcnat;\n"
+        f'    oifname "{oifname}" masquerade\n  }}\n}}\n',
+    )
+
+
+def flush_conntrack(ns):
+    """Forgets the connection tracking entries of `ns` (NAT of running flows would outlive a change)."""
+    run("ip", "netns", "exec", ns, "conntrack", "-F", check=False)
+
+
+def sysctl(ns, *settings):
+    """Sets KEY=VALUE `settings` in `ns`."""
+    run("ip", "netns", "exec", ns, "sysctl", "-qw", *settings)
+
+
+def addresses(ns, dev, *addrs):
+    """Adds `addrs` (CIDR; IPv6 ones without duplicate address detection) to `dev` of `ns`, then
+    sets the link up."""
+    for addr in addrs:
+        run("ip", "-n", ns, "addr", "add", addr, "dev", dev, *(["nodad"] if ":" in addr else []))
+    run("ip", "-n", ns, "link", "set", dev, "up")
 
 
 class Namespaces:

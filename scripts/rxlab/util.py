@@ -2,6 +2,7 @@
 reading the end of a log, waiting for a condition, loopback ports."""
 
 import os
+import shutil
 import socket
 import subprocess
 import time
@@ -46,6 +47,71 @@ def wait_until(predicate, timeout, step=0.25):
         if time.time() > deadline:
             return None
         time.sleep(step)
+
+
+# curl saying only the HTTP status of the answer (its body goes nowhere).
+CURL_STATUS = ("curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}")
+
+
+def poll(fetch, predicate, timeout, step=0.05):
+    """Calls `fetch()` (OSError counts as not yet) until `predicate` holds for what it returns,
+    or `timeout` seconds pass; returns that value or None."""
+    deadline = time.time() + timeout
+    while True:
+        try:
+            value = fetch()
+            if predicate(value):
+                return value
+        except OSError:
+            pass
+        if time.time() > deadline:
+            return None
+        time.sleep(step)
+
+
+def log_table(head, rows):
+    """Logs `rows` (tuples of cells) under `head` as a Markdown table, each column as wide as its
+    widest cell."""
+    widths = [max(len(str(x)) for x in col) for col in zip(head, *rows, strict=False)]
+
+    def line(cells):
+        return "| " + " | ".join(str(c).ljust(w) for c, w in zip(cells, widths, strict=False)) + " |"
+
+    log(line(head))
+    log("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    for r in rows:
+        log(line(r))
+
+
+def missing_tools(tools):
+    """The commands of `tools` that are not on PATH."""
+    return [t for t in tools if not shutil.which(t)]
+
+
+def require_tools(what, tools, also_missing=()):
+    """Raises RuntimeError("WHAT cannot run: missing ...") when any of `tools` is not on PATH
+    (or `also_missing` names something)."""
+    missing = missing_tools(tools) + list(also_missing)
+    if missing:
+        raise RuntimeError(f"{what} cannot run: missing {', '.join(missing)}")
+
+
+def read_from(path, mark=0):
+    """The text of the file at `path` from byte `mark` on ("" when it cannot be read)."""
+    try:
+        with open(path, errors="replace") as f:
+            f.seek(mark)
+            return f.read()
+    except OSError:
+        return ""
+
+
+def size_of(path):
+    """The size of the file at `path` (0 when it is not there): a mark for `read_from`."""
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
 
 
 def connects(address, port, timeout=0.5):

@@ -36,7 +36,7 @@ import urllib.request
 
 from . import certs
 from .prom import Prometheus
-from .util import ROOT, free_port
+from .util import CURL_STATUS, ROOT, free_port
 from .websecurity_load import RSS_PER_SLOW_KIB_LIMIT, SLOW, Listener, rss_kib, slow_clients
 
 ENV = dict(os.environ, REACHABILITY_EXPORTER_REFUSE_DEFAULT_TARGETS="1")
@@ -183,12 +183,7 @@ def main():
         kpass = open(os.path.join(kweb, "password")).read()
         kname = "reachability-exporter.reachability.svc"
         kcurl = [
-            "curl",
-            "-sS",
-            "-o",
-            "/dev/null",
-            "-w",
-            "%{http_code}",
+            *CURL_STATUS,
             "--max-time",
             "5",
             "--cacert",

@@ -11,17 +11,52 @@ from .harness import median, write
 # 4. auth_flood and auth_reload_cache
 
 
-def basic_auth_web(c, extra="", cost=10):
+def auth_exporter(c, cost=10):
+    """An exporter probing a listener, behind basic auth (user prom, "right-password" hashed at
+    bcrypt `cost`): (the exporter, its web config file, the hash)."""
+    lst = c.listener()
     web = c.path("web.yml")
     h = bcrypt_hash("right-password", cost)
-    write(web, f"{extra}basic_auth_users:\n  prom: {h}\n")
-    return web, h
+    write(web, f"basic_auth_users:\n  prom: {h}\n")
+    return c.exporter([f"--probe.tcp={lst.target}"], [f"--web.config.file={web}"]), web, h
+
+
+def timed_get(e, headers, source, timeout=5.0):
+    """One GET /metrics from `source`: (its status, or "error", and the seconds it took)."""
+    t = time.monotonic()
+    try:
+        st = e.request("GET", "/metrics", headers, source=source, timeout=timeout)[0]
+    except OSError:
+        st = "error"
+    return st, time.monotonic() - t
+
+
+def scrape_until(e, headers, until, limit, period, timeout):
+    """A scraper at 127.0.0.1: GET /metrics every `period` s until `until` (monotonic) or `limit`
+    answers; (the statuses, the seconds each took)."""
+    answers, took = [], []
+    while time.monotonic() < until and len(answers) < limit:
+        st, dt = timed_get(e, headers, "127.0.0.1", timeout)
+        answers.append(st)
+        took.append(dt)
+        time.sleep(max(0.0, period - dt))
+    return answers, took
+
+
+def scrape_during(floods, settle, e, headers, until, limit, period, timeout):
+    """Starts the `floods` (threads), gives them `settle` s, scrapes as `scrape_until` does, then
+    joins them; what `scrape_until` returns."""
+    for t in floods:
+        t.start()
+    time.sleep(settle)
+    answers = scrape_until(e, headers, until, limit, period, timeout)
+    for t in floods:
+        t.join(5)
+    return answers
 
 
 def case_auth_flood(c):
-    lst = c.listener()
-    web, _ = basic_auth_web(c)
-    e = c.exporter([f"--probe.tcp={lst.target}"], [f"--web.config.file={web}"])
+    e, _, _ = auth_exporter(c)
     wrong = {"Authorization": basic("prom", "wrong-password")}
     right = {"Authorization": basic("prom", "right-password")}
     stop = time.monotonic() + 6.0
@@ -32,27 +67,12 @@ def case_auth_flood(c):
         n = 0
         while time.monotonic() < stop and n < 3000:
             n += 1
-            try:
-                st = e.request("GET", "/metrics", wrong, source="127.0.0.2", timeout=2)[0]
-            except OSError:
-                st = "error"
+            st = timed_get(e, wrong, "127.0.0.2", 2)[0]
             with lock:
                 flood_codes[st] = flood_codes.get(st, 0) + 1
 
     threads = [threading.Thread(target=flood, daemon=True) for _ in range(8)]
-    for t in threads:
-        t.start()
-    time.sleep(0.3)
-    scrapes = []
-    while time.monotonic() < stop - 0.2 and len(scrapes) < 40:
-        t = time.monotonic()
-        try:
-            scrapes.append(e.request("GET", "/metrics", right, source="127.0.0.1", timeout=3)[0])
-        except OSError:
-            scrapes.append("error")
-        time.sleep(max(0.0, 0.25 - (time.monotonic() - t)))
-    for t in threads:
-        t.join(5)
+    scrapes, _ = scrape_during(threads, 0.3, e, right, stop - 0.2, 40, 0.25, 3)
     ok = scrapes.count(200)
     c.expect(
         scrapes and ok >= 0.9 * len(scrapes),
@@ -65,9 +85,7 @@ def case_auth_flood_many(c):
     """Review of the fix for [4]: wrong passwords from 20 addresses at bcrypt cost 12 (~0.2 s a
     check, more than the server can do) must not park the workers: a scraper whose login is
     cached is answered at once, and /-/healthy too."""
-    lst = c.listener()
-    web, _ = basic_auth_web(c, cost=12)
-    e = c.exporter([f"--probe.tcp={lst.target}"], [f"--web.config.file={web}"])
+    e, _, _ = auth_exporter(c, cost=12)
     right = {"Authorization": basic("prom", "right-password")}
     first = e.request("GET", "/metrics", right, source="127.0.0.1", timeout=5)[0]  # cached from here on
     stop = time.monotonic() + 6.0
@@ -82,21 +100,7 @@ def case_auth_flood_many(c):
                 pass
 
     threads = [threading.Thread(target=flood, args=(f"127.0.0.{10 + i // 2}",), daemon=True) for i in range(40)]
-    for t in threads:
-        t.start()
-    time.sleep(0.5)
-    slow = []
-    answers = []
-    while time.monotonic() < stop - 0.3 and len(answers) < 30:
-        t = time.monotonic()
-        try:
-            answers.append(e.request("GET", "/metrics", right, source="127.0.0.1", timeout=5)[0])
-        except OSError:
-            answers.append("error")
-        slow.append(time.monotonic() - t)
-        time.sleep(max(0.0, 0.2 - (time.monotonic() - t)))
-    for t in threads:
-        t.join(5)
+    answers, slow = scrape_during(threads, 0.5, e, right, stop - 0.3, 30, 0.2, 5)
     worst = max(slow) if slow else float("inf")
     c.expect(
         first == 200 and answers and answers.count(200) == len(answers) and worst < 1.0,
@@ -107,9 +111,7 @@ def case_auth_flood_many(c):
 
 def case_auth_reload_cache(c):
     """Optional part of [4]: a web config rewrite that keeps the users must not cost a bcrypt."""
-    lst = c.listener()
-    web, h = basic_auth_web(c, cost=13)  # ~0.4 s a check: one bcrypt stands out of any load
-    e = c.exporter([f"--probe.tcp={lst.target}"], [f"--web.config.file={web}"])
+    e, web, h = auth_exporter(c, cost=13)  # ~0.4 s a check: one bcrypt stands out of any load
     right = {"Authorization": basic("prom", "right-password")}
     wrong = {"Authorization": basic("prom", "wrong-password")}
 
@@ -147,21 +149,15 @@ def case_auth_reload_cache(c):
 
 
 def case_auth_timing(c):
-    lst = c.listener()
-    web, _ = basic_auth_web(c)
-    e = c.exporter([f"--probe.tcp={lst.target}"], [f"--web.config.file={web}"])
+    e, _, _ = auth_exporter(c)
     unknown = {"Authorization": basic("nobody", "wrong-password")}
     known = {"Authorization": basic("prom", "wrong-password")}
     times = {"unknown": [], "known": []}
     codes = {"unknown": [], "known": []}
     for _ in range(15):
         for kind, headers, source in [("unknown", unknown, "127.0.0.3"), ("known", known, "127.0.0.4")]:
-            t = time.monotonic()
-            try:
-                st = e.request("GET", "/metrics", headers, source=source)[0]
-            except OSError:
-                st = "error"
-            times[kind].append(time.monotonic() - t)
+            st, dt = timed_get(e, headers, source)
+            times[kind].append(dt)
             codes[kind].append(st)
             time.sleep(0.15)
     mu, mk = median(times["unknown"]), median(times["known"])

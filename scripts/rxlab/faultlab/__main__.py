@@ -61,11 +61,11 @@ the expectations (never `full` cut off, with a reason that names the imitation).
 # filterednet.py's) and onpath_phase.py (onpath, on onpathnet.py's; each class run by
 # onpath_run.py). Namespaces, processes, certificates and the scrape parser are the shared ones
 # of rxlab. This file is the driver: arguments, the phases in order, the summary.
-import argparse
 import signal
 import sys
 import time
 
+from ..netns import lab_arguments
 from ..util import log
 from .filtered_phase import phase_filtered
 from .lab import Lab
@@ -77,14 +77,12 @@ from .runner import Row, Runner
 
 
 def main():
-    ap = argparse.ArgumentParser(
-        prog="scripts/lab fault",
-        description=__doc__,
-        epilog="--prefix, --exporter-bin and --lab-bin are given by scripts/lab (RX_BIN_DIR, RXLAB_LAB_BIN).",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+    ap = lab_arguments(
+        "scripts/lab fault",
+        __doc__,
+        "--prefix, --exporter-bin and --lab-bin are given by scripts/lab (RX_BIN_DIR, RXLAB_LAB_BIN).",
+        "rxlab-PID",
     )
-    ap.add_argument("--prefix", required=True, help="namespace name prefix, unique per run (rxlab-PID)")
-    ap.add_argument("--exporter-bin", required=True)
     ap.add_argument("--lab-bin", required=True)
     ap.add_argument("--loss", type=int, default=5, help="random loss percent")
     ap.add_argument("--loss-seconds", type=float, default=90, help="duration of the random-loss scenario")

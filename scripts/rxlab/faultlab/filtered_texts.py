@@ -2,14 +2,11 @@
 unbound (the static zone over UDP, TCP and DNS over TLS) and of the router's squid (an open and
 a basic-auth port, CONNECT to 443 and 4443 only)."""
 
-UNBOUND_CONF = """server:
-  do-daemonize: no
-  chroot: ""
-  username: ""
-  pidfile: ""
-  use-syslog: no
-  logfile: ""
-  verbosity: 1
+from .daemons import UNBOUND_SERVER
+
+UNBOUND_CONF = (
+    UNBOUND_SERVER
+    + """  verbosity: 1
   log-queries: yes
   do-ip6: no
   interface: {dns}
@@ -30,6 +27,7 @@ UNBOUND_CONF = """server:
 remote-control:
   control-enable: no
 """
+)
 
 SQUID_CONF = """http_port {lan}:{port}
 http_port {lan}:{auth_port} name=authport

@@ -32,7 +32,7 @@ import subprocess
 import time
 
 from .. import certs, netns
-from ..util import connects, tail
+from ..util import CURL_STATUS, connects, read_from, require_tools, size_of, tail
 from ..util import run as sh
 from .filtered_texts import SQUID_CONF, UNBOUND_CONF
 
@@ -66,54 +66,31 @@ class FilteredNet:
         self.ca = os.path.join(self.work, "ca.pem")
         self.unbound = self.squid = self.web = None
 
-    @staticmethod
-    def missing_tools():
-        missing = [t for t in TOOLS if not shutil.which(t)]
-        return missing + ([BASIC_NCSA] if not os.access(BASIC_NCSA, os.X_OK) else [])
-
     # ---- topology -------------------------------------------------------------------------
     def build_namespaces(self):
         """The namespaces, links, routes, NAT, the client's resolver file and the certificates."""
-        missing = self.missing_tools()
-        if missing:
-            raise RuntimeError(f"filtered phase cannot run: missing {', '.join(missing)}")
+        require_tools("filtered phase", TOOLS, [BASIC_NCSA] if not os.access(BASIC_NCSA, os.X_OK) else [])
         # squid drops to the `proxy` user: its files need a path that user can traverse.
         os.chmod(self.lab.work, 0o711)
         os.makedirs(self.work, mode=0o755, exist_ok=True)
         lab, c, r, u = self.lab, self.client, self.router, self.upstream
-        for ns in (c, r, u):
-            lab.add_namespace(ns)
-        lab.namespaces.veth(c, "flan0", r, "flan")
-        lab.namespaces.veth(r, "fwan", u, "fup")
+        lab.add_network((c, r, u), ((c, "flan0", r, "flan"), (r, "fwan", u, "fup")))
         # No ICMP rate limit on the router: its "port unreachable" for each rejected UDP query
         # is the fault under test (the kernel's default, about one per second per client, would
         # turn some refusals into timeouts).
-        sh("ip", "netns", "exec", r, "sysctl", "-qw", "net.ipv4.ip_forward=1", "net.ipv4.icmp_ratelimit=0")
+        netns.sysctl(r, "net.ipv4.ip_forward=1", "net.ipv4.icmp_ratelimit=0")
         for ns, dev, addr in (
             (c, "flan0", CLIENT_IP),
             (r, "flan", ROUTER_LAN),
             (r, "fwan", ROUTER_WAN),
             (u, "fup", UPSTREAM_WAN),
         ):
-            sh("ip", "-n", ns, "addr", "add", f"{addr}/24", "dev", dev)
-            sh("ip", "-n", ns, "link", "set", dev, "up")
+            netns.addresses(ns, dev, f"{addr}/24")
         for address in (DNS_IP, WEB_IP):
             sh("ip", "-n", u, "addr", "add", f"{address}/32", "dev", "lo")
         sh("ip", "-n", c, "route", "add", "default", "via", ROUTER_LAN)
         sh("ip", "-n", r, "route", "add", "default", "via", UPSTREAM_WAN)
-        sh(
-            "ip",
-            "netns",
-            "exec",
-            r,
-            "nft",
-            "-f",
-            "-",
-            input_text=(
-                "table ip rxfnat {\n  chain postrouting {\n    type nat hook postrouting priority srcnat;\n"
-                '    oifname "fwan" masquerade\n  }\n}\n'
-            ),
-        )
+        netns.masquerade(r, "fwan", ("ip", "rxfnat"))
         self.resolv_conf.write(self.client, f"nameserver {DNS_IP}\n")
         self.make_certificates()
 
@@ -248,23 +225,15 @@ class FilteredNet:
         no rules removes the table. Conntrack is flushed either way (NAT entries of running
         flows would otherwise outlive the change)."""
         family, name = FAULT_TABLE
-        sh("ip", "netns", "exec", self.router, "nft", "delete", "table", family, name, check=False)
+        netns.nft_delete(self.router, family, name)
         if rules:
             body = "\n    ".join(rules)
-            sh(
-                "ip",
-                "netns",
-                "exec",
+            netns.nft(
                 self.router,
-                "nft",
-                "-f",
-                "-",
-                input_text=(
-                    f"table {family} {name} {{\n  chain forward {{\n    type filter hook forward priority 0;\n"
-                    f"    {body}\n  }}\n}}\n"
-                ),
+                f"table {family} {name} {{\n  chain forward {{\n    type filter hook forward priority 0;\n"
+                f"    {body}\n  }}\n}}\n",
             )
-        sh("ip", "netns", "exec", self.router, "conntrack", "-F", check=False)
+        netns.flush_conntrack(self.router)
 
     def filter_counters(self):
         """The fault rules' packet counters (text), to show the fault saw traffic."""
@@ -305,12 +274,7 @@ class FilteredNet:
             "netns",
             "exec",
             self.client,
-            "curl",
-            "-sS",
-            "-o",
-            "/dev/null",
-            "-w",
-            "%{http_code}",
+            *CURL_STATUS,
             "--max-time",
             "2",
             "--cacert",
@@ -326,19 +290,10 @@ class FilteredNet:
 
     def squid_log(self, mark=0):
         """squid's access log since byte `mark` (what went through the proxy)."""
-        path = os.path.join(self.work, "squid", "access.log")
-        try:
-            with open(path, errors="replace") as f:
-                f.seek(mark)
-                return f.read()
-        except OSError:
-            return ""
+        return read_from(os.path.join(self.work, "squid", "access.log"), mark)
 
     def squid_log_mark(self):
-        try:
-            return os.path.getsize(os.path.join(self.work, "squid", "access.log"))
-        except OSError:
-            return 0
+        return size_of(os.path.join(self.work, "squid", "access.log"))
 
     def close(self):
         self.resolv_conf.close()

@@ -28,14 +28,15 @@ Addresses are benchmark/documentation ranges only: LAN 198.18.1.0/24 and 2001:db
 
 import os
 import re
-import shutil
 import signal
 import subprocess
 import time
 
 from .. import netns, procs
+from ..util import require_tools
 from ..util import run as sh
 from ..util import tail as tail_of
+from .daemons import DNSMASQ
 from .homerouter_config import (  # noqa: F401 (the phases read these through this module)
     HOME_V6,
     HTTP_ONE,
@@ -83,43 +84,20 @@ class HomeRouter(RouterFaults):
         self.dnsmasq_log = os.path.join(self.work, "dnsmasq.log")
         self.opennds_log = os.path.join(self.work, "opennds.log")
 
-    @staticmethod
-    def missing_tools():
-        return [t for t in TOOLS if not shutil.which(t)]
-
     # ---- topology -------------------------------------------------------------------------
     def build(self):
-        missing = self.missing_tools()
-        if missing:
-            raise RuntimeError(f"router phase cannot run: missing {', '.join(missing)}")
+        require_tools("router phase", TOOLS)
         os.makedirs(os.path.join(self.work, "priv"), exist_ok=True)
         lab, h, r, i = self.lab, self.home, self.router, self.inet
-        for ns in (h, r, i):
-            lab.add_namespace(ns)
-        lab.namespaces.veth(h, "lan0", r, "rlan")
-        lab.namespaces.veth(r, "rwan", i, "iwan")
-        sh("ip", "netns", "exec", r, "sysctl", "-qw", "net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1")
-        sh("ip", "-n", r, "addr", "add", f"{LAN_V4}/24", "dev", "rlan")
-        sh("ip", "-n", r, "addr", "add", f"{LAN_V6}/64", "dev", "rlan", "nodad")
-        sh("ip", "-n", r, "link", "set", "rlan", "up")
+        lab.add_network((h, r, i), ((h, "lan0", r, "rlan"), (r, "rwan", i, "iwan")))
+        netns.sysctl(r, "net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1")
+        netns.addresses(r, "rlan", f"{LAN_V4}/24", f"{LAN_V6}/64")
         sh("ip", "-n", r, "addr", "add", f"{WAN_V4}/24", "dev", "rwan")
         sh("ip", "-n", r, "addr", "add", f"{WAN_V6}/64", "dev", "rwan", "nodad")
         self.wan_up()
         lab.configure_upstream(i, "iwan", f"{INET_V4}/24", f"{INET_V6}/64")
         sh("ip", "-n", i, "-6", "route", "replace", LAN_V6_NET, "via", WAN_V6)
-        sh(
-            "ip",
-            "netns",
-            "exec",
-            r,
-            "nft",
-            "-f",
-            "-",
-            input_text=(
-                "table ip rxnat {\n  chain postrouting {\n    type nat hook postrouting priority srcnat;\n"
-                '    oifname "rwan" masquerade\n  }\n}\n'
-            ),
-        )
+        netns.masquerade(r, "rwan")
         sh("ip", "-n", h, "link", "set", "lan0", "up")
         self.home_ipv6(True)
         lab.start_lab(i)
@@ -158,12 +136,7 @@ class HomeRouter(RouterFaults):
             PRIVATE_MOUNTS,
             "rxlab-router",
             self.work,
-            "dnsmasq",
-            "--keep-in-foreground",
-            "--log-facility=-",
-            "--conf-file=/dev/null",
-            "--no-resolv",
-            "--no-hosts",
+            *DNSMASQ,
             f"--server={UPSTREAM_DNS}",
             "--interface=rlan",
             "--bind-dynamic",

@@ -7,6 +7,7 @@ import os
 import re
 import signal
 
+from .. import netns
 from ..util import run as sh
 from .homerouter_config import HTTP_ONE, LAN_MTU, LAN_V4, LAN_V6, LAN_V6_NET, OWN_NFT_TABLES, WAN_V6
 
@@ -18,21 +19,13 @@ class RouterFaults:
     def blackhole(self, on):
         """The router drops everything it would forward; its own output (dnsmasq's queries) leaves."""
         if on:
-            sh(
-                "ip",
-                "netns",
-                "exec",
+            netns.nft(
                 self.router,
-                "nft",
-                "-f",
-                "-",
-                input_text=(
-                    "table inet rxfault {\n  chain forward {\n    type filter hook forward priority 0; policy drop;\n  }\n}\n"
-                ),
+                "table inet rxfault {\n  chain forward {\n    type filter hook forward priority 0; policy drop;\n  }\n}\n",
             )
             self.dnsmasq.send_signal(signal.SIGHUP)  # an empty cache: its answers now come from its own queries
         else:
-            sh("ip", "netns", "exec", self.router, "nft", "delete", "table", "inet", "rxfault")
+            netns.nft_delete(self.router, "inet", "rxfault", check=True)
             self.flush_conntrack()
 
     def uplink(self, up):
@@ -48,10 +41,10 @@ class RouterFaults:
         """(Re)creates one of our nft tables on the router: idempotent (an old copy goes first)."""
         assert (family, name) in OWN_NFT_TABLES
         self.nft_delete(family, name)
-        sh("ip", "netns", "exec", self.router, "nft", "-f", "-", input_text=f"table {family} {name} {{\n{body}}}\n")
+        netns.nft(self.router, f"table {family} {name} {{\n{body}}}\n")
 
     def nft_delete(self, family, name):
-        sh("ip", "netns", "exec", self.router, "nft", "delete", "table", family, name, check=False)
+        netns.nft_delete(self.router, family, name)
 
     def gateway_vanish(self, on):
         """The home's default gateway stops existing while the home's link stays up: on the
@@ -138,7 +131,7 @@ class RouterFaults:
         sh("ip", "-n", self.home, "-6", "route", "flush", "cache")
 
     def flush_conntrack(self):
-        sh("ip", "netns", "exec", self.router, "conntrack", "-F", check=False)
+        netns.flush_conntrack(self.router)
 
     def resolve(self, name):
         """getaddrinfo through the home's resolver (the lease's: dnsmasq); (ok, text)."""

@@ -119,6 +119,13 @@ class Lab:
     def add_namespace(self, name):
         self.namespaces.add(name)
 
+    def add_network(self, names, veths):
+        """A phase's namespaces `names` and the veth pairs `veths` ((ns_a, if_a, ns_b, if_b) each)."""
+        for name in names:
+            self.add_namespace(name)
+        for pair in veths:
+            netns.Namespaces.veth(*pair)
+
     def build(self):
         self.add_namespace(self.client)
         self.add_namespace(self.up1)
@@ -210,7 +217,7 @@ class Lab:
         return reply
 
     def nft(self, ns, ruleset):
-        run("ip", "netns", "exec", ns, "nft", "-f", "-", input_text=ruleset)
+        netns.nft(ns, ruleset)
 
     def nft_flush(self, ns):
         run("ip", "netns", "exec", ns, "nft", "flush", "ruleset")

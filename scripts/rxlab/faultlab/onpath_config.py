@@ -3,6 +3,8 @@ phase reads them): the unbound, tayga and squid configurations of the router and
 and the small programs run there (the cacheable page server, the banner/silent listener, the
 witness that pings and connects from a client)."""
 
+from .daemons import UNBOUND_SERVER
+
 LAN_V4, CLIENT_V4, LAN_V4_NET = "198.18.6.1", "198.18.6.2", "198.18.6.0/24"
 LAN_V6, CLIENT_V6, LAN_V6_NET = "2001:db8:63::1", "2001:db8:63::2", "2001:db8:63::/64"
 LAN6_V6, CLIENT6_V6, LAN6_V6_NET = "2001:db8:64::1", "2001:db8:64::2", "2001:db8:64::/64"
@@ -29,14 +31,9 @@ def nat64(v4):
     return f"{NAT64_PREFIX}{a << 8 | b:x}:{c << 8 | d:x}"
 
 
-UPSTREAM_UNBOUND = """server:
-  do-daemonize: no
-  chroot: ""
-  username: ""
-  pidfile: ""
-  use-syslog: no
-  logfile: ""
-  verbosity: 0
+UPSTREAM_UNBOUND = (
+    UNBOUND_SERVER
+    + """  verbosity: 0
   do-ip6: no
   interface: {address}
   access-control: 0.0.0.0/0 allow
@@ -48,15 +45,11 @@ UPSTREAM_UNBOUND = """server:
 {extra}remote-control:
   control-enable: no
 """
+)
 
-ROUTER_UNBOUND = """server:
-  do-daemonize: no
-  chroot: ""
-  username: ""
-  pidfile: ""
-  use-syslog: no
-  logfile: ""
-  verbosity: 1
+ROUTER_UNBOUND = (
+    UNBOUND_SERVER
+    + """  verbosity: 1
   interface: {lan6}
   do-ip4: yes
   do-ip6: yes
@@ -75,6 +68,7 @@ forward-zone:
 remote-control:
   control-enable: no
 """
+)
 
 TAYGA_CONF = """tun-device onat64
 ipv4-addr {tayga_v4}

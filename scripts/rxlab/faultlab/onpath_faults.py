@@ -8,8 +8,8 @@ import re
 import shutil
 import time
 
-from .. import procs
-from ..util import connects, tail
+from .. import netns, procs
+from ..util import connects, read_from, size_of, tail
 from ..util import run as sh
 from .onpath_config import (
     BOX_TABLE,
@@ -65,18 +65,10 @@ class OnpathFaults:
         self.flush_conntrack()
 
     def squid_log(self, mark=0):
-        try:
-            with open(os.path.join(self.squid_dir, "access.log"), errors="replace") as f:
-                f.seek(mark)
-                return f.read()
-        except OSError:
-            return ""
+        return read_from(os.path.join(self.squid_dir, "access.log"), mark)
 
     def squid_log_mark(self):
-        try:
-            return os.path.getsize(os.path.join(self.squid_dir, "access.log"))
-        except OSError:
-            return 0
+        return size_of(os.path.join(self.squid_dir, "access.log"))
 
     # ---- faults ---------------------------------------------------------------------------
     def uplink(self, up):
@@ -128,13 +120,13 @@ class OnpathFaults:
         self.nft(f"table {table[0]} {table[1]} {{\n{body}}}\n")
 
     def drop(self, table):
-        sh("ip", "netns", "exec", self.router, "nft", "delete", "table", *table, check=False)
+        netns.nft_delete(self.router, *table)
 
     def nft(self, text):
-        sh("ip", "netns", "exec", self.router, "nft", "-f", "-", input_text=text)
+        netns.nft(self.router, text)
 
     def flush_conntrack(self):
-        sh("ip", "netns", "exec", self.router, "conntrack", "-F", check=False)
+        netns.flush_conntrack(self.router)
 
     # ---- witnesses from the clients -------------------------------------------------------
     def witness(self, *args, ns=None):

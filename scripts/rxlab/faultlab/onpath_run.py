@@ -120,6 +120,21 @@ def checks(sets):
     return {s.label: out.get(s.label, (None, None, None, (None, None), "check did not return")) for s in sets}
 
 
+def observe(c, live, rows, waited, key, what):
+    """After a wait (`waited`: label -> (scrape, met)): the class's witness for `key` (what it saw
+    logged as WHAT) and each live set's check, its row's `observed` filled in; (witness ok, what
+    it saw, the checks)."""
+    seen_ok, seen = c.witness(key) if c.witness else (True, "")
+    if seen:
+        log(f"  {c.name}, {what}: {seen}")
+    done = checks(live)
+    for s in live:
+        m, (code, state, reason, _daemon, _problem) = waited[s.label][0], done[s.label]
+        daemon = describe(m.verdict()) if m else "no scrape"
+        rows[s.label].observed = f"daemon {daemon}; check {describe((state, reason))} exit {code}"
+    return seen_ok, seen, done
+
+
 def run_class(r, lab, onet, c, port):
     """Healthy, then the uplink cut with the class's fault: a row per set for each."""
     rows_h = {s.label: Row(f"onpath: {c.name}, healthy [{s.label}]", "full") for s in c.sets}
@@ -150,15 +165,9 @@ def run_class(r, lab, onet, c, port):
 
         # ---- healthy
         healthy = wait_sets(live, lambda s, m: m.verdict()[0] == "full", HEALTHY_WAIT)
-        seen_ok, seen = c.witness("healthy") if c.witness else (True, "")
-        if seen:
-            log(f"  {c.name}, healthy: {seen}")
-        done = checks(live)
+        seen_ok, seen, done = observe(c, live, rows_h, healthy, "healthy", "healthy")
         for s in live:
-            row, (m, met), (code, state, reason, _daemon, problem) = rows_h[s.label], healthy[s.label], done[s.label]
-            row.observed = (
-                f"daemon {describe(m.verdict()) if m else 'no scrape'}; check {describe((state, reason))} exit {code}"
-            )
+            row, (m, met), (_code, state, reason, _daemon, problem) = rows_h[s.label], healthy[s.label], done[s.label]
             bad = (
                 [] if met else [f"not full within {HEALTHY_WAIT:.0f} s: {describe(m.verdict()) if m else 'no scrape'}"]
             )
@@ -183,15 +192,9 @@ def run_class(r, lab, onet, c, port):
                 if m is not None and down[s.label][1] and m.verdict()[0] == "full":
                     full_seen.setdefault(s.label, time.time() - t0)
             time.sleep(0.1)
-        seen_ok, seen = c.witness("down") if c.witness else (True, "")
-        if seen:
-            log(f"  {c.name}, uplink down: {seen}")
-        done = checks(live)
+        seen_ok, seen, done = observe(c, live, rows_d, down, "down", "uplink down")
         for s in live:
-            row, (m, met), (code, state, reason, _daemon, problem) = rows_d[s.label], down[s.label], done[s.label]
-            row.observed = (
-                f"daemon {describe(m.verdict()) if m else 'no scrape'}; check {describe((state, reason))} exit {code}"
-            )
+            row, (m, met), (_code, state, reason, _daemon, problem) = rows_d[s.label], down[s.label], done[s.label]
             bad = []
             if met:
                 since = Runner.since(m)

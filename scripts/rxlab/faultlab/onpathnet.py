@@ -37,13 +37,13 @@ of the namespaces: inet has no default route.
 """
 
 import os
-import shutil
 import subprocess
 import time
 
 from .. import netns
-from ..util import connects, tail
+from ..util import connects, require_tools, tail
 from ..util import run as sh
+from .daemons import DNSMASQ
 from .onpath_config import (
     BANNER,
     BANNER_PORT,
@@ -108,24 +108,14 @@ class OnpathNet(OnpathFaults):
         self.squid = None
         self.squid_dir = os.path.join(self.work, "squid")
 
-    @staticmethod
-    def missing_tools():
-        return [t for t in TOOLS if not shutil.which(t)]
-
     # ---- topology -------------------------------------------------------------------------
     def build(self):
-        missing = self.missing_tools()
-        if missing:
-            raise RuntimeError(f"onpath phase cannot run: missing {', '.join(missing)}")
+        require_tools("onpath phase", TOOLS)
         os.chmod(self.lab.work, 0o711)  # squid runs as `proxy`: its files need a path it can traverse
         os.makedirs(self.work, mode=0o755, exist_ok=True)
         lab, c, c6, r, i = self.lab, self.client, self.client6, self.router, self.inet
-        for ns in (c, c6, r, i):
-            lab.add_namespace(ns)
-        lab.namespaces.veth(c, "ocl0", r, "olan")
-        lab.namespaces.veth(c6, "o6cl0", r, "o6lan")
-        lab.namespaces.veth(r, "owan", i, "oup0")
-        sh("ip", "netns", "exec", r, "sysctl", "-qw", "net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1")
+        lab.add_network((c, c6, r, i), ((c, "ocl0", r, "olan"), (c6, "o6cl0", r, "o6lan"), (r, "owan", i, "oup0")))
+        netns.sysctl(r, "net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1")
         for ns, dev, addresses in (
             (c, "ocl0", (f"{CLIENT_V4}/24", f"{CLIENT_V6}/64")),
             (c6, "o6cl0", (f"{CLIENT6_V6}/64",)),
@@ -134,9 +124,7 @@ class OnpathNet(OnpathFaults):
             (r, "owan", (f"{WAN_V4}/24", f"{WAN_V6}/64")),
             (i, "oup0", (f"{INET_WAN_V4}/24", f"{INET_WAN_V6}/64")),
         ):
-            for address in addresses:
-                sh("ip", "-n", ns, "addr", "add", address, "dev", dev, *(["nodad"] if ":" in address else []))
-            sh("ip", "-n", ns, "link", "set", dev, "up")
+            netns.addresses(ns, dev, *addresses)
         for address in (WEB_V4, DNS_V4, DNS64_UPSTREAM, PAGE_V4, BANNER_V4):
             sh("ip", "-n", i, "addr", "add", f"{address}/32", "dev", "lo")
         for address in (WEB_V6, BANNER_V6):
@@ -147,10 +135,7 @@ class OnpathNet(OnpathFaults):
         self.wan_routes()
         for net in (LAN_V6_NET, LAN6_V6_NET):
             sh("ip", "-n", i, "-6", "route", "replace", net, "via", WAN_V6)
-        self.nft(
-            f"table {NAT_TABLE[0]} {NAT_TABLE[1]} {{\n  chain postrouting {{\n"
-            '    type nat hook postrouting priority srcnat;\n    oifname "owan" masquerade\n  }\n}\n'
-        )
+        netns.masquerade(r, "owan", NAT_TABLE)
         for ns, server in ((self.client, LAN_V4), (self.client6, LAN6_V6)):
             self.resolv_conf.write(ns, f"nameserver {server}\n")
         for name, text in (("page_server.py", PAGE_SERVER), ("listener.py", LISTENER), ("witness.py", WITNESS)):
@@ -218,12 +203,7 @@ class OnpathNet(OnpathFaults):
         self.daemon(
             r,
             [
-                "dnsmasq",
-                "--keep-in-foreground",
-                "--log-facility=-",
-                "--conf-file=/dev/null",
-                "--no-resolv",
-                "--no-hosts",
+                *DNSMASQ,
                 f"--server={DNS_V4}",
                 "--interface=olan",
                 "--bind-dynamic",

@@ -5,7 +5,7 @@ and `reachability_exporter check`'s exit status against the settled daemon."""
 import threading
 import time
 
-from ..util import log
+from ..util import log, poll
 from . import homerouter
 from .addresses import LAB_NAME, PORT, V4_NET
 from .faults import default_shape_flags, probe_flags
@@ -71,17 +71,7 @@ class RouterScenario:
         return " ".join(parts)
 
     def wait(self, exporter, predicate, timeout):
-        deadline = time.time() + timeout
-        while True:
-            try:
-                m = exporter.scrape()
-                if predicate(m):
-                    return m
-            except OSError:
-                pass
-            if time.time() > deadline:
-                return None
-            time.sleep(0.05)
+        return poll(exporter.scrape, predicate, timeout)
 
     def run(
         self,

@@ -6,7 +6,7 @@ import json
 import os
 import time
 
-from ..util import log
+from ..util import log, log_table, poll
 
 
 class Row:
@@ -27,17 +27,7 @@ class Runner:
     # ---- waiting and timing ---------------------------------------------------------------
     def wait(self, predicate, timeout):
         """Polls the metrics until `predicate(m)` holds; returns the scrape, or None on timeout."""
-        deadline = time.time() + timeout
-        while True:
-            try:
-                m = self.lab.scrape()
-                if predicate(m):
-                    return m
-            except OSError:
-                pass
-            if time.time() > deadline:
-                return None
-            time.sleep(0.05)
+        return poll(self.lab.scrape, predicate, timeout)
 
     def healthy(self, scopes):
         return lambda m: all(m.verdict(s)[0] == "full" for s in scopes)
@@ -218,12 +208,4 @@ class Runner:
             (r.scenario, r.expected, r.observed, r.seconds(r.detect), r.seconds(r.recover), r.history, r.status)
             for r in self.rows
         ]
-        widths = [max(len(str(x)) for x in col) for col in zip(head, *rows, strict=False)]
-
-        def line(cells):
-            return "| " + " | ".join(str(c).ljust(w) for c, w in zip(cells, widths, strict=False)) + " |"
-
-        log(line(head))
-        log("|" + "|".join("-" * (w + 2) for w in widths) + "|")
-        for r in rows:
-            log(line(r))
+        log_table(head, rows)

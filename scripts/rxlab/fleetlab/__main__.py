@@ -24,12 +24,12 @@ Static checks first: promtool check config (agent mode and central), check rules
 Traffic: only inside the namespaces made here (10.77.0.0/16, no route to the host).
 """
 
-import argparse
 import signal
 import subprocess
 import sys
 import time
 
+from ..netns import lab_arguments
 from ..util import log
 from .scenario import Rows, Scenario
 from .topology import FLEET, Fleet
@@ -49,14 +49,12 @@ def static_checks(rows):
 
 
 def main():
-    ap = argparse.ArgumentParser(
-        prog="scripts/lab fleet",
-        description=__doc__,
-        epilog="--prefix and --exporter-bin are given by scripts/lab (RX_BIN_DIR).",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+    ap = lab_arguments(
+        "scripts/lab fleet",
+        __doc__,
+        "--prefix and --exporter-bin are given by scripts/lab (RX_BIN_DIR).",
+        "rxfleet-PID",
     )
-    ap.add_argument("--prefix", required=True, help="namespace name prefix, unique per run (rxfleet-PID)")
-    ap.add_argument("--exporter-bin", required=True)
     ap.add_argument("--prometheus", default="prometheus")
     ap.add_argument("--sites", type=int, default=3)
     ap.add_argument("--cut", type=int, default=2, help="which site loses its uplink (1-based)")

@@ -5,7 +5,7 @@ for the recorded rules and the alerts: central_checks.py)."""
 
 import time
 
-from ..util import log, wait_until
+from ..util import log, log_table, wait_until
 from .central_checks import CentralChecks
 
 REACHABLE = 'reachability_internet_reachable{job="reachability"}'
@@ -38,15 +38,7 @@ class Rows(list):
     def table(self):
         head = ("check", "expected", "observed", "result")
         cells = [(r.check, r.expected, r.observed, r.status) for r in self]
-        widths = [max(len(str(x)) for x in col) for col in zip(head, *cells, strict=False)]
-
-        def line(cs):
-            return "| " + " | ".join(str(c).ljust(w) for c, w in zip(cs, widths, strict=False)) + " |"
-
-        log(line(head))
-        log("|" + "|".join("-" * (w + 2) for w in widths) + "|")
-        for c in cells:
-            log(line(c))
+        log_table(head, cells)
 
 
 class Scenario(CentralChecks):

@@ -21,7 +21,7 @@ import tempfile
 
 import yaml
 
-from .. import procs
+from .. import netns, procs
 from ..exposition import Exposition
 from ..netns import Namespaces, NsWorker
 from ..prom import Prometheus
@@ -77,7 +77,7 @@ class Fleet:
         shutil.copy2(self.args.exporter_bin, self.exporter_bin)  # the source may be rebuilt while we run
         for ns in (self.core, self.inet, self.central_ns, *(s.ns for s in self.sites)):
             self.namespaces.add(ns)
-        run("ip", "netns", "exec", self.core, "sysctl", "-qw", "net.ipv4.ip_forward=1")
+        netns.sysctl(self.core, "net.ipv4.ip_forward=1")
         self.namespaces.link(self.core, "net", "10.77.250.1/24", self.inet, "eth0", "10.77.250.2/24")
         run("ip", "-n", self.inet, "addr", "add", f"{INTERNET}/32", "dev", "lo")
         run("ip", "-n", self.inet, "route", "add", "default", "via", "10.77.250.1")
@@ -99,21 +99,13 @@ class Fleet:
     def cut(self, site, on):
         """The site's uplink dies beyond its router: the core drops everything to and from it."""
         if on:
-            run(
-                "ip",
-                "netns",
-                "exec",
+            netns.nft(
                 self.core,
-                "nft",
-                "-f",
-                "-",
-                input_text=(
-                    "table inet rxfleet_cut {\n  chain forward {\n    type filter hook forward priority 0; policy accept;\n"
-                    f'    iifname "{site.core_if}" drop\n    oifname "{site.core_if}" drop\n  }}\n}}\n'
-                ),
+                "table inet rxfleet_cut {\n  chain forward {\n    type filter hook forward priority 0; policy accept;\n"
+                f'    iifname "{site.core_if}" drop\n    oifname "{site.core_if}" drop\n  }}\n}}\n',
             )
         else:
-            run("ip", "netns", "exec", self.core, "nft", "delete", "table", "inet", "rxfleet_cut")
+            netns.nft_delete(self.core, "inet", "rxfleet_cut", check=True)
         self.cut_on = on
 
     # ---- processes ------------------------------------------------------------------------

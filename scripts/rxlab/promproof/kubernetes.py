@@ -15,92 +15,82 @@ from .queries import ROOT, fail, ok
 # ---- Kubernetes -------------------------------------------------------------------------------
 
 
-SERVICEMONITOR_SCHEMA = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["apiVersion", "kind", "metadata", "spec"],
-    "properties": {
-        "apiVersion": {"const": "monitoring.coreos.com/v1"},
-        "kind": {"const": "ServiceMonitor"},
-        "metadata": {"type": "object", "required": ["name", "namespace"]},
-        "spec": {
-            "type": "object",
-            "additionalProperties": False,
-            "required": ["selector", "endpoints"],
-            "properties": {
-                "jobLabel": {"type": "string"},
-                "selector": {
-                    "type": "object",
-                    "properties": {"matchLabels": {"type": "object"}},
-                    "additionalProperties": False,
-                },
-                "namespaceSelector": {
-                    "type": "object",
-                    "additionalProperties": False,
-                    "properties": {
-                        "matchNames": {"type": "array", "items": {"type": "string"}},
-                        "any": {"type": "boolean"},
-                    },
-                },
-                "endpoints": {
-                    "type": "array",
-                    "minItems": 1,
-                    "items": {
-                        "type": "object",
-                        "additionalProperties": False,
-                        "properties": {
-                            "port": {"type": "string"},
-                            "path": {"type": "string"},
-                            "scheme": {"enum": ["http", "https"]},
-                            "interval": {"type": "string", "pattern": "^[0-9]+(ms|s|m|h)$"},
-                            "scrapeTimeout": {"type": "string", "pattern": "^[0-9]+(ms|s|m|h)$"},
-                            "honorLabels": {"type": "boolean"},
-                            "tlsConfig": {
-                                "type": "object",
-                                "additionalProperties": False,
-                                "properties": {
-                                    "ca": {"$ref": "#/$defs/secretOrConfigMap"},
-                                    "cert": {"$ref": "#/$defs/secretOrConfigMap"},
-                                    "keySecret": {"$ref": "#/$defs/secretKey"},
-                                    "serverName": {"type": "string"},
-                                    "insecureSkipVerify": {"type": "boolean"},
-                                },
-                            },
-                            "basicAuth": {
-                                "type": "object",
-                                "additionalProperties": False,
-                                "required": ["username", "password"],
-                                "properties": {
-                                    "username": {"$ref": "#/$defs/secretKey"},
-                                    "password": {"$ref": "#/$defs/secretKey"},
-                                },
-                            },
-                            "relabelings": {"$ref": "#/$defs/relabelings"},
-                            "metricRelabelings": {"$ref": "#/$defs/relabelings"},
-                        },
-                    },
-                },
-            },
+STRING, BOOLEAN = {"type": "string"}, {"type": "boolean"}
+DURATION = {"type": "string", "pattern": "^[0-9]+(ms|s|m|h)$"}
+
+
+def closed(properties, required=None):
+    """A JSON schema object that allows only `properties` (and needs the `required` ones)."""
+    schema = {"type": "object", "additionalProperties": False, "properties": properties}
+    if required:
+        schema["required"] = required
+    return schema
+
+
+def ref(name):
+    return {"$ref": f"#/$defs/{name}"}
+
+
+def custom_resource(kind, spec, spec_required, defs=None):
+    """The schema of a monitoring.coreos.com/v1 resource of `kind`: its spec closed to `spec`;
+    `defs` what its "$ref"s name."""
+    schema = closed(
+        {
+            "apiVersion": {"const": "monitoring.coreos.com/v1"},
+            "kind": {"const": kind},
+            "metadata": {"type": "object", "required": ["name", "namespace"]},
+            "spec": closed(spec, spec_required),
+        },
+        ["apiVersion", "kind", "metadata", "spec"],
+    )
+    if defs:
+        schema["$defs"] = defs
+    return schema
+
+
+SERVICEMONITOR_SCHEMA = custom_resource(
+    "ServiceMonitor",
+    {
+        "jobLabel": STRING,
+        "selector": closed({"matchLabels": {"type": "object"}}),
+        "namespaceSelector": closed({"matchNames": {"type": "array", "items": STRING}, "any": BOOLEAN}),
+        "endpoints": {
+            "type": "array",
+            "minItems": 1,
+            "items": closed(
+                {
+                    "port": STRING,
+                    "path": STRING,
+                    "scheme": {"enum": ["http", "https"]},
+                    "interval": DURATION,
+                    "scrapeTimeout": DURATION,
+                    "honorLabels": BOOLEAN,
+                    "tlsConfig": closed(
+                        {
+                            "ca": ref("secretOrConfigMap"),
+                            "cert": ref("secretOrConfigMap"),
+                            "keySecret": ref("secretKey"),
+                            "serverName": STRING,
+                            "insecureSkipVerify": BOOLEAN,
+                        }
+                    ),
+                    "basicAuth": closed(
+                        {"username": ref("secretKey"), "password": ref("secretKey")}, ["username", "password"]
+                    ),
+                    "relabelings": ref("relabelings"),
+                    "metricRelabelings": ref("relabelings"),
+                }
+            ),
         },
     },
-    "$defs": {
-        "secretKey": {
-            "type": "object",
-            "additionalProperties": False,
-            "required": ["name", "key"],
-            "properties": {"name": {"type": "string"}, "key": {"type": "string"}, "optional": {"type": "boolean"}},
-        },
-        "secretOrConfigMap": {
-            "type": "object",
-            "additionalProperties": False,
-            "properties": {"secret": {"$ref": "#/$defs/secretKey"}, "configMap": {"$ref": "#/$defs/secretKey"}},
-        },
+    ["selector", "endpoints"],
+    {
+        "secretKey": closed({"name": STRING, "key": STRING, "optional": BOOLEAN}, ["name", "key"]),
+        "secretOrConfigMap": closed({"secret": ref("secretKey"), "configMap": ref("secretKey")}),
         "relabelings": {
             "type": "array",
-            "items": {
-                "type": "object",
-                "additionalProperties": False,
-                "properties": {
+            "items": closed(
+                {
                     "action": {
                         "enum": [
                             "replace",
@@ -118,62 +108,47 @@ SERVICEMONITOR_SCHEMA = {
                         "type": "array",
                         "items": {"type": "string", "pattern": "^[a-zA-Z_][a-zA-Z0-9_]*$"},
                     },
-                    "separator": {"type": "string"},
-                    "targetLabel": {"type": "string"},
-                    "regex": {"type": "string"},
+                    "separator": STRING,
+                    "targetLabel": STRING,
+                    "regex": STRING,
                     "modulus": {"type": "integer"},
-                    "replacement": {"type": "string"},
-                },
-            },
-        },
-    },
-}
-PROMETHEUSRULE_SCHEMA = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["apiVersion", "kind", "metadata", "spec"],
-    "properties": {
-        "apiVersion": {"const": "monitoring.coreos.com/v1"},
-        "kind": {"const": "PrometheusRule"},
-        "metadata": {"type": "object", "required": ["name", "namespace"]},
-        "spec": {
-            "type": "object",
-            "additionalProperties": False,
-            "required": ["groups"],
-            "properties": {
-                "groups": {
-                    "type": "array",
-                    "items": {
-                        "type": "object",
-                        "additionalProperties": False,
-                        "required": ["name", "rules"],
-                        "properties": {
-                            "name": {"type": "string"},
-                            "interval": {"type": "string"},
-                            "limit": {"type": "integer"},
-                            "rules": {
-                                "type": "array",
-                                "items": {
-                                    "type": "object",
-                                    "additionalProperties": False,
-                                    "required": ["expr"],
-                                    "properties": {
-                                        "record": {"type": "string"},
-                                        "alert": {"type": "string"},
-                                        "expr": {"type": "string"},
-                                        "for": {"type": "string"},
-                                        "labels": {"type": "object"},
-                                        "annotations": {"type": "object"},
-                                    },
-                                },
-                            },
-                        },
-                    },
+                    "replacement": STRING,
                 }
-            },
+            ),
         },
     },
-}
+)
+PROMETHEUSRULE_SCHEMA = custom_resource(
+    "PrometheusRule",
+    {
+        "groups": {
+            "type": "array",
+            "items": closed(
+                {
+                    "name": STRING,
+                    "interval": STRING,
+                    "limit": {"type": "integer"},
+                    "rules": {
+                        "type": "array",
+                        "items": closed(
+                            {
+                                "record": STRING,
+                                "alert": STRING,
+                                "expr": STRING,
+                                "for": STRING,
+                                "labels": {"type": "object"},
+                                "annotations": {"type": "object"},
+                            },
+                            ["expr"],
+                        ),
+                    },
+                },
+                ["name", "rules"],
+            ),
+        }
+    },
+    ["groups"],
+)
 
 
 def check_kubernetes(rules):
