@@ -47,6 +47,21 @@
     flappingWindow: '1h',
     historyProblemsWindow: '10m',
     configReloadFailedFor: '5m',
+    // Fleet consensus (rules/consensus.libsonnet): is it the site or the target? A site votes
+    // on a target only while it reaches another one; a target is down when at least
+    // fleetTargetDownRatio of at least fleetMinSites voting sites fail it; a site fails a target
+    // alone when fewer than fleetFailingAloneRatio of the other voting sites (at least
+    // fleetMinSites - 1 of them) fail it too. Below fleetMinSites nothing is compared: a single
+    // host never raises these alerts.
+    fleetMinSites: 3,
+    fleetTargetDownRatio: 0.8,
+    fleetTargetDownFor: '5m',
+    fleetFailingAloneRatio: 0.5,
+    fleetFailingAloneFor: '10m',
+    // A site seen within the lookback (its `up`) with nothing newer than siteSilentAfter is
+    // silent (cut off from the central: deploy/fleet/fleet.rules.yml's ReachabilitySiteSilent).
+    siteSilentAfter: '2m',
+    siteSilentLookback: '6h',
     // Multiwindow, multi-burn-rate alerts (the Google SRE workbook's numbers).
     burnRateFast: 14.4,
     burnRateFastFor: '2m',

@@ -9,5 +9,7 @@
 // scripts/mixin.sh renders and checks them.
 (import 'config.libsonnet')
 + (import 'rules/rules.libsonnet')
++ (import 'rules/consensus.libsonnet')
 + (import 'alerts/alerts.libsonnet')
++ (import 'alerts/consensus.libsonnet')
 + (import 'dashboards/dashboards.libsonnet')

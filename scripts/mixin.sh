@@ -10,16 +10,21 @@
 #       Fails (with a diff) when the shipped files are not the default rendering; runs
 #       `promtool check rules` and the rule unit tests (deploy/prometheus/reachability.rules.test.yml)
 #       on it; renders with a custom selector, which must pass `promtool check rules`, must not
-#       mention job="reachability" anywhere, and must pass a unit test of its own.
+#       mention job="reachability" anywhere, and must pass a unit test of its own (the fleet
+#       consensus counting the selected sites only, too); `amtool check-config` on the fleet's and
+#       compose's Alertmanager configurations, whose inhibitions must name only alerts that exist
+#       (the rendered rules and deploy/fleet/fleet.rules.yml).
 set -euo pipefail
 cd "$(dirname "$(realpath "$0")")/.."
 
 generated=(deploy/prometheus/reachability.rules.yml deploy/kubernetes/prometheusrule.yaml
            dashboards/reachability-host.json dashboards/reachability-fleet.json)
+alertmanagers=(deploy/fleet/alertmanager.yml deploy/compose/alertmanager.yml)
 
 need_apt=()
 command -v jsonnet >/dev/null || need_apt+=(jsonnet)
 command -v promtool >/dev/null || need_apt+=(prometheus)
+command -v amtool >/dev/null || need_apt+=(prometheus-alertmanager)
 if ((${#need_apt[@]})); then
   echo "installing: ${need_apt[*]}"
   apt-get update -qq
@@ -130,8 +135,66 @@ tests:
               summary: "No reachability_exporter is scraped"
               description: "Prometheus has no up{job=\"edge\",site!=\"\"} series: service discovery or the scrape configuration lost every exporter."
               runbook_url: "https://github.com/reachability-exporter/reachability_exporter/blob/main/docs/runbook.md#reachabilityexporterabsent"
+  # Fleet consensus counts the selected sites only: e1..e4 fail 9.9.9.9, e5 reaches it (4 of 5).
+  # Counted, the site without a site label and the job="reachability" one (both reaching it)
+  # would make 4 of 7 and no alert.
+  - interval: 1m
+    input_series:
+      - {series: 'reachability_probe_success{job="edge",site="e1",instance="e1",probe="icmp",target="1.1.1.1"}', values: '1x10'}
+      - {series: 'reachability_probe_success{job="edge",site="e2",instance="e2",probe="icmp",target="1.1.1.1"}', values: '1x10'}
+      - {series: 'reachability_probe_success{job="edge",site="e3",instance="e3",probe="icmp",target="1.1.1.1"}', values: '1x10'}
+      - {series: 'reachability_probe_success{job="edge",site="e4",instance="e4",probe="icmp",target="1.1.1.1"}', values: '1x10'}
+      - {series: 'reachability_probe_success{job="edge",site="e5",instance="e5",probe="icmp",target="1.1.1.1"}', values: '1x10'}
+      - {series: 'reachability_probe_success{job="edge",site="e1",instance="e1",probe="icmp",target="9.9.9.9"}', values: '0x10'}
+      - {series: 'reachability_probe_success{job="edge",site="e2",instance="e2",probe="icmp",target="9.9.9.9"}', values: '0x10'}
+      - {series: 'reachability_probe_success{job="edge",site="e3",instance="e3",probe="icmp",target="9.9.9.9"}', values: '0x10'}
+      - {series: 'reachability_probe_success{job="edge",site="e4",instance="e4",probe="icmp",target="9.9.9.9"}', values: '0x10'}
+      - {series: 'reachability_probe_success{job="edge",site="e5",instance="e5",probe="icmp",target="9.9.9.9"}', values: '1x10'}
+      - {series: 'reachability_probe_success{job="edge",instance="no-site",probe="icmp",target="1.1.1.1"}', values: '1x10'}
+      - {series: 'reachability_probe_success{job="edge",instance="no-site",probe="icmp",target="9.9.9.9"}', values: '1x10'}
+      - {series: 'reachability_probe_success{job="reachability",site="e6",instance="e6",probe="icmp",target="1.1.1.1"}', values: '1x10'}
+      - {series: 'reachability_probe_success{job="reachability",site="e6",instance="e6",probe="icmp",target="9.9.9.9"}', values: '1x10'}
+    alert_rule_test:
+      - eval_time: 6m
+        alertname: ReachabilityTargetDown
+        exp_alerts:
+          - exp_labels: {severity: warning, job: edge, probe: icmp, target: 9.9.9.9}
+            exp_annotations:
+              summary: "9.9.9.9 is down from 80% of sites"
+              description: "4 of 5 sites that reach other targets have failed icmp probes to 9.9.9.9 for 5 minutes (threshold: 80% of at least 3 sites): the target, or the path every site shares to it, is down, not the sites."
+              runbook_url: "https://github.com/reachability-exporter/reachability_exporter/blob/main/docs/runbook.md#reachabilitytargetdown"
 EOF
   (cd "$tmp/custom/deploy/prometheus" && promtool test rules custom.test.yml)
+
+  echo "== the Alertmanager configurations: amtool check-config; every alert name they match exists"
+  amtool check-config "${alertmanagers[@]}" | grep -E '^Checking|SUCCESS|FAIL'
+  if python3 - "$tmp/default/deploy/prometheus/reachability.rules.yml" deploy/fleet/fleet.rules.yml "${alertmanagers[@]}" <<'EOF'
+import re, sys
+import yaml
+rule_files, configs = sys.argv[1:3], sys.argv[3:]
+alerts = {r["alert"] for f in rule_files for g in yaml.safe_load(open(f))["groups"] for r in g["rules"] if "alert" in r}
+def alternatives(value):  # "Reachability(A|B.*)" -> ["ReachabilityA", "ReachabilityB.*"]; "A|B" -> ["A", "B"]
+    m = re.fullmatch(r"(\w*)\((.*)\)", value)
+    return [m.group(1) + a for a in m.group(2).split("|")] if m else value.split("|")
+bad = 0
+for path in configs:
+    for i, rule in enumerate(yaml.safe_load(open(path)).get("inhibit_rules", [])):
+        for side in ("source_matchers", "target_matchers"):
+            for matcher in rule.get(side, []):
+                m = re.fullmatch(r'\s*alertname\s*(=~|=)\s*"?([^"]*)"?\s*', matcher)
+                if not m:
+                    continue
+                for alt in alternatives(m.group(2)) if m.group(1) == "=~" else [m.group(2)]:
+                    if not any(re.fullmatch(alt, a) for a in alerts):
+                        print(f"  FAIL {path}: inhibit rule {i + 1} {side}: {alt} matches no alert of the rules")
+                        bad = 1
+sys.exit(bad)
+EOF
+  then
+    echo "  ok   every alert name in the inhibitions is an alert of the shipped or fleet rules"
+  else
+    failed=1
+  fi
 
   if [ "$failed" != 0 ]; then echo "mixin check: FAILED"; exit 1; fi
   echo "mixin check: passed"
