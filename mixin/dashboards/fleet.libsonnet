@@ -15,7 +15,7 @@ function(c) {
   ],
   uid: 'reachability-fleet',
   title: 'Reachability — fleet',
-  description: 'Many reachability_exporter instances (sites) at once: who is offline or behind a portal now, availability and latency compared. See dashboards/README.md.',
+  description: 'Many reachability_exporter instances (sites) at once: who is offline or behind a portal now, is it a site or the target, availability and latency compared. See dashboards/README.md.',
   tags: c.dashboardTags,
   editable: true,
   fiscalYearStartMonth: 0,
@@ -231,8 +231,10 @@ function(c) {
         wideLayout: true,
       },
     },
-    g.row(8, 'Sites', y=5),
-    g.panel('table', 9, 'Sites', { x: 0, y: 6, w: 24, h: 9 },
+    // Is it me or the target? (consensus.libsonnet), right below the fleet's numbers.
+  ] + (import 'consensus.libsonnet')(c, 5).panels + [
+    g.row(8, 'Sites', y=21),
+    g.panel('table', 9, 'Sites', { x: 0, y: 22, w: 24, h: 9 },
       'One row per instance: verdict, reason, where it breaks (reachability_fault_info\'s location), time in state, availability (failed scrapes count as unknown, not online), p90 RTT of ICMP echoes and of HTTP(S) exchanges apart. Click an instance to open its host dashboard.',
       [
         g.table('max by (job, %(site)s, instance, state, reason) (reachability_connectivity_info{%(sel)s, scope="overall"})' % v),
@@ -347,7 +349,7 @@ function(c) {
         },
       ],
     },
-    g.panel('state-timeline', 10, 'State per site', { x: 0, y: 15, w: 24, h: 8 },
+    g.panel('state-timeline', 10, 'State per site', { x: 0, y: 31, w: 24, h: 8 },
       'Each instance\'s overall verdict over time (0 unknown … 4 full).',
       [
         g.range(|||
@@ -392,8 +394,8 @@ function(c) {
         tooltip: { mode: 'single', sort: 'none' },
       },
     },
-    g.row(11, 'Comparison', y=23),
-    g.panel('bargauge', 12, 'Availability (7d), worst first', { x: 0, y: 24, w: 8, h: 8 },
+    g.row(11, 'Comparison', y=39),
+    g.panel('bargauge', 12, 'Availability (7d), worst first', { x: 0, y: 40, w: 8, h: 8 },
       'Availability over 7 days per instance: samples online divided by scrapes attempted.',
       [
         g.instant('sort(%s)' % v.availability('7d'), '{{instance}} {{site}}'),
@@ -430,7 +432,7 @@ function(c) {
         maxVizHeight: 300,
       },
     },
-    g.panel('timeseries', 13, 'p90 RTT per site', { x: 8, y: 24, w: 8, h: 8 },
+    g.panel('timeseries', 13, 'p90 RTT per site', { x: 8, y: 40, w: 8, h: 8 },
       '90th percentile of successful probes per instance and probe kind (ICMP echoes, HTTP(S) exchanges, DNS lookups and TCP connects are not mixed).',
       [
         g.range('histogram_quantile(0.9, sum by (%(site)s, instance, probe, le) (rate(reachability_probe_duration_seconds_bucket{%(sel)s}[$__rate_interval])%(probes)s))' % v, '{{probe}} {{instance}} {{site}}'),
@@ -466,7 +468,7 @@ function(c) {
         tooltip: { mode: 'multi', sort: 'desc' },
       },
     },
-    g.panel('bargauge', 14, 'Most state changes in range', { x: 16, y: 24, w: 8, h: 8 },
+    g.panel('bargauge', 14, 'Most state changes in range', { x: 16, y: 40, w: 8, h: 8 },
       'The ten instances whose verdict changed most often.',
       [
         g.instant('topk(10, sum by (%(site)s, instance) (increase(reachability_state_transitions_total{%(sel)s}[$__range])))' % v, '{{instance}} {{site}}'),
@@ -500,7 +502,7 @@ function(c) {
         maxVizHeight: 300,
       },
     },
-    g.panel('timeseries', 15, 'Probe failures by reason', { x: 0, y: 32, w: 8, h: 8 },
+    g.panel('timeseries', 15, 'Probe failures by reason', { x: 0, y: 48, w: 8, h: 8 },
       'Failed probe rounds across the fleet by reason (reachability_probe_failures_total).',
       [
         g.range('sum by (reason) (increase(reachability_probe_failures_total{%(sel)s}[$__rate_interval])%(probes)s)' % v, '{{reason}}'),
@@ -535,7 +537,7 @@ function(c) {
         tooltip: { mode: 'multi', sort: 'desc' },
       },
     },
-    g.panel('timeseries', 16, 'ICMP loss per site', { x: 8, y: 32, w: 8, h: 8 },
+    g.panel('timeseries', 16, 'ICMP loss per site', { x: 8, y: 48, w: 8, h: 8 },
       'Worst per-round ICMP loss per instance (reachability_icmp_loss_ratio).',
       [
         g.range('max by (%(site)s, instance) (reachability_icmp_loss_ratio{%(sel)s}%(probes)s)' % v, '{{instance}} {{site}}'),
@@ -573,7 +575,7 @@ function(c) {
         tooltip: { mode: 'multi', sort: 'desc' },
       },
     },
-    g.panel('table', 17, 'Uplinks down', { x: 16, y: 32, w: 8, h: 8 },
+    g.panel('table', 17, 'Uplinks down', { x: 16, y: 48, w: 8, h: 8 },
       'Uplinks whose verdict is not full, per instance (reachability_uplink_internet_reachable == 0).',
       [
         g.table('reachability_uplink_internet_reachable{%(sel)s} == 0' % v),
@@ -615,8 +617,8 @@ function(c) {
         },
       ],
     },
-    g.row(18, 'Fleet health', y=40),
-    g.panel('bargauge', 19, 'Certificates expiring first', { x: 0, y: 41, w: 8, h: 7 },
+    g.row(18, 'Fleet health', y=56),
+    g.panel('bargauge', 19, 'Certificates expiring first', { x: 0, y: 57, w: 8, h: 7 },
       'The ten HTTPS targets whose leaf certificate expires soonest.',
       [
         g.instant('bottomk(10, min by (target) ((reachability_tls_certificate_expiry_timestamp_seconds{%(sel)s}%(probes)s) - time()))' % v, '{{target}}'),
@@ -651,7 +653,7 @@ function(c) {
         maxVizHeight: 300,
       },
     },
-    g.panel('table', 20, 'Exporter versions', { x: 8, y: 41, w: 8, h: 7 },
+    g.panel('table', 20, 'Exporter versions', { x: 8, y: 57, w: 8, h: 7 },
       'How many instances run each build (reachability_exporter_build_info).',
       [
         g.table('count by (version, revision, swiftversion) (reachability_exporter_build_info{%(sel)s})' % v),
@@ -677,7 +679,7 @@ function(c) {
         },
       ],
     },
-    g.panel('timeseries', 21, 'History and configuration problems', { x: 16, y: 41, w: 8, h: 7 },
+    g.panel('timeseries', 21, 'History and configuration problems', { x: 16, y: 57, w: 8, h: 7 },
       'History write errors and dropped records, and failed configuration reloads, summed over the fleet; 0 when there are none (also without --history.dir).',
       [
         g.range('sum(increase(reachability_history_write_errors_total{%(sel)s}[$__rate_interval])) or vector(0)' % v, 'history write errors'),
