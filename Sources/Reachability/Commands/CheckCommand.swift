@@ -16,6 +16,11 @@ package enum CheckCommand {
         ProbeFlags.specs + [
             ConfigWiring.flag,
             FlagSpec("output", .value(default: "text"), placeholder: "FORMAT", help: "text or json."),
+            FlagSpec(
+                "trace", .bool(default: false),
+                help:
+                    "After the round, trace the last hop that answers toward each probe's address (TTL-limited ICMP echoes, hops 1-\(ICMPGatewayProber.traceHops), one each), healthy or not."
+            ),
             FlagSpec("help", .bool(default: false), help: "Show this help and exit."),
         ]
 
@@ -61,8 +66,74 @@ package enum CheckCommand {
         if let warning = core.evidenceWarning { writeErr("reachability_exporter: warning: \(warning)\n") }
         // One round decides: no hysteresis for a one-shot answer.
         let status = await core.check()
-        writeOut(json ? renderJSON(status) : renderText(status))
+        let traces = parsed.bool("trace") ? await trace(status, path: path.gate) : nil
+        writeOut(json ? renderJSON(status, traces: traces) : renderText(status) + (traces.map(renderTraces) ?? ""))
         return exitStatus(status.state)
+    }
+
+    /// One probe's trace for `--trace`: where it went, out of which route, and what came back.
+    struct ProbeTrace {
+        var probe: String
+        var route: GatewayRoute?
+        var trace: LastHopTrace?
+    }
+
+    /// Traces toward each distinct (address, interface) the round's probes used, all at once,
+    /// within 2 s: at most `traceHops` echoes each.
+    static func trace(_ status: ReachabilityStatus, path: any PathGate) async -> [ProbeTrace] {
+        var seen: Set<String> = []
+        var wanted: [(probe: String, address: String, route: GatewayRoute?, interface: String?)] = []
+        for p in status.probes {
+            guard let address = p.result.address, let parsed = SocketAddress(ip: address),
+                LastHopTrace.isRouted(parsed.addressBytes),
+                seen.insert("\(parsed.ip)%\(p.interface ?? "")").inserted
+            else { continue }
+            let scope: Scope = p.interface.map { .uplink($0) } ?? .family(parsed.ipFamily)
+            wanted.append(
+                (
+                    MetricsRecorder.targetLabel(p.name, p.interface), parsed.ip, path.gatewayRoute(for: scope),
+                    p.interface
+                ))
+        }
+        let prober = ICMPGatewayProber()
+        let deadline = ContinuousClock.now + .seconds(2)
+        return await withTaskGroup(of: (Int, LastHopTrace?).self) { group in
+            for (i, w) in wanted.enumerated() {
+                let route =
+                    w.route
+                    ?? GatewayRoute(
+                        family: SocketAddress(ip: w.address)!.ipFamily, gateway: nil, interface: w.interface ?? "")
+                group.addTask { (i, await prober.trace(toward: w.address, route: route, deadline: deadline)) }
+            }
+            var out = wanted.map { ProbeTrace(probe: $0.probe, route: $0.route) }
+            for await (i, t) in group { out[i].trace = t }
+            return out
+        }
+    }
+
+    /// Like traceroute: one line per hop up to the destination's reply, then the summary.
+    /// Addresses come from the network: no raw control character reaches the terminal.
+    static func renderTraces(_ traces: [ProbeTrace]) -> String {
+        var out: [String] = []
+        for t in traces {
+            guard let trace = t.trace else { continue }
+            let via = t.route.map { " via \($0.interface)" + ($0.gateway.map { " (gateway \($0))" } ?? "") } ?? ""
+            out.append("trace toward \(trace.destination) (\(t.probe))\(via):")
+            for (i, answer) in trace.answers.enumerated() {
+                let line: String
+                switch answer {
+                case .timeExceeded(let a): line = a
+                case .error(let a, let text): line = "\(a)  \(text)"
+                case .reached(let a): line = "\(a)  reached"
+                case .silent: line = "*"
+                case .notSent(let text): line = "not sent: \(text)"
+                }
+                out.append("  \(i < 9 ? " " : "")\(i + 1)  \(line)")
+                if case .reached = answer { break }
+            }
+            out.append("  → \(trace.summary(gateway: t.route?.gateway))")
+        }
+        return out.map { $0.escapingControlCharacters + "\n" }.joined()
     }
 
     static func renderText(_ s: ReachabilityStatus) -> String {
@@ -98,10 +169,12 @@ package enum CheckCommand {
         return out
     }
 
-    static func renderJSON(_ s: ReachabilityStatus) -> String {
+    static func renderJSON(_ s: ReachabilityStatus, traces: [ProbeTrace]? = nil) -> String {
         func fault(_ scope: Scope) -> String {
             guard let f = s.faults[scope] else { return "null" }
-            return "{\"location\":\(Logger.jsonString(f.location.rawValue)),\"detail\":\(Logger.jsonString(f.detail))}"
+            let last = f.lastHop.map { ",\"last_hop\":" + lastHopJSON($0) } ?? ""
+            return
+                "{\"location\":\(Logger.jsonString(f.location.rawValue)),\"detail\":\(Logger.jsonString(f.detail))\(last)}"
         }
         func verdict(_ v: Verdict, _ scope: Scope) -> String {
             "{\"state\":\(Logger.jsonString(v.state.rawValue)),\"reason\":\(v.reason.map(Logger.jsonString) ?? "null"),"
@@ -131,7 +204,37 @@ package enum CheckCommand {
             "{\"state\":\(Logger.jsonString(s.state.rawValue)),\"reason\":\(s.overall.verdict.reason.map(Logger.jsonString) ?? "null"),"
             + "\"fault\":\(fault(.overall)),\"families\":{\(families.joined(separator: ","))},\"uplinks\":{\(uplinks.joined(separator: ","))},"
             + "\"probes\":[\(probes.joined(separator: ","))],"
+            + (traces.map { "\"traces\":[\($0.compactMap(traceJSON).joined(separator: ","))]," } ?? "")
             + "\"nat64_prefixes\":[\(NAT64Prefixes.shared.current.map { Logger.jsonString($0.description) }.joined(separator: ","))]}\n"
+    }
+}
+
+extension CheckCommand {
+    static func lastHopJSON(_ h: LastHop) -> String {
+        "{\"hop\":\(h.hop),\"address\":\(Logger.jsonString(h.address)),\"destination\":\(Logger.jsonString(h.destination)),"
+            + "\"reached\":\(h.reached),\"past_gateway\":\(h.pastGateway.map(String.init) ?? "null"),"
+            + "\"error\":\(h.error.map(Logger.jsonString) ?? "null"),\"silent_hops\":[\(h.silentHops.map(String.init).joined(separator: ","))]}"
+    }
+
+    static func traceJSON(_ t: ProbeTrace) -> String? {
+        guard let trace = t.trace else { return nil }
+        let hops = trace.answers.enumerated().map { i, a -> String in
+            let (answer, address, text): (String, String?, String?) =
+                switch a {
+                case .timeExceeded(let x): ("time_exceeded", x, nil)
+                case .error(let x, let e): ("error", x, e)
+                case .reached(let x): ("reached", x, nil)
+                case .silent: ("silent", nil, nil)
+                case .notSent(let e): ("not_sent", nil, e)
+                }
+            return "{\"hop\":\(i + 1),\"answer\":\"\(answer)\",\"address\":\(address.map(Logger.jsonString) ?? "null"),"
+                + "\"detail\":\(text.map(Logger.jsonString) ?? "null")}"
+        }
+        return "{\"probe\":\(Logger.jsonString(t.probe)),\"destination\":\(Logger.jsonString(trace.destination)),"
+            + "\"interface\":\(t.route.map { Logger.jsonString($0.interface) } ?? "null"),"
+            + "\"gateway\":\(t.route?.gateway.map(Logger.jsonString) ?? "null"),"
+            + "\"last_hop\":\(trace.lastHop(gateway: t.route?.gateway).map(lastHopJSON) ?? "null"),"
+            + "\"summary\":\(Logger.jsonString(trace.summary(gateway: t.route?.gateway))),\"hops\":[\(hops.joined(separator: ","))]}"
     }
 }
 

@@ -207,7 +207,7 @@ package struct ICMPProber: Prober {
 
     static func isUnreachable(_ outcome: ICMPEchoOutcome) -> Bool {
         switch outcome {
-        case .icmpError, .notSent(.unreachable, _): true
+        case .icmpError, .hopError, .notSent(.unreachable, _): true
         default: false
         }
     }
@@ -215,7 +215,8 @@ package struct ICMPProber: Prober {
     static func firstProblem(_ outcomes: [ICMPEchoOutcome]) -> String? {
         for o in outcomes {
             switch o {
-            case .icmpError(let text), .notSent(_, let text), .abandoned(let text), .tooBig(_, let text): return text
+            case .icmpError, .hopError, .tooBig: return o.errorText
+            case .notSent(_, let text), .abandoned(let text): return text
             case .reply, .timedOut: continue
             }
         }
@@ -238,7 +239,7 @@ package struct ICMPProber: Prober {
                 rtts.append(rtt)
                 if let t { ttl = t }
             case .timedOut: reasons.insert(.timeout)
-            case .icmpError: reasons.insert(.unreachable)
+            case .icmpError, .hopError: reasons.insert(.unreachable)
             case .tooBig: reasons.insert(dontFragment ? .mtu : .unreachable)
             case .notSent(let reason, _): reasons.insert(reason)
             case .abandoned: reasons.insert(.error)
@@ -269,7 +270,7 @@ package struct ICMPProber: Prober {
         } else {
             let text = outcomes.lazy.compactMap { o -> String? in
                 switch o {
-                case .icmpError(let t) where reason == .unreachable: t
+                case .icmpError where reason == .unreachable, .hopError where reason == .unreachable: o.errorText
                 case .tooBig(_, let t) where reason == .mtu || reason == .unreachable: t
                 case .notSent(let r, let t) where r == reason: t
                 case .abandoned(let t) where reason == .error: t

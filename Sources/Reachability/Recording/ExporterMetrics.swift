@@ -10,6 +10,7 @@ package struct ExporterMetrics: Sendable {
     let uplinkState: MetricFamily<Gauge>
     let stateInfo: MetricFamily<Gauge>
     let faultInfo: MetricFamily<Gauge>
+    let faultLastHop: MetricFamily<Gauge>
     let pathMTU: MetricFamily<Gauge>
     let transitions: MetricFamily<Counter>
     let lastTransition: Gauge
@@ -46,6 +47,7 @@ package struct ExporterMetrics: Sendable {
         uplinkState = r.gauge(MetricCatalog.uplinkConnectivityState)
         stateInfo = r.gauge(MetricCatalog.connectivityInfo)
         faultInfo = r.gauge(MetricCatalog.faultInfo)
+        faultLastHop = r.gauge(MetricCatalog.faultLastHop)
         pathMTU = r.gauge(MetricCatalog.pathMtuBytes)
         transitions = r.counter(MetricCatalog.stateTransitionsTotal)
         lastTransition = r.gauge(MetricCatalog.lastTransitionTimestampSeconds).labels()
@@ -208,6 +210,16 @@ package final class MetricsRecorder: RoundObserver {
         }
         // A scope gone (an uplink removed by a reload) or undecided again loses its series.
         m.faultInfo.removeAll { status.faults[Scope(label: $0[0])] == nil }
+        // One last-hop series per scope that has one; a router that changes replaces it.
+        m.faultLastHop.removeAll { labels in
+            guard let last = status.faults[Scope(label: labels[0])]?.lastHop, !last.reached else { return true }
+            return labels[1] != last.address
+        }
+        for (scope, fault) in status.faults {
+            if let last = fault.lastHop, !last.reached {
+                m.faultLastHop.labels(scope.label, last.address).set(Double(last.hop))
+            }
+        }
         // State changes only: a new reason within the same state (limited (dns) -> limited
         // (timeout)) is a transition of the verdict, in history and logs, but not of the state.
         for case (.overall, let t) in status.transitions.map({ ($0.scope, $0.transition) })

@@ -121,6 +121,11 @@ package enum MetricCatalog {
         help:
             "Where the scope's path breaks: link, gateway, upstream, dns, portal, target (full, some targets fail) or none; always 1, one series per decided scope."
     )
+    package static let faultLastHop = MetricDescriptor(
+        .gauge, "reachability_fault_last_hop", labels: ["scope", "address"],
+        help:
+            "While a scope is located upstream with nothing beyond its gateway answering: the distance (1 is the gateway) of the farthest router that still answers a TTL-limited echo toward a failing target, and that router's address. Absent otherwise."
+    )
     package static let nat64PrefixInfo = MetricDescriptor(
         .gauge, "reachability_nat64_prefix_info", labels: ["prefix"],
         help:
@@ -269,6 +274,7 @@ package enum MetricCatalog {
         uplinkConnectivityState,
         connectivityInfo,
         faultInfo,
+        faultLastHop,
         pathMtuBytes,
         stateTransitionsTotal,
         lastTransitionTimestampSeconds,

@@ -3,7 +3,9 @@ extension ReachabilityMonitor {
     /// Each decided scope's fault (`FaultLocator`). The gateways of scopes that need one checked
     /// are checked once each, at once, within min(timeout, 1 s): only while a scope is `limited`,
     /// some probe of it failed and nothing proves the internet (`FaultLocator.needsGateway`), so
-    /// a healthy host sends nothing extra. Decides nothing: verdicts are final before this runs.
+    /// a healthy host sends nothing extra. In the same second each such route is traced toward a
+    /// failing target of its scope (`LastHopTrace`: at most `ICMPGatewayProber.traceHops` echoes
+    /// per route and round). Decides nothing: verdicts are final before this runs.
     func locateFaults(
         _ status: ReachabilityStatus, entries: [Scope: [RoundEntry]], uplinks: [String], timeout: Duration
     ) async -> [Scope: Fault] {
@@ -16,14 +18,31 @@ extension ReachabilityMonitor {
         where FaultLocator.needsGateway(verdict, entries: entries[scope] ?? []) {
             if let route = routes[i], route.gateway != nil, !needed.contains(route) { needed.append(route) }
         }
+        // Toward what each checked route is traced: a failing target of a scope it serves.
+        var destinations: [GatewayRoute: String] = [:]
+        for (i, (scope, _)) in scopes.enumerated() {
+            guard let route = routes[i], needed.contains(route), destinations[route] == nil else { continue }
+            destinations[route] = LastHopTrace.destination(in: entries[scope] ?? [], family: route.family)
+        }
         var checks: [GatewayRoute: GatewayCheck] = [:]
+        var traces: [GatewayRoute: LastHopTrace] = [:]
         if let gateways, !needed.isEmpty {
             let deadline = ContinuousClock.now + min(timeout, .seconds(1))
-            checks = await withTaskGroup(of: GatewayCheck.self) { group in
-                for route in needed { group.addTask { await gateways.check(route, deadline: deadline) } }
-                var out: [GatewayRoute: GatewayCheck] = [:]
-                for await c in group { out[c.route] = c }
-                return out
+            await withTaskGroup(of: LocatorFinding.self) { group in
+                for route in needed {
+                    group.addTask { .check(await gateways.check(route, deadline: deadline)) }
+                    if let destination = destinations[route] {
+                        group.addTask {
+                            .trace(route, await gateways.trace(toward: destination, route: route, deadline: deadline))
+                        }
+                    }
+                }
+                for await found in group {
+                    switch found {
+                    case .check(let c): checks[c.route] = c
+                    case .trace(let route, let t): traces[route] = t
+                    }
+                }
             }
         }
         let previous = self.current?.faults ?? [:]
@@ -33,9 +52,16 @@ extension ReachabilityMonitor {
             // Nil: recovering under hysteresis, the fault located before still stands.
             faults[scope] =
                 FaultLocator.locate(
-                    verdict, entries: entries[scope] ?? [], route: route, check: route.flatMap { checks[$0] })
+                    verdict, entries: entries[scope] ?? [], route: route, check: route.flatMap { checks[$0] },
+                    trace: route.flatMap { traces[$0] })
                 ?? previous[scope] ?? Fault(.none, "recovering: every probe succeeds again")
         }
         return faults
     }
+}
+
+/// What one of the locator's concurrent checks found.
+private enum LocatorFinding: Sendable {
+    case check(GatewayCheck)
+    case trace(GatewayRoute, LastHopTrace?)
 }

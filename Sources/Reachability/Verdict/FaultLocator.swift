@@ -23,10 +23,14 @@ public enum FaultLocation: String, Sendable, CaseIterable, Codable {
 public struct Fault: Sendable, Equatable {
     public var location: FaultLocation
     public var detail: String
+    /// For `upstream` when nothing beyond the host answers: the farthest router that still
+    /// answers a TTL-limited echo toward a failing target (also in `detail`). Nil when no trace ran.
+    public var lastHop: LastHop?
 
-    public init(_ location: FaultLocation, _ detail: String = "") {
+    public init(_ location: FaultLocation, _ detail: String = "", lastHop: LastHop? = nil) {
         self.location = location
         self.detail = detail
+        self.lastHop = lastHop
     }
 
     /// "gateway: gateway 192.168.1.1 on wlan0: no ARP reply", or "none".
@@ -64,9 +68,19 @@ package struct GatewayCheck: Sendable, Equatable {
 }
 
 /// Checks gateways: an ICMP echo bound to the route's interface and, when it fails, the
-/// neighbour table over rtnetlink. Tests substitute a fake.
+/// neighbour table over rtnetlink; and, beyond them, traces the last hop that answers toward a
+/// destination. Tests substitute a fake.
 package protocol GatewayProber: Sendable {
     func check(_ route: GatewayRoute, deadline: ContinuousClock.Instant) async -> GatewayCheck
+    /// TTL-limited echoes toward `destination` out of the route's interface; nil when not traced.
+    func trace(toward destination: String, route: GatewayRoute, deadline: ContinuousClock.Instant) async
+        -> LastHopTrace?
+}
+
+extension GatewayProber {
+    package func trace(toward destination: String, route: GatewayRoute, deadline: ContinuousClock.Instant) async
+        -> LastHopTrace?
+    { nil }
 }
 
 /// Names the broken segment of a scope from its verdict, its probes' results and (when nothing
@@ -107,8 +121,11 @@ package enum FaultLocator {
 
     /// The scope's fault; nil while `unknown`, and for a `limited` scope whose every probe
     /// succeeds again (recovering under hysteresis: the caller keeps the fault it had).
+    /// `trace` (toward a failing target, out of `route`) names the last hop that answers when
+    /// the fault is `upstream` because nothing beyond the host answers.
     package static func locate(
-        _ verdict: Verdict, entries: [RoundEntry], route: GatewayRoute?, check: GatewayCheck?
+        _ verdict: Verdict, entries: [RoundEntry], route: GatewayRoute?, check: GatewayCheck?,
+        trace: LastHopTrace? = nil
     ) -> Fault? {
         switch verdict.state {
         case .unknown:
@@ -168,6 +185,24 @@ package enum FaultLocator {
             guard !failing.isEmpty else { return nil }
             return Fault(.target, failingList(failing, of: entries.count))
         }
+        var fault = beyondHost(route: route, check: check)
+        let lastHop = trace?.lastHop(gateway: route?.gateway)
+        // A gateway silent to echoes whose hops beyond answer the trace forwards: not the gateway.
+        // A gateway nobody resolves cannot forward: a trace saying otherwise is stale or forged.
+        if fault.location == .gateway, check?.neighbour?.isUnresolved != true, let last = lastHop, last.hop >= 2,
+            let gateway = route?.gateway
+        {
+            fault = Fault(.upstream, "gateway \(gateway) does not answer echoes but forwards (hop \(last.hop) answers)")
+        }
+        if fault.location == .upstream, let trace {
+            fault.lastHop = lastHop
+            fault.detail += "; " + trace.summary(gateway: route?.gateway)
+        }
+        return fault
+    }
+
+    /// Where a scope breaks when nothing beyond the host answers: its gateway or upstream of it.
+    static func beyondHost(route: GatewayRoute?, check: GatewayCheck?) -> Fault {
         guard let route else {
             return Fault(.upstream, "no default route to check a gateway on; nothing beyond the host answers")
         }

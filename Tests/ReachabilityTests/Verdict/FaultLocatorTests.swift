@@ -136,6 +136,80 @@ import Testing
                 == Fault(.upstream, "wg0 has no gateway (point-to-point); nothing beyond it answers"))
     }
 
+    /// A cut two routers past the gateway, as the trace sees it: hops 1-3 say time exceeded, 4-16 are silent.
+    static func trace(silent: Set<Int> = [], last: Int = 3, toward destination: String = "198.51.100.1") -> LastHopTrace
+    {
+        LastHopTrace(
+            destination: destination,
+            answers: (1...16).map { hop in
+                hop > last || silent.contains(hop)
+                    ? .silent : .timeExceeded(hop == 1 ? "192.0.2.1" : "203.0.113.\(hop)")
+            })
+    }
+
+    @Test func theTraceNamesTheLastHopThatAnswers() {
+        let limited = Verdict(.limited, reason: "timeout")
+        let answering = GatewayCheck(route: Self.v4, echo: .reply(.microseconds(420)))
+        let fault = FaultLocator.locate(
+            limited, entries: Self.allFail, route: Self.v4, check: answering, trace: Self.trace())
+        #expect(
+            fault?.detail
+                == "gateway 192.0.2.1 on eth0 answers (0.420 ms); nothing beyond it does; breaks after hop 3 (203.0.113.3), 2 hops past the gateway, toward 198.51.100.1"
+        )
+        #expect(
+            fault?.lastHop
+                == LastHop(hop: 3, address: "203.0.113.3", destination: "198.51.100.1", gateway: "192.0.2.1"))
+        #expect(fault?.lastHop?.pastGateway == 2)
+        // A router that sends no time-exceeded is a gap, named; the break is after the last answer.
+        let gap = FaultLocator.locate(
+            limited, entries: Self.allFail, route: Self.v4, check: answering, trace: Self.trace(silent: [2], last: 4))
+        #expect(
+            gap?.detail.hasSuffix(
+                "breaks after hop 4 (203.0.113.4), 3 hops past the gateway, toward 198.51.100.1 (hop 2 silent)")
+                == true, "\(gap!)")
+        // Only the gateway answers: it is where it breaks.
+        let first = FaultLocator.locate(
+            limited, entries: Self.allFail, route: Self.v4, check: answering, trace: Self.trace(last: 1))
+        #expect(first?.detail.hasSuffix("breaks after hop 1 (192.0.2.1), the gateway, toward 198.51.100.1") == true)
+        // A router's "unreachable" is what it says; the destination's own reply is not a break.
+        var said = Self.trace(last: 2)
+        said.answers[2] = .error("203.0.113.3", text: "destination unreachable (net unreachable)")
+        #expect(
+            FaultLocator.locate(limited, entries: Self.allFail, route: Self.v4, check: answering, trace: said)?
+                .detail.hasSuffix(
+                    "hop 3 (203.0.113.3) answers destination unreachable (net unreachable), 2 hops past the gateway, toward 198.51.100.1"
+                ) == true)
+        var reached = Self.trace(last: 2)
+        reached.answers[2] = .reached("198.51.100.1")
+        let through = FaultLocator.locate(
+            limited, entries: Self.allFail, route: Self.v4, check: answering, trace: reached)
+        #expect(through?.lastHop?.reached == true && through?.lastHop?.pastGateway == nil)
+        #expect(
+            through?.detail.hasSuffix("198.51.100.1 answers echoes at hop 3: the break is not on its ICMP path") == true
+        )
+        // Nothing answers at all: said so, no last hop.
+        let none = FaultLocator.locate(
+            limited, entries: Self.allFail, route: Self.v4, check: answering, trace: Self.trace(last: 0))
+        #expect(none?.lastHop == nil && none?.detail.hasSuffix("no hop within 16 answers toward 198.51.100.1") == true)
+        // A gateway silent to echoes whose next hops answer forwards: upstream, not gateway.
+        let silentGateway = GatewayCheck(route: Self.v4, echo: .silent("no reply"), neighbour: .reachable)
+        let forwards = FaultLocator.locate(
+            limited, entries: Self.allFail, route: Self.v4, check: silentGateway, trace: Self.trace(silent: [1]))
+        #expect(forwards?.location == .upstream && forwards?.lastHop?.hop == 3, "\(forwards!)")
+        #expect(
+            forwards?.detail.hasPrefix("gateway 192.0.2.1 does not answer echoes but forwards (hop 3 answers)") == true)
+        // …but a gateway nobody resolves stays the gateway, and other locations ignore the trace.
+        let unresolved = GatewayCheck(route: Self.v4, echo: .silent("no reply"), neighbour: .incomplete)
+        #expect(
+            FaultLocator.locate(
+                limited, entries: Self.allFail, route: Self.v4, check: unresolved, trace: Self.trace(last: 1))?.location
+                == .gateway)
+        let dns = FaultLocator.locate(
+            Verdict(.limited, reason: "dns"), entries: Self.allFail, route: Self.v4, check: answering,
+            trace: Self.trace())
+        #expect(dns?.location == .dns && dns?.lastHop == nil)
+    }
+
     /// What the path answered in a target's place is never the target's fault, and needs no
     /// gateway check (the gateway is what answered).
     @Test func thePathAnsweringIsUpstreamNeverTheTarget() {
@@ -176,11 +250,18 @@ import Testing
 
     final class FakeGateways: GatewayProber {
         let calls = Mutex<[GatewayRoute]>([])
+        let traced = Mutex<[String]>([])
         let answer: @Sendable (GatewayRoute) -> GatewayCheck
         init(_ answer: @escaping @Sendable (GatewayRoute) -> GatewayCheck) { self.answer = answer }
         func check(_ route: GatewayRoute, deadline: ContinuousClock.Instant) async -> GatewayCheck {
             calls.withLock { $0.append(route) }
             return answer(route)
+        }
+        func trace(toward destination: String, route: GatewayRoute, deadline: ContinuousClock.Instant) async
+            -> LastHopTrace?
+        {
+            traced.withLock { $0.append("\(destination) via \(route.interface)") }
+            return FaultLocatorTests.trace(toward: destination)
         }
     }
 
@@ -214,6 +295,68 @@ import Testing
         let up = await monitor.check()
         #expect(up.state == .full && up.fault == Fault(.none))
         #expect(gateways.calls.withLock { $0.count } == 1, "a healthy round checks no gateway")
+        // The trace went with the gateway check (the gateway fault ignores it), once, toward the failing target.
+        #expect(gateways.traced.withLock { $0 } == ["198.51.100.1 via eth0"])
+    }
+
+    @Test func tracesGoOnlyWhereRoutersAre() {
+        func destination(_ address: String, _ family: IPFamily = .ipv4) -> String? {
+            var r = ProbeResult.failure(.timeout, "x", duration: .milliseconds(1))
+            r.address = address
+            return LastHopTrace.destination(in: [RoundEntry(name: "t", type: .tcp, result: r)], family: family)
+        }
+        #expect(destination("198.51.100.1") == "198.51.100.1")
+        #expect(destination("10.1.2.3") == "10.1.2.3", "a private target is still behind routers")
+        #expect(destination("2001:db8::5", .ipv6) == "2001:db8::5")
+        for local in ["127.0.0.1", "0.0.0.0", "169.254.1.1", "224.0.0.1"] { #expect(destination(local) == nil) }
+        for local in ["::1", "::", "fe80::1", "ff02::1", "::ffff:127.0.0.1"] {
+            #expect(destination(local, .ipv6) == nil)
+        }
+        #expect(destination("198.51.100.1", .ipv6) == nil, "the route's family only")
+    }
+
+    @Test func anUpstreamFaultCarriesTheLastHopIntoTheMetrics() async {
+        let prober = ScriptedProber(type: .icmp, clock: ContinuousClock())
+        var failed = ProbeResult.failure(.timeout, "no reply", duration: .milliseconds(1))
+        failed.family = .ipv4
+        failed.address = "198.51.100.1"
+        prober.set(failed)
+        let spec = ProbeSpec(name: "198.51.100.1", type: .icmp, target: "198.51.100.1", family: .ipv4) { _ in prober }
+        var settings = MonitorSettings()
+        settings.verdict = VerdictSettings(failAfter: 1, recoverAfter: 1)
+        let gateways = FakeGateways { GatewayCheck(route: $0, echo: .reply(.microseconds(300))) }
+        let monitor = ReachabilityMonitor(
+            probes: [spec], settings: settings, path: SnapshotPathGate(FakePathSource()), gateways: gateways)
+        let down = await monitor.check()
+        #expect(down.fault?.location == .upstream && down.fault?.lastHop?.hop == 3, "\(String(describing: down.fault))")
+        let registry = MetricsRegistry()
+        let recorder = MetricsRecorder(registry: registry, probes: [], uplinks: [])
+        recorder.roundCompleted(down)
+        #expect(
+            RecorderReloadTests.lines(registry, "reachability_fault_last_hop{") == [
+                "reachability_fault_last_hop{scope=\"ipv4\",address=\"203.0.113.3\"} 3",
+                "reachability_fault_last_hop{scope=\"overall\",address=\"203.0.113.3\"} 3",
+            ])
+        var ok = ProbeResult(status: .success, duration: .milliseconds(1), address: "198.51.100.1", family: .ipv4)
+        ok.phases[.rtt] = .milliseconds(1)
+        prober.set(ok)
+        recorder.roundCompleted(await monitor.check())
+        #expect(RecorderReloadTests.lines(registry, "reachability_fault_last_hop{").isEmpty, "healthy: no series")
+        let json = CheckCommand.renderJSON(down)
+        #expect(
+            json.contains(
+                #""last_hop":{"hop":3,"address":"203.0.113.3","destination":"198.51.100.1","reached":false,"past_gateway":2"#
+            ), "\(json)")
+        let traced = CheckCommand.renderTraces([
+            .init(probe: "198.51.100.1", route: Self.v4, trace: Self.trace(silent: [2]))
+        ])
+        #expect(
+            traced.hasPrefix(
+                "trace toward 198.51.100.1 (198.51.100.1) via eth0 (gateway 192.0.2.1):\n   1  192.0.2.1\n   2  *\n   3  203.0.113.3\n   4  *\n"
+            ), "\(traced)")
+        #expect(
+            traced.hasSuffix(
+                "  → breaks after hop 3 (203.0.113.3), 2 hops past the gateway, toward 198.51.100.1 (hop 2 silent)\n"))
     }
 
     // MARK: where the fault shows

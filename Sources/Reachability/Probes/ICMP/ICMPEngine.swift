@@ -26,6 +26,8 @@ package final class ICMPEngine: Sendable {
         var interface: String?
         /// Don't-fragment sockets are separate: the option is per socket.
         var dontFragment = false
+        /// Hop-limited echoes (the last-hop trace) set the TTL per send: a socket of their own.
+        var hopLimited = false
     }
 
     private let opener: Opener
@@ -65,18 +67,21 @@ package final class ICMPEngine: Sendable {
     /// Never throws: a socket that cannot be opened gives `.failed` with a reason and a fix hint.
     /// `dontFragment` sends with DF set (IPv4) or without local fragmentation (IPv6), ignoring
     /// the kernel's cached path MTU, so each echo tests the path as it is now.
+    /// `hopLimit` sends with that TTL (IPv4) or hop limit (IPv6), on a socket kept for such
+    /// echoes; a router's ICMP error then completes the echo as `.hopError`, naming the router.
     package func echo(
         to destination: SocketAddress, mode: ICMPSocketMode = .auto, interface: String? = nil,
-        payloadSize: Int = 56, dontFragment: Bool = false, deadline: ContinuousClock.Instant
+        payloadSize: Int = 56, dontFragment: Bool = false, hopLimit: Int? = nil, deadline: ContinuousClock.Instant
     ) async -> ICMPEchoOutcome {
         let socket: ICMPSocket
         do {
             socket = try self.socket(
-                family: destination.ipFamily, mode: mode, interface: interface, dontFragment: dontFragment)
+                family: destination.ipFamily, mode: mode, interface: interface, dontFragment: dontFragment,
+                hopLimited: hopLimit != nil)
         } catch {
             return .notSent(error.reason, error.description)
         }
-        return await socket.echo(to: destination, payloadSize: payloadSize, deadline: deadline)
+        return await socket.echo(to: destination, payloadSize: payloadSize, hopLimit: hopLimit, deadline: deadline)
     }
 
     /// The kind of socket that serves this family, mode and interface, opening it if needed.
@@ -97,10 +102,11 @@ package final class ICMPEngine: Sendable {
         for socket in all { socket.retire() }
     }
 
-    func socket(family: IPFamily, mode: ICMPSocketMode, interface: String?, dontFragment: Bool = false)
-        throws(ICMPSocketError) -> ICMPSocket
-    {
-        let key = Key(family: family, mode: mode, interface: interface, dontFragment: dontFragment)
+    func socket(
+        family: IPFamily, mode: ICMPSocketMode, interface: String?, dontFragment: Bool = false, hopLimited: Bool = false
+    ) throws(ICMPSocketError) -> ICMPSocket {
+        let key = Key(
+            family: family, mode: mode, interface: interface, dontFragment: dontFragment, hopLimited: hopLimited)
         // Opening happens under the lock so concurrent first echoes share one socket.
         return try sockets.withLock { (s: inout [Key: ICMPSocket]) throws(ICMPSocketError) -> ICMPSocket in
             if let existing = s[key], !existing.isRetired { return existing }
@@ -155,6 +161,8 @@ package enum ICMPEchoOutcome: Sendable, Equatable {
     case timedOut
     /// Sent, and an ICMP error quoting it came back (destination unreachable, time exceeded…).
     case icmpError(String)
+    /// Sent with a hop limit, and an ICMP error quoting it came back: which node sent it, and what.
+    case hopError(ICMPHopError)
     /// Sent, and a router said it is too large for its next hop ("fragmentation needed", "packet
     /// too big"), with that hop's MTU when it gave one.
     case tooBig(mtu: Int?, String)
@@ -162,6 +170,15 @@ package enum ICMPEchoOutcome: Sendable, Equatable {
     case notSent(FailureReason, String)
     /// Sent, then abandoned before an answer: the task was cancelled or the socket closed.
     case abandoned(String)
+
+    /// The text of an ICMP error outcome (`.icmpError`, `.hopError`, `.tooBig`), nil for the others.
+    package var errorText: String? {
+        switch self {
+        case .icmpError(let t), .tooBig(_, let t): t
+        case .hopError(let e): e.description
+        default: nil
+        }
+    }
 
     /// Whether the request left this host (everything except `.notSent`).
     package var wasSent: Bool {
@@ -183,4 +200,24 @@ package enum ICMPEchoOutcome: Sendable, Equatable {
         if reason == .mtu { text += " (larger than the interface MTU or a path MTU the kernel knows)" }
         return .notSent(reason, text)
     }
+}
+
+/// An ICMP error answering a hop-limited echo: the node that sent it (its source address, as the
+/// kernel saw it) and what it said. What it proves: that node exists at that distance and sent
+/// an ICMP error naming our request; never that anything beyond it works.
+package struct ICMPHopError: Sendable, Equatable {
+    package var kind: ICMPErrorKind
+    package var reporter: String
+    /// "time exceeded (type 11 code 0)", "destination unreachable (net unreachable)".
+    package var text: String
+    package var rtt: Duration
+
+    package init(kind: ICMPErrorKind, reporter: String, text: String, rtt: Duration) {
+        self.kind = kind
+        self.reporter = reporter
+        self.text = text
+        self.rtt = rtt
+    }
+
+    package var description: String { "\(text) from \(reporter)" }
 }

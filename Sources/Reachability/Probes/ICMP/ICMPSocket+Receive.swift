@@ -229,8 +229,15 @@ extension ICMPSocket {
             s.pending[report.echo.sequence] = nil
             return p
         }
+        guard let p = matched else { return }
+        if p.hopLimited {
+            let error = ICMPHopError(
+                kind: report.kind, reporter: reporter, text: report.text, rtt: clock.now - p.sentAt)
+            p.continuation.resume(returning: .hopError(error))
+            return
+        }
         let text = "\(report.text) from \(reporter)" + (report.mtu.map { ", next-hop MTU \($0)" } ?? "")
-        matched?.continuation.resume(returning: report.isTooBig ? .tooBig(mtu: report.mtu, text) : .icmpError(text))
+        p.continuation.resume(returning: report.isTooBig ? .tooBig(mtu: report.mtu, text) : .icmpError(text))
     }
 
     /// The round trip: the kernel's receive stamp minus a REALTIME send stamp when that is

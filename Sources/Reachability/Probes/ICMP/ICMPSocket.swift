@@ -28,11 +28,16 @@ final class ICMPSocket: Sendable {
     let secret: UInt64
     let clock = ContinuousClock()
     let state: Mutex<State>
+    /// Held from setting the hop limit to the end of that echo's `sendto`, so concurrent
+    /// hop-limited echoes cannot send with each other's limit.
+    private let hopLock = Mutex<Int32>(-1)
 
     struct Pending {
         let token: UInt64
         let nonce: UInt64
         let checksNonce: Bool
+        /// Sent with a hop limit: an ICMP error completes it as `.hopError`.
+        let hopLimited: Bool
         let destination: ICMPAddressKey
         let sentAt: ContinuousClock.Instant
         let sentRealtimeNanos: Int64
@@ -160,9 +165,9 @@ final class ICMPSocket: Sendable {
     /// Sends one echo request to `destination` and waits for its reply, an ICMP error quoting it,
     /// or the deadline. Never throws; cancellation completes it at once (`.abandoned`).
     // Long on purpose: one echo from send to reply or deadline, every errno path in place.
-    func echo(to destination: SocketAddress, payloadSize: Int, deadline: ContinuousClock.Instant) async
-        -> ICMPEchoOutcome
-    {
+    func echo(
+        to destination: SocketAddress, payloadSize: Int, hopLimit: Int? = nil, deadline: ContinuousClock.Instant
+    ) async -> ICMPEchoOutcome {
         if clock.now >= deadline { return .notSent(.timeout, "the deadline passed before sending") }
         let tokenBox = Mutex<UInt64>(0)
         return await withTaskCancellationHandler {
@@ -184,7 +189,8 @@ final class ICMPSocket: Sendable {
                     // Multiplying by an odd constant is a bijection, so nonces never repeat on this socket.
                     let nonce = secret ^ (s.counter &* 0x9E37_79B9_7F4A_7C15)
                     s.pending[sequence] = Pending(
-                        token: token, nonce: nonce, checksNonce: payloadSize >= ICMPPacket.nonceSize, destination: key,
+                        token: token, nonce: nonce, checksNonce: payloadSize >= ICMPPacket.nonceSize,
+                        hopLimited: hopLimit != nil, destination: key,
                         sentAt: now, sentRealtimeNanos: realtime, continuation: continuation)
                     s.timers.push(deadline, token)
                     s.sendsInFlight += 1
@@ -204,10 +210,25 @@ final class ICMPSocket: Sendable {
                 var sendErrno: Int32 = 0
                 var retries = 0
                 while true {
-                    let rc = packet.withUnsafeBytes { bytes in
-                        destination.withSockAddr {
-                            sendto(fd, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT), $0, $1)
+                    let send = {
+                        packet.withUnsafeBytes { bytes in
+                            destination.withSockAddr {
+                                sendto(self.fd, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT), $0, $1)
+                            }
                         }
+                    }
+                    let rc: Int
+                    if let hopLimit {
+                        rc = hopLock.withLock { current in
+                            let limit = Int32(clamping: min(max(hopLimit, 1), 255))
+                            if current != limit {
+                                guard setHopLimit(limit) else { return -1 }
+                                current = limit
+                            }
+                            return send()
+                        }
+                    } else {
+                        rc = send()
                     }
                     if rc >= 0 {
                         sendErrno = 0
@@ -236,6 +257,16 @@ final class ICMPSocket: Sendable {
             let token = tokenBox.withLock { $0 }
             if token != 0 { complete(token, .abandoned("cancelled")) }
         }
+    }
+
+    /// Sets the socket's unicast TTL (IPv4) or hop limit (IPv6); false with errno set.
+    private func setHopLimit(_ limit: Int32) -> Bool {
+        var value = limit
+        let rc =
+            family == .ipv4
+            ? setsockopt(fd, Int32(IPPROTO_IP), IP_TTL, &value, 4)
+            : setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_UNICAST_HOPS, &value, 4)
+        return rc == 0
     }
 
     /// The errnos ICMP errors turn into (icmp_err_convert, icmpv6_err_convert).
