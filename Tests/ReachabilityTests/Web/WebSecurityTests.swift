@@ -181,7 +181,7 @@ import Testing
         #expect(try curl(args + ["https://127.0.0.1:\(port2)/-/healthy"]).0 != 0, "a SAN not in the list: refused")
     }
 
-    @Test func aChangedFileTakesEffectAndABrokenEditKeepsTheLastGood() throws {
+    @Test func aChangedFileTakesEffectAndABrokenEditKeepsTheLastGood() async throws {
         let first = try #require(PasswordHash.bcrypt("one", cost: 4))
         let second = try #require(PasswordHash.bcrypt("two", cost: 4))
         let (server, port) = try start("basic_auth_users:\n  rx: \(first)\n")
@@ -189,19 +189,20 @@ import Testing
         let url = "http://127.0.0.1:\(port)/-/healthy"
         #expect(try curl(["-u", "rx:one", url]).1.hasPrefix("HTTP/1.1 200"))
         _ = write("basic_auth_users:\n  rx: \(second)\n")
-        usleep(1_100_000)
+        // Waiting off the cooperative pool (2 threads here): a blocking sleep stalls every test beside it.
+        try await Task.sleep(for: .milliseconds(1100))
         #expect(
             try curl(["-u", "rx:two", url]).1.hasPrefix("HTTP/1.1 200"), "the new password works without a restart")
         #expect(try curl(["-u", "rx:one", url]).1.hasPrefix("HTTP/1.1 401"))
         _ = write("basic_auth_users:\n  rx: not-a-hash\n")
-        usleep(1_100_000)
+        try await Task.sleep(for: .milliseconds(1100))
         #expect(
             try curl(["-u", "rx:two", url]).1.hasPrefix("HTTP/1.1 200"), "a broken edit keeps the last good settings")
     }
 
     /// Found by a hostile review: truncating the web config at run time turned TLS and basic
     /// auth off. Such a reload is refused like a broken file, and an empty file at start too.
-    @Test func aReloadThatTurnsProtectionOffIsRefused() throws {
+    @Test func aReloadThatTurnsProtectionOffIsRefused() async throws {
         let hash = try #require(PasswordHash.bcrypt("pw", cost: 4))
         let full =
             "tls_server_config: {cert_file: \(certs.valid.certificate), key_file: \(certs.valid.key)}\nbasic_auth_users:\n  rx: \(hash)\n"
@@ -219,7 +220,7 @@ import Testing
             ("basic_auth_users:\n  rx: \(hash)\n", "TLS dropped"),
         ] {
             _ = write(cut)
-            usleep(1_100_000)
+            try await Task.sleep(for: .milliseconds(1100))
             #expect(try curl(ca + [url]).1.hasPrefix("HTTP/1.1 401"), "\(why): still a password")
             #expect(try curl(["http://127.0.0.1:\(port)/-/healthy"]).1.contains("HTTPS server"), "\(why): still TLS")
         }
