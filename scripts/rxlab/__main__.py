@@ -10,7 +10,7 @@ reachability-lab and history_bench built elsewhere; SwiftPM is then never invoke
 the directory is `swift build --show-bin-path`, and the products a lab needs are built when
 missing (the fault lab builds them every time, unless RXLAB_NO_BUILD=1). RXLAB_LAB_BIN names a
 reachability-lab of its own. Bounds: PROOF_TIMEOUT (prometheus 300 s, status-page 180 s),
-BACKFILL_TIMEOUT (120 s), RXFLEET_TIMEOUT (420 s).
+BACKFILL_TIMEOUT (120 s), RXFLEET_TIMEOUT (600 s).
 
 Traffic: every exporter gets lab or loopback targets only, and
 REACHABILITY_EXPORTER_REFUSE_DEFAULT_TARGETS=1 is set for all of them."""
@@ -147,13 +147,13 @@ def lab_fault(args):
 
 
 def lab_fleet(args):
-    gone = missing(("ip", "nft", "prometheus", "promtool", "python3"), ("yaml",))
+    gone = missing(("ip", "nft", "prometheus", "promtool", "prometheus-alertmanager", "amtool", "python3"), ("yaml",))
     if os.getuid() != 0 or gone:
-        return notice("fleet lab", "ip/nft/prometheus/promtool/python3+PyYAML", gone)
+        return notice("fleet lab", "ip/nft/prometheus/promtool/prometheus-alertmanager/amtool/python3+PyYAML", gone)
     (exporter,) = binaries(bin_dir(("reachability_exporter",), build="never"), "reachability_exporter")
     prefix = f"rxfleet-{os.getpid()}"
     argv = bounded(
-        "RXFLEET_TIMEOUT", 420, 15, module("fleetlab", f"--prefix={prefix}", f"--exporter-bin={exporter}", *args)
+        "RXFLEET_TIMEOUT", 600, 15, module("fleetlab", f"--prefix={prefix}", f"--exporter-bin={exporter}", *args)
     )
     return run_swept(argv, prefix, keep="--keep" in args, settle=0.5)
 

@@ -2,12 +2,16 @@
 """The fleet lab's driver (run through `scripts/lab fleet`, which owns the last-resort cleanup).
 
 The edge topology of deploy/fleet/ made of real processes in network namespaces that exist only
-for this run: three sites, each with reachability_exporter (probing an ICMP and an HTTP target
-in a lab "internet" beyond a core router) and a Prometheus in agent mode (deploy/fleet/agent.yml
-and the flags of deploy/fleet/reachability-agent.service) that scrapes it and remote-writes to
-a central Prometheus (deploy/fleet/central.yml: the remote-write receiver, the shipped rules
-deploy/prometheus/reachability.rules.yml as they are now, deploy/fleet/fleet.rules.yml, and lab
-variants of three alerts with windows short enough for a one-minute outage).
+for this run: three sites, each with reachability_exporter (probing two ICMP targets and an HTTP
+target in a lab "internet" beyond a core router) and a Prometheus in agent mode
+(deploy/fleet/agent.yml and the flags of deploy/fleet/reachability-agent.service) that scrapes it
+and remote-writes to a central Prometheus (deploy/fleet/central.yml: the remote-write receiver,
+the shipped rules deploy/prometheus/reachability.rules.yml as they are now,
+deploy/fleet/fleet.rules.yml, lab copies of the fleet alerts with windows short enough for a
+one-minute outage and lab copies of every alert with a `for:` a --for-scale'th as long), which
+sends its alerts, as central.yml's `alerting` section says, to an Alertmanager running
+deploy/fleet/alertmanager.yml (only its receiver URL and its timers changed: alerting.py) that
+delivers to a webhook recording every notification.
 
 One site's uplink is cut for --outage seconds (the core drops its traffic: the site loses its
 internet and the central cannot reach it, nor it the central), then restored. Asserted through
@@ -18,10 +22,17 @@ timestamps of the exporter's own outage (its history), no gap longer than three 
 intervals and no sample lost in any site's series, the other sites stayed 1 throughout, the
 availability rules computed centrally show the outage (and show that what they recorded during
 it saw nothing), the late-outage alert fires after the restore and a `for:` alert never does.
-The agent's own counters must show nothing dropped. A closing table lists every check.
+The agent's own counters must show nothing dropped.
 
-Static checks first: promtool check config (agent mode and central), check rules, test rules.
-Traffic: only inside the namespaces made here (10.77.0.0/16, no route to the host).
+Then what an operator receives (delivery.py): for that cut, for a target down for every site and
+for another site's internet cut while its path to the central stays up, the notifications the
+webhook got (exactly the expected page, the fault location where the central knows it, no
+duplicate, every symptom inhibited at Alertmanager, the resolved notifications) and the time
+from fault to notification. A closing table lists every check.
+
+Static checks first: promtool check config (agent mode and central), check rules, test rules,
+amtool check-config. Traffic: only inside the namespaces made here (10.77.0.0/16, no route to
+the host).
 """
 
 import signal
@@ -31,6 +42,7 @@ import time
 
 from ..netns import lab_arguments
 from ..util import log
+from .alerting import AM_CONFIG
 from .scenario import Rows, Scenario
 from .topology import FLEET, Fleet
 
@@ -41,9 +53,11 @@ def static_checks(rows):
         ("promtool check config central.yml", ["check", "config", "central.yml"]),
         ("promtool check rules fleet.rules.yml", ["check", "rules", "fleet.rules.yml"]),
         ("promtool test rules fleet.rules.test.yml", ["test", "rules", "fleet.rules.test.yml"]),
+        ("amtool check-config alertmanager.yml", ["amtool", "check-config", AM_CONFIG]),
     ]
     for name, argv in checks:
-        p = subprocess.run(["promtool", *argv], cwd=FLEET, capture_output=True, text=True, timeout=60)
+        argv = argv if argv[0] == "amtool" else ["promtool", *argv]
+        p = subprocess.run(argv, cwd=FLEET, capture_output=True, text=True, timeout=60)
         out = (p.stdout + p.stderr).strip().splitlines()
         rows.add(name, "SUCCESS", p.returncode == 0, "SUCCESS" if p.returncode == 0 else " / ".join(out[-3:]))
 
@@ -70,7 +84,12 @@ def main():
     ap.add_argument(
         "--silent-window", type=int, default=30, help="ReachabilitySiteSilent's window in the lab variant (s)"
     )
-    ap.add_argument("--short-for", type=int, default=30, help="`for` of the lab's ReachabilityInternetUnreachable (s)")
+    ap.add_argument(
+        "--for-scale",
+        type=float,
+        default=20,
+        help="every alert with a `for:` gets a lab copy (lab=short_for) waiting this many times less",
+    )
     ap.add_argument(
         "--restart-agent-at",
         type=float,
@@ -79,10 +98,29 @@ def main():
         "issue #8809: remote write resumes from the restart, the buffered samples before it are not "
         "sent, so the sample rows fail",
     )
+    ap.add_argument(
+        "--am-timer-scale",
+        type=float,
+        default=30,
+        help="Alertmanager's group_wait, group_interval and repeat_interval are the shipped ones divided by this",
+    )
+    ap.add_argument(
+        "--isolate", type=int, default=0, help="whose internet is cut later (1-based; default: after --cut)"
+    )
+    ap.add_argument("--notify-timeout", type=float, default=60, help="longest wait for a notification (s)")
+    ap.add_argument(
+        "--hold", type=float, default=45, help="longest wait, after a fault's notification, for its symptoms (s)"
+    )
+    ap.add_argument(
+        "--settle-notifications", type=float, default=5, help="seconds to wait for stray notifications after a phase"
+    )
     ap.add_argument("--keep", action="store_true", help="keep the work directory (configs, logs, WALs)")
     args = ap.parse_args()
     if not 2 <= args.sites <= 9 or not 1 <= args.cut <= args.sites:
         ap.error("--sites must be 2..9 and --cut one of them")
+    args.isolate = args.isolate or args.cut % args.sites + 1
+    if not 1 <= args.isolate <= args.sites:
+        ap.error("--isolate must be one of the sites")
 
     def stop(signum, _frame):
         raise KeyboardInterrupt(f"signal {signum}")

@@ -187,7 +187,8 @@ class CentralChecks:
         fired = times("ReachabilityInternetUnreachable")
         pending = times("ReachabilityInternetUnreachable", "pending")
         self.rows.add(
-            f"ReachabilityInternetUnreachable (for: {self.args.short_for}s variant) at the central",
+            f"ReachabilityInternetUnreachable (for: {self.fleet.short_for['ReachabilityInternetUnreachable']} copy) "
+            "at the central",
             f"never fires, though the outage lasted {self.args.outage:.0f}s",
             not fired,
             f"firing at {len(fired)} evaluations, pending at {len(pending)}",

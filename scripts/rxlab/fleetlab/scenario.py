@@ -7,6 +7,7 @@ import time
 
 from ..util import log, log_table, wait_until
 from .central_checks import CentralChecks
+from .delivery import Delivery
 
 REACHABLE = 'reachability_internet_reachable{job="reachability"}'
 SERIES = ('up{job="reachability"}', REACHABLE)  # a sample each per scrape, likely in different shards
@@ -41,7 +42,7 @@ class Rows(list):
         log_table(head, cells)
 
 
-class Scenario(CentralChecks):
+class Scenario(CentralChecks, Delivery):
     """The timeline (baseline, outage, recovery, post) and then the checks of what the central
     holds (central_checks.py)."""
 
@@ -62,6 +63,7 @@ class Scenario(CentralChecks):
         self.assert_samples()
         self.assert_rules()
         self.assert_agent()
+        self.delivery()
 
     # ---- the timeline ---------------------------------------------------------------------
     def baseline(self):
@@ -220,6 +222,7 @@ class Scenario(CentralChecks):
 
     def post(self):
         end = self.t["restore"] + self.args.post
-        log(f"after the outage: {max(0, end - time.time()):.0f}s more for the rules")
+        log(f"after the outage: {max(0, end - time.time()):.0f}s more for the rules, a target fault meanwhile")
+        self.target_fault_after_return()
         time.sleep(max(0.0, end - time.time()))
         self.t["end"] = time.time()

@@ -3,15 +3,17 @@ undone by `Fleet.close()`:
 
     site1 (exporter + agent) --wan0/s1--+
     site2 (exporter + agent) --wan0/s2--+-- core (router) --net/eth0-- inet (10.77.200.1: ICMP, HTTP 204)
-    site3 (exporter + agent) --wan0/s3--+         |
+    site3 (exporter + agent) --wan0/s3--+         |                    10.77.200.2: ICMP (the second target)
                                               cen/eth0
                                                   |
-                                    central (Prometheus, remote-write receiver)
+                              central (Prometheus, remote-write receiver; Alertmanager, webhook)
 
 Addresses are 10.77.0.0/16 only, and nothing routes out of the namespaces: site i is
-10.77.i.2/24 behind 10.77.i.1, the central 10.77.100.2, the lab internet 10.77.200.1 behind
-10.77.250.2. An uplink outage is the core dropping everything to and from one site's link (the
-site keeps its carrier and routes: its internet and the central both go silent)."""
+10.77.i.2/24 behind 10.77.i.1, the central 10.77.100.2, the lab internet 10.77.200.0/24 (.1 and .2)
+behind 10.77.250.2. An uplink outage is the core dropping everything to and from one site's link
+(the site keeps its carrier and routes: its internet and the central both go silent). An internet
+cut is the core dropping only what goes between one site and 10.77.200.0/24 (the site's path to
+the central stays up). A target down is the lab internet dropping what comes for 10.77.200.2."""
 
 import os
 import shlex
@@ -26,10 +28,13 @@ from ..exposition import Exposition
 from ..netns import Namespaces, NsWorker
 from ..prom import Prometheus
 from ..util import ROOT, log, run, tail, wait_until
+from .alerting import Alerting, duration, seconds
 
 FLEET = os.path.join(ROOT, "deploy", "fleet")
 SHIPPED_RULES = os.path.join(ROOT, "deploy", "prometheus", "reachability.rules.yml")
 INTERNET = "10.77.200.1"
+TARGET2 = "10.77.200.2"  # a second target every site pings; `target_down` takes it away
+INTERNET_NET = "10.77.200.0/24"
 CENTRAL = "10.77.100.2"
 EXPORTER_PORT, AGENT_PORT, CENTRAL_PORT, HTTP_PORT = 10361, 10362, 9090, 8080
 PLACEHOLDER = "branch-001"  # the SITE value in deploy/fleet/agent.yml
@@ -69,8 +74,9 @@ class Fleet:
         self.sites = [Site(self, i) for i in range(1, args.sites + 1)]
         self.namespaces, self.processes, self.workers = Namespaces(), [], []
         self.central = None  # Prometheus, once it runs
+        self.alerting = Alerting(self, args.am_timer_scale)
         self.exporter_bin = os.path.join(self.work, "reachability_exporter")
-        self.cut_on = False
+        self.faults = {}  # nft tables of the faults in force: name -> (namespace, family)
 
     # ---- network --------------------------------------------------------------------------
     def build(self):
@@ -79,9 +85,10 @@ class Fleet:
             self.namespaces.add(ns)
         netns.sysctl(self.core, "net.ipv4.ip_forward=1")
         self.namespaces.link(self.core, "net", "10.77.250.1/24", self.inet, "eth0", "10.77.250.2/24")
-        run("ip", "-n", self.inet, "addr", "add", f"{INTERNET}/32", "dev", "lo")
+        for address in (INTERNET, TARGET2):
+            run("ip", "-n", self.inet, "addr", "add", f"{address}/32", "dev", "lo")
         run("ip", "-n", self.inet, "route", "add", "default", "via", "10.77.250.1")
-        run("ip", "-n", self.core, "route", "add", f"{INTERNET}/32", "via", "10.77.250.2")
+        run("ip", "-n", self.core, "route", "add", INTERNET_NET, "via", "10.77.250.2")
         self.namespaces.link(self.core, "cen", "10.77.100.1/24", self.central_ns, "eth0", f"{CENTRAL}/24")
         run("ip", "-n", self.central_ns, "route", "add", "default", "via", "10.77.100.1")
         for s in self.sites:
@@ -96,17 +103,37 @@ class Fleet:
         self.workers.append(w)
         return w
 
+    def fault(self, name, ns, hook, rules, on):
+        """Loads (on) or deletes an nft table `name` in `ns` whose one chain at `hook` drops what
+        `rules` match."""
+        if on:
+            body = "".join(f"    {r} drop\n" for r in rules)
+            netns.nft(
+                ns,
+                f"table inet {name} {{\n  chain {hook} {{\n    type filter hook {hook} priority 0; policy accept;\n"
+                f"{body}  }}\n}}\n",
+            )
+            self.faults[name] = ns
+        else:
+            netns.nft_delete(ns, "inet", name, check=True)
+            self.faults.pop(name, None)
+
     def cut(self, site, on):
         """The site's uplink dies beyond its router: the core drops everything to and from it."""
-        if on:
-            netns.nft(
-                self.core,
-                "table inet rxfleet_cut {\n  chain forward {\n    type filter hook forward priority 0; policy accept;\n"
-                f'    iifname "{site.core_if}" drop\n    oifname "{site.core_if}" drop\n  }}\n}}\n',
-            )
-        else:
-            netns.nft_delete(self.core, "inet", "rxfleet_cut", check=True)
-        self.cut_on = on
+        self.fault("rxfleet_cut", self.core, "forward", [f'iifname "{site.core_if}"', f'oifname "{site.core_if}"'], on)
+
+    def cut_internet(self, site, on):
+        """Only the site's internet dies: the core drops what goes between it and the lab internet,
+        while its path to the central (and its gateway, the core itself) keeps working."""
+        rules = [
+            f'iifname "{site.core_if}" ip daddr {INTERNET_NET}',
+            f'oifname "{site.core_if}" ip saddr {INTERNET_NET}',
+        ]
+        self.fault("rxfleet_inet_cut", self.core, "forward", rules, on)
+
+    def target_down(self, on):
+        """The second target dies for everyone: the lab internet drops what comes for it."""
+        self.fault("rxfleet_target_down", self.inet, "input", [f"ip daddr {TARGET2}"], on)
 
     # ---- processes ------------------------------------------------------------------------
     def spawn(self, name, ns, argv, ready_line=False):
@@ -152,6 +179,7 @@ class Fleet:
                     self.exporter_bin,
                     f"--web.listen-address=127.0.0.1:{EXPORTER_PORT}",
                     f"--probe.icmp={INTERNET}",
+                    f"--probe.icmp={TARGET2}",
                     f"--probe.http=http://{INTERNET}:{HTTP_PORT}/generate_204",
                     f"--probe.interval={a.probe_interval}",
                     f"--probe.timeout={a.probe_timeout}",
@@ -232,8 +260,9 @@ class Fleet:
         self.wait_ready(name, site.worker, f"http://127.0.0.1:{AGENT_PORT}/-/ready")
 
     def lab_rules(self):
-        """Short-window copies of the fleet alerts and a short-`for` copy of the shipped unreachable
-        alert, labelled `lab`, so that a one-minute outage can show what they do."""
+        """Short-window copies of the fleet alerts (label lab="short_window") and short-`for` copies
+        of every alert with a `for:` (lab="short_for"), so that a one-minute outage can show what
+        they do."""
         with open(os.path.join(FLEET, "fleet.rules.yml")) as f:
             fleet = yaml.safe_load(f)
         with open(SHIPPED_RULES) as f:
@@ -250,9 +279,17 @@ class Fleet:
             r["expr"] = r["expr"].replace(old, new)
             r["labels"] = dict(r.get("labels", {}), lab="short_window")
             out.append(r)
-        r = dict(rules["ReachabilityInternetUnreachable"])
-        r["for"], r["labels"] = f"{self.args.short_for}s", dict(r.get("labels", {}), lab="short_for")
-        out.append(r)
+        # Every alert that waits (`for:`) gets a copy that waits a --for-scale'th of it: the
+        # shipped unreachable alert's copy shows that `for:` never sees a silent site's outage; the
+        # copies of the rest let the lab's faults reach Alertmanager, symptoms included, in minutes.
+        self.short_for = {}
+        for name, rule in rules.items():
+            wait = seconds(str(rule.get("for", "0s"))) if name else 0
+            if wait:
+                r = dict(rule, labels=dict(rule.get("labels", {}), lab="short_for"))
+                r["for"] = duration(wait / self.args.for_scale)
+                self.short_for[name] = r["for"]
+                out.append(r)
         return {"groups": [{"name": "reachability.fleet.lab", "rules": out}]}
 
     def start_central(self):
@@ -266,8 +303,8 @@ class Fleet:
             yaml.safe_dump(self.lab_rules(), f, sort_keys=False)
         cfg["rule_files"] = [os.path.basename(r) for r in cfg["rule_files"]] + ["lab.rules.yml"]
         cfg["global"]["evaluation_interval"] = f"{self.args.eval_interval}s"
-        cfg.pop("alerting", None)  # no Alertmanager in the lab; the alerts API shows their state
         cfg["scrape_configs"] = []
+        self.alerting.start(cfg)  # where central.yml's alerting section sends
         with open(os.path.join(d, "central.yml"), "w") as f:
             yaml.safe_dump(cfg, f, sort_keys=False)
         self.spawn(
@@ -301,11 +338,8 @@ class Fleet:
 
     # ---- cleanup --------------------------------------------------------------------------
     def close(self):
-        if self.cut_on:
-            try:
-                self.cut(None, False)
-            except Exception:  # the namespace goes anyway
-                pass
+        for name, ns in list(self.faults.items()):
+            netns.nft_delete(ns, "inet", name)  # the namespace goes anyway
         # In reverse order of starting: agents before the central (they would log its shutdown).
         for _, p, _ in reversed(self.processes):
             procs.stop(p, grace=10)
