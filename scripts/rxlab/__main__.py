@@ -10,7 +10,7 @@ reachability-lab and history_bench built elsewhere; SwiftPM is then never invoke
 the directory is `swift build --show-bin-path`, and the products a lab needs are built when
 missing (the fault lab builds them every time, unless RXLAB_NO_BUILD=1). RXLAB_LAB_BIN names a
 reachability-lab of its own. Bounds: PROOF_TIMEOUT (prometheus 300 s, status-page 180 s),
-BACKFILL_TIMEOUT (120 s), RXFLEET_TIMEOUT (600 s).
+BACKFILL_TIMEOUT (120 s), RXFLEET_TIMEOUT (600 s), RXHOPS_TIMEOUT (180 s).
 
 Traffic: every exporter gets lab or loopback targets only, and
 REACHABILITY_EXPORTER_REFUSE_DEFAULT_TARGETS=1 is set for all of them."""
@@ -158,6 +158,18 @@ def lab_fleet(args):
     return run_swept(argv, prefix, keep="--keep" in args, settle=0.5)
 
 
+def lab_hops(args):
+    gone = missing(("ip", "nft", "python3"))
+    if os.getuid() != 0 or gone:
+        return notice("hop lab", "ip/nft/python3", gone)
+    (exporter,) = binaries(bin_dir(("reachability_exporter",)), "reachability_exporter")
+    prefix = f"rxhops-{os.getpid()}"
+    argv = bounded(
+        "RXHOPS_TIMEOUT", 180, 10, module("hoplab", f"--prefix={prefix}", f"--exporter-bin={exporter}", *args)
+    )
+    return run_swept(argv, prefix, keep="--keep" in args)
+
+
 def lab_prometheus(args):
     directory = bin_dir(("reachability_exporter",))
     binaries(directory, "reachability_exporter")
@@ -230,6 +242,7 @@ def lab_fresh_system(args):
 
 LABS = {
     "fault": (lab_fault, "the fault lab: real faults in namespaces, a table of verdicts (rxlab/faultlab)"),
+    "hops": (lab_hops, "the hop lab: a chain of routers cut at each link, the last hop that answers (rxlab/hoplab)"),
     "fleet": (lab_fleet, "the fleet lab: three sites remote-write to a central Prometheus, one cut (rxlab/fleetlab)"),
     "prometheus": (lab_prometheus, "the Prometheus proof: dashboards, rules and deploy files, live (rxlab/promproof)"),
     "backfill": (lab_backfill, "the history backfill proof: history export into a Prometheus TSDB (rxlab/backfill.py)"),
@@ -276,6 +289,7 @@ def main(argv):
 # checking anything first.
 HELP = {
     "fault": ("module", "faultlab"),
+    "hops": ("module", "hoplab"),
     "fleet": ("module", "fleetlab"),
     "adversarial": ("module", "adversarial"),
     "prometheus": ("header", "promproof/proof.sh"),
