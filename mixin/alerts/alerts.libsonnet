@@ -125,9 +125,20 @@ local u = import '../lib/util.libsonnet';
           'The 90th percentile of successful {{ $labels.probe }} probes to {{ $labels.target }} is {{ $value | humanizeDuration }} (over 5 minutes; threshold %s).'
           % u.shortSeconds(c.highLatencySeconds),
         ),
+        // Not for loss that an outage of the site, or of the target for most of the fleet
+        // (rules/consensus.libsonnet), explains: those alerts carry it, and the 5-minute ratio
+        // outlives them by up to 5 minutes after they resolve, when Alertmanager's inhibition
+        // ends. So loss within 5 minutes of either firing does not count, and the `for` starts
+        // again after it (the 5 minutes matter for a `for` shorter than the loss ratio's window).
         alert(
           'ReachabilityPacketLoss', 'warning',
-          'reachability:icmp_loss:ratio_5m > %s' % '%g' % c.packetLossRatio,
+          |||
+            reachability:icmp_loss:ratio_5m > %(ratio)s
+            unless on (job, instance, %(site)s)
+              max_over_time(ALERTS{alertname=~"ReachabilityInternetUnreachable|ReachabilityCaptivePortal", alertstate="firing"}[5m])
+            unless on (job, target)
+              max_over_time(ALERTS{alertname="ReachabilityTargetDown", alertstate="firing"}[5m])
+          ||| % { ratio: '%g' % c.packetLossRatio, site: c.siteLabel },
           c.packetLossFor,
           'ICMP packet loss to {{ $labels.target }} from {{ $labels.instance }}',
           '{{ $value | humanizePercentage }} of echo requests to {{ $labels.target }} got no reply over 5 minutes (threshold %s%%).'
