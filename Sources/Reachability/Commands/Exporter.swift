@@ -194,9 +194,18 @@ private struct Parts {
             // systemd's Type=notify: started once the endpoint answers.
             SystemdNotify.send("READY=1", environment: processEnvironment())
         }
-        // Start order: path monitor, history, scheduler, reloader, web server; stopped in reverse.
+        let passive =
+            options.passive.mode == .off
+            ? nil
+            : PassiveWatch(
+                config: options.passive, path: path.gate, logger: logger.with("component", "passive"),
+                uplinks: { monitor.configuration.settings.uplinks }, recheck: { monitor.recheckNow() },
+                publish: PassiveMetrics(registry: registry).publish)
+        // Start order: path monitor, history, scheduler, passive evidence, reloader, web server;
+        // stopped in reverse.
         let services: [any Service] =
-            [path] + (history.map { [$0] } ?? []) + [monitor] + (reloader.map { [$0] } ?? []) + [serving]
+            [path] + (history.map { [$0] } ?? []) + [monitor] + (passive.map { [$0] } ?? [])
+            + (reloader.map { [$0] } ?? []) + [serving]
         let onHangup: @Sendable () -> Void = { [logger] in
             guard let reloader else {
                 logger.info("SIGHUP received; nothing to reload without --config.file")

@@ -44,7 +44,7 @@ package enum ExporterCommand {
                     "Histogram forms to keep and serve: classic (the _bucket series), native (exponential buckets, served to protobuf scrapes), both."
             ),
         ] + [ConfigWiring.flag, ConfigWiring.autoReloadFlag, ConfigWiring.lifecycleFlag] + ProbeFlags.specs
-        + HistoryFlags.specs + commonFlags
+        + HistoryFlags.specs + PassiveFlags.specs + commonFlags
 
     static var usage: String {
         """

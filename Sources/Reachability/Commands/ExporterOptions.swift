@@ -16,6 +16,8 @@ struct ExporterOptions: Sendable {
     var file: ExporterConfig?
     /// `--history.*` flags, else the file's `history:` section; nil: no history.
     var history: HistoryConfig?
+    /// `--passive.*` flags.
+    var passive = PassiveConfig()
     /// Whether the probes are the built-in public defaults (neither flags nor the file gave one).
     var usesBuiltInDefaults = false
 
@@ -38,9 +40,11 @@ struct ExporterOptions: Sendable {
     ) throws(Failure) -> ExporterOptions {
         let settings: MonitorSettings
         let history: HistoryConfig?
+        let passive: PassiveConfig
         do throws(UsageError) {
             settings = try combinedSettings(flags, file: file)
             history = try HistoryFlags.config(flags) ?? file?.history.flatMap(Self.history(from:))
+            passive = try PassiveFlags.config(flags)
         } catch {
             throw .usage(error)
         }
@@ -73,7 +77,7 @@ struct ExporterOptions: Sendable {
             }
         }
         return ExporterOptions(
-            specs: specs, settings: settings, file: file, history: history,
+            specs: specs, settings: settings, file: file, history: history, passive: passive,
             usesBuiltInDefaults: !anyProbeFlag && (file?.probes ?? []).isEmpty)
     }
 

@@ -18,12 +18,15 @@ package protocol PathGate: Sendable {
     /// The default gateway a scope's traffic goes through now (overall: IPv4's, else IPv6's;
     /// an uplink: its own default route), for fault localization; nil when unknown.
     func gatewayRoute(for scope: Scope) -> GatewayRoute?
+    /// The host's addresses (raw bytes, 4 or 16) and indices, each with its interface's name.
+    var interfaceNames: (byAddress: [[UInt8]: String], byIndex: [UInt32: String]) { get }
 }
 
 extension PathGate {
     package func localityMatcher() -> AddressLocality.Matcher { .intrinsicOnly }
     package var connectionType: ConnectionType { .unknown }
     package func gatewayRoute(for scope: Scope) -> GatewayRoute? { nil }
+    package var interfaceNames: (byAddress: [[UInt8]: String], byIndex: [UInt32: String]) { ([:], [:]) }
 }
 
 /// A gate that is always open: used when path monitoring is off (for example in a namespace

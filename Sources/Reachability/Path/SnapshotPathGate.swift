@@ -4,6 +4,17 @@ package struct SnapshotPathGate: PathGate {
 
     package init(_ source: any PathSource) { self.source = source }
 
+    package var interfaceNames: (byAddress: [[UInt8]: String], byIndex: [UInt32: String]) {
+        let snapshot = source.current
+        var byAddress: [[UInt8]: String] = [:]
+        for a in snapshot.addresses {
+            if let bytes = SocketAddress(ip: a.address)?.addressBytes { byAddress[bytes] = a.interfaceName }
+        }
+        var byIndex: [UInt32: String] = [:]
+        for i in snapshot.interfaces { byIndex[UInt32(truncatingIfNeeded: i.index)] = i.name }
+        return (byAddress, byIndex)
+    }
+
     package func unsatisfiedReason(for family: IPFamily?) -> String? {
         let snapshot = source.current
         guard let family else {

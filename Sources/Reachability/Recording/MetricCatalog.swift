@@ -126,6 +126,25 @@ package enum MetricCatalog {
         help:
             "While a scope is located upstream with nothing beyond its gateway answering: the distance (1 is the gateway) of the farthest router that still answers a TTL-limited echo toward a failing target, and that router's address. Absent otherwise."
     )
+    package static let passiveConnections = MetricDescriptor(
+        .gauge, "reachability_passive_connections", labels: ["scope", "state"],
+        help:
+            "The host's own TCP connections to public addresses, per scope (overall, ipv4, ipv6, an uplink) and state: receiving (data within --passive.freshness), stalled (retransmitting with nothing received, or a SYN sent again), quiet. Read with NETLINK_SOCK_DIAG when --passive.mode is not off; counts only, never addresses."
+    )
+    package static let passiveLastReceiveAge = MetricDescriptor(
+        .gauge, "reachability_passive_last_receive_age_seconds", labels: ["scope"],
+        help:
+            "Seconds since data last came in on any counted connection of the scope (absent when none ever received)."
+    )
+    package static let passiveReadSeconds = MetricDescriptor(
+        .gauge, "reachability_passive_read_duration_seconds", labels: [],
+        help: "How long the last read of the host's TCP sockets took (the dump and its classification).")
+    package static let passiveSockets = MetricDescriptor(
+        .gauge, "reachability_passive_sockets", labels: [],
+        help: "TCP sockets (established or connecting) the last read saw.")
+    package static let passiveStallRechecks = MetricDescriptor(
+        .counter, "reachability_passive_stall_rechecks_total", labels: [],
+        help: "Probe rounds started at once because a scope's connections began to stall with none receiving.")
     package static let nat64PrefixInfo = MetricDescriptor(
         .gauge, "reachability_nat64_prefix_info", labels: ["prefix"],
         help:
@@ -275,6 +294,7 @@ package enum MetricCatalog {
         connectivityInfo,
         faultInfo,
         faultLastHop,
+        passiveConnections, passiveLastReceiveAge, passiveReadSeconds, passiveSockets, passiveStallRechecks,
         pathMtuBytes,
         stateTransitionsTotal,
         lastTransitionTimestampSeconds,

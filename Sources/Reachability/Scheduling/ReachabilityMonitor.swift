@@ -95,6 +95,9 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
         await runRound(periodic: false)
     }
 
+    /// Starts a round now (as a path change does), unless one ran within the least gap.
+    package func recheckNow() { trigger.fire() }
+
     /// Runs rounds until the task is cancelled.
     package func run() async {
         let debounce = plan.withLock { $0.settings.pathDebounce }

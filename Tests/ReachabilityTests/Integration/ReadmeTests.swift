@@ -33,6 +33,7 @@ import Testing
         _ = ExporterMetrics(registry: registry)
         _ = ConfigMetrics(registry: registry)
         _ = HistoryMetrics(registry: registry)
+        _ = PassiveMetrics(registry: registry)
         PathMetrics.register(
             in: registry,
             source: FakePathSource(

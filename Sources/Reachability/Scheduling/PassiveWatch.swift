@@ -1,0 +1,101 @@
+/// Passive evidence, as a service: every `interval` it reads the host's TCP sockets
+/// (`SockDiag`, on a thread of its own), sums them per scope (`PassiveEvidence`), publishes the
+/// counts and ages, and asks the scheduler for a round at once when a scope's connections begin
+/// to stall with none receiving (early evidence, sooner than the probe interval).
+///
+/// Mode `observe` adds metrics and the early re-check; it decides no verdict by itself.
+package struct PassiveConfig: Sendable, Equatable {
+    package enum Mode: String, Sendable, CaseIterable {
+        case off, observe
+    }
+
+    package var mode: Mode = .off
+    package var interval: Duration = Self.defaultInterval
+    package var evidence = PassiveEvidence.Settings()
+
+    package static let defaultInterval = Duration.seconds(2)
+
+    package init(mode: Mode = .off, interval: Duration = defaultInterval, evidence: PassiveEvidence.Settings = .init())
+    {
+        self.mode = mode
+        self.interval = interval
+        self.evidence = evidence
+    }
+}
+
+/// What one read found, for the metrics (`PassiveMetrics`).
+package struct PassiveReading: Sendable {
+    package var summaries: [Scope: PassiveSummary]
+    package var sockets: Int
+    package var took: Duration
+    /// Scopes that began to stall in this read (a round was asked for).
+    package var beganStalling: [Scope]
+}
+
+package final class PassiveWatch: Service {
+    package let name = "passive"
+    let config: PassiveConfig
+    let path: any PathGate
+    let uplinks: @Sendable () -> [String]
+    let recheck: @Sendable () -> Void
+    let publish: @Sendable (PassiveReading) -> Void
+    let logger: Logger
+    /// Reads the sockets (tests substitute a script).
+    let read: @Sendable () -> Result<[TCPSocketInfo], Errno>
+    static let pool = BlockingPool(name: "passive", threads: 1)
+
+    package init(
+        config: PassiveConfig, path: any PathGate, logger: Logger,
+        uplinks: @escaping @Sendable () -> [String], recheck: @escaping @Sendable () -> Void,
+        publish: @escaping @Sendable (PassiveReading) -> Void,
+        read: @escaping @Sendable () -> Result<[TCPSocketInfo], Errno> = {
+            do throws(Errno) { return .success(try SockDiag.tcpSockets()) } catch { return .failure(error) }
+        }
+    ) {
+        self.read = read
+        self.config = config
+        self.path = path
+        self.uplinks = uplinks
+        self.recheck = recheck
+        self.publish = publish
+        self.logger = logger
+    }
+
+    package func run() async throws {
+        var stalling: Set<Scope> = []
+        var warned = false
+        while !Task.isCancelled {
+            let clock = ContinuousClock()
+            let start = clock.now
+            let outcome = await Self.pool.run(deadline: start + config.interval, read)
+            switch outcome {
+            case .success(let sockets)?:
+                warned = false
+                let names = path.interfaceNames
+                let summaries = PassiveEvidence.summarize(
+                    sockets, settings: config.evidence, uplinks: uplinks(),
+                    interfaceOfAddress: names.byAddress, interfaceOfIndex: names.byIndex)
+                let now = Set(summaries.filter { $0.value.isStalling }.map(\.key))
+                // A scope that begins to stall re-checks at once; one that keeps stalling does not again.
+                let began = now.subtracting(stalling).sorted()
+                if !began.isEmpty {
+                    logger.info("connections stall: probing now", ("scopes", began.map(\.label).joined(separator: ",")))
+                    recheck()
+                }
+                stalling = now
+                publish(
+                    PassiveReading(
+                        summaries: summaries, sockets: sockets.count, took: start.duration(to: clock.now),
+                        beganStalling: began))
+            case .failure(let error)?:
+                if !warned { logger.warn("cannot read the host's TCP sockets", ("err", error.description)) }
+                warned = true
+            case nil:
+                if !warned { logger.warn("reading the host's TCP sockets took longer than --passive.interval") }
+                warned = true
+            }
+            let elapsed = start.duration(to: clock.now)
+            if elapsed < config.interval { try? await Task.sleep(for: config.interval - elapsed) }
+        }
+    }
+}
