@@ -21,13 +21,16 @@ local u = import '../lib/util.libsonnet';
       % [metric, scope, c.siteLabel, scopeArg, c.siteLabel, what],
     // The current verdict of a scope (its state and reason).
     local currentVerdict(scope, scopeArg, what) = currentInfo('reachability_connectivity_info', scope, scopeArg, what),
-    // " (now: limited, reason timeout; breaks at: gateway)": the scope's verdict and where its
-    // path breaks (reachability_fault_info). Only templates read them, so the alert fires the
-    // same without them: no "; breaks at" when fault_info is absent (an exporter older than
-    // fault localization), nothing at all when the verdict series is absent too.
+    // " (now: limited, reason timeout; breaks at: upstream after hop 3 (198.51.100.1))": the
+    // scope's verdict, where its path breaks (reachability_fault_info) and, for upstream, the
+    // last hop that answers (reachability_fault_last_hop). Only templates read them, so the
+    // alert fires the same without them: no "; breaks at" when fault_info is absent (an
+    // exporter older than fault localization), no hop without a trace, nothing at all when the
+    // verdict series is absent too.
     local currentVerdictAndFault(scope, scopeArg) =
       currentVerdict(scope, scopeArg, ' (now: {{ .Labels.state }}, reason {{ .Labels.reason }}%s)'
-                                      % currentInfo('reachability_fault_info', scope, scopeArg, '; breaks at: {{ .Labels.location }}')),
+                                      % currentInfo('reachability_fault_info', scope, scopeArg, '; breaks at: {{ .Labels.location }}%s'
+                                                    % currentInfo('reachability_fault_last_hop', scope, scopeArg, ' after hop {{ .Value }} ({{ .Labels.address }})'))),
 
     // "; largest packet that passes: 1400 bytes (mtu:9.9.9.9)": the path MTU each failing `mtu`
     // probe of the alert's exporter measured (reachability_path_mtu_bytes of the targets whose
