@@ -16,11 +16,13 @@ the fault ends the resolved notifications (send_resolved) and nothing newly firi
 held until its symptoms have reached Alertmanager, so that an inhibition that does not hold shows
 as a page. Arrival times are the webhook's."""
 
+import re
 import time
 from collections import Counter
 from datetime import datetime
 
 from ..util import log, log_table, wait_until
+from .alerting import seconds
 from .topology import INTERNET, TARGET2
 
 
@@ -40,6 +42,19 @@ def key(alert):
     if lab.get("lab"):
         where.append(lab["lab"])
     return f"{lab.get('alertname')}{{{', '.join(where)}}}"
+
+
+def short(alert):
+    """NAME{site or target}: an inhibiting alert, its lab copy and the shipped one alike."""
+    lab = alert["labels"]
+    return f"{lab.get('alertname')}{{{lab.get('site') or lab.get('target') or ''}}}"
+
+
+def said(alert):
+    """The part of an alert's description that says where it breaks ("(now: ...; breaks at: ...)")."""
+    text = alert["annotations"].get("description", "")
+    start = text.find("(now: ")
+    return text[start:].rstrip(".") if start >= 0 else text[-60:]
 
 
 def about_site(alert, site):
@@ -64,7 +79,7 @@ class Phase:
     def __init__(self, name):
         self.name, self.start = name, time.time()
         self.page = self.restore = self.done = self.end = None
-        self.states = {}
+        self.states, self.left_out = {}, []
 
 
 class Delivery:
@@ -103,15 +118,15 @@ class Delivery:
 
     def am_states(self, match, since):
         """Alertmanager's alerts that started at `since` or later and `match` holds for:
-        key -> 'active' or 'inhibited by KEY, ...'."""
+        key -> 'active' or 'inhibited by NAME{site or target}, ...'."""
         alerts = self.am.alerts()
-        names = {a["fingerprint"]: key(a) for a in alerts}
+        names = {a["fingerprint"]: short(a) for a in alerts}
         out = {}
         for a in alerts:
             if not match(a) or ts(a["startsAt"]) < since:
                 continue
             by = a["status"].get("inhibitedBy") or []
-            out[key(a)] = f"inhibited by {', '.join(sorted(names.get(f, f) for f in by))}" if by else "active"
+            out[key(a)] = f"inhibited by {', '.join(sorted({names.get(f, f) for f in by}))}" if by else "active"
         return out
 
     @staticmethod
@@ -131,21 +146,40 @@ class Delivery:
             out.append(f"+{n.received - since:.1f}s " + "; ".join(parts))
         return " / ".join(out) or "none"
 
-    def run_phase(self, name, inject, page, symptom, symptoms_ready):
-        """Injects a fault (`inject(True)`), waits for the notification of an alert `page` holds
-        for, holds the fault until `symptoms_ready(alertmanager's alerts)` (then one group_wait
-        and an evaluation more, for any page they would make), records Alertmanager's state of
-        every alert `symptom` holds for, ends the fault and waits for the resolved notification
-        and one group_interval more (what the end of the fault releases)."""
+    def run_phase(self, name, inject, page, symptom, losses):
+        """Injects a fault (`inject(True)`) and waits for the notification of an alert `page`
+        holds for. Then holds the fault until each (site, target) of `losses` has lost more echoes
+        than ReachabilityPacketLoss allows for longer than its lab copy's `for` (the symptom is
+        due: firing and inhibited, or left out by its rule), and one group_wait and an evaluation
+        more (for any page it would make); records Alertmanager's state of every alert `symptom`
+        holds for and which losses never reached it; ends the fault and waits for the resolved
+        notification and one group_interval more (what the end of the fault releases)."""
         a, am = self.args, self.am
+        rule = self.fleet.alert_rules["ReachabilityPacketLoss"]
+        threshold = float(re.search(r"ratio_5m > ([0-9.]+)", rule["expr"]).group(1))
+        wait = seconds(self.fleet.short_for["ReachabilityPacketLoss"])
         p = Phase(name)
         log(f"{name}: fault")
         inject(True)
-        p.page = self.wait_for(p.start, firing(page), a.notify_timeout)
-        if p.page:
-            wait_until(lambda: symptoms_ready(am.alerts()), a.hold, 1)
-            time.sleep(am.timer("group_wait") + a.eval_interval + 1)
+
+        def lossy():
+            got = self.c.query(f"reachability:icmp_loss:ratio_5m > {threshold}")
+            return losses <= {(lab.get("site"), lab.get("target")) for lab, _ in got}
+
+        lossy_at, deadline = None, p.start + a.notify_timeout
+        while (p.page is None or lossy_at is None) and time.time() < deadline:
+            p.page = p.page or self.wait_for(p.start, firing(page), 0)
+            lossy_at = lossy_at or (wait_until(lossy, 0) and time.time())
+            time.sleep(0.5)
+        if p.page and lossy_at:  # the symptom fires (or would) one evaluation after its `for`
+            time.sleep(max(0.0, lossy_at + wait + a.eval_interval + am.timer("group_wait") + 1.5 - time.time()))
         p.states = self.am_states(symptom, p.start)
+        present = {
+            (x["labels"].get("site"), x["labels"].get("target"))
+            for x in am.alerts()
+            if x["labels"].get("alertname") == "ReachabilityPacketLoss"
+        }
+        p.left_out = sorted(losses - present)
         p.restore = time.time()
         inject(False)
         log(f"{name}: restored")
@@ -171,13 +205,23 @@ class Delivery:
             (back, self.describe(after, p.restore), f"{p.done.received - p.restore:.1f}s" if p.done else "never")
         )
 
-    def inhibited_row(self, check, states, notified):
-        symptoms = {k: v for k, v in states.items() if k not in notified}
+    def inhibited_row(self, check, p, notified):
+        """The symptoms: alerts at Alertmanager that were not notified, by what inhibits them, and
+        the packet losses that never became an alert (left out by their rule)."""
+        symptoms = {k: v for k, v in p.states.items() if k not in notified}
+        by = {}
+        for k, v in sorted(symptoms.items()):
+            by.setdefault(v, []).append(k.replace("Reachability", "").replace(", short_for", ""))
+        left = [f"PacketLoss{{{site}, {target}}}" for site, target in p.left_out]
         return self.rows.add(
             check,
-            "at least one firing; each inhibited",
-            bool(symptoms) and all(v.startswith("inhibited") for v in symptoms.values()),
-            ", ".join(f"{k} {v}" for k, v in sorted(symptoms.items())) or "no symptom alert at Alertmanager",
+            "each inhibited at Alertmanager or not firing; loss above the threshold for longer than its for",
+            bool(symptoms or left) and all(v.startswith("inhibited") for v in symptoms.values()),
+            "; ".join(
+                [f"{v}: {', '.join(ks)}" for v, ks in sorted(by.items())]
+                + ([f"not firing (the rule leaves them out): {', '.join(left)}"] if left else [])
+            )
+            or "no symptom",
         )
 
     # ---- the uplink cut (scenario.py's outage) ----------------------------------------------
@@ -219,21 +263,12 @@ class Delivery:
 
     # ---- a target down for every site --------------------------------------------------------
     def target_fault(self):
-        sites = {s.name for s in self.fleet.sites}
-
-        def losses_inhibited(alerts):  # every site's packet loss to the target is at Alertmanager
-            return sites <= {
-                a["labels"].get("site")
-                for a in alerts
-                if a["labels"].get("alertname") == "ReachabilityPacketLoss" and a["labels"].get("target") == TARGET2
-            }
-
         return self.run_phase(
             f"target {TARGET2} down",
             self.fleet.target_down,
             lambda a: about_target(a, TARGET2),
             lambda a: "site" in a["labels"],
-            losses_inhibited,
+            {(s.name, TARGET2) for s in self.fleet.sites},
         )
 
     def target_down_rows(self, p):
@@ -246,7 +281,7 @@ class Delivery:
             self.describe(during, p.start),
         )
         notified = {key(x) for n in pages for x in n.firing()}
-        self.inhibited_row(f"target {TARGET2} down: the sites' symptoms at Alertmanager", p.states, notified)
+        self.inhibited_row(f"target {TARGET2} down: the sites' symptoms", p, notified)
         after = self.received(p.restore, p.end)
         site_pages = [n for n in self.received(p.start, p.end) if any("site" in x["labels"] for x in n.firing())]
         self.rows.add(
@@ -262,20 +297,12 @@ class Delivery:
     def internet_cut_phase(self):
         site = self.fleet.sites[self.args.isolate - 1]
         s = site.name
-
-        def losses_there(alerts):  # the site's packet loss to both ICMP targets is at Alertmanager
-            return {INTERNET, TARGET2} <= {
-                a["labels"].get("target")
-                for a in alerts
-                if a["labels"].get("alertname") == "ReachabilityPacketLoss" and about_site(a, s)
-            }
-
         p = self.run_phase(
             f"{s}'s internet cut",
             lambda on: self.fleet.cut_internet(site, on),
             lambda a: about_site(a, s),
             lambda a: about_site(a, s),
-            losses_there,
+            {(s, INTERNET), (s, TARGET2)},
         )
         during = self.received(p.start, p.restore)
         pages = [n for n in during if any(about_site(x, s) for x in n.firing())]
@@ -288,14 +315,10 @@ class Delivery:
             and {x["labels"]["alertname"] for x in alerts} == {"ReachabilityInternetUnreachable"}
             and bool(located),
             self.describe(during, p.start)
-            + (
-                f" ({key(located[0])}: '…{located[0]['annotations']['description'][-45:]}')"
-                if located
-                else "; no location"
-            ),
+            + (f"; in {short(located[0])}: '{said(located[0])}'" if located else "; no location"),
         )
         notified = {key(x) for n in pages for x in n.firing()}
-        self.inhibited_row(f"{s}'s symptoms at Alertmanager", p.states, notified)
+        self.inhibited_row(f"{s}'s symptoms", p, notified)
         after = self.received(p.restore, p.end)
         closed = {key(x) for n in after for x in n.resolved()}
         self.rows.add(

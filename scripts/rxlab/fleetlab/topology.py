@@ -268,6 +268,7 @@ class Fleet:
         with open(SHIPPED_RULES) as f:
             shipped = yaml.safe_load(f)
         rules = {r.get("alert"): r for g in fleet["groups"] + shipped["groups"] for r in g["rules"]}
+        self.alert_rules = rules
         out = []
         for name, old, new in (
             ("ReachabilitySiteSilent", "[2m]", f"[{self.args.silent_window}s]"),
