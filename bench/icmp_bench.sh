@@ -79,25 +79,40 @@ smokeping() {  # targets mode
             m, n, req, resp, req ? (req - resp) * 100 / req : 100, cpu, cpu * 100 / s, req ? cpu * 1e6 / req : 0 }'
 }
 
-# fping (as root it opens a raw socket): the same targets, each once a second (-p 1000), one
-# packet every 1000/n ms across them (-i), counted (-c) so it ends by itself; its own summary
-# gives sent and received, CPU is sampled over the same window as the others.
+# fping (as root it opens a raw socket): the same targets, each once a second (-p 1000), for
+# MEASURE rounds (-c; at most 65535/n), at two gaps between any two of its echoes (-i): 1000/n ms
+# (at least 1, at most 10), spreading a round over the second, and 0, each round in one burst.
+# Charged per echo it actually sent (the sum of xmt in its own summary), by its own CPU
+# (getrusage of the child); rate = echoes / max(elapsed, rounds x 1 s). -i is a gap across ALL
+# targets: -i 1 caps fping at 1,000 echoes/s (it reaches ~850-900), so CPU sampled over a window
+# must not be divided by n echoes a second (what this function did before #33).
+rusage_py='
+import os, signal, sys, threading, time
+deadline, out, cmd = float(sys.argv[1]), sys.argv[2], sys.argv[3:]
+t0 = time.monotonic()
+pid = os.posix_spawnp(cmd[0], cmd, os.environ)
+threading.Timer(deadline, os.kill, (pid, signal.SIGINT)).start()
+threading.Timer(deadline + 5, os.kill, (pid, signal.SIGKILL)).start()
+_, status, ru = os.wait4(pid, 0)
+with open(out, "w") as f:
+    f.write(f"{time.monotonic() - t0:.3f} {ru.ru_utime + ru.ru_stime:.6f}\n")
+os._exit(0)'
 fping_point() {  # targets
-    local n=$1 interval
-    interval=$(awk -v n="$n" 'BEGIN { i = 1000 / n; if (i > 10) i = 10; if (i < 1) i = 1; printf "%g", i }')
-    # shellcheck disable=SC2046
-    ip netns exec "$NS" fping -c $((WARMUP + MEASURE + 2)) -p 1000 -i "$interval" -q $(targets "$n") 2>"$WORK/fping.log" &
-    local pid=$!
-    sleep "$WARMUP"
-    local t0 t1
-    t0=$(ticks "$pid"); sleep "$MEASURE"; t1=$(ticks "$pid")
-    wait "$pid" 2>/dev/null || true
-    awk -v n="$n" -v dt=$((t1 - t0)) -v hz="$HZ" -v s="$MEASURE" -v w=$((WARMUP + MEASURE + 2)) -F'[ /=,%]+' '
-        /xmt\/rcv\/%loss/ { for (i = 1; i <= NF; i++) if ($i == "loss") { xmt += $(i + 1); rcv += $(i + 2) } }
-        END {
-            cpu = dt / hz; probes = n * s
-            printf "tool=fping mode=raw targets=%d probes=%d replies=%d loss_pct=%.3f cpu_s=%.3f cpu_pct=%.2f us_per_probe=%.1f\n",
-                n, probes, rcv * s / w, xmt ? (xmt - rcv) * 100 / xmt : 100, cpu, cpu * 100 / s, cpu * 1e6 / probes }' "$WORK/fping.log"
+    local n=$1 paced gap rounds=$MEASURE
+    paced=$(awk -v n="$n" 'BEGIN { i = 1000 / n; if (i > 10) i = 10; if (i < 1) i = 1; printf "%g", i }')
+    # fping 5.1 aborts with more than 65,535 echoes in 10 s (its sequence numbers run out).
+    (( n * rounds <= 65535 )) || rounds=$((65535 / n > 0 ? 65535 / n : 1))
+    for gap in "$paced" 0; do
+        # shellcheck disable=SC2046
+        ip netns exec "$NS" python3 -c "$rusage_py" $((MEASURE + 5)) "$WORK/fping.time" \
+            fping -c "$rounds" -p 1000 -i "$gap" -q $(targets "$n") 2>"$WORK/fping.log"
+        awk -v n="$n" -v gap="$gap" -v k="$rounds" -v tf="$WORK/fping.time" -F'[ /=,%]+' '
+            /xmt\/rcv\/%loss/ { for (i = 1; i <= NF; i++) if ($i == "loss") { xmt += $(i + 1); rcv += $(i + 2) } }
+            END {
+                getline line < tf; split(line, t, " "); el = t[1]; cpu = t[2]; span = el > k ? el : k
+                printf "tool=fping mode=raw gap_ms=%s targets=%d probes=%d replies=%d rate=%.0f/s loss_pct=%.3f cpu_s=%.3f cpu_pct=%.2f us_per_probe=%.1f\n",
+                    gap, n, xmt, rcv, xmt / span, xmt ? (xmt - rcv) * 100 / xmt : 100, cpu, cpu * 100 / span, xmt ? cpu * 1e6 / xmt : 0 }' "$WORK/fping.log"
+    done
 }
 
 echo "# $(date -u +%FT%TZ) $(nproc) cores, kernel $(uname -r); ${MEASURE}s measured after ${WARMUP}s warm-up per point"
