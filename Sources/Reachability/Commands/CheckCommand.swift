@@ -62,6 +62,7 @@ package enum CheckCommand {
             writeErr("reachability_exporter: ICMP probes cannot run: \(problem)\n")
             return 1
         }
+        UplinkRouting.set(options.file?.uplinkRouting ?? [:])
         let core = ReachabilityCore(path: path, probes: options.specs, settings: options.settings)
         if let warning = core.evidenceWarning { writeErr("reachability_exporter: warning: \(warning)\n") }
         // One round decides: no hysteresis for a one-shot answer.

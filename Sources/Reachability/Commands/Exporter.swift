@@ -157,6 +157,7 @@ private struct Parts {
             logger.error("cannot listen", ("address", addresses.joined(separator: ",")), ("err", error.description))
             return .failure(ExitStatus(1))
         }
+        UplinkRouting.set(options.file?.uplinkRouting ?? [:])
         let recorder = MetricsRecorder(registry: registry, probes: specs, uplinks: settings.uplinks)
         // History: --history.* flags, else the file's `history:` section. Read back before the
         // first round, written by its own thread.

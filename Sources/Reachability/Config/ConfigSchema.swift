@@ -3,7 +3,7 @@
 /// the key path, what was expected and what was found. Checks that need the command line too
 /// (the effective interval against a probe's timeout) are `ExporterOptions`'s.
 enum ConfigSchema {
-    static let topKeys = ["global", "uplinks", "history", "probes"]
+    static let topKeys = ["global", "uplinks", "uplink_routing", "history", "probes"]
     static let globalKeys = [
         "interval", "timeout", "policy", "quorum", "fail_after", "recover_after", "fast_recheck", "path_monitor",
         "trust_local_targets",
@@ -24,6 +24,7 @@ enum ConfigSchema {
             config.global = try global(g)
         }
         if top.has("uplinks") { config.uplinks = try uplinks(top) }
+        config.uplinkRouting = try uplinkRouting(top)
         if let h = try top.map("history", keys: historyKeys, what: "the history settings") {
             config.history = try history(h)
         }
@@ -92,6 +93,55 @@ enum ConfigSchema {
         guard let d = try m.duration(key) else { return nil }
         guard d > .zero else { throw m.fail(key, expected: "a duration above 0") }
         return d
+    }
+
+    /// `uplink_routing: {wwan0: {mark: 0x2, source: [100.64.0.2]}}`: per interface, the firewall
+    /// mark (1 to 0xffffffff, decimal or 0x hex) and/or the source addresses (one per family)
+    /// its probes carry, for `ip rule` tables.
+    static func uplinkRouting(_ top: ConfigMap) throws(ConfigError) -> [String: UplinkRouting] {
+        guard let node = top.value("uplink_routing") else { return [:] }
+        guard case .map(let entries) = node.kind else {
+            throw top.fail("uplink_routing", expected: "a map of interface names to {mark, source}")
+        }
+        var out: [String: UplinkRouting] = [:]
+        for e in entries {
+            let path = KeyPath.child("uplink_routing", e.key)
+            if let problem = InterfaceName.problem(e.key) ?? Scope.reservedUplinkProblem(e.key) {
+                throw ConfigError(
+                    file: top.file, mark: e.keyMark, path: path, expected: "an interface name (\(InterfaceName.rule))",
+                    found: e.key.debugDescription, hint: problem)
+            }
+            let m = try ConfigMap(
+                e.value, path: path, file: top.file, keys: ["mark", "source"], what: "the uplink's mark and source")
+            var routing = UplinkRouting()
+            if let (text, _) = try m.scalar("mark", expected: "a firewall mark from 1 to 0xffffffff") {
+                let value = text.hasPrefix("0x") ? UInt32(text.dropFirst(2), radix: 16) : UInt32(text)
+                guard let value, value > 0 else {
+                    throw m.fail("mark", expected: "a firewall mark from 1 to 0xffffffff (decimal or 0x hex)")
+                }
+                routing.mark = value
+            }
+            if let source = m.value("source") {
+                let items: [YAMLNode]
+                if case .list(let list) = source.kind { items = list } else { items = [source] }
+                for item in items {
+                    guard let s = item.scalar, let address = SocketAddress(ip: s.text) else {
+                        throw m.fail("source", expected: "an IP address, or a list of one per family")
+                    }
+                    guard routing.source(for: address.ipFamily) == nil else {
+                        throw m.fail(
+                            "source", expected: "one address per family",
+                            found: "a second \(address.ipFamily.rawValue) address \(s.text)")
+                    }
+                    routing.sources.append(address.ip)
+                }
+            }
+            guard routing.mark != nil || !routing.sources.isEmpty else {
+                throw m.missing("mark", expected: "a mark, a source, or both")
+            }
+            out[e.key] = routing
+        }
+        return out
     }
 
     static func uplinks(_ top: ConfigMap) throws(ConfigError) -> UplinkSelection {

@@ -10,6 +10,8 @@ package struct ExporterConfig: Sendable, Equatable {
     package var uplinks: UplinkSelection?
     /// nil when the file has no `history` section.
     package var history: HistorySection?
+    /// `uplink_routing:` — per interface, the mark and source addresses its probes carry.
+    package var uplinkRouting: [String: UplinkRouting] = [:]
     package var probes: [ProbeDefinition]
 
     package init(

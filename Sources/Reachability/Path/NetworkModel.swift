@@ -35,6 +35,7 @@ struct NetworkModel: Equatable {
         var metric: UInt32
         var interfaceIndex: Int32
         var gateway: [UInt8]?
+        var table: UInt32 = RTNL.tableMain
     }
 
     /// Work the caller must do after a message.
@@ -69,14 +70,18 @@ struct NetworkModel: Equatable {
         case .newRoute(let m):
             guard isDefaultRoute(m) else { break }
             if message.header.flags & RTNL.flagReplace != 0 {
-                routes = routes.filter { !($0.key.family == m.family && $0.key.metric == (m.priority ?? 0)) }
+                routes = routes.filter {
+                    !($0.key.family == m.family && $0.key.metric == (m.priority ?? 0) && $0.key.table == m.table)
+                }
             }
             for key in routeKeys(m) { routes[key] = m.routeProtocol }
         case .deletedRoute(let m):
             guard isDefaultRoute(m) else { break }
             let keys = routeKeys(m)
             if keys.isEmpty {
-                routes = routes.filter { !($0.key.family == m.family && $0.key.metric == (m.priority ?? 0)) }
+                routes = routes.filter {
+                    !($0.key.family == m.family && $0.key.metric == (m.priority ?? 0) && $0.key.table == m.table)
+                }
             }
             for key in keys { routes[key] = nil }
         default:
@@ -129,18 +134,18 @@ struct NetworkModel: Equatable {
             prefixLength: m.prefixLength)
     }
 
-    /// Main table, unicast, destination and source length 0. Routes through a nexthop object
-    /// (`RTA_NH_ID`) carry no interface and are not followed.
+    /// Any table but `local`, unicast, destination and source length 0. Routes through a
+    /// nexthop object (`RTA_NH_ID`) carry no interface and are not followed.
     private func isDefaultRoute(_ m: RouteMessage) -> Bool {
         (m.family == RTNL.familyInet || m.family == RTNL.familyInet6) && m.destinationLength == 0
-            && m.sourceLength == 0 && m.table == RTNL.tableMain && m.type == RTNL.typeUnicast
+            && m.sourceLength == 0 && m.table != RTNL.tableLocal && m.type == RTNL.typeUnicast
     }
 
     private func routeKeys(_ m: RouteMessage) -> [RouteKey] {
         m.nexthops.filter { $0.interfaceIndex > 0 }.map {
             RouteKey(
                 family: m.family, metric: m.priority ?? 0, interfaceIndex: $0.interfaceIndex,
-                gateway: $0.gateway)
+                gateway: $0.gateway, table: m.table)
         }
     }
 
@@ -162,7 +167,7 @@ struct NetworkModel: Equatable {
             return DefaultRoute(
                 family: key.family == RTNL.familyInet6 ? .ipv6 : .ipv4,
                 gateway: key.gateway.map(IPText.format), interfaceIndex: link.index,
-                interfaceName: link.name, metric: key.metric, routeProtocol: Int(proto))
+                interfaceName: link.name, metric: key.metric, routeProtocol: Int(proto), table: key.table)
         }
         return PathSnapshot(
             interfaces: interfaces, addresses: addressList,

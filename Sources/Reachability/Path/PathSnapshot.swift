@@ -8,7 +8,8 @@
 package struct PathSnapshot: Sendable, Equatable, Codable {
     package var interfaces: [NetworkInterface]
     package var addresses: [InterfaceAddress]
-    /// Main-table unicast default routes of both families.
+    /// Unicast default routes of both families, of the main table and of every other table
+    /// (policy routing) but `local`.
     package var defaultRoutes: [DefaultRoute]
     /// How many changed snapshots were published before this one by its source (0 for the first).
     /// Feeds `reachability_path_changes_total`.
@@ -24,8 +25,11 @@ package struct PathSnapshot: Sendable, Equatable, Codable {
                 < ($1.interfaceIndex, $1.family == .ipv6 ? 1 : 0, $1.address, $1.prefixLength)
         }
         self.defaultRoutes = defaultRoutes.sorted {
-            ($0.family == .ipv6 ? 1 : 0, $0.metric, $0.interfaceIndex, $0.gateway ?? "")
-                < ($1.family == .ipv6 ? 1 : 0, $1.metric, $1.interfaceIndex, $1.gateway ?? "")
+            ($0.family == .ipv6 ? 1 : 0, $0.isMain ? 0 : 1, $0.metric, $0.interfaceIndex, $0.gateway ?? "", $0.table)
+                < (
+                    $1.family == .ipv6 ? 1 : 0, $1.isMain ? 0 : 1, $1.metric, $1.interfaceIndex, $1.gateway ?? "",
+                    $1.table
+                )
         }
         self.changeCount = changeCount
     }

@@ -62,9 +62,10 @@ package enum PathStatus: Sendable, Equatable, Hashable, Codable {
         let addressed = running.filter { withAddress.contains($0.index) }
         guard !addressed.isEmpty else { return (.unsatisfied(reason: .noAddress), nil) }
         let usable = Dictionary(addressed.map { ($0.index, $0) }, uniquingKeysWith: { a, _ in a })
+        // The host's own traffic follows the main table; other tables serve their uplinks only.
         let best =
             defaultRoutes
-            .filter { $0.family == family && usable[$0.interfaceIndex] != nil }
+            .filter { $0.family == family && $0.isMain && usable[$0.interfaceIndex] != nil }
             .min { a, b in
                 (a.metric, a.interfaceIndex, a.gateway ?? "") < (b.metric, b.interfaceIndex, b.gateway ?? "")
             }

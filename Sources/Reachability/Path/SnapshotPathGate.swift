@@ -43,7 +43,8 @@ package struct SnapshotPathGate: PathGate {
         case .overall: route = snapshot.primaryRoute(for: .ipv4) ?? snapshot.primaryRoute(for: .ipv6)
         case .family(let f): route = snapshot.primaryRoute(for: f)
         case .uplink(let name):
-            // Its own default route: IPv4 first, the lowest metric (the snapshot's order).
+            // Its own default route: IPv4 first, the main table's first, then the lowest metric
+            // (the snapshot's order); a route only in the uplink's own table (policy routing) counts.
             route = snapshot.defaultRoutes.first { $0.interfaceName == name }
         }
         return route.map { GatewayRoute(family: $0.family, gateway: $0.gateway, interface: $0.interfaceName) }

@@ -110,10 +110,19 @@ package func closeDescriptor(_ fd: Int32) {
     Glibc.close(fd)
 }
 
-/// Binds `fd` to a network device by name (SO_BINDTODEVICE); nil on success.
+/// Binds `fd` to a network device by name (SO_BINDTODEVICE), then applies the uplink's policy
+/// routing (`UplinkRouting`: its mark, its source address of the socket's family); nil on success.
 func bindToDevice(_ fd: Int32, _ interface: String) -> ConnectError? {
     let rc = interface.withCString { name in
         setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, name, socklen_t(strlen(name) + 1))
     }
-    return rc == 0 ? nil : ConnectError(errno: .current, step: "SO_BINDTODEVICE \(interface)")
+    if rc != 0 { return ConnectError(errno: .current, step: "SO_BINDTODEVICE \(interface)") }
+    guard let routing = UplinkRouting.of(interface) else { return nil }
+    var domain: Int32 = 0
+    var length = socklen_t(4)
+    getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &length)
+    if let failed = routing.apply(to: fd, family: domain == AF_INET6 ? .ipv6 : .ipv4) {
+        return ConnectError(errno: failed.errno, step: "\(failed.step) for \(interface)")
+    }
+    return nil
 }

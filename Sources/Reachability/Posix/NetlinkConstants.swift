@@ -55,6 +55,7 @@ enum RTNL {
     static let rtaVia = UInt16(RTA_VIA.rawValue)
     static let rtaNexthopID = UInt16(RTA_NH_ID.rawValue)
     static let tableMain = UInt32(RT_TABLE_MAIN.rawValue)  // 254
+    static let tableLocal = UInt32(RT_TABLE_LOCAL.rawValue)  // 255
     static let typeUnicast = UInt8(RTN_UNICAST)
 
     // families and groups

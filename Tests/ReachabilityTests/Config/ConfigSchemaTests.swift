@@ -77,6 +77,42 @@ import Testing
         _ = try CheckConfigCommand.check(c)
     }
 
+    @Test func uplinkRoutingDecodesMarksAndSources() throws {
+        let c = try ConfigLoader.parse(
+            """
+            uplinks: auto
+            uplink_routing:
+              wwan0: {mark: 0x2, source: 100.64.0.2}
+              eth1: {mark: 7}
+              eth2: {source: [198.51.100.2, "2001:db8::2"]}
+            probes:
+              - {type: tcp, target: "192.0.2.1:22"}
+            """, file: "t.yml")
+        #expect(c.uplinkRouting["wwan0"] == UplinkRouting(mark: 2, sources: ["100.64.0.2"]))
+        #expect(c.uplinkRouting["eth1"] == UplinkRouting(mark: 7))
+        #expect(c.uplinkRouting["eth2"]?.source(for: .ipv6)?.ip == "2001:db8::2")
+        let probe = "probes:\n  - {type: tcp, target: \"192.0.2.1:22\"}\n"
+        for (text, message) in [
+            ("uplink_routing: [wwan0]\n", "uplink_routing: expected a map of interface names to {mark, source}"),
+            ("uplink_routing:\n  wwan0: {mark: 0}\n", "uplink_routing.wwan0.mark: expected a firewall mark"),
+            ("uplink_routing:\n  wwan0: {mark: 0x1ffffffff}\n", "uplink_routing.wwan0.mark: expected a firewall mark"),
+            ("uplink_routing:\n  wwan0: {source: nowhere}\n", "uplink_routing.wwan0.source: expected an IP address"),
+            (
+                "uplink_routing:\n  wwan0: {source: [192.0.2.1, 192.0.2.2]}\n",
+                "uplink_routing.wwan0.source: expected one address per family"
+            ),
+            ("uplink_routing:\n  wwan0: {}\n", "uplink_routing.wwan0: expected a key \"mark\""),
+            (
+                "uplink_routing:\n  wwan0: {table: 100}\n",
+                "uplink_routing.wwan0.table: expected one of the keys mark, source"
+            ),
+            ("uplink_routing:\n  ipv4: {mark: 1}\n", "uplink_routing.ipv4: expected an interface name"),
+        ] {
+            let e = Self.error(text + probe) ?? "accepted"
+            #expect(e.contains(message), "\(text): \(e)")
+        }
+    }
+
     @Test func decodesAFullFile() throws {
         let c = try ConfigLoader.parse(
             """
@@ -217,12 +253,15 @@ import Testing
     @Test(arguments: [
         (
             "",
-            "t.yml: expected a map of settings (global, uplinks, history, probes), found an empty file (an empty file is refused so that a truncated file never replaces the probes)"
+            "t.yml: expected a map of settings (global, uplinks, uplink_routing, history, probes), found an empty file (an empty file is refused so that a truncated file never replaces the probes)"
         ),
-        ("- a\n", "t.yml:1:1: expected a map (with the keys global, uplinks, history, probes), found a list"),
+        (
+            "- a\n",
+            "t.yml:1:1: expected a map (with the keys global, uplinks, uplink_routing, history, probes), found a list"
+        ),
         (
             "probe:\n  - type: tcp\n",
-            "t.yml:1:1: probe: expected one of the keys global, uplinks, history, probes, found an unknown key (did you mean \"probes\"?)"
+            "t.yml:1:1: probe: expected one of the keys global, uplinks, uplink_routing, history, probes, found an unknown key (did you mean \"probes\"?)"
         ),
         (
             "global:\n  intervall: 5s\n",

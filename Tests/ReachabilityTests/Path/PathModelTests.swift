@@ -103,11 +103,27 @@ import Testing
         #expect(
             model.snapshot(changeCount: 0).defaultRoutes.filter { $0.family == .ipv4 }.map(\.gateway)
                 == ["192.0.2.7"])
-        // A route in another table or of another type is not a default route.
+        // A route in another table is a default route of that table (policy routing): kept, but
+        // it does not decide the host's own path; one of another type, or in `local`, is none.
         route.table = 100
         route.nexthops = [RouteNexthop(interfaceIndex: 3, gateway: [192, 0, 2, 8])]
         model.apply(Self.event(.newRoute(route)), classify: Self.classify)
-        #expect(model.snapshot(changeCount: 0).defaultRoutes.count == 2)
+        let routes = model.snapshot(changeCount: 0).defaultRoutes
+        #expect(routes.count == 3 && routes.filter { $0.table == 100 }.map(\.gateway) == ["192.0.2.8"])
+        #expect(model.snapshot(changeCount: 0).primaryRoute(for: .ipv4)?.gateway == "192.0.2.7")
+        route.table = RTNL.tableLocal
+        route.nexthops = [RouteNexthop(interfaceIndex: 3, gateway: [192, 0, 2, 9])]
+        model.apply(Self.event(.newRoute(route)), classify: Self.classify)
+        route.table = 100
+        route.type = 2  // RTN_LOCAL
+        route.nexthops = [RouteNexthop(interfaceIndex: 3, gateway: [192, 0, 2, 10])]
+        model.apply(Self.event(.newRoute(route)), classify: Self.classify)
+        #expect(model.snapshot(changeCount: 0).defaultRoutes.count == 3)
+        // Deleting the table-100 route deletes that one only.
+        route.type = RTNL.typeUnicast
+        route.nexthops = [RouteNexthop(interfaceIndex: 3, gateway: [192, 0, 2, 8])]
+        model.apply(Self.event(.deletedRoute(route)), classify: Self.classify)
+        #expect(model.snapshot(changeCount: 0).defaultRoutes.map(\.table).allSatisfy { $0 == DefaultRoute.mainTable })
     }
 
     /// Bridge-port messages (AF_BRIDGE) share the link group; a "deleted" one is a port leaving

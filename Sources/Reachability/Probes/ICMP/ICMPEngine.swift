@@ -28,6 +28,9 @@ package final class ICMPEngine: Sendable {
         var dontFragment = false
         /// Hop-limited echoes (the last-hop trace) set the TTL per send: a socket of their own.
         var hopLimited = false
+        /// The bound interface's policy routing when the socket was opened (a reload that
+        /// changes it opens new sockets).
+        var routing: UplinkRouting? = nil
     }
 
     private let opener: Opener
@@ -106,7 +109,8 @@ package final class ICMPEngine: Sendable {
         family: IPFamily, mode: ICMPSocketMode, interface: String?, dontFragment: Bool = false, hopLimited: Bool = false
     ) throws(ICMPSocketError) -> ICMPSocket {
         let key = Key(
-            family: family, mode: mode, interface: interface, dontFragment: dontFragment, hopLimited: hopLimited)
+            family: family, mode: mode, interface: interface, dontFragment: dontFragment, hopLimited: hopLimited,
+            routing: interface.flatMap(UplinkRouting.of))
         // Opening happens under the lock so concurrent first echoes share one socket.
         return try sockets.withLock { (s: inout [Key: ICMPSocket]) throws(ICMPSocketError) -> ICMPSocket in
             if let existing = s[key], !existing.isRetired { return existing }
@@ -148,7 +152,7 @@ package final class ICMPEngine: Sendable {
         case .success(let fd):
             return try ICMPSocket(
                 fd: fd, family: key.family, kind: kind, interface: key.interface, mode: key.mode,
-                dontFragment: key.dontFragment)
+                dontFragment: key.dontFragment, routing: key.routing)
         }
     }
 }

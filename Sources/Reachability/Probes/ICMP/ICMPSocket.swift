@@ -62,7 +62,7 @@ final class ICMPSocket: Sendable {
     /// it and starts its receive thread.
     init(
         fd: Int32, family: IPFamily, kind: ICMPSocketKind, interface: String?, mode: ICMPSocketMode,
-        dontFragment: Bool = false
+        dontFragment: Bool = false, routing: UplinkRouting? = nil
     ) throws(ICMPSocketError) {
         self.family = family
         self.kind = kind
@@ -75,8 +75,12 @@ final class ICMPSocket: Sendable {
             return ICMPSocketError(
                 kind: k, family: family, mode: mode, code: code, description: "\(what): \(Errno(code))")
         }
-        do {
+        do throws(Errno) {
             try Self.configure(fd, family: family, kind: kind, interface: interface, dontFragment: dontFragment)
+            if let mark = routing?.mark {
+                var value = mark
+                if setsockopt(fd, SOL_SOCKET, SO_MARK, &value, 4) != 0 { throw Errno.current }
+            }
         } catch {
             let k: ICMPSocketError.Kind =
                 interface != nil && (error.code == ENODEV || error.code == EINVAL) ? .badInterface : .system
@@ -84,8 +88,12 @@ final class ICMPSocket: Sendable {
                 k, interface.map { "binding an ICMP socket to interface \($0)" } ?? "configuring an ICMP socket",
                 error.code)
         }
+        let source = routing?.source(for: family)
+        if kind == .raw, let source, source.withSockAddr({ Glibc.bind(fd, $0, $1) }) != 0 {
+            throw fail(.system, "binding an ICMP socket to \(source.ip)", errno)
+        }
         if kind == .datagram {
-            switch Self.boundIdentifier(fd, family: family) {
+            switch Self.boundIdentifier(fd, family: family, source: source) {
             case .success(let id): identifier = id
             case .failure(let e): throw fail(.system, "binding a ping socket", e.code)
             }
@@ -146,9 +154,14 @@ final class ICMPSocket: Sendable {
         }
     }
 
-    /// Binds a ping socket to the wildcard address and reads back the identifier the kernel chose.
-    private static func boundIdentifier(_ fd: Int32, family: IPFamily) -> Result<UInt16, Errno> {
-        guard let any = SocketAddress(ip: family == .ipv4 ? "0.0.0.0" : "::") else { return .failure(Errno(EINVAL)) }
+    /// Binds a ping socket to the wildcard address (or the uplink's source address) and reads
+    /// back the identifier the kernel chose.
+    private static func boundIdentifier(_ fd: Int32, family: IPFamily, source: SocketAddress? = nil) -> Result<
+        UInt16, Errno
+    > {
+        guard let any = source ?? SocketAddress(ip: family == .ipv4 ? "0.0.0.0" : "::") else {
+            return .failure(Errno(EINVAL))
+        }
         if any.withSockAddr({ Glibc.bind(fd, $0, $1) }) != 0 { return .failure(Errno.current) }
         var storage = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
