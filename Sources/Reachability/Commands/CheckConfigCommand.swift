@@ -85,6 +85,15 @@ package enum CheckConfigCommand {
         case .auto?: out += "uplinks: auto (every interface holding a default route)\n"
         case .interfaces(let names)?: out += "uplinks: \(names.isEmpty ? "none" : names.joined(separator: ", "))\n"
         }
+        for name in Set(c.uplinkIntervals.keys).union(c.uplinkRouting.keys).sorted() {
+            var parts: [String] = []
+            if let i = c.uplinkIntervals[name] { parts.append("every \(fmt(i)) while full") }
+            if let mark = c.uplinkRouting[name]?.mark { parts.append("mark 0x\(String(mark, radix: 16))") }
+            if let sources = c.uplinkRouting[name]?.sources, !sources.isEmpty {
+                parts.append("source \(sources.joined(separator: ", "))")
+            }
+            out += "uplink \(name): \(parts.joined(separator: ", "))\n"
+        }
         if let h = c.history {
             out +=
                 "history: dir \(h.dir ?? "(default)"), max_file_size \(h.maxFileSize.map { "\($0) bytes" } ?? "(default)"), "

@@ -143,6 +143,7 @@ struct ExporterOptions: Sendable {
         } else {
             s.autoUplinks = true
         }
+        s.uplinkIntervals = file?.uplinkIntervals ?? [:]
         return s
     }
 
@@ -167,6 +168,14 @@ struct ExporterOptions: Sendable {
                 ConfigError(
                     file: file.file, mark: file.global.marks[key], path: "global.\(key)",
                     expected: "at most \(fmt(longest))", found: fmt(value)))
+        }
+        for (uplink, interval) in (file?.uplinkIntervals ?? [:]).sorted(by: { $0.key < $1.key }) {
+            guard let file, interval < s.interval || interval > longest else { continue }
+            throw .config(
+                ConfigError(
+                    file: file.file, mark: file.uplinkIntervalMarks[uplink], path: "uplink_settings.\(uplink).interval",
+                    expected: "from the global interval (\(fmt(s.interval))) to \(fmt(longest))", found: fmt(interval),
+                    hint: "rounds run at the global interval: an uplink can only be probed less often"))
         }
         for d in file?.probes ?? [] {
             for (key, value) in [("interval", d.interval), ("timeout", d.timeout)] {

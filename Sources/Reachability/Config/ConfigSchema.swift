@@ -3,7 +3,7 @@
 /// the key path, what was expected and what was found. Checks that need the command line too
 /// (the effective interval against a probe's timeout) are `ExporterOptions`'s.
 enum ConfigSchema {
-    static let topKeys = ["global", "uplinks", "uplink_routing", "history", "probes"]
+    static let topKeys = ["global", "uplinks", "uplink_settings", "history", "probes"]
     static let globalKeys = [
         "interval", "timeout", "policy", "quorum", "fail_after", "recover_after", "fast_recheck", "path_monitor",
         "trust_local_targets",
@@ -24,7 +24,7 @@ enum ConfigSchema {
             config.global = try global(g)
         }
         if top.has("uplinks") { config.uplinks = try uplinks(top) }
-        config.uplinkRouting = try uplinkRouting(top)
+        (config.uplinkRouting, config.uplinkIntervals, config.uplinkIntervalMarks) = try uplinkSettings(top)
         if let h = try top.map("history", keys: historyKeys, what: "the history settings") {
             config.history = try history(h)
         }
@@ -95,24 +95,34 @@ enum ConfigSchema {
         return d
     }
 
-    /// `uplink_routing: {wwan0: {mark: 0x2, source: [100.64.0.2]}}`: per interface, the firewall
-    /// mark (1 to 0xffffffff, decimal or 0x hex) and/or the source addresses (one per family)
-    /// its probes carry, for `ip rule` tables.
-    static func uplinkRouting(_ top: ConfigMap) throws(ConfigError) -> [String: UplinkRouting] {
-        guard let node = top.value("uplink_routing") else { return [:] }
+    /// `uplink_settings: {wwan0: {mark: 0x2, source: [100.64.0.2], interval: 5m}}`: per
+    /// interface, the firewall mark (1 to 0xffffffff, decimal or 0x hex) and/or the source
+    /// addresses (one per family) its probes carry, for `ip rule` tables, and how often its
+    /// probes run.
+    static func uplinkSettings(_ top: ConfigMap) throws(ConfigError) -> (
+        [String: UplinkRouting], [String: Duration], [String: YAMLMark]
+    ) {
+        guard let node = top.value("uplink_settings") else { return ([:], [:], [:]) }
         guard case .map(let entries) = node.kind else {
-            throw top.fail("uplink_routing", expected: "a map of interface names to {mark, source}")
+            throw top.fail("uplink_settings", expected: "a map of interface names to {mark, source, interval}")
         }
         var out: [String: UplinkRouting] = [:]
+        var intervals: [String: Duration] = [:]
+        var marks: [String: YAMLMark] = [:]
         for e in entries {
-            let path = KeyPath.child("uplink_routing", e.key)
+            let path = KeyPath.child("uplink_settings", e.key)
             if let problem = InterfaceName.problem(e.key) ?? Scope.reservedUplinkProblem(e.key) {
                 throw ConfigError(
                     file: top.file, mark: e.keyMark, path: path, expected: "an interface name (\(InterfaceName.rule))",
                     found: e.key.debugDescription, hint: problem)
             }
             let m = try ConfigMap(
-                e.value, path: path, file: top.file, keys: ["mark", "source"], what: "the uplink's mark and source")
+                e.value, path: path, file: top.file, keys: ["mark", "source", "interval"],
+                what: "the uplink's mark, source and interval")
+            if let interval = try m.duration("interval") {
+                intervals[e.key] = interval
+                marks[e.key] = m.value("interval")?.mark
+            }
             var routing = UplinkRouting()
             if let (text, _) = try m.scalar("mark", expected: "a firewall mark from 1 to 0xffffffff") {
                 let value = text.hasPrefix("0x") ? UInt32(text.dropFirst(2), radix: 16) : UInt32(text)
@@ -136,12 +146,12 @@ enum ConfigSchema {
                     routing.sources.append(address.ip)
                 }
             }
-            guard routing.mark != nil || !routing.sources.isEmpty else {
-                throw m.missing("mark", expected: "a mark, a source, or both")
+            guard routing.mark != nil || !routing.sources.isEmpty || intervals[e.key] != nil else {
+                throw m.missing("mark", expected: "a mark, a source or an interval")
             }
-            out[e.key] = routing
+            if routing.mark != nil || !routing.sources.isEmpty { out[e.key] = routing }
         }
-        return out
+        return (out, intervals, marks)
     }
 
     static func uplinks(_ top: ConfigMap) throws(ConfigError) -> UplinkSelection {

@@ -10,8 +10,12 @@ package struct ExporterConfig: Sendable, Equatable {
     package var uplinks: UplinkSelection?
     /// nil when the file has no `history` section.
     package var history: HistorySection?
-    /// `uplink_routing:` — per interface, the mark and source addresses its probes carry.
+    /// `uplink_settings:` — per interface, the mark and source addresses its probes carry.
     package var uplinkRouting: [String: UplinkRouting] = [:]
+    /// `uplink_settings:` — per interface, how often its probes run (at least the global interval).
+    package var uplinkIntervals: [String: Duration] = [:]
+    /// Where each uplink's `interval` is in the file (for errors found with the command line).
+    package var uplinkIntervalMarks: [String: YAMLMark] = [:]
     package var probes: [ProbeDefinition]
 
     package init(

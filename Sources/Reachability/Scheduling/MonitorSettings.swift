@@ -23,6 +23,10 @@ package struct MonitorSettings: Sendable, Equatable {
     /// loses its route stays an uplink until the next reconfigure (a reload), so a backup link
     /// that goes down keeps reporting `none` instead of vanishing.
     package var autoUplinks = false
+    /// Per uplink, how often its probes run (at least `interval`): a metered backup probed every
+    /// 5 minutes. While the overall verdict is not `full` the uplink runs at the global pace
+    /// again (when the backup is what may carry the traffic, its verdict is wanted now).
+    package var uplinkIntervals: [String: Duration] = [:]
 
     package init() {}
 }

@@ -165,11 +165,15 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
         let jobs: [(spec: ProbeSpec, interface: String?)] = plan.specs.flatMap { spec in
             spec.interfaces(settings.uplinks).map { (spec, $0) }
         }
+        // An uplink's own interval holds only while the overall verdict is full.
+        let relaxed = current?.state == .full
         let due = state.withLock { s in
             jobs.filter { job in
-                guard let interval = job.spec.interval, periodic,
-                    let last = s.lastRun[ProbeKey(job.spec.name, job.interface)]
-                else { return true }
+                let own = relaxed ? job.interface.flatMap { settings.uplinkIntervals[$0] } : nil
+                let interval = [job.spec.interval, own].compactMap { $0 }.max()
+                guard let interval, periodic, let last = s.lastRun[ProbeKey(job.spec.name, job.interface)] else {
+                    return true
+                }
                 return last.duration(to: clockStart) + .milliseconds(50) >= interval
             }
         }

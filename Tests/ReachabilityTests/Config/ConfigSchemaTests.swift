@@ -77,36 +77,49 @@ import Testing
         _ = try CheckConfigCommand.check(c)
     }
 
-    @Test func uplinkRoutingDecodesMarksAndSources() throws {
+    @Test func uplinkSettingsDecodeMarksSourcesAndIntervals() throws {
         let c = try ConfigLoader.parse(
             """
             uplinks: auto
-            uplink_routing:
+            uplink_settings:
               wwan0: {mark: 0x2, source: 100.64.0.2}
               eth1: {mark: 7}
               eth2: {source: [198.51.100.2, "2001:db8::2"]}
+              wwan1: {interval: 5m}
             probes:
               - {type: tcp, target: "192.0.2.1:22"}
             """, file: "t.yml")
         #expect(c.uplinkRouting["wwan0"] == UplinkRouting(mark: 2, sources: ["100.64.0.2"]))
         #expect(c.uplinkRouting["eth1"] == UplinkRouting(mark: 7))
         #expect(c.uplinkRouting["eth2"]?.source(for: .ipv6)?.ip == "2001:db8::2")
+        #expect(c.uplinkIntervals == ["wwan1": .seconds(300)] && c.uplinkRouting["wwan1"] == nil)
         let probe = "probes:\n  - {type: tcp, target: \"192.0.2.1:22\"}\n"
         for (text, message) in [
-            ("uplink_routing: [wwan0]\n", "uplink_routing: expected a map of interface names to {mark, source}"),
-            ("uplink_routing:\n  wwan0: {mark: 0}\n", "uplink_routing.wwan0.mark: expected a firewall mark"),
-            ("uplink_routing:\n  wwan0: {mark: 0x1ffffffff}\n", "uplink_routing.wwan0.mark: expected a firewall mark"),
-            ("uplink_routing:\n  wwan0: {source: nowhere}\n", "uplink_routing.wwan0.source: expected an IP address"),
             (
-                "uplink_routing:\n  wwan0: {source: [192.0.2.1, 192.0.2.2]}\n",
-                "uplink_routing.wwan0.source: expected one address per family"
+                "uplink_settings: [wwan0]\n",
+                "uplink_settings: expected a map of interface names to {mark, source, interval}"
             ),
-            ("uplink_routing:\n  wwan0: {}\n", "uplink_routing.wwan0: expected a key \"mark\""),
+            ("uplink_settings:\n  wwan0: {mark: 0}\n", "uplink_settings.wwan0.mark: expected a firewall mark"),
             (
-                "uplink_routing:\n  wwan0: {table: 100}\n",
-                "uplink_routing.wwan0.table: expected one of the keys mark, source"
+                "uplink_settings:\n  wwan0: {mark: 0x1ffffffff}\n",
+                "uplink_settings.wwan0.mark: expected a firewall mark"
             ),
-            ("uplink_routing:\n  ipv4: {mark: 1}\n", "uplink_routing.ipv4: expected an interface name"),
+            ("uplink_settings:\n  wwan0: {source: nowhere}\n", "uplink_settings.wwan0.source: expected an IP address"),
+            (
+                "uplink_settings:\n  wwan0: {source: [192.0.2.1, 192.0.2.2]}\n",
+                "uplink_settings.wwan0.source: expected one address per family"
+            ),
+            ("uplink_settings:\n  wwan0: {}\n", "uplink_settings.wwan0: expected a key \"mark\""),
+            (
+                "global: {interval: 10s}\nuplink_settings:\n  wwan0: {interval: 5s}\n",
+                "t.yml:3:21: uplink_settings.wwan0.interval: expected from the global interval (10s) to 10d"
+            ),
+            ("uplink_settings:\n  wwan0: {interval: soon}\n", "uplink_settings.wwan0.interval: expected a duration"),
+            (
+                "uplink_settings:\n  wwan0: {table: 100}\n",
+                "uplink_settings.wwan0.table: expected one of the keys mark, source"
+            ),
+            ("uplink_settings:\n  ipv4: {mark: 1}\n", "uplink_settings.ipv4: expected an interface name"),
         ] {
             let e = Self.error(text + probe) ?? "accepted"
             #expect(e.contains(message), "\(text): \(e)")
@@ -253,15 +266,15 @@ import Testing
     @Test(arguments: [
         (
             "",
-            "t.yml: expected a map of settings (global, uplinks, uplink_routing, history, probes), found an empty file (an empty file is refused so that a truncated file never replaces the probes)"
+            "t.yml: expected a map of settings (global, uplinks, uplink_settings, history, probes), found an empty file (an empty file is refused so that a truncated file never replaces the probes)"
         ),
         (
             "- a\n",
-            "t.yml:1:1: expected a map (with the keys global, uplinks, uplink_routing, history, probes), found a list"
+            "t.yml:1:1: expected a map (with the keys global, uplinks, uplink_settings, history, probes), found a list"
         ),
         (
             "probe:\n  - type: tcp\n",
-            "t.yml:1:1: probe: expected one of the keys global, uplinks, uplink_routing, history, probes, found an unknown key (did you mean \"probes\"?)"
+            "t.yml:1:1: probe: expected one of the keys global, uplinks, uplink_settings, history, probes, found an unknown key (did you mean \"probes\"?)"
         ),
         (
             "global:\n  intervall: 5s\n",

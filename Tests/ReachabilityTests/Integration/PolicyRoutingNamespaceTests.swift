@@ -74,7 +74,7 @@ import Testing
     @Test func theMarkCarriesTheUplinksProbesThroughItsTable() async throws {
         let net = try await runOffCooperativePool { Result { try Net() } }.get()
         defer { net.remove() }
-        let marked = try net.check("uplinks: [b0]\nuplink_routing:\n  b0: {mark: 0x2}\n" + Self.probes)
+        let marked = try net.check("uplinks: [b0]\nuplink_settings:\n  b0: {mark: 0x2}\n" + Self.probes)
         func probe(_ json: JSONValue?, _ interface: String) -> JSONValue? {
             guard case .array(let probes)? = json?["probes"] else { return nil }
             return probes.first { $0["interface"]?.string == interface }
@@ -89,7 +89,7 @@ import Testing
         let detail = unmarked.json?["uplinks"]?["b0"]?["fault"]?["detail"]?.string ?? ""
         #expect(detail.hasPrefix("gateway 198.18.2.1 on b0 answers"), "\(unmarked.text)")
         // A mark and a source are refused when the file is wrong, with the key path.
-        let bad = try net.check("uplinks: [b0]\nuplink_routing:\n  b0: {mark: 0}\n" + Self.probes)
-        #expect(bad.text.contains("uplink_routing.b0.mark"), "\(bad.text)")
+        let bad = try net.check("uplinks: [b0]\nuplink_settings:\n  b0: {mark: 0}\n" + Self.probes)
+        #expect(bad.text.contains("uplink_settings.b0.mark"), "\(bad.text)")
     }
 }

@@ -287,6 +287,41 @@ import Testing
         #expect(every.calls.map { Int($0.offset.seconds) } == [0, 5, 10, 15, 20])
         #expect(slow.calls.map { Int($0.offset.seconds) } == [0, 10, 20])
     }
+
+    /// A metered uplink probed every 15 s while the rounds run every 5 s; every round again
+    /// while the overall verdict is not full.
+    @Test func anUplinkWithItsOwnIntervalRunsLessOftenUnlessTheHostIsDown() async {
+        for healthy in [true, false] {
+            let clock = ManualClock()
+            let probers = [
+                "": ScriptedProber(type: .tcp, clock: clock), "eth0": ScriptedProber(type: .tcp, clock: clock),
+                "wwan0": ScriptedProber(type: .tcp, clock: clock),
+            ]
+            if !healthy { for p in probers.values { p.set(.failure(.timeout, "x", duration: .milliseconds(1))) } }
+            let spec = ProbeSpec(name: "p", type: .tcp, target: "p", evidence: .internet) { probers[$0 ?? ""]! }
+            var s = MonitorSettings()
+            s.interval = .seconds(5)
+            s.timeout = .seconds(1)
+            s.stagger = false
+            s.fastRecheck = .zero
+            s.verdict = VerdictSettings(failAfter: 1, recoverAfter: 1)
+            s.uplinks = ["eth0", "wwan0"]
+            s.uplinkIntervals = ["wwan0": .seconds(15)]
+            let monitor = ReachabilityMonitor(probes: [spec], settings: s, clock: clock, wallClock: { 0 })
+            let task = Task { await monitor.run() }
+            for _ in 0..<4 {
+                _ = await clock.waitForSleepers()
+                clock.advance(by: .seconds(5))
+            }
+            _ = await clock.waitForSleepers()
+            task.cancel()
+            #expect(monitor.current?.state == (healthy ? .full : .limited))
+            #expect(probers["eth0"]!.calls.map { Int($0.offset.seconds) } == [0, 5, 10, 15, 20])
+            #expect(
+                probers["wwan0"]!.calls.map { Int($0.offset.seconds) } == (healthy ? [0, 15] : [0, 5, 10, 15, 20]),
+                "healthy: \(healthy)")
+        }
+    }
 }
 
 @Suite struct StaggerBatchesTests {
