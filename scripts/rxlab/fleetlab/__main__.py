@@ -70,7 +70,7 @@ def main():
         "rxfleet-PID",
     )
     ap.add_argument("--prometheus", default="prometheus")
-    ap.add_argument("--sites", type=int, default=3)
+    ap.add_argument("--sites", type=int, default=3, help="2..9 (ReachabilityTargetDown needs 3 sites or more)")
     ap.add_argument("--cut", type=int, default=2, help="which site loses its uplink (1-based)")
     ap.add_argument("--outage", type=float, default=60)
     ap.add_argument("--baseline", type=float, default=20, help="seconds of healthy fleet before the cut")
