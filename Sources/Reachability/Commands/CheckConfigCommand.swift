@@ -85,8 +85,9 @@ package enum CheckConfigCommand {
         case .auto?: out += "uplinks: auto (every interface holding a default route)\n"
         case .interfaces(let names)?: out += "uplinks: \(names.isEmpty ? "none" : names.joined(separator: ", "))\n"
         }
-        for name in Set(c.uplinkIntervals.keys).union(c.uplinkRouting.keys).sorted() {
+        for name in Set(c.uplinkIntervals.keys).union(c.uplinkRouting.keys).union(c.uplinkProbes.keys).sorted() {
             var parts: [String] = []
+            if let probes = c.uplinkProbes[name] { parts.append("probes \(probes.joined(separator: ", "))") }
             if let i = c.uplinkIntervals[name] { parts.append("every \(fmt(i)) while full") }
             if let mark = c.uplinkRouting[name]?.mark { parts.append("mark 0x\(String(mark, radix: 16))") }
             if let sources = c.uplinkRouting[name]?.sources, !sources.isEmpty {

@@ -158,7 +158,8 @@ private struct Parts {
             return .failure(ExitStatus(1))
         }
         UplinkRouting.set(options.file?.uplinkRouting ?? [:])
-        let recorder = MetricsRecorder(registry: registry, probes: specs, uplinks: settings.uplinks)
+        let recorder = MetricsRecorder(
+            registry: registry, probes: specs, uplinks: settings.uplinks, uplinkProbes: settings.uplinkProbes)
         // History: --history.* flags, else the file's `history:` section. Read back before the
         // first round, written by its own thread.
         let history = options.history.map {

@@ -76,6 +76,17 @@ struct ExporterOptions: Sendable {
                 specs.append(spec)
             }
         }
+        // An uplink's probe set names probes that exist (file or flags).
+        for (uplink, names) in (file?.uplinkProbes ?? [:]).sorted(by: { $0.key < $1.key }) {
+            for (i, name) in names.enumerated() where !specs.contains(where: { $0.name == name }) {
+                throw .config(
+                    ConfigError(
+                        file: file?.file ?? "", mark: file?.uplinkProbeMarks[uplink]?[i],
+                        path: "uplink_settings.\(uplink).probes[\(i)]", expected: "the name of a probe",
+                        found: name.debugDescription,
+                        hint: "probes are named by name:, or by their target when unnamed (see check-config)"))
+            }
+        }
         return ExporterOptions(
             specs: specs, settings: settings, file: file, history: history, passive: passive,
             usesBuiltInDefaults: !anyProbeFlag && (file?.probes ?? []).isEmpty)
@@ -144,6 +155,7 @@ struct ExporterOptions: Sendable {
             s.autoUplinks = true
         }
         s.uplinkIntervals = file?.uplinkIntervals ?? [:]
+        s.uplinkProbes = (file?.uplinkProbes ?? [:]).mapValues(Set.init)
         return s
     }
 

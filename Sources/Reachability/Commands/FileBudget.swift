@@ -17,7 +17,9 @@ struct FileBudget {
     /// Probe sockets open at once: each running probe holds a socket and, while it resolves a
     /// name, one more; at most `maxConcurrentProbes` run together.
     var probes: UInt64 {
-        let jobs = options.specs.reduce(0) { $0 + $1.interfaces(uplinks).count }
+        var settings = options.settings
+        settings.uplinks = uplinks
+        let jobs = options.specs.reduce(0) { $0 + settings.interfaces(of: $1).count }
         return UInt64(min(jobs, options.settings.maxConcurrentProbes)) * 2
     }
 

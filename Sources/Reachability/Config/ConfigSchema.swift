@@ -24,7 +24,7 @@ enum ConfigSchema {
             config.global = try global(g)
         }
         if top.has("uplinks") { config.uplinks = try uplinks(top) }
-        (config.uplinkRouting, config.uplinkIntervals, config.uplinkIntervalMarks) = try uplinkSettings(top)
+        try uplinkSettings(top, into: &config)
         if let h = try top.map("history", keys: historyKeys, what: "the history settings") {
             config.history = try history(h)
         }
@@ -99,16 +99,11 @@ enum ConfigSchema {
     /// interface, the firewall mark (1 to 0xffffffff, decimal or 0x hex) and/or the source
     /// addresses (one per family) its probes carry, for `ip rule` tables, and how often its
     /// probes run.
-    static func uplinkSettings(_ top: ConfigMap) throws(ConfigError) -> (
-        [String: UplinkRouting], [String: Duration], [String: YAMLMark]
-    ) {
-        guard let node = top.value("uplink_settings") else { return ([:], [:], [:]) }
+    static func uplinkSettings(_ top: ConfigMap, into config: inout ExporterConfig) throws(ConfigError) {
+        guard let node = top.value("uplink_settings") else { return }
         guard case .map(let entries) = node.kind else {
-            throw top.fail("uplink_settings", expected: "a map of interface names to {mark, source, interval}")
+            throw top.fail("uplink_settings", expected: "a map of interface names to {probes, interval, mark, source}")
         }
-        var out: [String: UplinkRouting] = [:]
-        var intervals: [String: Duration] = [:]
-        var marks: [String: YAMLMark] = [:]
         for e in entries {
             let path = KeyPath.child("uplink_settings", e.key)
             if let problem = InterfaceName.problem(e.key) ?? Scope.reservedUplinkProblem(e.key) {
@@ -117,11 +112,22 @@ enum ConfigSchema {
                     found: e.key.debugDescription, hint: problem)
             }
             let m = try ConfigMap(
-                e.value, path: path, file: top.file, keys: ["mark", "source", "interval"],
-                what: "the uplink's mark, source and interval")
+                e.value, path: path, file: top.file, keys: ["probes", "interval", "mark", "source"],
+                what: "the uplink's probes, interval, mark and source")
             if let interval = try m.duration("interval") {
-                intervals[e.key] = interval
-                marks[e.key] = m.value("interval")?.mark
+                config.uplinkIntervals[e.key] = interval
+                config.uplinkIntervalMarks[e.key] = m.value("interval")?.mark
+            }
+            if let items = try m.list("probes", expected: "a list of probe names") {
+                var names: [String] = []
+                for item in items {
+                    guard let s = item.scalar, !s.isNull, !s.text.isEmpty, !names.contains(s.text) else {
+                        throw m.fail("probes", expected: "a list of probe names, each once")
+                    }
+                    names.append(s.text)
+                }
+                config.uplinkProbes[e.key] = names
+                config.uplinkProbeMarks[e.key] = items.map(\.mark)
             }
             var routing = UplinkRouting()
             if let (text, _) = try m.scalar("mark", expected: "a firewall mark from 1 to 0xffffffff") {
@@ -146,12 +152,11 @@ enum ConfigSchema {
                     routing.sources.append(address.ip)
                 }
             }
-            guard routing.mark != nil || !routing.sources.isEmpty || intervals[e.key] != nil else {
-                throw m.missing("mark", expected: "a mark, a source or an interval")
+            guard !m.keys.isEmpty else {
+                throw m.missing("probes", expected: "probes, an interval, a mark or a source")
             }
-            if routing.mark != nil || !routing.sources.isEmpty { out[e.key] = routing }
+            if routing.mark != nil || !routing.sources.isEmpty { config.uplinkRouting[e.key] = routing }
         }
-        return (out, intervals, marks)
     }
 
     static func uplinks(_ top: ConfigMap) throws(ConfigError) -> UplinkSelection {

@@ -16,6 +16,10 @@ package struct ExporterConfig: Sendable, Equatable {
     package var uplinkIntervals: [String: Duration] = [:]
     /// Where each uplink's `interval` is in the file (for errors found with the command line).
     package var uplinkIntervalMarks: [String: YAMLMark] = [:]
+    /// `uplink_settings:` — per interface, the only probes (by name) that run bound to it.
+    package var uplinkProbes: [String: [String]] = [:]
+    /// Where each uplink's `probes` names are (checked against the probes once they are built).
+    package var uplinkProbeMarks: [String: [YAMLMark]] = [:]
     package var probes: [ProbeDefinition]
 
     package init(

@@ -85,13 +85,17 @@ package final class MetricsRecorder: RoundObserver {
     private struct Known {
         var probes: [String: (type: ProbeType, target: String)] = [:]
         var uplinks: [String] = []
+        /// Target labels of the (probe, interface) pairs that run (uplink probe sets leave some out).
+        var running: Set<String> = []
     }
     private let known = Mutex(Known())
     private let labels: ProbeLabelsMetric
 
     /// Pre-creates the series (and the labels info rows) of every probe on the routing table and
     /// on each of `uplinks`.
-    package init(registry: MetricsRegistry, probes: [ProbeSpec], uplinks: [String]) {
+    package init(
+        registry: MetricsRegistry, probes: [ProbeSpec], uplinks: [String], uplinkProbes: [String: Set<String>] = [:]
+    ) {
         m = ExporterMetrics(registry: registry)
         labels = ProbeLabelsMetric(registry: registry)
         // Every from→to pair exists from the first scrape, so increase() sees the first change.
@@ -102,20 +106,23 @@ package final class MetricsRecorder: RoundObserver {
         }
         setStates(.unknown, reason: nil, scope: .overall)
         for family in IPFamily.allCases { setStates(.unknown, reason: nil, scope: .family(family)) }
-        probesChanged(probes, uplinks: uplinks)
+        var settings = MonitorSettings()
+        settings.uplinks = uplinks
+        settings.uplinkProbes = uplinkProbes
+        probesChanged(probes, settings: settings)
     }
 
     /// After a reload: drops every series of removed probes (and of probes whose type or
     /// destination changed) and of removed uplinks, and pre-creates the series of new ones.
     /// Series of unchanged probes keep their values.
     package func probesChanged(_ probes: [ProbeSpec], settings: MonitorSettings) {
-        probesChanged(probes, uplinks: settings.uplinks)
-    }
-
-    private func probesChanged(_ probes: [ProbeSpec], uplinks: [String]) {
+        let uplinks = settings.uplinks
+        let running = Set(
+            probes.flatMap { spec in settings.interfaces(of: spec).map { Self.targetLabel(spec.name, $0) } })
         let (stale, gone, added, fresh): (Set<String>, [String], [String], [(ProbeSpec, String?)]) = known.withLock {
             k in
-            var stale = Set<String>()
+            // A pair an uplink's probe set no longer names loses its series; one it names again gets them.
+            var stale = k.running.subtracting(running)
             var fresh: [(ProbeSpec, String?)] = []
             let gone = k.uplinks.filter { !uplinks.contains($0) }
             let added = uplinks.filter { !k.uplinks.contains($0) }
@@ -129,12 +136,14 @@ package final class MetricsRecorder: RoundObserver {
             for spec in probes {
                 let before = k.probes[spec.name]
                 let isNew = before.map { $0.type != spec.type || $0.target != spec.target } ?? true
-                for iface in spec.interfaces(uplinks) where isNew || added.contains(iface ?? "") {
+                for iface in settings.interfaces(of: spec)
+                where isNew || added.contains(iface ?? "") || !k.running.contains(Self.targetLabel(spec.name, iface)) {
                     fresh.append((spec, iface))
                 }
             }
             k.probes = Dictionary(probes.map { ($0.name, ($0.type, $0.target)) }, uniquingKeysWith: { a, _ in a })
             k.uplinks = uplinks
+            k.running = running
             return (stale, gone, added, fresh)
         }
         labels.set(probes, uplinks: uplinks)

@@ -27,8 +27,16 @@ package struct MonitorSettings: Sendable, Equatable {
     /// 5 minutes. While the overall verdict is not `full` the uplink runs at the global pace
     /// again (when the backup is what may carry the traffic, its verdict is wanted now).
     package var uplinkIntervals: [String: Duration] = [:]
+    /// Per uplink, the names of the only probes that run bound to it (absent: every probe).
+    package var uplinkProbes: [String: Set<String>] = [:]
 
     package init() {}
+
+    /// Where `spec` runs: through the routing table, and bound to each uplink whose probe set
+    /// (if it has one) names it.
+    package func interfaces(of spec: ProbeSpec) -> [String?] {
+        spec.interfaces(uplinks.filter { uplinkProbes[$0]?.contains(spec.name) ?? true })
+    }
 }
 
 extension MonitorSettings {

@@ -53,7 +53,7 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
         let settings = settings.adoptingRouteUplinks(path)
         self.gateways = gateways
         plan = Mutex(
-            Plan(specs: probes, settings: settings, probers: Self.makeProbers(probes, uplinks: settings.uplinks)))
+            Plan(specs: probes, settings: settings, probers: Self.makeProbers(probes, settings: settings)))
         self.path = path
         self.clock = clock
         self.wallClock = wallClock
@@ -68,10 +68,10 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
         }
     }
 
-    private static func makeProbers(_ specs: [ProbeSpec], uplinks: [String]) -> [ProbeKey: any Prober] {
+    private static func makeProbers(_ specs: [ProbeSpec], settings: MonitorSettings) -> [ProbeKey: any Prober] {
         var made: [ProbeKey: any Prober] = [:]
         for spec in specs {
-            for interface in spec.interfaces(uplinks) {
+            for interface in settings.interfaces(of: spec) {
                 made[ProbeKey(spec.name, interface)] = spec.prober(bound: interface)
             }
         }
@@ -163,7 +163,7 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
         let clockStart = clock.now
         if fromLoop { latestRoundStart.withLock { $0 = clockStart } }
         let jobs: [(spec: ProbeSpec, interface: String?)] = plan.specs.flatMap { spec in
-            spec.interfaces(settings.uplinks).map { (spec, $0) }
+            settings.interfaces(of: spec).map { (spec, $0) }
         }
         // An uplink's own interval holds only while the overall verdict is full.
         let relaxed = current?.state == .full
@@ -336,7 +336,7 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
 
     /// Swaps the plan (the caller holds the round lock) and tells the observers.
     private func replacePlan(old: Plan, probes: [ProbeSpec], settings: MonitorSettings) {
-        let probers = Self.makeProbers(probes, uplinks: settings.uplinks)
+        let probers = Self.makeProbers(probes, settings: settings)
         let now = wallClock()
         state.withLock { s in
             s.verdicts.reconfigure(settings: settings.verdict, uplinks: settings.uplinks, now: now)
@@ -349,7 +349,7 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
                 })
             let keys = Set(
                 probes.filter { kept.contains($0.name) }.flatMap { spec in
-                    spec.interfaces(settings.uplinks).map { ProbeKey(spec.name, $0) }
+                    settings.interfaces(of: spec).map { ProbeKey(spec.name, $0) }
                 })
             s.lastOutcome = s.lastOutcome.filter { keys.contains($0.key) }
             s.lastRun = s.lastRun.filter { keys.contains($0.key) }

@@ -85,19 +85,21 @@ import Testing
               wwan0: {mark: 0x2, source: 100.64.0.2}
               eth1: {mark: 7}
               eth2: {source: [198.51.100.2, "2001:db8::2"]}
-              wwan1: {interval: 5m}
+              wwan1: {interval: 5m, probes: [ssh]}
             probes:
-              - {type: tcp, target: "192.0.2.1:22"}
+              - {name: ssh, type: tcp, target: "192.0.2.1:22"}
             """, file: "t.yml")
         #expect(c.uplinkRouting["wwan0"] == UplinkRouting(mark: 2, sources: ["100.64.0.2"]))
         #expect(c.uplinkRouting["eth1"] == UplinkRouting(mark: 7))
         #expect(c.uplinkRouting["eth2"]?.source(for: .ipv6)?.ip == "2001:db8::2")
         #expect(c.uplinkIntervals == ["wwan1": .seconds(300)] && c.uplinkRouting["wwan1"] == nil)
+        #expect(c.uplinkProbes == ["wwan1": ["ssh"]])
+        _ = try CheckConfigCommand.check(c)
         let probe = "probes:\n  - {type: tcp, target: \"192.0.2.1:22\"}\n"
         for (text, message) in [
             (
                 "uplink_settings: [wwan0]\n",
-                "uplink_settings: expected a map of interface names to {mark, source, interval}"
+                "uplink_settings: expected a map of interface names to {probes, interval, mark, source}"
             ),
             ("uplink_settings:\n  wwan0: {mark: 0}\n", "uplink_settings.wwan0.mark: expected a firewall mark"),
             (
@@ -109,15 +111,23 @@ import Testing
                 "uplink_settings:\n  wwan0: {source: [192.0.2.1, 192.0.2.2]}\n",
                 "uplink_settings.wwan0.source: expected one address per family"
             ),
-            ("uplink_settings:\n  wwan0: {}\n", "uplink_settings.wwan0: expected a key \"mark\""),
+            ("uplink_settings:\n  wwan0: {}\n", "uplink_settings.wwan0: expected a key \"probes\""),
             (
                 "global: {interval: 10s}\nuplink_settings:\n  wwan0: {interval: 5s}\n",
                 "t.yml:3:21: uplink_settings.wwan0.interval: expected from the global interval (10s) to 10d"
             ),
             ("uplink_settings:\n  wwan0: {interval: soon}\n", "uplink_settings.wwan0.interval: expected a duration"),
             (
+                "uplink_settings:\n  wwan0: {probes: [nope]}\n",
+                "t.yml:2:20: uplink_settings.wwan0.probes[0]: expected the name of a probe, found \"nope\""
+            ),
+            (
+                "uplink_settings:\n  wwan0: {probes: [a, a]}\n",
+                "uplink_settings.wwan0.probes: expected a list of probe names, each once"
+            ),
+            (
                 "uplink_settings:\n  wwan0: {table: 100}\n",
-                "uplink_settings.wwan0.table: expected one of the keys mark, source"
+                "uplink_settings.wwan0.table: expected one of the keys probes, interval, mark, source"
             ),
             ("uplink_settings:\n  ipv4: {mark: 1}\n", "uplink_settings.ipv4: expected an interface name"),
         ] {

@@ -324,6 +324,45 @@ import Testing
     }
 }
 
+/// An uplink's probe set: only the named probes run bound to it, and only theirs have series.
+@Suite struct UplinkProbeSetTests {
+    @Test func onlyTheNamedProbesRunOnTheUplinkAndHaveSeries() async {
+        let clock = ContinuousClock()
+        let ran = Mutex<[String]>([])
+        let specs = ["captive", "mtu"].map { name in
+            ProbeSpec(name: name, type: .tcp, target: name, evidence: .internet) { iface in
+                ran.withLock { $0.append("\(name)@\(iface ?? "-")") }
+                return ScriptedProber(type: .tcp, clock: clock)
+            }
+        }
+        var s = MonitorSettings()
+        s.uplinks = ["eth0", "wwan0"]
+        s.uplinkProbes = ["wwan0": ["captive"]]
+        #expect(s.interfaces(of: specs[0]) == [nil, "eth0", "wwan0"])
+        #expect(s.interfaces(of: specs[1]) == [nil, "eth0"])
+        let registry = MetricsRegistry()
+        let recorder = MetricsRecorder(
+            registry: registry, probes: specs, uplinks: s.uplinks, uplinkProbes: s.uplinkProbes)
+        let monitor = ReachabilityMonitor(probes: specs, settings: s, observers: [recorder])
+        let status = await monitor.check()
+        #expect(
+            Set(status.probes.map { "\($0.name)@\($0.interface ?? "-")" }) == [
+                "captive@-", "captive@eth0", "captive@wwan0", "mtu@-", "mtu@eth0",
+            ])
+        #expect(!ran.withLock { $0 }.contains("mtu@wwan0"), "never even made")
+        let success = RecorderReloadTests.lines(registry, "reachability_probe_success{")
+        #expect(success.contains { $0.contains("target=\"captive@wwan0\"") })
+        #expect(!success.contains { $0.contains("mtu@wwan0") }, "\(success)")
+        // A reload that names mtu too creates its series; one that drops captive removes them.
+        s.uplinkProbes = ["wwan0": ["mtu"]]
+        await monitor.reconfigure(probes: specs, settings: s)
+        let after = RecorderReloadTests.lines(registry, "reachability_probe_success{")
+        #expect(
+            after.contains { $0.contains("target=\"mtu@wwan0\"") } && !after.contains { $0.contains("captive@wwan0") },
+            "\(after)")
+    }
+}
+
 @Suite struct StaggerBatchesTests {
     @Test func spacedProbesKeepTheirOwnOffsets() {
         let plan = StaggerBatches.plan(count: 4, window: .seconds(2))
