@@ -21,7 +21,7 @@ local u = import '../lib/util.libsonnet';
       % [metric, scope, c.siteLabel, scopeArg, c.siteLabel, what],
     // The current verdict of a scope (its state and reason).
     local currentVerdict(scope, scopeArg, what) = currentInfo('reachability_connectivity_info', scope, scopeArg, what),
-    // " (now: limited, reason timeout; breaks at: upstream after hop 3 (198.51.100.1))": the
+    // " (now: limited, reason timeout; breaks at: upstream after hop 3)": the
     // scope's verdict, where its path breaks (reachability_fault_info) and, for upstream, the
     // last hop that answers (reachability_fault_last_hop). Only templates read them, so the
     // alert fires the same without them: no "; breaks at" when fault_info is absent (an
@@ -30,7 +30,7 @@ local u = import '../lib/util.libsonnet';
     local currentVerdictAndFault(scope, scopeArg) =
       currentVerdict(scope, scopeArg, ' (now: {{ .Labels.state }}, reason {{ .Labels.reason }}%s)'
                                       % currentInfo('reachability_fault_info', scope, scopeArg, '; breaks at: {{ .Labels.location }}%s'
-                                                    % currentInfo('reachability_fault_last_hop', scope, scopeArg, ' after hop {{ .Value }} ({{ .Labels.address }})'))),
+                                                    % currentInfo('reachability_fault_last_hop', scope, scopeArg, ' after hop {{ .Value }}'))),
 
     // "; largest packet that passes: 1400 bytes (mtu:9.9.9.9)": the path MTU each failing `mtu`
     // probe of the alert's exporter measured (reachability_path_mtu_bytes of the targets whose
@@ -222,9 +222,16 @@ local u = import '../lib/util.libsonnet';
         ),
         // Multiwindow, multi-burn-rate alerts on the availability SLO: fast burn pages, slow burn
         // opens a ticket. Availability counts failed scrapes as not online (rules.libsonnet).
+        // The burn rates page for downtime no other alert names (short outages, flapping). An
+        // outage that InternetUnreachable or CaptivePortal paged for is theirs: its burn, which
+        // outlives them by the short window (5m, 30m), pages nobody after they resolve.
         alert(
           'ReachabilityErrorBudgetBurnFast', 'critical',
-          'reachability:slo_burn_rate:1h > %(b)s and reachability:slo_burn_rate:5m > %(b)s' % { b: '%g' % c.burnRateFast },
+          |||
+            reachability:slo_burn_rate:1h > %(b)s and reachability:slo_burn_rate:5m > %(b)s
+            unless on (job, instance, %(site)s)
+              max_over_time(ALERTS{alertname=~"ReachabilityInternetUnreachable|ReachabilityCaptivePortal", alertstate="firing"}[5m])
+          ||| % { b: '%g' % c.burnRateFast, site: c.siteLabel },
           c.burnRateFastFor,
           '{{ $labels.instance }} burns its availability error budget fast',
           'The burn rate over the last hour is {{ $value | printf "%%.1f" }} (and over 5 minutes above %s): at %s, %s%% of the 30-day error budget of the %s%% online SLO goes every hour.'
@@ -232,7 +239,11 @@ local u = import '../lib/util.libsonnet';
         ),
         alert(
           'ReachabilityErrorBudgetBurnSlow', 'warning',
-          'reachability:slo_burn_rate:6h > %(b)s and reachability:slo_burn_rate:30m > %(b)s' % { b: '%g' % c.burnRateSlow },
+          |||
+            reachability:slo_burn_rate:6h > %(b)s and reachability:slo_burn_rate:30m > %(b)s
+            unless on (job, instance, %(site)s)
+              max_over_time(ALERTS{alertname=~"ReachabilityInternetUnreachable|ReachabilityCaptivePortal", alertstate="firing"}[30m])
+          ||| % { b: '%g' % c.burnRateSlow, site: c.siteLabel },
           c.burnRateSlowFor,
           '{{ $labels.instance }} burns its availability error budget',
           'Over the last 6 hours {{ $labels.instance }} was offline more than %s times as often as the %s%% online SLO allows.'

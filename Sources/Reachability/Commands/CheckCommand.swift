@@ -132,7 +132,7 @@ package enum CheckCommand {
                 out.append("  \(i < 9 ? " " : "")\(i + 1)  \(line)")
                 if case .reached = answer { break }
             }
-            out.append("  → \(trace.summary(gateway: t.route?.gateway))")
+            out.append("  → \(traceSummary(trace, gateway: t.route?.gateway))")
         }
         return out.map { $0.escapingControlCharacters + "\n" }.joined()
     }
@@ -211,6 +211,15 @@ package enum CheckCommand {
 }
 
 extension CheckCommand {
+    /// On demand, a trace whose target answers is simply reached (the fault detail's wording,
+    /// "yet it answers", is for a scope that is failing).
+    static func traceSummary(_ trace: LastHopTrace, gateway: String?) -> String {
+        if let last = trace.lastHop(gateway: gateway), last.reached {
+            return "reached \(trace.destination) at hop \(last.hop)"
+        }
+        return trace.summary(gateway: gateway)
+    }
+
     static func lastHopJSON(_ h: LastHop) -> String {
         "{\"hop\":\(h.hop),\"address\":\(Logger.jsonString(h.address)),\"destination\":\(Logger.jsonString(h.destination)),"
             + "\"reached\":\(h.reached),\"past_gateway\":\(h.pastGateway.map(String.init) ?? "null"),"
@@ -235,7 +244,7 @@ extension CheckCommand {
             + "\"interface\":\(t.route.map { Logger.jsonString($0.interface) } ?? "null"),"
             + "\"gateway\":\(t.route?.gateway.map(Logger.jsonString) ?? "null"),"
             + "\"last_hop\":\(trace.lastHop(gateway: t.route?.gateway).map(lastHopJSON) ?? "null"),"
-            + "\"summary\":\(Logger.jsonString(trace.summary(gateway: t.route?.gateway))),\"hops\":[\(hops.joined(separator: ","))]}"
+            + "\"summary\":\(Logger.jsonString(traceSummary(trace, gateway: t.route?.gateway))),\"hops\":[\(hops.joined(separator: ","))]}"
     }
 }
 

@@ -202,7 +202,8 @@ private struct Parts {
             : PassiveWatch(
                 config: options.passive, path: path.gate, logger: logger.with("component", "passive"),
                 uplinks: { monitor.configuration.settings.uplinks }, recheck: { monitor.recheckNow() },
-                publish: PassiveMetrics(registry: registry).publish)
+                publish: PassiveMetrics(registry: registry).publish,
+                recheckGap: { monitor.configuration.settings.interval })
         // Start order: path monitor, history, scheduler, passive evidence, reloader, web server;
         // stopped in reverse.
         let services: [any Service] =

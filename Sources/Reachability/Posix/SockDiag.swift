@@ -27,9 +27,37 @@ package struct TCPSocketInfo: Sendable, Equatable {
     package var bytesReceived: UInt64?
     /// Retransmitted segments over the connection's life (`tcpi_total_retrans`).
     package var totalRetransmits: UInt32
+    /// The socket's inode (`idiag_inode`): tells this process's own sockets apart.
+    package var inode: UInt32 = 0
 
     package static let established: UInt8 = 1
     package static let synSent: UInt8 = 2
+}
+
+extension SockDiag {
+    /// The inodes of this process's own sockets (`/proc/self/fd` links `socket:[N]`): its probes'
+    /// connections are not evidence of anything but the probes.
+    package static func ownSocketInodes() -> Set<UInt32> {
+        var out: Set<UInt32> = []
+        guard let dir = opendir("/proc/self/fd") else { return out }
+        defer { closedir(dir) }
+        var target = [CChar](repeating: 0, count: 64)
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            guard name.first?.isNumber == true else { continue }
+            let n = readlink("/proc/self/fd/" + name, &target, target.count - 1)
+            guard n > 9 else { continue }
+            let text = String(decoding: target[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            guard text.hasPrefix("socket:["), text.hasSuffix("]"), let inode = UInt32(text.dropFirst(8).dropLast())
+            else {
+                continue
+            }
+            out.insert(inode)
+        }
+        return out
+    }
 }
 
 /// Reads the host's TCP sockets through `NETLINK_SOCK_DIAG` (`SOCK_DIAG_BY_FAMILY` dumps with
@@ -131,19 +159,30 @@ package enum SockDiag {
     /// One `inet_diag_msg` and its attributes; nil when too short or of another family.
     static func decodeSocket(_ m: UnsafeRawBufferPointer) -> TCPSocketInfo? {
         guard m.count >= messageSize else { return nil }
-        let family: IPFamily
+        var family: IPFamily
         switch Int32(m[0]) {
         case AF_INET: family = .ipv4
         case AF_INET6: family = .ipv6
         default: return nil
         }
-        let size = family == .ipv4 ? 4 : 16
+        var size = family == .ipv4 ? 4 : 16
+        var (sourceAt, destinationAt) = (8, 24)
+        // An IPv4 connection of a dual-stack IPv6 socket (::ffff:a.b.c.d at both ends) is IPv4.
+        let mapped: [UInt8] = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF]
+        if family == .ipv6, Array(m[24..<36]) == mapped, Array(m[8..<20]) == mapped || m[8..<24].allSatisfy({ $0 == 0 })
+        {
+            family = .ipv4
+            size = 4
+            (sourceAt, destinationAt) = (m[8..<24].allSatisfy { $0 == 0 } ? 8 : 20, 36)
+        }
         var info = TCPSocketInfo(
-            family: family, state: m[1], source: Array(m[8..<(8 + size)]), destination: Array(m[24..<(24 + size)]),
+            family: family, state: m[1], source: Array(m[sourceAt..<(sourceAt + size)]),
+            destination: Array(m[destinationAt..<(destinationAt + size)]),
             sourcePort: UInt16(bigEndian: m.loadUnaligned(fromByteOffset: 4, as: UInt16.self)),
             destinationPort: UInt16(bigEndian: m.loadUnaligned(fromByteOffset: 6, as: UInt16.self)),
             boundInterface: m.loadUnaligned(fromByteOffset: 40, as: UInt32.self), retransmits: 0, unacked: 0,
-            lastDataReceived: 0, lastAckReceived: 0, bytesReceived: nil, totalRetransmits: 0)
+            lastDataReceived: 0, lastAckReceived: 0, bytesReceived: nil, totalRetransmits: 0,
+            inode: m.loadUnaligned(fromByteOffset: 68, as: UInt32.self))
         var offset = messageSize
         while offset + 4 <= m.count {
             let length = Int(m.loadUnaligned(fromByteOffset: offset, as: UInt16.self))

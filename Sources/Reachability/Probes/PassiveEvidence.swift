@@ -72,7 +72,9 @@ package enum PassiveEvidence {
         _ sockets: [TCPSocketInfo], settings: Settings, uplinks: [String],
         interfaceOfAddress: [[UInt8]: String], interfaceOfIndex: [UInt32: String]
     ) -> [Scope: PassiveSummary] {
-        var out: [Scope: PassiveSummary] = [.overall: PassiveSummary()]
+        var out: [Scope: PassiveSummary] = [
+            .overall: PassiveSummary(), .family(.ipv4): PassiveSummary(), .family(.ipv6): PassiveSummary(),
+        ]
         for u in uplinks { out[.uplink(u)] = PassiveSummary() }
         let wanted = Set(uplinks)
         for s in sockets {

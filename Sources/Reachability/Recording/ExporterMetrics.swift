@@ -219,15 +219,14 @@ package final class MetricsRecorder: RoundObserver {
         }
         // A scope gone (an uplink removed by a reload) or undecided again loses its series.
         m.faultInfo.removeAll { status.faults[Scope(label: $0[0])] == nil }
-        // One last-hop series per scope that has one; a router that changes replaces it.
+        // One last-hop series per scope that has one (the router's address stays in the detail:
+        // a forger answering from a new address each round must not mint series).
         m.faultLastHop.removeAll { labels in
-            guard let last = status.faults[Scope(label: labels[0])]?.lastHop, !last.reached else { return true }
-            return labels[1] != last.address
+            guard let last = status.faults[Scope(label: labels[0])]?.lastHop else { return true }
+            return last.reached
         }
         for (scope, fault) in status.faults {
-            if let last = fault.lastHop, !last.reached {
-                m.faultLastHop.labels(scope.label, last.address).set(Double(last.hop))
-            }
+            if let last = fault.lastHop, !last.reached { m.faultLastHop.labels(scope.label).set(Double(last.hop)) }
         }
         // State changes only: a new reason within the same state (limited (dns) -> limited
         // (timeout)) is a transition of the verdict, in history and logs, but not of the state.

@@ -122,9 +122,9 @@ package enum MetricCatalog {
             "Where the scope's path breaks: link, gateway, upstream, dns, portal, target (full, some targets fail) or none; always 1, one series per decided scope."
     )
     package static let faultLastHop = MetricDescriptor(
-        .gauge, "reachability_fault_last_hop", labels: ["scope", "address"],
+        .gauge, "reachability_fault_last_hop", labels: ["scope"],
         help:
-            "While a scope is located upstream with nothing beyond its gateway answering: the distance (1 is the gateway) of the farthest router that still answers a TTL-limited echo toward a failing target, and that router's address. Absent otherwise."
+            "While a scope is located upstream with nothing beyond its gateway answering: the distance (1 is the gateway) of the farthest router that still answers a TTL-limited echo toward a failing target (its address is in the fault detail: a label would let a forger churn series). Absent otherwise."
     )
     package static let passiveConnections = MetricDescriptor(
         .gauge, "reachability_passive_connections", labels: ["scope", "state"],

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Passive evidence, as a service: every `interval` it reads the host's TCP sockets
 /// (`SockDiag`, on a thread of its own), sums them per scope (`PassiveEvidence`), publishes the
 /// counts and ages, and asks the scheduler for a round at once when a scope's connections begin
@@ -39,6 +41,11 @@ package final class PassiveWatch: Service {
     let uplinks: @Sendable () -> [String]
     let recheck: @Sendable () -> Void
     let publish: @Sendable (PassiveReading) -> Void
+    /// The least time between two re-checks it asks for (the probe interval): stalls that come
+    /// and go cannot multiply probe rounds.
+    let recheckGap: @Sendable () -> Duration
+    /// Set while a read runs: a read that outlives the interval is not queued behind again.
+    private let busy = Mutex(false)
     let logger: Logger
     /// Reads the sockets (tests substitute a script).
     let read: @Sendable () -> Result<[TCPSocketInfo], Errno>
@@ -48,10 +55,10 @@ package final class PassiveWatch: Service {
         config: PassiveConfig, path: any PathGate, logger: Logger,
         uplinks: @escaping @Sendable () -> [String], recheck: @escaping @Sendable () -> Void,
         publish: @escaping @Sendable (PassiveReading) -> Void,
-        read: @escaping @Sendable () -> Result<[TCPSocketInfo], Errno> = {
-            do throws(Errno) { return .success(try SockDiag.tcpSockets()) } catch { return .failure(error) }
-        }
+        recheckGap: @escaping @Sendable () -> Duration = { .zero },
+        read: @escaping @Sendable () -> Result<[TCPSocketInfo], Errno> = PassiveWatch.readOthers
     ) {
+        self.recheckGap = recheckGap
         self.read = read
         self.config = config
         self.path = path
@@ -61,14 +68,37 @@ package final class PassiveWatch: Service {
         self.logger = logger
     }
 
+    /// The host's TCP sockets but this process's own (its probes' connections, whose stalls are
+    /// the probes' business): its socket inodes are read before and after the dump.
+    package static let readOthers: @Sendable () -> Result<[TCPSocketInfo], Errno> = {
+        var own = SockDiag.ownSocketInodes()
+        do throws(Errno) {
+            let sockets = try SockDiag.tcpSockets()
+            own.formUnion(SockDiag.ownSocketInodes())
+            return .success(sockets.filter { !own.contains($0.inode) })
+        } catch {
+            return .failure(error)
+        }
+    }
+
     package func run() async throws {
         var stalling: Set<Scope> = []
         var warned = false
+        var lastRecheck: ContinuousClock.Instant?
         while !Task.isCancelled {
             let clock = ContinuousClock()
             let start = clock.now
-            let outcome = await Self.pool.run(deadline: start + config.interval, read)
-            switch outcome {
+            let outcome: Result<[TCPSocketInfo], Errno>??
+            if busy.withLock({ $0 }) {
+                outcome = .some(nil)  // the last read still runs: skip this one
+            } else {
+                busy.withLock { $0 = true }
+                outcome = await Self.pool.run(deadline: start + config.interval) { [self] in
+                    defer { busy.withLock { $0 = false } }
+                    return read()
+                }
+            }
+            switch outcome.flatMap({ $0 }) {
             case .success(let sockets)?:
                 warned = false
                 let names = path.interfaceNames
@@ -77,9 +107,11 @@ package final class PassiveWatch: Service {
                     interfaceOfAddress: names.byAddress, interfaceOfIndex: names.byIndex)
                 let now = Set(summaries.filter { $0.value.isStalling }.map(\.key))
                 // A scope that begins to stall re-checks at once; one that keeps stalling does not again.
-                let began = now.subtracting(stalling).sorted()
+                var began = now.subtracting(stalling).sorted()
+                if let last = lastRecheck, last.duration(to: clock.now) < recheckGap() { began = [] }
                 if !began.isEmpty {
                     logger.info("connections stall: probing now", ("scopes", began.map(\.label).joined(separator: ",")))
+                    lastRecheck = clock.now
                     recheck()
                 }
                 stalling = now

@@ -91,7 +91,8 @@ extension GatewayProber {
 /// the gateway, with the neighbour state saying whether it resolves at all; `upstream` is a
 /// gateway that answered while every probe beyond it failed, or an MTU probe whose small echoes
 /// came back; `target` is a `full` scope (or one with internet evidence) with failing probes.
-/// A gateway that drops echo requests but forwards would be named `gateway` wrongly; its
+/// A gateway that drops echo requests but routes answers the last-hop trace (time exceeded at
+/// hop 1, or hops beyond it answer) and is located `upstream`; without a trace its
 /// neighbour state (`reachable`) in the detail tells that case apart.
 package enum FaultLocator {
     /// `upstream` for probes a box on the path answered in place of their target
@@ -187,12 +188,16 @@ package enum FaultLocator {
         }
         var fault = beyondHost(route: route, check: check)
         let lastHop = trace?.lastHop(gateway: route?.gateway)
-        // A gateway silent to echoes whose hops beyond answer the trace forwards: not the gateway.
-        // A gateway nobody resolves cannot forward: a trace saying otherwise is stale or forged.
-        if fault.location == .gateway, check?.neighbour?.isUnresolved != true, let last = lastHop, last.hop >= 2,
-            let gateway = route?.gateway
+        // A gateway silent to echoes that answers the trace itself at hop 1 ("time exceeded"), or
+        // whose hops beyond answer, is alive and routing: not the gateway. One nobody resolves
+        // cannot forward: a trace saying otherwise is stale or forged.
+        if fault.location == .gateway, check?.neighbour?.isUnresolved != true, let last = lastHop,
+            let gateway = route?.gateway,
+            last.hop >= 2 || trace?.answers.first == .timeExceeded(gateway)
         {
-            fault = Fault(.upstream, "gateway \(gateway) does not answer echoes but forwards (hop \(last.hop) answers)")
+            fault = Fault(
+                .upstream,
+                "gateway \(gateway) does not answer echoes but routes (the trace's hop \(last.hop) answers)")
         }
         if fault.location == .upstream, let trace {
             fault.lastHop = lastHop

@@ -42,7 +42,10 @@ public struct LastHop: Sendable, Equatable {
 
     /// "breaks after hop 3 (198.51.100.1), 2 hops past the gateway, toward 203.0.113.9".
     public var description: String {
-        if reached { return "\(destination) answers echoes at hop \(hop): the break is not on its ICMP path" }
+        if reached {
+            return
+                "yet \(destination) answers echoes at hop \(hop): its path carries ICMP, another protocol or port fails"
+        }
         var out = error.map { "hop \(hop) (\(address)) answers \($0)" } ?? "breaks after hop \(hop) (\(address))"
         if let past = pastGateway {
             out += past == 0 ? ", the gateway" : ", \(past) hop\(past == 1 ? "" : "s") past the gateway"
@@ -93,22 +96,34 @@ package struct LastHopTrace: Sendable, Equatable {
     }
 
     /// The farthest hop that answered; the destination's own reply wins (its nearest hop).
+    /// A router's "unreachable" answers every echo that reaches it, whatever its hop limit: the
+    /// nearest such answer is its distance. A routing loop answers every hop past it with the
+    /// same routers: the first hop whose address comes back later is where the loop begins.
     /// `gateway`: the traced route's gateway, when it has one.
     package func lastHop(gateway: String?) -> LastHop? {
         if let i = answers.firstIndex(where: { if case .reached = $0 { true } else { false } }) {
             return LastHop(hop: i + 1, address: destination, destination: destination, reached: true, gateway: gateway)
         }
-        guard let i = answers.lastIndex(where: \.isRouterAnswer) else { return nil }
-        let silent = (0..<i).filter { answers[$0] == .silent }.map { $0 + 1 }
-        switch answers[i] {
-        case .timeExceeded(let a):
-            return LastHop(hop: i + 1, address: a, destination: destination, silentHops: silent, gateway: gateway)
-        case .error(let a, let text):
+        func silent(before i: Int) -> [Int] { (0..<i).filter { answers[$0] == .silent }.map { $0 + 1 } }
+        if let i = answers.firstIndex(where: { if case .error = $0 { true } else { false } }),
+            case .error(let a, let text) = answers[i]
+        {
             return LastHop(
-                hop: i + 1, address: a, destination: destination, error: text, silentHops: silent, gateway: gateway)
-        default:
-            return nil
+                hop: i + 1, address: a, destination: destination, error: text, silentHops: silent(before: i),
+                gateway: gateway)
         }
+        let exceeded: [(Int, String)] = answers.enumerated().compactMap { i, answer in
+            if case .timeExceeded(let a) = answer { (i, a) } else { nil }
+        }
+        guard let last = exceeded.last else { return nil }
+        if let (i, a) = exceeded.first(where: { hop in exceeded.contains { $0.1 == hop.1 && $0.0 > hop.0 } }) {
+            return LastHop(
+                hop: i + 1, address: a, destination: destination, error: "a routing loop (it answers again further on)",
+                silentHops: silent(before: i), gateway: gateway)
+        }
+        return LastHop(
+            hop: last.0 + 1, address: last.1, destination: destination, silentHops: silent(before: last.0),
+            gateway: gateway)
     }
 
     /// The fault detail's trace part: the last hop, or why there is none.
@@ -127,7 +142,10 @@ extension LastHopTrace {
     /// sends too). Nil: nothing to trace toward (every failing probe failed before an address,
     /// or only toward addresses no router is on the way to: loopback, link-local, multicast).
     static func destination(in entries: [RoundEntry], family: IPFamily) -> String? {
-        let failing = entries.filter { !$0.result.succeeded }
+        // Probes that failed out there (no answer, or an ICMP error): not a local refusal.
+        let failing = entries.filter {
+            !$0.result.succeeded && [.timeout, .unreachable, .loss].contains($0.result.reason ?? .timeout)
+        }
         let ordered = failing.filter { $0.type == .icmp } + failing.filter { $0.type != .icmp }
         return ordered.lazy.compactMap { e -> String? in
             guard let address = e.result.address, let parsed = SocketAddress(ip: address),
@@ -137,7 +155,8 @@ extension LastHopTrace {
         }.first
     }
 
-    /// Whether routers can be on the way to an address: not unspecified, loopback, link-local or multicast.
+    /// Whether routers can be on the way to an address: not unspecified, loopback, link-local,
+    /// multicast or broadcast (a subnet's broadcast address is left to the probes' own failure reasons).
     static func isRouted(_ b: [UInt8]) -> Bool {
         if b.count == 4 { return !(b[0] == 0 || b[0] == 127 || (b[0] == 169 && b[1] == 254) || b[0] >= 224) }
         guard b.count == 16 else { return false }

@@ -1,3 +1,5 @@
+import Glibc
+import ReachabilityTestSupport
 import Synchronization
 import Testing
 
@@ -110,6 +112,45 @@ import Testing
         #expect(one.first?.destination == [203, 0, 113, 9] && one.first?.destinationPort == 443)
         #expect(one.first?.retransmits == 3 && one.first?.unacked == 2 && one.first?.lastDataReceived == 4321)
         #expect(one.first?.bytesReceived == 99)
+        // The same connection on a dual-stack IPv6 socket (::ffff:…) is an IPv4 one.
+        let mappedSize = 16 + 72
+        var v6 = [UInt8](repeating: 0, count: mappedSize)
+        v6.withUnsafeMutableBytes { r in
+            r.storeBytes(of: UInt32(mappedSize), toByteOffset: 0, as: UInt32.self)
+            r.storeBytes(of: SockDiag.sockDiagByFamily, toByteOffset: 4, as: UInt16.self)
+            r[16] = 10  // AF_INET6
+            r[17] = 1
+            for base in [16 + 8, 16 + 24] {
+                r[base + 10] = 0xFF
+                r[base + 11] = 0xFF
+            }
+            for (i, b) in [198, 51, 100, 2].enumerated() { r[16 + 8 + 12 + i] = UInt8(b) }
+            for (i, b) in [203, 0, 113, 9].enumerated() { r[16 + 24 + 12 + i] = UInt8(b) }
+        }
+        var mapped: [TCPSocketInfo] = []
+        _ = v6.withUnsafeBytes { SockDiag.decode($0, into: &mapped) }
+        #expect(mapped.first?.family == .ipv4 && mapped.first?.destination == [203, 0, 113, 9])
+        #expect(mapped.first?.source == [198, 51, 100, 2])
+    }
+
+    /// This process's own sockets (its probes') are never evidence: the read leaves them out.
+    @Test func theExportersOwnConnectionsAreLeftOut() throws {
+        let listener = try TCPTestListener(holdsOpen: true)
+        defer { listener.stop() }
+        let port = listener.address.port
+        let client = try RawTCPClient(port: port)
+        for _ in 0..<100 where listener.accepted == 0 { usleep(10_000) }
+        let all = try SockDiag.tcpSockets()
+        let own = SockDiag.ownSocketInodes()
+        let mine = all.filter { $0.sourcePort == port || $0.destinationPort == port }
+        #expect(mine.count >= 2, "both ends of the loopback connection are in the dump")
+        #expect(mine.allSatisfy { own.contains($0.inode) }, "\(mine.map(\.inode)) not in \(own.count) own inodes")
+        guard case .success(let others) = PassiveWatch.readOthers() else {
+            Issue.record("read failed")
+            return
+        }
+        #expect(!others.contains { $0.sourcePort == port || $0.destinationPort == port })
+        withExtendedLifetime(client) {}
     }
 }
 
@@ -147,5 +188,24 @@ import Testing
             ])
         #expect(
             RecorderReloadTests.lines(registry, "reachability_passive_sockets") == ["reachability_passive_sockets 1"])
+    }
+
+    /// Stalls that come and go re-check at most once per gap (the probe interval).
+    @Test func rechecksAreSpacedByTheGap() async throws {
+        for (gap, expected) in [(Duration.zero, 2), (.seconds(60), 1)] {
+            let stall = PassiveEvidenceTests.socket(retransmits: 3, unacked: 1, lastReceived: 15_000)
+            let script = Mutex<[[TCPSocketInfo]]>([[stall], [PassiveEvidenceTests.socket()], [stall], []])
+            let rechecks = Atomic<Int>(0)
+            let watch = PassiveWatch(
+                config: PassiveConfig(mode: .observe, interval: .milliseconds(200)), path: OpenPathGate(),
+                logger: Logger(level: .error), uplinks: { [] }, recheck: { rechecks.add(1, ordering: .relaxed) },
+                publish: { _ in }, recheckGap: { gap },
+                read: { .success(script.withLock { $0.count > 1 ? $0.removeFirst() : $0[0] }) })
+            let task = Task { try await watch.run() }
+            for _ in 0..<40 where script.withLock({ $0.count }) > 1 { try await Task.sleep(for: .milliseconds(100)) }
+            try await Task.sleep(for: .milliseconds(300))
+            task.cancel()
+            #expect(rechecks.load(ordering: .relaxed) == expected, "gap \(gap)")
+        }
     }
 }

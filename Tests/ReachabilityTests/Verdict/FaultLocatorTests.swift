@@ -185,8 +185,22 @@ import Testing
             limited, entries: Self.allFail, route: Self.v4, check: answering, trace: reached)
         #expect(through?.lastHop?.reached == true && through?.lastHop?.pastGateway == nil)
         #expect(
-            through?.detail.hasSuffix("198.51.100.1 answers echoes at hop 3: the break is not on its ICMP path") == true
+            through?.detail.hasSuffix(
+                "yet 198.51.100.1 answers echoes at hop 3: its path carries ICMP, another protocol or port fails")
+                == true
         )
+        // A router with no route on answers "unreachable" to every echo that reaches it: its
+        // distance is the nearest such answer, whatever answered beyond (rate limits vary).
+        var unreachable = Self.trace(last: 1)
+        for i in [1, 3, 5] {
+            unreachable.answers[i] = .error("203.0.113.2", text: "destination unreachable (host unreachable)")
+        }
+        #expect(unreachable.lastHop(gateway: "192.0.2.1")?.hop == 2)
+        // A loop answers every hop past it with the same routers: where it begins is named.
+        var loop = Self.trace(last: 2)
+        for i in 2..<16 { loop.answers[i] = .timeExceeded(i % 2 == 0 ? "203.0.113.3" : "203.0.113.2") }
+        let looped = loop.lastHop(gateway: "192.0.2.1")
+        #expect(looped?.hop == 2 && looped?.error?.contains("routing loop") == true, "\(String(describing: looped))")
         // Nothing answers at all: said so, no last hop.
         let none = FaultLocator.locate(
             limited, entries: Self.allFail, route: Self.v4, check: answering, trace: Self.trace(last: 0))
@@ -197,7 +211,14 @@ import Testing
             limited, entries: Self.allFail, route: Self.v4, check: silentGateway, trace: Self.trace(silent: [1]))
         #expect(forwards?.location == .upstream && forwards?.lastHop?.hop == 3, "\(forwards!)")
         #expect(
-            forwards?.detail.hasPrefix("gateway 192.0.2.1 does not answer echoes but forwards (hop 3 answers)") == true)
+            forwards?.detail.hasPrefix(
+                "gateway 192.0.2.1 does not answer echoes but routes (the trace's hop 3 answers)") == true)
+        // A gateway that drops echoes but answers the trace's hop 1 routes too.
+        var hopOne = Self.trace(last: 1)
+        hopOne.answers[0] = .timeExceeded("192.0.2.1")
+        #expect(
+            FaultLocator.locate(limited, entries: Self.allFail, route: Self.v4, check: silentGateway, trace: hopOne)?
+                .location == .upstream)
         // …but a gateway nobody resolves stays the gateway, and other locations ignore the trace.
         let unresolved = GatewayCheck(route: Self.v4, echo: .silent("no reply"), neighbour: .incomplete)
         #expect(
@@ -334,8 +355,8 @@ import Testing
         recorder.roundCompleted(down)
         #expect(
             RecorderReloadTests.lines(registry, "reachability_fault_last_hop{") == [
-                "reachability_fault_last_hop{scope=\"ipv4\",address=\"203.0.113.3\"} 3",
-                "reachability_fault_last_hop{scope=\"overall\",address=\"203.0.113.3\"} 3",
+                "reachability_fault_last_hop{scope=\"ipv4\"} 3",
+                "reachability_fault_last_hop{scope=\"overall\"} 3",
             ])
         var ok = ProbeResult(status: .success, duration: .milliseconds(1), address: "198.51.100.1", family: .ipv4)
         ok.phases[.rtt] = .milliseconds(1)
