@@ -1,11 +1,16 @@
 /// Fault localization after each round (`FaultLocator`), kept beside the scheduler's rounds.
 extension ReachabilityMonitor {
+    /// How long a trace stands while its scope stays limited: 16 echoes a minute per route at most.
+    static var traceInterval: Duration { .seconds(60) }
+
     /// Each decided scope's fault (`FaultLocator`). The gateways of scopes that need one checked
     /// are checked once each, at once, within min(timeout, 1 s): only while a scope is `limited`,
     /// some probe of it failed and nothing proves the internet (`FaultLocator.needsGateway`), so
-    /// a healthy host sends nothing extra. In the same second each such route is traced toward a
-    /// failing target of its scope (`LastHopTrace`: at most `ICMPGatewayProber.traceHops` echoes
-    /// per route and round). Decides nothing: verdicts are final before this runs.
+    /// a healthy host sends nothing extra. In the same second each such route (a point-to-point
+    /// one too, which has no gateway to check) is traced toward a failing target of its scope
+    /// (`LastHopTrace`: `ICMPGatewayProber.traceHops` echoes), and again at most once per
+    /// `traceInterval` while the scope stays limited. Decides nothing: verdicts are final before
+    /// this runs.
     func locateFaults(
         _ status: ReachabilityStatus, entries: [Scope: [RoundEntry]], uplinks: [String], timeout: Duration
     ) async -> [Scope: Fault] {
@@ -16,8 +21,9 @@ extension ReachabilityMonitor {
         var needed: [GatewayRoute] = []
         for (i, (scope, verdict)) in scopes.enumerated()
         where FaultLocator.needsGateway(verdict, entries: entries[scope] ?? []) {
-            if let route = routes[i], route.gateway != nil, !needed.contains(route) { needed.append(route) }
+            if let route = routes[i], !needed.contains(route) { needed.append(route) }
         }
+        let checked = needed.filter { $0.gateway != nil }
         // Toward what each checked route is traced: a failing target of a scope it serves.
         var destinations: [GatewayRoute: String] = [:]
         for (i, (scope, _)) in scopes.enumerated() {
@@ -26,12 +32,22 @@ extension ReachabilityMonitor {
         }
         var checks: [GatewayRoute: GatewayCheck] = [:]
         var traces: [GatewayRoute: LastHopTrace] = [:]
+        // Recent traces stand; those of routes no scope needs now are forgotten (a new outage traces afresh).
+        let now = ContinuousClock.now
+        let wanted = Set(destinations.map { LastHopTraceKey(route: $0.key, destination: $0.value) })
+        let fresh = lastTraces.withLock { cache in
+            cache = cache.filter { wanted.contains($0.key) }
+            return cache.filter { $0.value.at.duration(to: now) < Self.traceInterval }
+        }
+        for (key, value) in fresh { if let t = value.trace { traces[key.route] = t } }
         if let gateways, !needed.isEmpty {
             let deadline = ContinuousClock.now + min(timeout, .seconds(1))
             await withTaskGroup(of: LocatorFinding.self) { group in
+                for route in checked { group.addTask { .check(await gateways.check(route, deadline: deadline)) } }
                 for route in needed {
-                    group.addTask { .check(await gateways.check(route, deadline: deadline)) }
-                    if let destination = destinations[route] {
+                    if let destination = destinations[route],
+                        fresh[LastHopTraceKey(route: route, destination: destination)] == nil
+                    {
                         group.addTask {
                             .trace(route, await gateways.trace(toward: destination, route: route, deadline: deadline))
                         }
@@ -40,7 +56,13 @@ extension ReachabilityMonitor {
                 for await found in group {
                     switch found {
                     case .check(let c): checks[c.route] = c
-                    case .trace(let route, let t): traces[route] = t
+                    case .trace(let route, let t):
+                        traces[route] = t
+                        if let destination = destinations[route] {
+                            lastTraces.withLock {
+                                $0[LastHopTraceKey(route: route, destination: destination)] = (now, t)
+                            }
+                        }
                     }
                 }
             }
@@ -58,6 +80,12 @@ extension ReachabilityMonitor {
         }
         return faults
     }
+}
+
+/// A traced route and the address it was traced toward.
+struct LastHopTraceKey: Hashable, Sendable {
+    var route: GatewayRoute
+    var destination: String
 }
 
 /// What one of the locator's concurrent checks found.

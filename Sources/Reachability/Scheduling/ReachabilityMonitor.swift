@@ -33,6 +33,9 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
     private let concurrency: AsyncSemaphore
     /// Checks the gateway of a scope that is not full (nil: faults are located without it).
     let gateways: (any GatewayProber)?
+    /// The last trace of each route and destination while its scope stays limited: traced again
+    /// at most once per `traceInterval`, forgotten as soon as no scope needs the route.
+    let lastTraces = Mutex<[LastHopTraceKey: (at: ContinuousClock.Instant, trace: LastHopTrace?)]>([:])
 
     private struct State {
         var verdicts: VerdictEngine

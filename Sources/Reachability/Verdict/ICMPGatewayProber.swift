@@ -41,7 +41,8 @@ package struct ICMPGatewayProber: GatewayProber {
     }
 
     /// Hop limits a trace tries: 1…16, one echo each, sent at once (like mtr's first burst).
-    /// Costs at most 16 echoes of 52 bytes (IPv4; 72 on IPv6) per traced route and round.
+    /// Costs at most 16 echoes of 52 bytes (IPv4; 72 on IPv6) per trace; the monitor traces a
+    /// route at most once a minute (`ReachabilityMonitor.traceInterval`).
     package static let traceHops = 16
     static let tracePayload = 24
 

@@ -350,6 +350,10 @@ import Testing
             probes: [spec], settings: settings, path: SnapshotPathGate(FakePathSource()), gateways: gateways)
         let down = await monitor.check()
         #expect(down.fault?.location == .upstream && down.fault?.lastHop?.hop == 3, "\(String(describing: down.fault))")
+        // Still limited: the trace of a minute ago stands (16 echoes a minute per route at most).
+        let again = await monitor.check()
+        #expect(again.fault?.lastHop?.hop == 3)
+        #expect(gateways.traced.withLock { $0 }.count == 1, "\(gateways.traced.withLock { $0 })")
         let registry = MetricsRegistry()
         let recorder = MetricsRecorder(registry: registry, probes: [], uplinks: [])
         recorder.roundCompleted(down)

@@ -94,7 +94,15 @@ class CentralChecks:
                 f"history down={down and down['time'] - t['cut']} up={up and up['time'] - t['cut']}, zeros {len(zeros)}",
             )
             return
-        outside = [ts for ts, v in pts if (v == 0) != (down["time"] <= ts < up["time"])]
+        # The history stamps a transition at its round's start; the gauge turns when the round
+        # ends (after the probes' timeout and the fault location's second), so a scrape within
+        # one scrape interval after either transition may still show the state before it.
+        outside = [
+            ts
+            for ts, v in pts
+            if (v == 0) != (down["time"] <= ts < up["time"])
+            and not any(0 <= ts - edge < i for edge in (down["time"], up["time"]))
+        ]
         self.rows.add(
             f"{s.name}'s exporter (its history)",
             "limited after the cut, full after the restore",
