@@ -204,6 +204,7 @@ private struct Parts {
                 uplinks: { monitor.configuration.settings.uplinks }, recheck: { monitor.recheckNow() },
                 publish: PassiveMetrics(registry: registry).publish,
                 recheckGap: { monitor.configuration.settings.interval })
+        if let passive, options.passive.mode == .prefer { monitor.prefer(passive.board) }
         // Start order: path monitor, history, scheduler, passive evidence, reloader, web server;
         // stopped in reverse.
         let services: [any Service] =

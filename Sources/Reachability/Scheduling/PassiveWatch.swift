@@ -8,7 +8,11 @@ import Synchronization
 /// Mode `observe` adds metrics and the early re-check; it decides no verdict by itself.
 package struct PassiveConfig: Sendable, Equatable {
     package enum Mode: String, Sendable, CaseIterable {
-        case off, observe
+        /// `observe`: metrics and the early re-check. `prefer`: also, while a scope's connections
+        /// receive (and none stalls), the probes of that scope pause (bound to that uplink, or
+        /// through the routing table for `overall`); they run again at once when the evidence
+        /// goes stale or a connection stalls.
+        case off, observe, prefer
     }
 
     package var mode: Mode = .off
@@ -22,6 +26,20 @@ package struct PassiveConfig: Sendable, Equatable {
         self.mode = mode
         self.interval = interval
         self.evidence = evidence
+    }
+}
+
+/// The latest passive evidence per scope, read by the scheduler under `prefer`.
+package final class PassiveBoard: Sendable {
+    private let summaries = Mutex<[Scope: PassiveSummary]>([:])
+
+    package init() {}
+
+    package func update(_ new: [Scope: PassiveSummary]) { summaries.withLock { $0 = new } }
+
+    /// Whether the scope's own traffic vouches for it now: receiving, and nothing stalling.
+    package func vouches(for scope: Scope) -> Bool {
+        summaries.withLock { $0[scope].map { $0.receiving > 0 && $0.stalled == 0 } ?? false }
     }
 }
 
@@ -41,6 +59,8 @@ package final class PassiveWatch: Service {
     let uplinks: @Sendable () -> [String]
     let recheck: @Sendable () -> Void
     let publish: @Sendable (PassiveReading) -> Void
+    /// Where the scheduler reads the evidence under `prefer`.
+    package let board = PassiveBoard()
     /// The least time between two re-checks it asks for (the probe interval): stalls that come
     /// and go cannot multiply probe rounds.
     let recheckGap: @Sendable () -> Duration
@@ -115,11 +135,13 @@ package final class PassiveWatch: Service {
                     recheck()
                 }
                 stalling = now
+                board.update(config.mode == .prefer ? summaries : [:])
                 publish(
                     PassiveReading(
                         summaries: summaries, sockets: sockets.count, took: start.duration(to: clock.now),
                         beganStalling: began))
             case .failure(let error)?:
+                board.update([:])
                 if !warned { logger.warn("cannot read the host's TCP sockets", ("err", error.description)) }
                 warned = true
             case nil:

@@ -35,6 +35,8 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
     let gateways: (any GatewayProber)?
     /// The last trace of each route and destination while its scope stays limited: traced again
     /// at most once per `traceInterval`, forgotten as soon as no scope needs the route.
+    /// Under `--passive.mode=prefer`: the evidence that pauses a scope's probes while it vouches.
+    let passive = Mutex<PassiveBoard?>(nil)
     let lastTraces = Mutex<[LastHopTraceKey: (at: ContinuousClock.Instant, trace: LastHopTrace?)]>([:])
 
     private struct State {
@@ -100,6 +102,9 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
 
     /// Starts a round now (as a path change does), unless one ran within the least gap.
     package func recheckNow() { trigger.fire() }
+
+    /// Pauses a scope's probes while `board` says its own connections receive (`prefer`).
+    package func prefer(_ board: PassiveBoard) { passive.withLock { $0 = board } }
 
     /// Runs rounds until the task is cancelled.
     package func run() async {
@@ -170,8 +175,18 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
         }
         // An uplink's own interval holds only while the overall verdict is full.
         let relaxed = current?.state == .full
+        let board = passive.withLock { $0 }
+        let last = current
         let due = state.withLock { s in
             jobs.filter { job in
+                // `prefer`: a full scope whose own traffic vouches for it waits (a probe that ran
+                // once); one that is not full keeps probing, so the probes decide its recovery.
+                let scope: Scope = job.interface.map { .uplink($0) } ?? .overall
+                if periodic, let board, s.lastRun[ProbeKey(job.spec.name, job.interface)] != nil,
+                    last?.verdict(of: scope)?.verdict.state == .full, board.vouches(for: scope)
+                {
+                    return false
+                }
                 let own = relaxed ? job.interface.flatMap { settings.uplinkIntervals[$0] } : nil
                 let interval = [job.spec.interval, own].compactMap { $0 }.max()
                 guard let interval, periodic, let last = s.lastRun[ProbeKey(job.spec.name, job.interface)] else {

@@ -324,6 +324,39 @@ import Testing
     }
 }
 
+/// `--passive.mode=prefer`: a full uplink whose own connections receive pauses its probes; they
+/// run again as soon as the evidence stops vouching.
+@Suite struct PassivePreferTests {
+    @Test func aVouchedForUplinkPausesItsProbesUntilTheEvidenceGoes() async {
+        let clock = ManualClock()
+        let probers = ["": ScriptedProber(type: .tcp, clock: clock), "wwan0": ScriptedProber(type: .tcp, clock: clock)]
+        let spec = ProbeSpec(name: "p", type: .tcp, target: "p", evidence: .internet) { probers[$0 ?? ""]! }
+        var s = MonitorSettings()
+        s.interval = .seconds(5)
+        s.timeout = .seconds(1)
+        s.stagger = false
+        s.fastRecheck = .zero
+        s.verdict = VerdictSettings(failAfter: 1, recoverAfter: 1)
+        s.uplinks = ["wwan0"]
+        let monitor = ReachabilityMonitor(probes: [spec], settings: s, clock: clock, wallClock: { 0 })
+        let board = PassiveBoard()
+        monitor.prefer(board)
+        board.update([.uplink("wwan0"): PassiveSummary(receiving: 3, freshestReceive: .seconds(1))])
+        let task = Task { await monitor.run() }
+        for round in 0..<4 {
+            _ = await clock.waitForSleepers()
+            // From 15 s the connections stop vouching (a stall): the probe runs again.
+            if round == 2 { board.update([.uplink("wwan0"): PassiveSummary(stalled: 1)]) }
+            clock.advance(by: .seconds(5))
+        }
+        _ = await clock.waitForSleepers()
+        task.cancel()
+        #expect(probers[""]!.calls.map { Int($0.offset.seconds) } == [0, 5, 10, 15, 20], "overall has no evidence")
+        #expect(probers["wwan0"]!.calls.map { Int($0.offset.seconds) } == [0, 15, 20])
+        #expect(monitor.current?.uplinks["wwan0"]?.verdict.state == .full)
+    }
+}
+
 /// An uplink's probe set: only the named probes run bound to it, and only theirs have series.
 @Suite struct UplinkProbeSetTests {
     @Test func onlyTheNamedProbesRunOnTheUplinkAndHaveSeries() async {
