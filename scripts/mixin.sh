@@ -135,33 +135,33 @@ tests:
               summary: "No reachability_exporter is scraped"
               description: "Prometheus has no up{job=\"edge\",site!=\"\"} series: service discovery or the scrape configuration lost every exporter."
               runbook_url: "https://github.com/reachability-exporter/reachability_exporter/blob/main/docs/runbook.md#reachabilityexporterabsent"
-  # Fleet consensus counts the selected sites only: e1..e4 fail 9.9.9.9, e5 reaches it (4 of 5).
+  # Fleet consensus counts the selected sites only (synthetic series, documentation addresses): e1..e4 fail 192.0.2.99, e5 reaches it (4 of 5).
   # Counted, the site without a site label and the job="reachability" one (both reaching it)
   # would make 4 of 7 and no alert.
   - interval: 1m
     input_series:
-      - {series: 'reachability_probe_success{job="edge",site="e1",instance="e1",probe="icmp",target="1.1.1.1"}', values: '1x10'}
-      - {series: 'reachability_probe_success{job="edge",site="e2",instance="e2",probe="icmp",target="1.1.1.1"}', values: '1x10'}
-      - {series: 'reachability_probe_success{job="edge",site="e3",instance="e3",probe="icmp",target="1.1.1.1"}', values: '1x10'}
-      - {series: 'reachability_probe_success{job="edge",site="e4",instance="e4",probe="icmp",target="1.1.1.1"}', values: '1x10'}
-      - {series: 'reachability_probe_success{job="edge",site="e5",instance="e5",probe="icmp",target="1.1.1.1"}', values: '1x10'}
-      - {series: 'reachability_probe_success{job="edge",site="e1",instance="e1",probe="icmp",target="9.9.9.9"}', values: '0x10'}
-      - {series: 'reachability_probe_success{job="edge",site="e2",instance="e2",probe="icmp",target="9.9.9.9"}', values: '0x10'}
-      - {series: 'reachability_probe_success{job="edge",site="e3",instance="e3",probe="icmp",target="9.9.9.9"}', values: '0x10'}
-      - {series: 'reachability_probe_success{job="edge",site="e4",instance="e4",probe="icmp",target="9.9.9.9"}', values: '0x10'}
-      - {series: 'reachability_probe_success{job="edge",site="e5",instance="e5",probe="icmp",target="9.9.9.9"}', values: '1x10'}
-      - {series: 'reachability_probe_success{job="edge",instance="no-site",probe="icmp",target="1.1.1.1"}', values: '1x10'}
-      - {series: 'reachability_probe_success{job="edge",instance="no-site",probe="icmp",target="9.9.9.9"}', values: '1x10'}
-      - {series: 'reachability_probe_success{job="reachability",site="e6",instance="e6",probe="icmp",target="1.1.1.1"}', values: '1x10'}
-      - {series: 'reachability_probe_success{job="reachability",site="e6",instance="e6",probe="icmp",target="9.9.9.9"}', values: '1x10'}
+      - {series: 'reachability_probe_success{job="edge",site="e1",instance="e1",probe="icmp",target="192.0.2.11"}', values: '1x10'}
+      - {series: 'reachability_probe_success{job="edge",site="e2",instance="e2",probe="icmp",target="192.0.2.11"}', values: '1x10'}
+      - {series: 'reachability_probe_success{job="edge",site="e3",instance="e3",probe="icmp",target="192.0.2.11"}', values: '1x10'}
+      - {series: 'reachability_probe_success{job="edge",site="e4",instance="e4",probe="icmp",target="192.0.2.11"}', values: '1x10'}
+      - {series: 'reachability_probe_success{job="edge",site="e5",instance="e5",probe="icmp",target="192.0.2.11"}', values: '1x10'}
+      - {series: 'reachability_probe_success{job="edge",site="e1",instance="e1",probe="icmp",target="192.0.2.99"}', values: '0x10'}
+      - {series: 'reachability_probe_success{job="edge",site="e2",instance="e2",probe="icmp",target="192.0.2.99"}', values: '0x10'}
+      - {series: 'reachability_probe_success{job="edge",site="e3",instance="e3",probe="icmp",target="192.0.2.99"}', values: '0x10'}
+      - {series: 'reachability_probe_success{job="edge",site="e4",instance="e4",probe="icmp",target="192.0.2.99"}', values: '0x10'}
+      - {series: 'reachability_probe_success{job="edge",site="e5",instance="e5",probe="icmp",target="192.0.2.99"}', values: '1x10'}
+      - {series: 'reachability_probe_success{job="edge",instance="no-site",probe="icmp",target="192.0.2.11"}', values: '1x10'}
+      - {series: 'reachability_probe_success{job="edge",instance="no-site",probe="icmp",target="192.0.2.99"}', values: '1x10'}
+      - {series: 'reachability_probe_success{job="reachability",site="e6",instance="e6",probe="icmp",target="192.0.2.11"}', values: '1x10'}
+      - {series: 'reachability_probe_success{job="reachability",site="e6",instance="e6",probe="icmp",target="192.0.2.99"}', values: '1x10'}
     alert_rule_test:
       - eval_time: 6m
         alertname: ReachabilityTargetDown
         exp_alerts:
-          - exp_labels: {severity: warning, job: edge, probe: icmp, target: 9.9.9.9}
+          - exp_labels: {severity: warning, job: edge, probe: icmp, target: 192.0.2.99}
             exp_annotations:
-              summary: "9.9.9.9 is down from 80% of sites"
-              description: "4 of 5 sites that reach other targets have failed icmp probes to 9.9.9.9 for 5 minutes (threshold: 80% of at least 3 sites): the target, or the path every site shares to it, is down, not the sites."
+              summary: "192.0.2.99 is down from 80% of sites"
+              description: "4 of 5 sites that reach other targets have failed icmp probes to 192.0.2.99 for 5 minutes (threshold: 80% of at least 3 sites): the target, or the path every site shares to it, is down, not the sites."
               runbook_url: "https://github.com/reachability-exporter/reachability_exporter/blob/main/docs/runbook.md#reachabilitytargetdown"
 EOF
   (cd "$tmp/custom/deploy/prometheus" && promtool test rules custom.test.yml)

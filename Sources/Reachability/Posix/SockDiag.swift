@@ -34,6 +34,22 @@ package struct TCPSocketInfo: Sendable, Equatable {
     package static let synSent: UInt8 = 2
 }
 
+/// Sends one netlink request to the kernel (port 0): the whole of it, or throws.
+func sendToKernel(_ fd: Int32, _ request: [UInt8]) throws(Errno) {
+    var kernel = sockaddr_nl()
+    kernel.nl_family = sa_family_t(AF_NETLINK)
+    let sent = try retryingOnInterrupt {
+        request.withUnsafeBytes { bytes in
+            withUnsafePointer(to: &kernel) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    sendto(fd, bytes.baseAddress, bytes.count, 0, $0, socklen_t(MemoryLayout<sockaddr_nl>.size))
+                }
+            }
+        }
+    }
+    if sent != request.count { throw Errno(EIO) }
+}
+
 extension SockDiag {
     /// The inodes of this process's own sockets (`/proc/self/fd` links `socket:[N]`): its probes'
     /// connections are not evidence of anything but the probes.
@@ -111,18 +127,7 @@ package enum SockDiag {
             let states = UInt32(1) << UInt32(TCPSocketInfo.established) | UInt32(1) << UInt32(TCPSocketInfo.synSent)
             r.storeBytes(of: states, toByteOffset: 20, as: UInt32.self)  // idiag_states
         }
-        var kernel = sockaddr_nl()
-        kernel.nl_family = sa_family_t(AF_NETLINK)
-        let sent = try retryingOnInterrupt {
-            request.withUnsafeBytes { bytes in
-                withUnsafePointer(to: &kernel) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                        sendto(fd, bytes.baseAddress, bytes.count, 0, $0, socklen_t(MemoryLayout<sockaddr_nl>.size))
-                    }
-                }
-            }
-        }
-        if sent != request.count { throw Errno(EIO) }
+        try sendToKernel(fd, request)
     }
 
     enum Decoded: Equatable {

@@ -73,16 +73,6 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
         }
     }
 
-    private static func makeProbers(_ specs: [ProbeSpec], settings: MonitorSettings) -> [ProbeKey: any Prober] {
-        var made: [ProbeKey: any Prober] = [:]
-        for spec in specs {
-            for interface in settings.interfaces(of: spec) {
-                made[ProbeKey(spec.name, interface)] = spec.prober(bound: interface)
-            }
-        }
-        return made
-    }
-
     /// The probes and settings the next round runs with.
     package var configuration: (probes: [ProbeSpec], settings: MonitorSettings) {
         plan.withLock { ($0.specs, $0.settings) }
@@ -173,27 +163,12 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
         let jobs: [(spec: ProbeSpec, interface: String?)] = plan.specs.flatMap { spec in
             settings.interfaces(of: spec).map { (spec, $0) }
         }
-        // An uplink's own interval holds only while the overall verdict is full.
-        let relaxed = current?.state == .full
         let board = passive.withLock { $0 }
         let last = current
         let due = state.withLock { s in
-            jobs.filter { job in
-                // `prefer`: a full scope whose own traffic vouches for it waits (a probe that ran
-                // once); one that is not full keeps probing, so the probes decide its recovery.
-                let scope: Scope = job.interface.map { .uplink($0) } ?? .overall
-                if periodic, let board, s.lastRun[ProbeKey(job.spec.name, job.interface)] != nil,
-                    last?.verdict(of: scope)?.verdict.state == .full, board.vouches(for: scope)
-                {
-                    return false
-                }
-                let own = relaxed ? job.interface.flatMap { settings.uplinkIntervals[$0] } : nil
-                let interval = [job.spec.interval, own].compactMap { $0 }.max()
-                guard let interval, periodic, let last = s.lastRun[ProbeKey(job.spec.name, job.interface)] else {
-                    return true
-                }
-                return last.duration(to: clockStart) + .milliseconds(50) >= interval
-            }
+            DueJobs.select(
+                jobs, lastRun: s.lastRun, now: clockStart, periodic: periodic, settings: settings, last: last,
+                passive: board)
         }
         let gate = StaggerGate()
         let hurry = stagger.withLock { s in

@@ -86,20 +86,7 @@ final class NetlinkSocket {
         header.nlmsg_flags = RTNL.flagRequest | RTNL.flagDump
         header.nlmsg_seq = sequence
         let request = withUnsafeBytes(of: header) { Array($0) } + body
-        var kernel = sockaddr_nl()
-        kernel.nl_family = sa_family_t(AF_NETLINK)
-        let sent = try retryingOnInterrupt {
-            request.withUnsafeBytes { bytes in
-                withUnsafePointer(to: &kernel) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                        sendto(
-                            fd, bytes.baseAddress, bytes.count, 0, $0,
-                            socklen_t(MemoryLayout<sockaddr_nl>.size))
-                    }
-                }
-            }
-        }
-        if sent != request.count { throw Errno(EIO) }
+        try sendToKernel(fd, request)
     }
 
     /// Reads one datagram (it may hold several messages) without blocking.
