@@ -22,6 +22,10 @@
     internetUnreachableFor: '5m',
     captivePortalFor: '1m',
     uplinkDownFor: '5m',
+    // An uplink budget (uplink_settings budget) that holds its probes' interval above this
+    // bound (its outage would be seen this late), for uplinkBudgetSlowsDetectionFor.
+    uplinkBudgetDetectionBound: '15m',
+    uplinkBudgetSlowsDetectionFor: '30m',
     // States of an IP family that count as failing while another family is full. `none` (no
     // path: no address or default route of that family) is left out by default, since hosts
     // without IPv6 show it for ever; add it on a fleet that is dual-stack everywhere.

@@ -88,6 +88,9 @@ package final class ScriptedProber<C: Clock>: Prober, Sendable {
     }
 
     package func set(_ result: ProbeResult) { state.withLock { $0.next = result } }
+    /// What each call puts on the (imagined) wire, counted into the running probe's meter.
+    private let cost = Mutex<TrafficCount?>(nil)
+    package func costs(_ traffic: TrafficCount) { cost.withLock { $0 = traffic } }
     package var calls: [C.Instant] { state.withLock { $0.calls } }
     package var maxConcurrent: Int { state.withLock { $0.maxActive } }
 
@@ -98,6 +101,7 @@ package final class ScriptedProber<C: Clock>: Prober, Sendable {
             s.maxActive = max(s.maxActive, s.active)
         }
         if hold > .zero { try? await clock.sleep(until: clock.now.advanced(by: hold as! C.Duration), tolerance: nil) }
+        if let traffic = cost.withLock({ $0 }) { TrafficMeter.current?.add(traffic) }
         return state.withLock { s in
             s.active -= 1
             return s.next

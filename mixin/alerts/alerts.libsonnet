@@ -86,6 +86,18 @@ local u = import '../lib/util.libsonnet';
           'Probes bound to {{ $labels.interface }} have not reached the internet for %s%s, while at least one other uplink of {{ $labels.instance }} does.'
           % [u.duration(c.uplinkDownFor), currentVerdictAndFault('%s', '$labels.interface ')],
         ),
+        // A metered uplink's budget stretches its probes past the bound (or is spent): an outage
+        // of that uplink would be seen that late. Its own configured interval never fires it.
+        alert(
+          'ReachabilityUplinkBudgetSlowsDetection', 'warning',
+          |||
+            max without (cause) (reachability_uplink_probe_interval_seconds{%(selector)s, cause=~"budget|exhausted"}) > %(bound)g
+          ||| % (c { bound: u.seconds(c.uplinkBudgetDetectionBound) }),
+          c.uplinkBudgetSlowsDetectionFor,
+          'The traffic budget of uplink {{ $labels.interface }} of {{ $labels.instance }} slows its probes past %s' % u.duration(c.uplinkBudgetDetectionBound),
+          'To stay within its budget, the probes of {{ $labels.interface }} run only every {{ $value | humanizeDuration }}: an outage of that uplink would be seen that late.%s Raise the budget, name fewer or smaller probes for it (uplink_settings probes), or accept the delay.'
+          % '{{ with printf "reachability_uplink_budget_remaining_bytes{job=\\"%s\\",instance=\\"%s\\",interface=\\"%s\\"}" $labels.job $labels.instance $labels.interface | query }}{{ with first . }} {{ .Value | humanize1024 }}B left in this window.{{ end }}{{ end }}',
+        ),
         // One IP family fails while another is full: "IPv6 broken, IPv4 fine" (or the reverse).
         // Applications that try the broken family first stall until they fall back.
         alert(

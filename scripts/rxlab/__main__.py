@@ -158,16 +158,23 @@ def lab_fleet(args):
     return run_swept(argv, prefix, keep="--keep" in args, settle=0.5)
 
 
-def lab_hops(args):
+def nft_lab(args, what, package, prefix, timeout_env, timeout):
+    """A lab of namespaces and nft rules around the built exporter (root, ip, nft)."""
     gone = missing(("ip", "nft", "python3"))
     if os.getuid() != 0 or gone:
-        return notice("hop lab", "ip/nft/python3", gone)
+        return notice(what, "ip/nft/python3", gone)
     (exporter,) = binaries(bin_dir(("reachability_exporter",)), "reachability_exporter")
-    prefix = f"rxhops-{os.getpid()}"
-    argv = bounded(
-        "RXHOPS_TIMEOUT", 180, 10, module("hoplab", f"--prefix={prefix}", f"--exporter-bin={exporter}", *args)
-    )
+    prefix = f"{prefix}-{os.getpid()}"
+    argv = bounded(timeout_env, timeout, 10, module(package, f"--prefix={prefix}", f"--exporter-bin={exporter}", *args))
     return run_swept(argv, prefix, keep="--keep" in args)
+
+
+def lab_hops(args):
+    return nft_lab(args, "hop lab", "hoplab", "rxhops", "RXHOPS_TIMEOUT", 180)
+
+
+def lab_uplinks(args):
+    return nft_lab(args, "uplink lab", "uplinklab", "rxup", "RXUPLINKS_TIMEOUT", 300)
 
 
 def lab_prometheus(args):
@@ -243,6 +250,10 @@ def lab_fresh_system(args):
 LABS = {
     "fault": (lab_fault, "the fault lab: real faults in namespaces, a table of verdicts (rxlab/faultlab)"),
     "hops": (lab_hops, "the hop lab: a chain of routers cut at each link, the last hop that answers (rxlab/hoplab)"),
+    "uplinks": (
+        lab_uplinks,
+        "the uplink lab: a policy-routed metered backup, its bytes against nftables, budget, prefer (rxlab/uplinklab)",
+    ),
     "fleet": (lab_fleet, "the fleet lab: three sites remote-write to a central Prometheus, one cut (rxlab/fleetlab)"),
     "prometheus": (lab_prometheus, "the Prometheus proof: dashboards, rules and deploy files, live (rxlab/promproof)"),
     "backfill": (lab_backfill, "the history backfill proof: history export into a Prometheus TSDB (rxlab/backfill.py)"),
@@ -290,6 +301,7 @@ def main(argv):
 HELP = {
     "fault": ("module", "faultlab"),
     "hops": ("module", "hoplab"),
+    "uplinks": ("module", "uplinklab"),
     "fleet": ("module", "fleetlab"),
     "adversarial": ("module", "adversarial"),
     "prometheus": ("header", "promproof/proof.sh"),

@@ -85,10 +85,16 @@ package enum CheckConfigCommand {
         case .auto?: out += "uplinks: auto (every interface holding a default route)\n"
         case .interfaces(let names)?: out += "uplinks: \(names.isEmpty ? "none" : names.joined(separator: ", "))\n"
         }
-        for name in Set(c.uplinkIntervals.keys).union(c.uplinkRouting.keys).union(c.uplinkProbes.keys).sorted() {
+        for name in Set(c.uplinkIntervals.keys).union(c.uplinkRouting.keys).union(c.uplinkProbes.keys).union(
+            c.uplinkBudgets.keys
+        ).sorted() {
             var parts: [String] = []
             if let probes = c.uplinkProbes[name] { parts.append("probes \(probes.joined(separator: ", "))") }
             if let i = c.uplinkIntervals[name] { parts.append("every \(fmt(i)) while full") }
+            if let b = c.uplinkBudgets[name] {
+                parts.append(
+                    "budget \(b.bytes) bytes per \(fmt(b.period)) from \(UTCTime.date(day: UTCTime.day(of: b.start)))")
+            }
             if let mark = c.uplinkRouting[name]?.mark { parts.append("mark 0x\(String(mark, radix: 16))") }
             if let sources = c.uplinkRouting[name]?.sources, !sources.isEmpty {
                 parts.append("source \(sources.joined(separator: ", "))")

@@ -168,7 +168,8 @@ private struct Parts {
         }
         let core = ReachabilityCore(
             path: path, probes: specs, settings: settings,
-            observers: [recorder, RoundLogger(logger: logger)] + (history?.observers ?? []))
+            observers: [recorder, RoundLogger(logger: logger)] + (history?.observers ?? []),
+            budgets: BudgetStore.book(directory: options.history?.directory, logger: logger))
         let monitor = core.monitor
         history?.restore(into: monitor, logger: logger)
         var web = WebRoutes(registry: registry) { monitor.current != nil }
@@ -204,7 +205,7 @@ private struct Parts {
                 uplinks: { monitor.configuration.settings.uplinks }, recheck: { monitor.recheckNow() },
                 publish: PassiveMetrics(registry: registry).publish,
                 recheckGap: { monitor.configuration.settings.interval })
-        if let passive, options.passive.mode == .prefer { monitor.prefer(passive.board) }
+        if let passive { monitor.watch(passive.board) }
         // Start order: path monitor, history, scheduler, passive evidence, reloader, web server;
         // stopped in reverse.
         let services: [any Service] =

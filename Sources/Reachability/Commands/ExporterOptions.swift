@@ -156,6 +156,7 @@ struct ExporterOptions: Sendable {
         }
         s.uplinkIntervals = file?.uplinkIntervals ?? [:]
         s.uplinkProbes = (file?.uplinkProbes ?? [:]).mapValues(Set.init)
+        s.uplinkBudgets = file?.uplinkBudgets ?? [:]
         return s
     }
 

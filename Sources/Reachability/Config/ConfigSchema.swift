@@ -102,7 +102,8 @@ enum ConfigSchema {
     static func uplinkSettings(_ top: ConfigMap, into config: inout ExporterConfig) throws(ConfigError) {
         guard let node = top.value("uplink_settings") else { return }
         guard case .map(let entries) = node.kind else {
-            throw top.fail("uplink_settings", expected: "a map of interface names to {probes, interval, mark, source}")
+            throw top.fail(
+                "uplink_settings", expected: "a map of interface names to {probes, interval, mark, source, budget}")
         }
         for e in entries {
             let path = KeyPath.child("uplink_settings", e.key)
@@ -112,8 +113,9 @@ enum ConfigSchema {
                     found: e.key.debugDescription, hint: problem)
             }
             let m = try ConfigMap(
-                e.value, path: path, file: top.file, keys: ["probes", "interval", "mark", "source"],
-                what: "the uplink's probes, interval, mark and source")
+                e.value, path: path, file: top.file,
+                keys: ["probes", "interval", "mark", "source", "budget", "budget_period", "budget_start"],
+                what: "the uplink's probes, interval, mark, source and budget")
             if let interval = try m.duration("interval") {
                 config.uplinkIntervals[e.key] = interval
                 config.uplinkIntervalMarks[e.key] = m.value("interval")?.mark
@@ -152,11 +154,47 @@ enum ConfigSchema {
                     routing.sources.append(address.ip)
                 }
             }
+            if let budget = try uplinkBudget(m) { config.uplinkBudgets[e.key] = budget }
             guard !m.keys.isEmpty else {
-                throw m.missing("probes", expected: "probes, an interval, a mark or a source")
+                throw m.missing("probes", expected: "probes, an interval, a mark, a source or a budget")
             }
             if routing.mark != nil || !routing.sources.isEmpty { config.uplinkRouting[e.key] = routing }
         }
+    }
+
+    /// `budget: 200MB` (both ways, IP packets), `budget_period: 30d` (1 minute to 366 days; 30 days
+    /// when absent), `budget_start: 2026-01-05` (a UTC date the windows count from: the billing
+    /// day; the Unix epoch when absent).
+    static func uplinkBudget(_ m: ConfigMap) throws(ConfigError) -> TrafficBudget? {
+        let sizeExpected = "a size such as 200MB or 1GiB, above 0"
+        guard let (text, _) = try m.scalar("budget", expected: sizeExpected) else {
+            for key in ["budget_period", "budget_start"] where m.value(key) != nil {
+                throw m.fail(key, expected: "no \(key) without a budget", hint: "add budget: (say) 200MB")
+            }
+            return nil
+        }
+        let bytes: Int
+        do throws(ByteSizeParser.Invalid) { bytes = try ByteSizeParser.parse(text) } catch {
+            throw m.fail("budget", expected: sizeExpected, hint: error.message)
+        }
+        guard bytes > 0 else { throw m.fail("budget", expected: sizeExpected) }
+        var budget = TrafficBudget(bytes: UInt64(bytes))
+        if let period = try m.duration("budget_period") {
+            guard period >= .seconds(60), period <= .seconds(366 * 86_400) else {
+                throw m.fail("budget_period", expected: "from 1m to 366d", found: DurationParser.format(period))
+            }
+            budget.period = period
+        }
+        if let (start, _) = try m.scalar("budget_start", expected: "a UTC date such as 2026-01-05") {
+            let parts = start.split(separator: "-", omittingEmptySubsequences: false)
+            guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
+                let y = Int(parts[0]), let mo = Int(parts[1]), let d = Int(parts[2]),
+                (1970...9999).contains(y), (1...12).contains(mo), (1...31).contains(d),
+                UTCTime.date(day: UTCTime.days(year: y, month: mo, day: d)) == start
+            else { throw m.fail("budget_start", expected: "a UTC date such as 2026-01-05") }
+            budget.start = Double(UTCTime.days(year: y, month: mo, day: d)) * 86_400
+        }
+        return budget
     }
 
     static func uplinks(_ top: ConfigMap) throws(ConfigError) -> UplinkSelection {

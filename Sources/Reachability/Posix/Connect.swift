@@ -88,11 +88,15 @@ package func connectSocket(to address: SocketAddress, interface: String? = nil, 
         Glibc.close(fd)
         return .failure(ConnectError(errno: Errno(err), step: "connect"))
     }
+    // What the attempt put on the wire (its SYNs, a reset back) counts as it closes.
+    let meter = TrafficMeter.current
     switch await Reactor.shared.waitWritable(fd, deadline: deadline) {
     case .timedOut:
+        meter?.tcpClosing(fd)
         Glibc.close(fd)
         return .failure(ConnectError(kind: .timedOut, step: "connect"))
     case .cancelled:
+        meter?.tcpClosing(fd)
         Glibc.close(fd)
         return .failure(ConnectError(kind: .cancelled, step: "connect"))
     case .ready:
@@ -100,13 +104,16 @@ package func connectSocket(to address: SocketAddress, interface: String? = nil, 
         var length = socklen_t(MemoryLayout<Int32>.size)
         if getsockopt(fd, SOL_SOCKET, SO_ERROR, &soError, &length) != 0 { soError = errno }
         if soError == 0 { return .success(fd) }
+        meter?.tcpClosing(fd)
         Glibc.close(fd)
         return .failure(ConnectError(errno: Errno(soError), step: "connect"))
     }
 }
 
-/// Closes a descriptor handed out by `connectSocket(to:interface:deadline:)`.
+/// Closes a descriptor handed out by `connectSocket(to:interface:deadline:)`, counting what the
+/// connection carried into the running task's meter (`TrafficMeter.current`).
 package func closeDescriptor(_ fd: Int32) {
+    TrafficMeter.current?.tcpClosing(fd)
     Glibc.close(fd)
 }
 

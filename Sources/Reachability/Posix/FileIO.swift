@@ -113,6 +113,42 @@ package enum FileIO {
         try retryingOnInterrupt { fsync(fd) }
     }
 
+    /// Replaces the file at `path` with `bytes` as a whole: written to `path.tmp`, synced, then
+    /// renamed over it, so a crash leaves the old file or the new one, never a torn one.
+    package static func replace(_ path: String, with bytes: [UInt8]) throws(Errno) {
+        let temporary = path + ".tmp"
+        let fd = try retryingOnInterrupt { open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644) }
+        do throws(Errno) {
+            var written = 0
+            while written < bytes.count {
+                let n = try writeOnce(fd, Array(bytes[written...]))
+                if n <= 0 { throw Errno(EIO) }
+                written += n
+            }
+            try syncData(fd)
+        } catch {
+            Glibc.close(fd)
+            _ = unlink(temporary)
+            throw error
+        }
+        Glibc.close(fd)
+        guard rename(temporary, path) == 0 else {
+            let error = Errno.current
+            _ = unlink(temporary)
+            throw error
+        }
+    }
+
+    /// A small regular file's bytes (at most `limit`), nil when it does not exist.
+    package static func readSmall(_ path: String, limit: Int) throws(Errno) -> [UInt8]? {
+        do throws(Errno) {
+            return try FileContents.read(path, limit: limit)
+        } catch {
+            if error.code == ENOENT { return nil }
+            throw error
+        }
+    }
+
     package static func remove(_ path: String) throws(Errno) {
         guard unlink(path) == 0 else { throw Errno.current }
     }

@@ -71,11 +71,15 @@ package final class StreamSocket: ByteStream {
 
     /// False for an accepted connection whose descriptor its server closes itself.
     private let ownsDescriptor: Bool
+    /// The meter of the task that made it (a probe's): what the connection carried counts into
+    /// it when it closes.
+    private let meter: TrafficMeter?
 
     private init(fd: Int32, peer: SocketAddress, ownsDescriptor: Bool = true) {
         self.fd = fd
         self.peer = peer
         self.ownsDescriptor = ownsDescriptor
+        meter = ownsDescriptor ? TrafficMeter.current : nil
     }
 
     /// A connection the web server accepted (non-blocking). The server closes `fd` itself, after
@@ -89,7 +93,11 @@ package final class StreamSocket: ByteStream {
         StreamSocket(fd: fd, peer: peer)
     }
 
-    deinit { if ownsDescriptor { Glibc.close(fd) } }
+    deinit {
+        guard ownsDescriptor else { return }
+        meter?.tcpClosing(fd)
+        Glibc.close(fd)
+    }
 
     /// Connects to `address`, optionally bound to `interface` (`SO_BINDTODEVICE`, needs
     /// CAP_NET_RAW), finishing by `deadline`. The connect result comes from `SO_ERROR`.

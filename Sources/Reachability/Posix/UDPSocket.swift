@@ -20,6 +20,9 @@ package final class UDPSocket: Sendable {
     package static let maxDatagram = 65_535
 
     private let fd: Int32
+    private let family: IPFamily
+    /// The meter of the task that made it (a probe's): each datagram counts into it.
+    private let meter: TrafficMeter?
 
     /// Opens a socket of the peer's family, binds it to `interface` when given, and connects it.
     package init(connectedTo peer: SocketAddress, interface: String? = nil) throws(ConnectError) {
@@ -37,6 +40,8 @@ package final class UDPSocket: Sendable {
             throw error
         }
         self.fd = fd
+        family = peer.ipFamily
+        meter = TrafficMeter.current
     }
 
     deinit { Glibc.close(fd) }
@@ -45,7 +50,10 @@ package final class UDPSocket: Sendable {
     package func send(_ bytes: [UInt8]) -> ConnectError? {
         while true {
             let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if n == bytes.count { return nil }
+            if n == bytes.count {
+                meter?.udp(payload: n, family: family, sent: true)
+                return nil
+            }
             if n >= 0 { return ConnectError(kind: .other, step: "send (short write \(n) of \(bytes.count))") }
             let err = errno
             if err != EINTR { return ConnectError(errno: Errno(err), step: "send") }
@@ -57,7 +65,10 @@ package final class UDPSocket: Sendable {
         var buffer = [UInt8](repeating: 0, count: Self.maxDatagram)
         while true {
             let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if n >= 0 { return .datagram(Array(buffer[0..<n])) }
+            if n >= 0 {
+                meter?.udp(payload: n, family: family, sent: false)
+                return .datagram(Array(buffer[0..<n]))
+            }
             let err = errno
             if err == EINTR { continue }
             if err == EAGAIN || err == EWOULDBLOCK { return .wouldBlock }

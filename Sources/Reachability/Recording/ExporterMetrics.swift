@@ -37,6 +37,14 @@ package struct ExporterMetrics: Sendable {
     let dnsRcode: MetricFamily<Gauge>
     let probeInfo: MetricFamily<Gauge>
     let schedulerLateness: Histogram
+    let probeTrafficBytes: MetricFamily<Counter>
+    let probeTrafficPackets: MetricFamily<Counter>
+    let uplinkTrafficBytes: MetricFamily<Counter>
+    let uplinkTrafficPackets: MetricFamily<Counter>
+    let uplinkInterval: MetricFamily<Gauge>
+    let budgetBytes: MetricFamily<Gauge>
+    let budgetRemaining: MetricFamily<Gauge>
+    let budgetWindowEnd: MetricFamily<Gauge>
 
     package init(registry r: MetricsRegistry) {
         reachable = r.gauge(MetricCatalog.internetReachable).labels()
@@ -74,6 +82,14 @@ package struct ExporterMetrics: Sendable {
         dnsRcode = r.gauge(MetricCatalog.dnsRcode)
         probeInfo = r.gauge(MetricCatalog.probeInfo)
         schedulerLateness = r.histogram(MetricCatalog.schedulerLatenessSeconds).labels()
+        probeTrafficBytes = r.counter(MetricCatalog.probeTrafficBytes)
+        probeTrafficPackets = r.counter(MetricCatalog.probeTrafficPackets)
+        uplinkTrafficBytes = r.counter(MetricCatalog.uplinkTrafficBytes)
+        uplinkTrafficPackets = r.counter(MetricCatalog.uplinkTrafficPackets)
+        uplinkInterval = r.gauge(MetricCatalog.uplinkProbeInterval)
+        budgetBytes = r.gauge(MetricCatalog.uplinkBudgetBytes)
+        budgetRemaining = r.gauge(MetricCatalog.uplinkBudgetRemainingBytes)
+        budgetWindowEnd = r.gauge(MetricCatalog.uplinkBudgetWindowEnd)
     }
 }
 
@@ -153,13 +169,25 @@ package final class MetricsRecorder: RoundObserver {
             m.uplinkReachable.remove(uplink)
             m.stateInfo.removeAll { $0[0] == uplink }
             m.stateSince.remove(uplink)
+            m.uplinkTrafficBytes.removeAll { $0[0] == uplink }
+            m.uplinkTrafficPackets.removeAll { $0[0] == uplink }
         }
-        for uplink in added { setStates(.unknown, reason: nil, scope: .uplink(uplink)) }
+        for uplink in added {
+            setStates(.unknown, reason: nil, scope: .uplink(uplink))
+            for direction in ["sent", "received"] {
+                m.uplinkTrafficBytes.labels(uplink, direction).inc(0)
+                m.uplinkTrafficPackets.labels(uplink, direction).inc(0)
+            }
+        }
         for (spec, iface) in fresh {
             let target = Self.targetLabel(spec.name, iface)
             let t = spec.type.rawValue
             m.probeInfo.labels(t, target, spec.target, iface ?? "").set(1)
             m.probes.labels(t, target).inc(0)
+            for direction in ["sent", "received"] {
+                m.probeTrafficBytes.labels(t, target, direction).inc(0)
+                m.probeTrafficPackets.labels(t, target, direction).inc(0)
+            }
             m.probeSuccess.labels(t, target).set(0)
             _ = m.probeDuration.labels(t, target)
         }
@@ -186,6 +214,8 @@ package final class MetricsRecorder: RoundObserver {
         m.probes.removeAll(where: matches)
         m.failures.removeAll(where: matches)
         m.portalSignals.removeAll(where: matches)
+        m.probeTrafficBytes.removeAll(where: matches)
+        m.probeTrafficPackets.removeAll(where: matches)
         m.phase.removeAll(where: matches)
         m.probeDuration.removeAll(where: matches)
         m.probeInfo.removeAll(where: matches)
@@ -236,9 +266,31 @@ package final class MetricsRecorder: RoundObserver {
             m.lastTransition.set(t.at)
         }
         for o in status.probes where o.at >= status.roundStarted { record(o) }
+        recordTraffic(status)
         let prefixes = Set(NAT64Prefixes.shared.current.map(\.description))
         m.nat64Prefix.removeAll { !prefixes.contains($0[0]) }
         for p in prefixes { m.nat64Prefix.labels(p).set(1) }
+    }
+
+    /// What the round put on each interface's wire, and each paced uplink's interval and budget.
+    private func recordTraffic(_ status: ReachabilityStatus) {
+        for (interface, t) in status.traffic {
+            m.uplinkTrafficBytes.labels(interface, "sent").inc(Double(t.sentBytes))
+            m.uplinkTrafficBytes.labels(interface, "received").inc(Double(t.receivedBytes))
+            m.uplinkTrafficPackets.labels(interface, "sent").inc(Double(t.sentPackets))
+            m.uplinkTrafficPackets.labels(interface, "received").inc(Double(t.receivedPackets))
+        }
+        let paces = status.uplinkPaces
+        m.uplinkInterval.removeAll { paces[$0[0]]?.cause != $0[1] }
+        for f in [m.budgetBytes, m.budgetRemaining, m.budgetWindowEnd] { f.removeAll { paces[$0[0]]?.budget == nil } }
+        for (uplink, pace) in paces {
+            // Zero means every round: the global interval (faster while not full).
+            m.uplinkInterval.labels(uplink, pace.cause).set(max(pace.interval, status.interval ?? .zero).seconds)
+            guard let budget = pace.budget else { continue }
+            m.budgetBytes.labels(uplink).set(Double(budget.bytes))
+            m.budgetRemaining.labels(uplink).set(Double(pace.remaining))
+            m.budgetWindowEnd.labels(uplink).set(pace.windowEnd)
+        }
     }
 
     private func applyOverall(_ v: ScopedVerdict) {
@@ -272,6 +324,12 @@ package final class MetricsRecorder: RoundObserver {
         m.probeSuccess.labels(t, target).set(r.status == .success)
         m.probeStatus.labels(t, target).set(r.status == .portal)
         m.probeLastDuration.labels(t, target).set(r.duration.seconds)
+        if let traffic = o.traffic {
+            m.probeTrafficBytes.labels(t, target, "sent").inc(Double(traffic.sentBytes))
+            m.probeTrafficBytes.labels(t, target, "received").inc(Double(traffic.receivedBytes))
+            m.probeTrafficPackets.labels(t, target, "sent").inc(Double(traffic.sentPackets))
+            m.probeTrafficPackets.labels(t, target, "received").inc(Double(traffic.receivedPackets))
+        }
         switch r.status {
         case .success:
             if let icmp = r.icmp {

@@ -145,6 +145,36 @@ package enum MetricCatalog {
     package static let passiveStallRechecks = MetricDescriptor(
         .counter, "reachability_passive_stall_rechecks_total", labels: [],
         help: "Probe rounds started at once because a scope's connections began to stall with none receiving.")
+    package static let probeTrafficBytes = MetricDescriptor(
+        .counter, "reachability_probe_traffic_bytes_total", labels: ["probe", "target", "direction"],
+        help:
+            "Bytes the probe put on the wire (direction sent or received): whole IP packets, headers and retransmissions included; TCP counted from TCP_INFO at close, with the close's own segments estimated."
+    )
+    package static let probeTrafficPackets = MetricDescriptor(
+        .counter, "reachability_probe_traffic_packets_total", labels: ["probe", "target", "direction"],
+        help: "IP packets the probe sent or received, retransmissions included.")
+    package static let uplinkTrafficBytes = MetricDescriptor(
+        .counter, "reachability_uplink_traffic_bytes_total", labels: ["interface", "direction"],
+        help:
+            "Bytes of probe traffic charged to an interface: probes bound to it, probes through the routing table while it holds the default route, fault checks and traces on its route. Whole IP packets."
+    )
+    package static let uplinkTrafficPackets = MetricDescriptor(
+        .counter, "reachability_uplink_traffic_packets_total", labels: ["interface", "direction"],
+        help: "IP packets of probe traffic charged to an interface (see reachability_uplink_traffic_bytes_total).")
+    package static let uplinkProbeInterval = MetricDescriptor(
+        .gauge, "reachability_uplink_probe_interval_seconds", labels: ["interface", "cause"],
+        help:
+            "How often the uplink's own probes run now (uplinks with an interval or a budget): cause interval (its own or the global one), budget (stretched so the budget lasts the window) or exhausted (spent: nothing runs until the window ends)."
+    )
+    package static let uplinkBudgetBytes = MetricDescriptor(
+        .gauge, "reachability_uplink_budget_bytes", labels: ["interface"],
+        help: "The uplink's traffic budget per window (uplink_settings budget).")
+    package static let uplinkBudgetRemainingBytes = MetricDescriptor(
+        .gauge, "reachability_uplink_budget_remaining_bytes", labels: ["interface"],
+        help: "What is left of the uplink's budget in the current window.")
+    package static let uplinkBudgetWindowEnd = MetricDescriptor(
+        .gauge, "reachability_uplink_budget_window_end_timestamp_seconds", labels: ["interface"],
+        help: "Unix time the uplink's current budget window ends (the budget starts over then).")
     package static let nat64PrefixInfo = MetricDescriptor(
         .gauge, "reachability_nat64_prefix_info", labels: ["prefix"],
         help:
@@ -295,6 +325,8 @@ package enum MetricCatalog {
         faultInfo,
         faultLastHop,
         passiveConnections, passiveLastReceiveAge, passiveReadSeconds, passiveSockets, passiveStallRechecks,
+        probeTrafficBytes, probeTrafficPackets, uplinkTrafficBytes, uplinkTrafficPackets, uplinkProbeInterval,
+        uplinkBudgetBytes, uplinkBudgetRemainingBytes, uplinkBudgetWindowEnd,
         pathMtuBytes,
         stateTransitionsTotal,
         lastTransitionTimestampSeconds,

@@ -29,6 +29,8 @@ package struct MonitorSettings: Sendable, Equatable {
     package var uplinkIntervals: [String: Duration] = [:]
     /// Per uplink, the names of the only probes that run bound to it (absent: every probe).
     package var uplinkProbes: [String: Set<String>] = [:]
+    /// Per uplink, a traffic budget its probes' pace is stretched to stay within (`BudgetBook`).
+    package var uplinkBudgets: [String: TrafficBudget] = [:]
 
     package init() {}
 

@@ -29,17 +29,27 @@ package struct PassiveConfig: Sendable, Equatable {
     }
 }
 
-/// The latest passive evidence per scope, read by the scheduler under `prefer`.
+/// The latest passive evidence per scope, read by the scheduler: under `prefer` it pauses the
+/// probes of a scope it vouches for; in either mode an uplink that carries the host's traffic
+/// runs its probes at the global pace instead of its own longer interval.
 package final class PassiveBoard: Sendable {
     private let summaries = Mutex<[Scope: PassiveSummary]>([:])
+    /// `prefer`: the evidence may pause probes.
+    package let prefer: Bool
 
-    package init() {}
+    package init(prefer: Bool = true) { self.prefer = prefer }
 
     package func update(_ new: [Scope: PassiveSummary]) { summaries.withLock { $0 = new } }
 
-    /// Whether the scope's own traffic vouches for it now: receiving, and nothing stalling.
+    /// Under `prefer`, whether the scope's own traffic vouches for it now: receiving, and
+    /// nothing stalling.
     package func vouches(for scope: Scope) -> Bool {
-        summaries.withLock { $0[scope].map { $0.receiving > 0 && $0.stalled == 0 } ?? false }
+        prefer && summaries.withLock { $0[scope].map { $0.receiving > 0 && $0.stalled == 0 } ?? false }
+    }
+
+    /// Whether the host's own connections use the scope now (receiving, or trying to).
+    package func carries(_ scope: Scope) -> Bool {
+        summaries.withLock { $0[scope].map { $0.receiving > 0 || $0.stalled > 0 } ?? false }
     }
 }
 
@@ -60,7 +70,7 @@ package final class PassiveWatch: Service {
     let recheck: @Sendable () -> Void
     let publish: @Sendable (PassiveReading) -> Void
     /// Where the scheduler reads the evidence under `prefer`.
-    package let board = PassiveBoard()
+    package let board: PassiveBoard
     /// The least time between two re-checks it asks for (the probe interval): stalls that come
     /// and go cannot multiply probe rounds.
     let recheckGap: @Sendable () -> Duration
@@ -80,6 +90,7 @@ package final class PassiveWatch: Service {
     ) {
         self.recheckGap = recheckGap
         self.read = read
+        board = PassiveBoard(prefer: config.mode == .prefer)
         self.config = config
         self.path = path
         self.uplinks = uplinks
@@ -135,7 +146,7 @@ package final class PassiveWatch: Service {
                     recheck()
                 }
                 stalling = now
-                board.update(config.mode == .prefer ? summaries : [:])
+                board.update(summaries)
                 publish(
                     PassiveReading(
                         summaries: summaries, sockets: sockets.count, took: start.duration(to: clock.now),

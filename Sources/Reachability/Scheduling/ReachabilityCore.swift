@@ -52,13 +52,15 @@ package final class ReachabilityCore: Sendable {
     private let oneRound = Mutex<(monitor: ReachabilityMonitor<ContinuousClock>, key: [String])?>(nil)
 
     package init(
-        path: PathWatch, probes: [ProbeSpec], settings: MonitorSettings, observers: [any RoundObserver] = []
+        path: PathWatch, probes: [ProbeSpec], settings: MonitorSettings, observers: [any RoundObserver] = [],
+        budgets: BudgetBook = BudgetBook()
     ) {
         self.path = path
         // Gateways come from the path monitor's route table: no monitor, no gateway checks.
         gateways = path.monitor == nil ? nil : ICMPGatewayProber()
         monitor = ReachabilityMonitor(
-            probes: probes, settings: settings, path: path.gate, observers: observers, gateways: gateways)
+            probes: probes, settings: settings, path: path.gate, observers: observers, gateways: gateways,
+            budgets: budgets)
     }
 
     /// Runs one round now (every probe at once) and returns its verdict, without hysteresis.
@@ -69,7 +71,9 @@ package final class ReachabilityCore: Sendable {
             if let cached, cached.key == key { return cached.monitor }
             var decided = settings
             decided.verdict = settings.verdict.decidingEachRound
-            let made = ReachabilityMonitor(probes: probes, settings: decided, path: path.gate, gateways: gateways)
+            // The same budgets: a check's traffic is charged, and a spent uplink is not probed.
+            let made = ReachabilityMonitor(
+                probes: probes, settings: decided, path: path.gate, gateways: gateways, budgets: monitor.budgets)
             cached = (made, key)
             return made
         }

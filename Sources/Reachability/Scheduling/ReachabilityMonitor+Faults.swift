@@ -10,9 +10,11 @@ extension ReachabilityMonitor {
     /// one too, which has no gateway to check) is traced toward a failing target of its scope
     /// (`LastHopTrace`: `ICMPGatewayProber.traceHops` echoes), and again at most once per
     /// `traceInterval` while the scope stays limited. Decides nothing: verdicts are final before
-    /// this runs.
+    /// this runs. What the checks and traces put on the wire counts into `meters` by the route's
+    /// interface (a meter per interface, made here when missing).
     func locateFaults(
-        _ status: ReachabilityStatus, entries: [Scope: [RoundEntry]], uplinks: [String], timeout: Duration
+        _ status: ReachabilityStatus, entries: [Scope: [RoundEntry]], uplinks: [String], timeout: Duration,
+        meters: inout [String: TrafficMeter]
     ) async -> [Scope: Fault] {
         var scopes: [(Scope, Verdict)] = [(.overall, status.overall.verdict)]
         for f in IPFamily.allCases { if let v = status.families[f] { scopes.append((.family(f), v.verdict)) } }
@@ -40,16 +42,28 @@ extension ReachabilityMonitor {
             return cache.filter { $0.value.at.duration(to: now) < Self.traceInterval }
         }
         for (key, value) in fresh { if let t = value.trace { traces[key.route] = t } }
+        var traced: Set<GatewayRoute> = []
+        for route in needed where meters[route.interface] == nil { meters[route.interface] = TrafficMeter() }
+        let routeMeters = meters
         if let gateways, !needed.isEmpty {
             let deadline = ContinuousClock.now + min(timeout, .seconds(1))
             await withTaskGroup(of: LocatorFinding.self) { group in
-                for route in checked { group.addTask { .check(await gateways.check(route, deadline: deadline)) } }
+                for route in checked {
+                    group.addTask {
+                        await TrafficMeter.$current.withValue(routeMeters[route.interface]) {
+                            .check(await gateways.check(route, deadline: deadline))
+                        }
+                    }
+                }
                 for route in needed {
                     if let destination = destinations[route],
                         fresh[LastHopTraceKey(route: route, destination: destination)] == nil
                     {
                         group.addTask {
-                            .trace(route, await gateways.trace(toward: destination, route: route, deadline: deadline))
+                            await TrafficMeter.$current.withValue(routeMeters[route.interface]) {
+                                .trace(
+                                    route, await gateways.trace(toward: destination, route: route, deadline: deadline))
+                            }
                         }
                     }
                 }
@@ -58,12 +72,41 @@ extension ReachabilityMonitor {
                     case .check(let c): checks[c.route] = c
                     case .trace(let route, let t):
                         traces[route] = t
-                        if let destination = destinations[route] {
-                            lastTraces.withLock {
-                                $0[LastHopTraceKey(route: route, destination: destination)] = (now, t)
+                        traced.insert(route)
+                    }
+                }
+            }
+            // A trace that stands was made while the gateway answered echoes; if it is silent
+            // now, that trace cannot tell a gateway gone from one that still routes: trace
+            // again (once per such change, not per round).
+            let stale = checked.filter { route in
+                guard checks[route]?.rtt == nil, let destination = destinations[route],
+                    let kept = fresh[LastHopTraceKey(route: route, destination: destination)]
+                else { return false }
+                return kept.gatewayAnswered == true
+            }
+            if !stale.isEmpty {
+                let deadline = ContinuousClock.now + min(timeout, .seconds(1))
+                await withTaskGroup(of: (GatewayRoute, LastHopTrace?).self) { group in
+                    for route in stale {
+                        let destination = destinations[route]!
+                        group.addTask {
+                            await TrafficMeter.$current.withValue(routeMeters[route.interface]) {
+                                (route, await gateways.trace(toward: destination, route: route, deadline: deadline))
                             }
                         }
                     }
+                    for await (route, t) in group {
+                        traces[route] = t
+                        traced.insert(route)
+                    }
+                }
+            }
+            for route in traced {
+                guard let destination = destinations[route] else { continue }
+                let answered = checks[route].map { $0.rtt != nil }
+                lastTraces.withLock {
+                    $0[LastHopTraceKey(route: route, destination: destination)] = (now, traces[route], answered)
                 }
             }
         }

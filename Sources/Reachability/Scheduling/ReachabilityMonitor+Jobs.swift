@@ -14,26 +14,48 @@ extension ReachabilityMonitor {
 /// Which of a round's (probe, interface) jobs run. Pure.
 ///
 /// - A triggered round (not `periodic`) runs every job, as does a job that never ran.
-/// - A probe's own interval, and an uplink's (`uplinkIntervals`) while the overall verdict is
-///   `full`, make a job wait (the longer of the two).
+/// - A probe's own interval, and its uplink's pace (`UplinkPace.all`: its own interval, or what
+///   its budget allows), make a job wait (the longer of the two).
+/// - An uplink whose budget is spent runs nothing until its window ends, triggered rounds too.
 /// - `prefer` (`passive`): a `full` scope whose own traffic vouches for it waits; one that is not
 ///   full keeps probing, so the probes decide its recovery.
 enum DueJobs {
     static func select<I: InstantProtocol>(
         _ jobs: [(spec: ProbeSpec, interface: String?)], lastRun: [ProbeKey: I], now: I, periodic: Bool,
-        settings: MonitorSettings, last: ReachabilityStatus?, passive: PassiveBoard?
+        paces: [String: UplinkPace], last: ReachabilityStatus?, passive: PassiveBoard?
     ) -> [(spec: ProbeSpec, interface: String?)] where I.Duration == Duration {
-        guard periodic else { return jobs }
-        let relaxed = last?.state == .full
-        return jobs.filter { job in
-            guard let ran = lastRun[ProbeKey(job.spec.name, job.interface)] else { return true }
+        jobs.filter { job in
+            let pace = job.interface.flatMap { paces[$0] }
+            // Spent: nothing until the window ends (`pace.interval` is the time left).
+            if pace?.cause == "exhausted" { return false }
+            guard periodic, let ran = lastRun[ProbeKey(job.spec.name, job.interface)] else { return true }
             let scope: Scope = job.interface.map { .uplink($0) } ?? .overall
             if let passive, last?.verdict(of: scope)?.verdict.state == .full, passive.vouches(for: scope) {
                 return false
             }
-            let own = relaxed ? job.interface.flatMap { settings.uplinkIntervals[$0] } : nil
-            guard let interval = [job.spec.interval, own].compactMap({ $0 }).max() else { return true }
+            guard let interval = [job.spec.interval, pace?.interval].compactMap({ $0 }).max() else { return true }
             return ran.duration(to: now) + .milliseconds(50) >= interval
         }
+    }
+}
+
+extension UplinkPace {
+    /// The pace of every uplink with its own interval or a budget. Its own interval holds while
+    /// the overall verdict is `full` and the host's traffic does not use the uplink (passive
+    /// evidence); otherwise its probes run in every round (zero: the global interval, faster
+    /// while not `full`). A budget then stretches it (`BudgetBook.pace`).
+    static func all(
+        _ settings: MonitorSettings, book: BudgetBook, last: ReachabilityStatus?, passive: PassiveBoard?, now: Double
+    ) -> [String: UplinkPace] {
+        var out: [String: UplinkPace] = [:]
+        let relaxed = last?.state == .full
+        for uplink in settings.uplinks
+        where settings.uplinkIntervals[uplink] != nil || settings.uplinkBudgets[uplink] != nil {
+            let carrying = passive?.carries(.uplink(uplink)) ?? false
+            let own = relaxed && !carrying ? settings.uplinkIntervals[uplink] : nil
+            let floor = own.map { max($0, settings.interval) } ?? .zero
+            out[uplink] = book.pace(uplink, floor: floor, budget: settings.uplinkBudgets[uplink], now: now)
+        }
+        return out
     }
 }

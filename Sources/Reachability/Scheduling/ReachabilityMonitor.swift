@@ -35,9 +35,15 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
     let gateways: (any GatewayProber)?
     /// The last trace of each route and destination while its scope stays limited: traced again
     /// at most once per `traceInterval`, forgotten as soon as no scope needs the route.
-    /// Under `--passive.mode=prefer`: the evidence that pauses a scope's probes while it vouches.
+    /// Passive evidence (`watch`): pauses a scope's probes while it vouches (`prefer`), tells
+    /// which uplinks carry traffic.
     let passive = Mutex<PassiveBoard?>(nil)
-    let lastTraces = Mutex<[LastHopTraceKey: (at: ContinuousClock.Instant, trace: LastHopTrace?)]>([:])
+    /// What each uplink with a budget has used in its window.
+    let budgets: BudgetBook
+    /// Each with whether the gateway answered echoes when it was made (nil: not checked).
+    let lastTraces = Mutex<
+        [LastHopTraceKey: (at: ContinuousClock.Instant, trace: LastHopTrace?, gatewayAnswered: Bool?)]
+    >([:])
 
     private struct State {
         var verdicts: VerdictEngine
@@ -52,9 +58,10 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
     package init(
         probes: [ProbeSpec], settings: MonitorSettings = MonitorSettings(), path: any PathGate = OpenPathGate(),
         observers: [any RoundObserver] = [], clock: C, wallClock: @escaping @Sendable () -> Double = { unixNow() },
-        gateways: (any GatewayProber)? = nil
+        gateways: (any GatewayProber)? = nil, budgets: BudgetBook = BudgetBook()
     ) {
         let given = settings
+        self.budgets = budgets
         let settings = settings.adoptingRouteUplinks(path)
         self.gateways = gateways
         plan = Mutex(
@@ -93,8 +100,9 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
     /// Starts a round now (as a path change does), unless one ran within the least gap.
     package func recheckNow() { trigger.fire() }
 
-    /// Pauses a scope's probes while `board` says its own connections receive (`prefer`).
-    package func prefer(_ board: PassiveBoard) { passive.withLock { $0 = board } }
+    /// Reads the host's own traffic from `board`: under `prefer` a scope's probes pause while
+    /// its connections receive; an uplink carrying traffic runs at the global pace.
+    package func watch(_ board: PassiveBoard) { passive.withLock { $0 = board } }
 
     /// Runs rounds until the task is cancelled.
     package func run() async {
@@ -165,9 +173,10 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
         }
         let board = passive.withLock { $0 }
         let last = current
+        let paces = UplinkPace.all(settings, book: budgets, last: last, passive: board, now: started)
         let due = state.withLock { s in
             DueJobs.select(
-                jobs, lastRun: s.lastRun, now: clockStart, periodic: periodic, settings: settings, last: last,
+                jobs, lastRun: s.lastRun, now: clockStart, periodic: periodic, paces: paces, last: last,
                 passive: board)
         }
         let gate = StaggerGate()
@@ -233,8 +242,14 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
             return (status, s.verdicts.lastEntries)
         }
         var status = decided
+        var meters: [String: TrafficMeter] = [:]
         status.faults = await locateFaults(
-            status, entries: scopeEntries, uplinks: settings.uplinks, timeout: settings.timeout)
+            status, entries: scopeEntries, uplinks: settings.uplinks, timeout: settings.timeout, meters: &meters)
+        status.traffic = RoundTraffic.charge(
+            outcomes, locator: meters.mapValues(\.total), defaultRoute: path.gatewayRoute(for: .overall)?.interface)
+        budgets.charge(
+            status.traffic, ownRounds: RoundTraffic.ownRounds(outcomes), budgets: settings.uplinkBudgets, now: finished)
+        status.uplinkPaces = UplinkPace.all(settings, book: budgets, last: status, passive: board, now: finished)
         for o in observers { o.roundCompleted(status) }
         statuses.publish(status)
         return status
@@ -245,6 +260,7 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
     {
         let timeout = spec.timeout ?? plan.settings.timeout
         let prober = plan.probers[ProbeKey(spec.name, interface)]!
+        let meter = TrafficMeter()
         let result: ProbeResult
         var lateness: Duration?
         // No usable path for this probe: fail at once, without traffic.
@@ -255,12 +271,12 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
         } else {
             await concurrency.acquire()
             lateness = max(.zero, due.duration(to: clock.now))
-            result = await prober.probe(deadline: .now + timeout)
+            result = await TrafficMeter.$current.withValue(meter) { await prober.probe(deadline: .now + timeout) }
             concurrency.release()
         }
         return ProbeOutcome(
             name: spec.name, type: spec.type, target: spec.target, interface: interface, result: result, at: started,
-            startLateness: lateness)
+            startLateness: lateness, traffic: meter.total)
     }
 
     /// Restores verdicts read back from history at start-up.
@@ -382,11 +398,11 @@ extension PathFacts {
 extension ReachabilityMonitor where C == ContinuousClock {
     package convenience init(
         probes: [ProbeSpec], settings: MonitorSettings = MonitorSettings(), path: any PathGate = OpenPathGate(),
-        observers: [any RoundObserver] = [], gateways: (any GatewayProber)? = nil
+        observers: [any RoundObserver] = [], gateways: (any GatewayProber)? = nil, budgets: BudgetBook = BudgetBook()
     ) {
         self.init(
             probes: probes, settings: settings, path: path, observers: observers, clock: ContinuousClock(),
-            gateways: gateways)
+            gateways: gateways, budgets: budgets)
     }
 }
 

@@ -44,6 +44,11 @@ public struct ReachabilityStatus: Sendable, Equatable {
     /// Where each scope's path breaks: `FaultLocation.none` when `full` with every probe
     /// succeeding; no entry while `unknown`.
     public var faults: [Scope: Fault] = [:]
+    /// What this round put on each interface's wire (`RoundTraffic.charge`).
+    public var traffic: [String: TrafficCount] = [:]
+    /// Uplinks with their own interval or a budget: the interval their probes run at now, and
+    /// where the budget's window stands.
+    public var uplinkPaces: [String: UplinkPace] = [:]
 
     /// Where the overall path breaks (nil before the first decided round).
     public var fault: Fault? { faults[.overall] }
@@ -91,4 +96,28 @@ extension RoundObserver {
     /// Under `uplinks: auto`, after interfaces that gained a default route became uplinks (after
     /// `probesChanged`).
     package func uplinksAdopted(_ added: [String], uplinks: [String]) {}
+}
+
+/// Which interface each part of a round's traffic is charged to: a probe bound to an uplink to
+/// that uplink; a probe through the routing table to the interface of the overall default
+/// route (where the main table sends it; a policy rule that sends it elsewhere is not seen);
+/// the fault checks and traces to their route's interface.
+enum RoundTraffic {
+    static func charge(_ outcomes: [ProbeOutcome], locator: [String: TrafficCount], defaultRoute: String?)
+        -> [String: TrafficCount]
+    {
+        var out = locator.filter { !$0.value.isZero }
+        for o in outcomes {
+            guard let t = o.traffic, !t.isZero, let interface = o.interface ?? defaultRoute else { continue }
+            out[interface, default: TrafficCount()] += t
+        }
+        return out
+    }
+
+    /// The bytes each uplink's own probes (bound to it) used this round.
+    static func ownRounds(_ outcomes: [ProbeOutcome]) -> [String: UInt64] {
+        var out: [String: UInt64] = [:]
+        for o in outcomes { if let i = o.interface, let t = o.traffic { out[i, default: 0] += t.bytes } }
+        return out
+    }
 }

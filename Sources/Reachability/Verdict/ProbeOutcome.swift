@@ -18,6 +18,8 @@ public struct ProbeOutcome: Sendable, Equatable {
     /// succeed: the probe's recent loss.
     public var recentRuns: Int = 0
     public var recentFailures: Int = 0
+    /// What this run put on the wire (`TrafficMeter`); nil when it did not run here.
+    public var traffic: TrafficCount? = nil
 }
 
 /// A scope's verdict (overall, an IP family, an uplink) with the time it has held since.

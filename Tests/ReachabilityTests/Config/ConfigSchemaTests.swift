@@ -86,6 +86,8 @@ import Testing
               eth1: {mark: 7}
               eth2: {source: [198.51.100.2, "2001:db8::2"]}
               wwan1: {interval: 5m, probes: [ssh]}
+              wwan2: {budget: 200MB}
+              wwan3: {budget: 1GiB, budget_period: 1d, budget_start: 2026-01-05}
             probes:
               - {name: ssh, type: tcp, target: "192.0.2.1:22"}
             """, file: "t.yml")
@@ -94,12 +96,15 @@ import Testing
         #expect(c.uplinkRouting["eth2"]?.source(for: .ipv6)?.ip == "2001:db8::2")
         #expect(c.uplinkIntervals == ["wwan1": .seconds(300)] && c.uplinkRouting["wwan1"] == nil)
         #expect(c.uplinkProbes == ["wwan1": ["ssh"]])
+        #expect(c.uplinkBudgets["wwan2"] == TrafficBudget(bytes: 200_000_000, period: .seconds(30 * 86_400), start: 0))
+        #expect(
+            c.uplinkBudgets["wwan3"] == TrafficBudget(bytes: 1 << 30, period: .seconds(86_400), start: 1_767_571_200))
         _ = try CheckConfigCommand.check(c)
         let probe = "probes:\n  - {type: tcp, target: \"192.0.2.1:22\"}\n"
         for (text, message) in [
             (
                 "uplink_settings: [wwan0]\n",
-                "uplink_settings: expected a map of interface names to {probes, interval, mark, source}"
+                "uplink_settings: expected a map of interface names to {probes, interval, mark, source"
             ),
             ("uplink_settings:\n  wwan0: {mark: 0}\n", "uplink_settings.wwan0.mark: expected a firewall mark"),
             (
@@ -127,9 +132,28 @@ import Testing
             ),
             (
                 "uplink_settings:\n  wwan0: {table: 100}\n",
-                "uplink_settings.wwan0.table: expected one of the keys probes, interval, mark, source"
+                "uplink_settings.wwan0.table: expected one of the keys probes, interval, mark, source, budget"
             ),
             ("uplink_settings:\n  ipv4: {mark: 1}\n", "uplink_settings.ipv4: expected an interface name"),
+            ("uplink_settings:\n  wwan0: {budget: 0}\n", "uplink_settings.wwan0.budget: expected a size such as 200MB"),
+            ("uplink_settings:\n  wwan0: {budget: lots}\n", "uplink_settings.wwan0.budget: expected a size"),
+            ("uplink_settings:\n  wwan0: {budget: -5MB}\n", "uplink_settings.wwan0.budget: expected a size"),
+            (
+                "uplink_settings:\n  wwan0: {budget_period: 1d}\n",
+                "uplink_settings.wwan0.budget_period: expected no budget_period without a budget"
+            ),
+            (
+                "uplink_settings:\n  wwan0: {budget: 1MB, budget_period: 30s}\n",
+                "uplink_settings.wwan0.budget_period: expected from 1m to 366d, found 30s"
+            ),
+            (
+                "uplink_settings:\n  wwan0: {budget: 1MB, budget_start: 2026-02-30}\n",
+                "uplink_settings.wwan0.budget_start: expected a UTC date"
+            ),
+            (
+                "uplink_settings:\n  wwan0: {budget: 1MB, budget_start: \"2026-1-5\"}\n",
+                "uplink_settings.wwan0.budget_start: expected a UTC date"
+            ),
         ] {
             let e = Self.error(text + probe) ?? "accepted"
             #expect(e.contains(message), "\(text): \(e)")

@@ -340,7 +340,7 @@ import Testing
         s.uplinks = ["wwan0"]
         let monitor = ReachabilityMonitor(probes: [spec], settings: s, clock: clock, wallClock: { 0 })
         let board = PassiveBoard()
-        monitor.prefer(board)
+        monitor.watch(board)
         board.update([.uplink("wwan0"): PassiveSummary(receiving: 3, freshestReceive: .seconds(1))])
         let task = Task { await monitor.run() }
         for round in 0..<4 {

@@ -384,6 +384,35 @@ import Testing
                 "  → breaks after hop 3 (203.0.113.3), 2 hops past the gateway, toward 198.51.100.1 (hop 2 silent)\n"))
     }
 
+    /// Found by the uplink lab: a trace made while the gateway answered stood for a minute after
+    /// the gateway fell silent too, and named it `upstream` (it routes). A gateway that stops
+    /// answering is traced afresh, once.
+    @Test func aGatewayThatFallsSilentIsTracedAfresh() async {
+        let prober = ScriptedProber(type: .icmp, clock: ContinuousClock())
+        var failed = ProbeResult.failure(.timeout, "no reply", duration: .milliseconds(1))
+        failed.family = .ipv4
+        failed.address = "198.51.100.1"
+        prober.set(failed)
+        let spec = ProbeSpec(name: "198.51.100.1", type: .icmp, target: "198.51.100.1", family: .ipv4) { _ in prober }
+        var settings = MonitorSettings()
+        settings.verdict = VerdictSettings(failAfter: 1, recoverAfter: 1)
+        let silent = Mutex(false)
+        let gateways = FakeGateways { route in
+            silent.withLock { $0 }
+                ? GatewayCheck(route: route, echo: .silent("no reply before the deadline"), neighbour: .reachable)
+                : GatewayCheck(route: route, echo: .reply(.microseconds(300)))
+        }
+        let monitor = ReachabilityMonitor(
+            probes: [spec], settings: settings, path: SnapshotPathGate(FakePathSource()), gateways: gateways)
+        #expect(await monitor.check().fault?.location == .upstream)
+        #expect(gateways.traced.withLock { $0.count } == 1)
+        silent.withLock { $0 = true }
+        _ = await monitor.check()
+        #expect(gateways.traced.withLock { $0.count } == 2, "the silent gateway is traced again")
+        _ = await monitor.check()
+        #expect(gateways.traced.withLock { $0.count } == 2, "and that trace stands while it stays silent")
+    }
+
     // MARK: where the fault shows
 
     static func status(_ fault: Fault?, state: ConnectivityState = .limited, mtu: Int? = nil) -> ReachabilityStatus {

@@ -84,7 +84,10 @@ package final class ICMPEngine: Sendable {
         } catch {
             return .notSent(error.reason, error.description)
         }
-        return await socket.echo(to: destination, payloadSize: payloadSize, hopLimit: hopLimit, deadline: deadline)
+        let outcome = await socket.echo(
+            to: destination, payloadSize: payloadSize, hopLimit: hopLimit, deadline: deadline)
+        TrafficMeter.current?.echo(outcome, payload: payloadSize, family: destination.ipFamily)
+        return outcome
     }
 
     /// The kind of socket that serves this family, mode and interface, opening it if needed.
@@ -224,4 +227,26 @@ package struct ICMPHopError: Sendable, Equatable {
     }
 
     package var description: String { "\(text) from \(reporter)" }
+}
+
+extension TrafficMeter {
+    /// One ICMP echo of `payload` bytes and what answered it (nothing, when it was never sent).
+    package func echo(_ outcome: ICMPEchoOutcome, payload: Int, family: IPFamily) {
+        let size = UInt64(max(0, payload)) + 8 + TrafficMeter.ipHeader(family)
+        var c = TrafficCount()
+        switch outcome {
+        case .notSent: return
+        case .reply:
+            c.receivedPackets = 1
+            c.receivedBytes = size
+        case .icmpError, .hopError, .tooBig:
+            // An ICMP error quotes the echo, cut to 576 (IPv4) or 1280 (IPv6) bytes in all.
+            c.receivedPackets = 1
+            c.receivedBytes = min(TrafficMeter.ipHeader(family) + 8 + size, family == .ipv4 ? 576 : 1280)
+        case .timedOut, .abandoned: break
+        }
+        c.sentPackets = 1
+        c.sentBytes = size
+        add(c)
+    }
 }

@@ -1,0 +1,1 @@
+"""The uplink lab (issue #31): see __main__.py."""
