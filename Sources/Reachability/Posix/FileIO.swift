@@ -117,7 +117,10 @@ package enum FileIO {
     /// renamed over it, so a crash leaves the old file or the new one, never a torn one.
     package static func replace(_ path: String, with bytes: [UInt8]) throws(Errno) {
         let temporary = path + ".tmp"
-        let fd = try retryingOnInterrupt { open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644) }
+        // No symlink followed: a link planted at the temporary name truncates nothing.
+        let fd = try retryingOnInterrupt {
+            open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o644)
+        }
         do throws(Errno) {
             var written = 0
             while written < bytes.count {
@@ -137,6 +140,9 @@ package enum FileIO {
             _ = unlink(temporary)
             throw error
         }
+        // The rename itself made durable.
+        let slash = path.lastIndex(of: "/")
+        try? syncDirectory(slash.map { String(path[..<$0]) }.flatMap { $0.isEmpty ? "/" : $0 } ?? ".")
     }
 
     /// A small regular file's bytes (at most `limit`), nil when it does not exist.

@@ -19,13 +19,22 @@ public struct TrafficCount: Sendable, Equatable, Hashable {
     }
 
     /// Both ways together, as a metered uplink bills them.
-    public var bytes: UInt64 { sentBytes + receivedBytes }
+    public var bytes: UInt64 {
+        let (sum, overflow) = sentBytes.addingReportingOverflow(receivedBytes)
+        return overflow ? .max : sum
+    }
     public var isZero: Bool { self == TrafficCount() }
 
     public static func + (a: TrafficCount, b: TrafficCount) -> TrafficCount {
-        TrafficCount(
-            sentPackets: a.sentPackets + b.sentPackets, sentBytes: a.sentBytes + b.sentBytes,
-            receivedPackets: a.receivedPackets + b.receivedPackets, receivedBytes: a.receivedBytes + b.receivedBytes)
+        // Saturating: a count read back from a file may be anything.
+        func add(_ x: UInt64, _ y: UInt64) -> UInt64 {
+            let (sum, overflow) = x.addingReportingOverflow(y)
+            return overflow ? .max : sum
+        }
+        return TrafficCount(
+            sentPackets: add(a.sentPackets, b.sentPackets), sentBytes: add(a.sentBytes, b.sentBytes),
+            receivedPackets: add(a.receivedPackets, b.receivedPackets),
+            receivedBytes: add(a.receivedBytes, b.receivedBytes))
     }
 
     public static func += (a: inout TrafficCount, b: TrafficCount) { a = a + b }

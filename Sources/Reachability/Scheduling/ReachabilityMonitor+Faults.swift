@@ -14,15 +14,16 @@ extension ReachabilityMonitor {
     /// interface (a meter per interface, made here when missing).
     func locateFaults(
         _ status: ReachabilityStatus, entries: [Scope: [RoundEntry]], uplinks: [String], timeout: Duration,
-        meters: inout [String: TrafficMeter]
+        meters: inout [String: TrafficMeter], spent: Set<String> = []
     ) async -> [Scope: Fault] {
         var scopes: [(Scope, Verdict)] = [(.overall, status.overall.verdict)]
         for f in IPFamily.allCases { if let v = status.families[f] { scopes.append((.family(f), v.verdict)) } }
         for u in uplinks { if let v = status.uplinks[u] { scopes.append((.uplink(u), v.verdict)) } }
         let routes = scopes.map { path.gatewayRoute(for: $0.0) }
         var needed: [GatewayRoute] = []
+        // An uplink whose budget is spent sends nothing, fault checks and traces neither.
         for (i, (scope, verdict)) in scopes.enumerated()
-        where FaultLocator.needsGateway(verdict, entries: entries[scope] ?? []) {
+        where FaultLocator.needsGateway(verdict, entries: entries[scope] ?? []) && !scope.isUplink(in: spent) {
             if let route = routes[i], !needed.contains(route) { needed.append(route) }
         }
         let checked = needed.filter { $0.gateway != nil }
@@ -135,4 +136,11 @@ struct LastHopTraceKey: Hashable, Sendable {
 private enum LocatorFinding: Sendable {
     case check(GatewayCheck)
     case trace(GatewayRoute, LastHopTrace?)
+}
+
+extension Scope {
+    fileprivate func isUplink(in names: Set<String>) -> Bool {
+        if case .uplink(let name) = self { return names.contains(name) }
+        return false
+    }
 }

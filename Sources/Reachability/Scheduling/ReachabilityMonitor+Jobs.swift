@@ -16,7 +16,8 @@ extension ReachabilityMonitor {
 /// - A triggered round (not `periodic`) runs every job, as does a job that never ran.
 /// - A probe's own interval, and its uplink's pace (`UplinkPace.all`: its own interval, or what
 ///   its budget allows), make a job wait (the longer of the two).
-/// - An uplink whose budget is spent runs nothing until its window ends, triggered rounds too.
+/// - An uplink whose budget is spent runs nothing until its window ends, and one whose budget
+///   stretches its pace keeps that pace, in triggered rounds too.
 /// - `prefer` (`passive`): a `full` scope whose own traffic vouches for it waits; one that is not
 ///   full keeps probing, so the probes decide its recovery.
 enum DueJobs {
@@ -28,7 +29,13 @@ enum DueJobs {
             let pace = job.interface.flatMap { paces[$0] }
             // Spent: nothing until the window ends (`pace.interval` is the time left).
             if pace?.cause == "exhausted" { return false }
-            guard periodic, let ran = lastRun[ProbeKey(job.spec.name, job.interface)] else { return true }
+            guard let ran = lastRun[ProbeKey(job.spec.name, job.interface)] else { return true }
+            // A budget's stretched pace holds in triggered rounds too: a flapping link or a
+            // recurring stall must not spend the window early.
+            if !periodic, let pace, pace.cause == "budget" {
+                return ran.duration(to: now) + .milliseconds(50) >= pace.interval
+            }
+            guard periodic else { return true }
             let scope: Scope = job.interface.map { .uplink($0) } ?? .overall
             if let passive, last?.verdict(of: scope)?.verdict.state == .full, passive.vouches(for: scope) {
                 return false

@@ -244,7 +244,8 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
         var status = decided
         var meters: [String: TrafficMeter] = [:]
         status.faults = await locateFaults(
-            status, entries: scopeEntries, uplinks: settings.uplinks, timeout: settings.timeout, meters: &meters)
+            status, entries: scopeEntries, uplinks: settings.uplinks, timeout: settings.timeout, meters: &meters,
+            spent: Set(paces.filter { $0.value.cause == "exhausted" }.keys))
         status.traffic = RoundTraffic.charge(
             outcomes, locator: meters.mapValues(\.total), defaultRoute: path.gatewayRoute(for: .overall)?.interface)
         budgets.charge(

@@ -82,12 +82,14 @@ package final class BudgetBook: Sendable {
             for (uplink, budget) in budgets {
                 let window = budget.window(at: now)
                 var account = a[uplink] ?? Account(windowStart: window.start, used: 0)
-                if account.windowStart != window.start {
-                    account.windowStart = window.start
-                    account.used = 0
+                // Only a later window starts over: a clock stepped back (a router booting
+                // before its clock is set) keeps the count it has.
+                if window.start > account.windowStart {
+                    account = Account(windowStart: window.start, used: 0)
                     restarted = true
                 }
-                account.used += traffic[uplink]?.bytes ?? 0
+                let (sum, overflow) = account.used.addingReportingOverflow(traffic[uplink]?.bytes ?? 0)
+                account.used = overflow ? .max : sum
                 if let own = ownRounds[uplink], own > 0 {
                     account.perRound = account.perRound.map { $0 * 0.75 + Double(own) * 0.25 } ?? Double(own)
                 }
@@ -112,8 +114,11 @@ package final class BudgetBook: Sendable {
     package func pace(_ uplink: String, floor: Duration, budget: TrafficBudget?, now: Double) -> UplinkPace {
         guard let budget else { return UplinkPace(interval: floor, cause: "interval") }
         let window = budget.window(at: now)
+        // A new window starts with nothing used and the cost of a round measured afresh (its
+        // first round runs), so a round that once cost more than the whole budget cannot
+        // stop the uplink for good.
         let account = accounts.withLock { $0[uplink] }.map {
-            $0.windowStart == window.start ? $0 : Account(windowStart: window.start, used: 0, perRound: $0.perRound)
+            window.start > $0.windowStart ? Account(windowStart: window.start, used: 0) : $0
         }
         var pace = UplinkPace(
             interval: floor, cause: "interval", budget: budget, used: account?.used ?? 0, windowEnd: window.end,

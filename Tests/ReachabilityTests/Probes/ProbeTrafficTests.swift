@@ -16,9 +16,10 @@ import Testing
         #expect(r.status == .success, "\(r.detail)")
         let t = meter.total
         let header: UInt64 = host == "::1" ? 40 + 20 : 20 + 20
-        // SYN, ACK, then FIN and the last ACK (or a FIN after the peer's): 3 to 4 out; SYN-ACK,
-        // maybe the listener's byte and its FIN, and the answer to ours: 2 to 4 in.
-        #expect((3...4).contains(t.sentPackets) && (2...4).contains(t.receivedPackets), "\(t)")
+        // SYN, ACK, then FIN and the last ACK (or a FIN after the peer's), and ACKs of what the
+        // listener sent before the close: 3 to 6 out; SYN-ACK, maybe the listener's byte and
+        // its FIN, and the answer to ours: 2 to 5 in (CI saw both ends of these ranges).
+        #expect((3...6).contains(t.sentPackets) && (2...5).contains(t.receivedPackets), "\(t)")
         #expect(t.sentBytes >= t.sentPackets * header && t.sentBytes <= t.sentPackets * (header + 12) + 20, "\(t)")
         #expect(t.receivedBytes >= t.receivedPackets * header, "\(t)")
     }
