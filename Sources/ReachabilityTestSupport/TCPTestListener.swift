@@ -51,6 +51,15 @@ package final class TCPTestListener: Sendable {
     /// Connections accepted so far.
     package var accepted: Int { acceptCount.load(ordering: .acquiring) }
 
+    /// Connections accepted once the listener's thread has caught up: the kernel completes a
+    /// handshake before `accept` returns, so a client can finish before the count moves. Waits
+    /// until at least `count` are accepted or `within` has passed, then returns the count.
+    package func accepted(reaching count: Int, within: Duration = .seconds(2)) -> Int {
+        let end = ContinuousClock.now + within
+        while accepted < count, ContinuousClock.now < end { usleep(5_000) }
+        return accepted
+    }
+
     /// Stops accepting and returns once the socket is closed (within one 20 ms poll interval).
     /// A bound-only socket closes when the object goes away.
     package func stop() {

@@ -139,7 +139,7 @@ import Testing
         defer { listener.stop() }
         let port = listener.address.port
         let client = try RawTCPClient(port: port)
-        for _ in 0..<100 where listener.accepted == 0 { usleep(10_000) }
+        _ = listener.accepted(reaching: 1)
         let all = try SockDiag.tcpSockets()
         let own = SockDiag.ownSocketInodes()
         let mine = all.filter { $0.sourcePort == port || $0.destinationPort == port }

@@ -109,7 +109,7 @@ import Testing
         ).probe(deadline: .now + .seconds(3))
         #expect(intercepted.status == .failure && intercepted.reason == .intercepted, "\(intercepted.detail)")
         #expect(intercepted.detail.contains("port \(canary.address.port) (which no server offers) connected too"))
-        #expect(canary.accepted == 1)
+        #expect(canary.accepted(reaching: 1) == 1)
         let closed = try TCPTestListener(host: "127.0.0.1", listening: false)
         let real = await TCPProber(
             config: try TCPProbeConfig(target: target.address.description, canaryPort: closed.address.port)
