@@ -67,7 +67,7 @@ if mode == "render-loop" {
     }
     let clock = ContinuousClock()
     var bytes = 0
-    let elapsed = clock.measure { for _ in 0..<200 { bytes = registry.render(.prometheus).count } }
+    let elapsed = clock.measure { for _ in 0..<200 { bytes = registry.renderNow(.prometheus).count } }
     print("render: \(elapsed / 200) per render, \(bytes) bytes")
     exit(0)
 }
@@ -76,7 +76,7 @@ let address: ListenAddress
 do { address = try ListenAddress.parse(listen) } catch { fail("\(error)\n") }
 let routes = WebRoutes(registry: registry)
 let server: HTTPServer
-do { server = try HTTPServer(listen: address) { routes.handle($0) } } catch { fail("listen: \(error)\n") }
+do { server = try HTTPServer(listen: address) { await routes.handle($0) } } catch { fail("listen: \(error)\n") }
 server.start()
 print("listening \(server.boundAddress)")
 fflush(nil)

@@ -148,7 +148,7 @@ private struct Parts {
             server = try HTTPServer(
                 listeners: listeners, options: serverOptions, security: security,
                 logger: logger.with("component", "web"), registry: registry
-            ) { routes.handle($0) }
+            ) { await routes.handle($0) }
         } catch {
             let addresses = listeners.map { l in
                 if case .address(let a) = l { return a.description }

@@ -8,13 +8,16 @@ import CYAML
 /// What libyaml accepts but a configuration must not hold is refused here with file:line:column
 /// and the key path: several documents, duplicate keys, keys that are lists or maps, aliases to
 /// unknown anchors, tags outside YAML's core schema (`!vault`, `!!binary`), nesting deeper than
-/// 64, and more than 100,000 nodes once aliases are expanded (an alias bomb: a few lines that
-/// expand to billions of nodes). Types (numbers, durations, booleans) are the schema's business,
+/// 64, and more than 100,000 nodes repeated by aliases (an alias bomb: a few lines that expand
+/// to billions of nodes). Nodes written out are bounded by the file's size (a configuration of
+/// 10,000 probes has some 110,000), and at most 1,000,000. Types (numbers, durations, booleans) are the schema's business,
 /// not the parser's: `"5s"` and `5s` are the same duration.
 package struct YAMLParser {
     static let maxDepth = 64
-    /// Nodes after alias expansion; a real configuration has a few hundred.
-    static let maxNodes = 100_000
+    /// Nodes that aliases repeat; a real configuration has a few hundred.
+    static let maxRepeated = 100_000
+    /// Nodes in all, aliases expanded.
+    static let maxNodes = 1_000_000
 
     /// Parses a whole file. Returns nil for a document with no content (only blank lines and
     /// comments, or a lone `~`).
@@ -31,8 +34,9 @@ package struct YAMLParser {
     let file: String
     let events: LibYAMLEvents
     var anchors: [String: (node: YAMLNode, size: Int)] = [:]
-    /// Nodes built so far, aliases counted at their expanded size.
+    /// Nodes built so far, aliases counted at their expanded size; and those aliases repeated.
     var nodes = 0
+    var repeated = 0
     var depth = 0
 
     mutating func parseStream() throws(ConfigError) -> YAMLNode? {
@@ -63,6 +67,12 @@ package struct YAMLParser {
         case .alias(let name):
             guard let anchored = anchors[name] else {
                 throw fail(event.mark, path, expected: "an alias to an anchor defined above", found: "*\(name)")
+            }
+            repeated += anchored.size
+            if repeated > Self.maxRepeated {
+                throw fail(
+                    event.mark, path, expected: "at most \(Self.maxRepeated) values repeated by aliases",
+                    found: "more", hint: "aliases that repeat aliases multiply")
             }
             try count(anchored.size, event.mark, path)
             return anchored.node
@@ -220,8 +230,7 @@ package struct YAMLParser {
         nodes += n
         if nodes > Self.maxNodes {
             throw fail(
-                mark, path, expected: "at most \(Self.maxNodes) values once aliases are expanded", found: "more",
-                hint: "aliases that repeat aliases multiply")
+                mark, path, expected: "at most \(Self.maxNodes) values in all", found: "more")
         }
     }
 

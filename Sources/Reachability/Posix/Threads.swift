@@ -16,6 +16,22 @@ private final class ThreadBody: @unchecked Sendable {
 /// cooperative pool.
 @discardableResult
 package func startThread(name: String, _ body: @escaping @Sendable () -> Void) -> pthread_t {
+    switch spawnThread(name: name, body) {
+    case .success(let thread): return thread
+    case .failure(let e): preconditionFailure("pthread_create failed: \(e)")
+    }
+}
+
+/// `startThread` for threads started while serving: a thread limit or low memory gives the
+/// error (nil when the thread started) instead of stopping the process.
+package func tryStartThread(name: String, _ body: @escaping @Sendable () -> Void) -> Errno? {
+    switch spawnThread(name: name, body) {
+    case .success: return nil
+    case .failure(let e): return e
+    }
+}
+
+private func spawnThread(name: String, _ body: @escaping @Sendable () -> Void) -> Result<pthread_t, Errno> {
     let box = Unmanaged.passRetained(ThreadBody(name: name, body: body))
     var thread = pthread_t()
     var attr = pthread_attr_t()
@@ -30,6 +46,9 @@ package func startThread(name: String, _ body: @escaping @Sendable () -> Void) -
             return nil
         }, box.toOpaque())
     pthread_attr_destroy(&attr)
-    precondition(rc == 0, "pthread_create failed: \(Errno(rc))")
-    return thread
+    guard rc == 0 else {
+        box.release()
+        return .failure(Errno(rc))
+    }
+    return .success(thread)
 }

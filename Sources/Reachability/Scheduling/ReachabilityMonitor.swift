@@ -188,28 +188,15 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
             periodic && settings.stagger && due.count > 1 && !hurry
             ? max(.zero, settings.interval - settings.timeout) : .zero
         let batches = StaggerBatches.plan(count: due.count, window: staggerWindow)
+        let width = max(1, settings.maxConcurrentProbes)
         let raw: [ProbeOutcome] = await withTaskGroup(of: [ProbeOutcome].self) { group in
             for (offset, indices) in batches {
                 group.addTask { [self] in
                     if offset > .zero { await gate.wait(for: offset, clock: clock) }
-                    if indices.count == 1, let i = indices.first {
-                        return [
-                            await runProbe(
-                                due[i].spec, interface: due[i].interface, plan: plan, at: started,
-                                due: (periodic ? roundDue ?? clockStart : clockStart).advanced(by: offset))
-                        ]
-                    }
-                    return await withTaskGroup(of: ProbeOutcome.self) { batch in
-                        for i in indices {
-                            batch.addTask { [self] in
-                                await runProbe(
-                                    due[i].spec, interface: due[i].interface, plan: plan, at: started,
-                                    due: (periodic ? roundDue ?? clockStart : clockStart).advanced(by: offset))
-                            }
-                        }
-                        var out: [ProbeOutcome] = []
-                        for await o in batch { out.append(o) }
-                        return out
+                    return await boundedConcurrently(indices, width: width) { [self] i in
+                        await runProbe(
+                            due[i].spec, interface: due[i].interface, plan: plan, at: started,
+                            due: (periodic ? roundDue ?? clockStart : clockStart).advanced(by: offset))
                     }
                 }
             }

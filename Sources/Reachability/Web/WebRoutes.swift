@@ -19,14 +19,17 @@ package struct WebRoutes: Sendable {
     /// Adds a route tried before the built-in 404.
     package mutating func add(_ route: @escaping Route) { extraRoutes.append(route) }
 
-    package func handle(_ request: HTTPRequest) -> HTTPResponse {
+    package func handle(_ request: HTTPRequest) async -> HTTPResponse {
         let path = request.path
         let readOnly = request.method == "GET" || request.method == "HEAD"
         switch path {
         case "/metrics":
             guard readOnly else { return Self.methodNotAllowed("GET, HEAD") }
             let format = ExpositionFormat.negotiate(accept: request.header("accept"))
-            return HTTPResponse(status: 200, contentType: format.contentType, body: registry.render(format))
+            let rendered = await registry.renderShared(format)
+            var response = HTTPResponse(status: 200, contentType: format.contentType, body: rendered.bytes)
+            response.sharedBody = rendered.serial
+            return response
         case "/-/healthy":
             guard readOnly else { return Self.methodNotAllowed("GET, HEAD") }
             return HTTPResponse(status: 200, text: "Healthy.\n")
@@ -90,11 +93,11 @@ extension WebRoutes {
 
         package func set(_ routes: WebRoutes) { self.routes.withLock { $0 = routes } }
 
-        package func handle(_ request: HTTPRequest) -> HTTPResponse {
+        package func handle(_ request: HTTPRequest) async -> HTTPResponse {
             guard let routes = routes.withLock({ $0 }) else {
                 return HTTPResponse(status: 503, text: "starting\n")
             }
-            return routes.handle(request)
+            return await routes.handle(request)
         }
     }
 }

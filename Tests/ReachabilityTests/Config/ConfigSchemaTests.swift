@@ -15,6 +15,20 @@ import Testing
         }
     }
 
+    /// A smokeping-sized file: 10,000 ICMP probes (some 110,000 YAML nodes, no alias) loads and
+    /// checks; only what aliases repeat is bounded at 100,000 (`YAMLParser`).
+    @Test func tenThousandProbesLoad() throws {
+        var text = "global: {interval: 1s, timeout: 500ms}\nprobes:\n"
+        for i in 1...10_000 {
+            let ip = "10.\(i >> 16 & 255).\(i >> 8 & 255).\(i & 255)"
+            text += "  - name: \(ip)\n    type: icmp\n    target: \(ip)\n    icmp: {count: 1}\n"
+        }
+        #expect(text.utf8.count < ConfigLoader.maximumSize)
+        let config = try ConfigLoader.parse(text, file: "t.yml")
+        #expect(config.probes.count == 10_000)
+        #expect(Self.error(text) == nil)
+    }
+
     /// What Helm and Ansible write: anchors, aliases and merge keys, a multi-line flow list, a
     /// block scalar. It decodes to the same probes as the file written out by hand.
     @Test func anchorsAndMergeKeysDecodeAsWrittenOut() throws {

@@ -263,7 +263,7 @@ import Testing
         let message = Self.error(bomb) ?? "accepted"
         #expect(
             message.hasSuffix(
-                "expected at most 100000 values once aliases are expanded, found more (aliases that repeat aliases multiply)"
+                "expected at most 100000 values repeated by aliases, found more (aliases that repeat aliases multiply)"
             ),
             "\(message)")
         let fine = "d: &d {interval: 5s, timeout: 1s, labels: {site: x}}\n" + (0..<50).map { "p\($0): *d\n" }.joined()

@@ -52,7 +52,7 @@ import Testing
 
     @Test(arguments: HistogramMode.allCases)
     func matchesTheReferenceEncoder(mode: HistogramMode) throws {
-        let ours = try Self.registry(mode).render(.protobuf)
+        let ours = try Self.registry(mode).renderNow(.protobuf)
         let reference = [UInt8](try Data(contentsOf: Self.fixtures.appendingPathComponent("\(mode.rawValue).pb")))
         let firstDifference = zip(ours, reference).enumerated().first { $0.element.0 != $0.element.1 }?.offset
         #expect(firstDifference == nil, "first differing byte at \(firstDifference ?? 0)")

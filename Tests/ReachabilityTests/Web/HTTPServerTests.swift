@@ -32,7 +32,7 @@ import Testing
         }
         let server = try HTTPServer(
             listen: ListenAddress(host: "127.0.0.1", port: 0), options: options, logger: Logger(level: .error)
-        ) { [routes] in routes.handle($0) }
+        ) { [routes] in await routes.handle($0) }
         server.start()
         return (server, server.boundAddress.port, registry)
     }

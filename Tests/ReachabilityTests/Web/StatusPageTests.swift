@@ -73,16 +73,19 @@ import Testing
         #expect(p.renderDebug(name: "nope") == nil)
     }
 
-    @Test func routes() {
+    @Test func routes() async {
         var routes = WebRoutes(registry: MetricsRegistry())
         routes.statusPage = page(Self.status(.full))
         #expect(
-            routes.handle(HTTPRequest(method: "GET", target: "/debug/probe?name=http%3A%2F%2F192.0.2.1%2Fgenerate_204"))
-                .status == 200)
-        #expect(routes.handle(HTTPRequest(method: "GET", target: "/debug/probe?name=missing")).status == 404)
-        #expect(routes.handle(HTTPRequest(method: "GET", target: "/debug/probe")).status == 400)
-        #expect(routes.handle(HTTPRequest(method: "POST", target: "/")).status == 405)
-        #expect(routes.handle(HTTPRequest(method: "GET", target: "/")).headers.contains { $0.name == "Cache-Control" })
+            await routes.handle(
+                HTTPRequest(method: "GET", target: "/debug/probe?name=http%3A%2F%2F192.0.2.1%2Fgenerate_204")
+            ).status == 200)
+        #expect(await routes.handle(HTTPRequest(method: "GET", target: "/debug/probe?name=missing")).status == 404)
+        #expect(await routes.handle(HTTPRequest(method: "GET", target: "/debug/probe")).status == 400)
+        #expect(await routes.handle(HTTPRequest(method: "POST", target: "/")).status == 405)
+        #expect(
+            await routes.handle(HTTPRequest(method: "GET", target: "/")).headers.contains { $0.name == "Cache-Control" }
+        )
     }
 
     @Test func ages() {

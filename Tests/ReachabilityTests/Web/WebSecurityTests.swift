@@ -78,7 +78,7 @@ import Testing
         let server = try HTTPServer(
             listen: ListenAddress(host: "127.0.0.1", port: 0), options: options, security: security,
             logger: Logger(level: .error)
-        ) { routes.handle($0) }
+        ) { await routes.handle($0) }
         server.start()
         return (server, server.boundAddress.port)
     }
@@ -124,7 +124,7 @@ import Testing
         for i in 0..<200 { gauge.labels("v\(i)").set(1) }
         let routes = WebRoutes(registry: registry)
         let server = try HTTPServer(listen: ListenAddress(host: "127.0.0.1", port: 0), logger: Logger(level: .error)) {
-            routes.handle($0)
+            await routes.handle($0)
         }
         server.start()
         defer { server.shutdown() }

@@ -46,9 +46,9 @@ package final class MetricsRegistry: Sendable {
                 && buckets.allSatisfy(\.isFinite),
             "histogram \(name): buckets must be finite and strictly increasing")
         precondition(!labels.contains("le"), "histogram \(name): `le` is reserved")
-        let mode = histogramMode
+        let layout = HistogramLayout(name: name, upperBounds: buckets, mode: histogramMode)
         return register(name: name, help: help, type: .histogram, labels: labels, buckets: buckets) { _, values in
-            Histogram(name: name, labelNames: labels, labelValues: values, upperBounds: buckets, mode: mode)
+            Histogram(layout: layout, labelNames: labels, labelValues: values)
         }
     }
 
@@ -110,16 +110,23 @@ package final class MetricsRegistry: Sendable {
 
     /// Renders every family in the chosen format. Concurrent callers share renders (see
     /// `RenderCoalescer`): whatever the number of scrapers, at most one render per format runs
-    /// at a time, and each caller gets one that started after it asked.
-    package func render(_ format: ExpositionFormat) -> [UInt8] {
+    /// at a time, and each caller gets one that started after it asked; a caller waiting for
+    /// another's render holds no thread.
+    package func render(_ format: ExpositionFormat) async -> [UInt8] { await renderShared(format).bytes }
+
+    /// `render`, with the render's serial: callers given the same serial got the same bytes.
+    package func renderShared(_ format: ExpositionFormat) async -> (serial: UInt64, bytes: [UInt8]) {
         let coalescer =
             switch format {
             case .prometheus: coalescers.prometheus
             case .openMetrics: coalescers.openMetrics
             case .protobuf: coalescers.protobuf
             }
-        return coalescer.value { renderNow(format) }
+        return await coalescer.value { renderNow(format) }
     }
+
+    /// Callers waiting for a render now (tests).
+    var waitingCount: Int { coalescers.prometheus.waitingCount }
 
     /// The number of renders that actually ran (after coalescing), per text format.
     var renderCount: (prometheus: Int, openMetrics: Int) {
@@ -130,7 +137,8 @@ package final class MetricsRegistry: Sendable {
         prometheus: RenderCoalescer(), openMetrics: RenderCoalescer(), protobuf: RenderCoalescer()
     )
 
-    private func renderNow(_ format: ExpositionFormat) -> [UInt8] {
+    /// Renders every family now, on the caller's thread, sharing nothing (benchmarks, tools).
+    package func renderNow(_ format: ExpositionFormat) -> [UInt8] {
         for hook in hooks.withLock({ $0 }) { hook() }
         let families: [any AnyMetricFamily] = state.withLock { s in
             if s.sortedNames == nil { s.sortedNames = s.families.keys.sorted() }
@@ -147,8 +155,9 @@ package final class MetricsRegistry: Sendable {
         return out.finish()
     }
 
+    /// `renderNow` as text (tests, tools).
     package func renderString(_ format: ExpositionFormat = .prometheus) -> String {
-        String(decoding: render(format), as: UTF8.self)
+        String(decoding: renderNow(format), as: UTF8.self)
     }
 
     private let lastSize = Atomic<Int>(0)

@@ -83,6 +83,9 @@ package struct HTTPResponse: Sendable {
     package var status: Int
     package var headers: [(name: String, value: String)]
     package var body: [UInt8]
+    /// Set when other responses may carry the very same body (concurrent scrapes sharing one
+    /// render): equal values, equal bodies. The server then compresses it once.
+    package var sharedBody: UInt64?
 
     package init(
         status: Int, contentType: String = "text/plain; charset=utf-8", body: [UInt8],

@@ -44,19 +44,15 @@ extension HTTPServer {
         return (gzip ?? any ?? 0) > 0
     }
 
-    /// gzip of `body`, shared by concurrent scrapes: they get the very same render (one buffer,
-    /// `RenderCoalescer`), so the last body compressed is kept and a body in the same storage is
-    /// not compressed again. Keeping it alive keeps its address from being reused.
-    func compressed(_ body: [UInt8]) -> [UInt8]? {
-        let address = body.withUnsafeBufferPointer { UInt(bitPattern: $0.baseAddress) }
-        if let hit = lastGzip.withLock({ last -> [UInt8]? in
-            guard let last, last.address == address, last.body.count == body.count else { return nil }
-            return last.gzip
-        }) {
+    /// gzip of `body`. Concurrent scrapes share one render (`RenderCoalescer`), marked with its
+    /// serial (`sharedBody`): the gzip of the last shared body is kept (not the body, which at
+    /// 10,000 targets is ten times its gzip) and not compressed again.
+    func compressed(_ body: [UInt8], shared: UInt64?) -> [UInt8]? {
+        if let shared, let hit = lastGzip.withLock({ $0?.serial == shared ? $0?.gzip : nil }) {
             return hit
         }
         guard let gz = Gzip.compress(body) else { return nil }
-        lastGzip.withLock { $0 = (body, address, gz) }
+        if let shared { lastGzip.withLock { $0 = (shared, gz) } }
         return gz
     }
 }

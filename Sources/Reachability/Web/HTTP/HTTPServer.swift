@@ -6,8 +6,8 @@ import Synchronization
 /// The exporter's HTTP/1.1 server: connections are tasks waiting on the epoll `Reactor` (an
 /// idle or slow connection costs a descriptor, a suspended task and the bytes it sent so far,
 /// not a thread; a half-sent TLS ClientHello waits in the kernel's queue, not in OpenSSL), run
-/// by a small fixed pool of threads (`ThreadPoolExecutor`, `workers`) that also runs the
-/// handlers; TLS and basic auth come from the web configuration (`WebSecurity`).
+/// by a small pool of threads that grows with the work (`ThreadPoolExecutor`, up to `workers`;
+/// one when idle) and also runs the handlers; TLS and basic auth come from the web configuration (`WebSecurity`).
 ///
 /// Limits: `maxConnections` in all and `maxConnectionsPerIP` from one address. When a limit is
 /// reached, the oldest connection that is not being answered (a handshake, a half-sent request,
@@ -20,7 +20,7 @@ import Synchronization
 /// Not for: HTTP/2, request bodies beyond `limits.maxBodyBytes`, or handlers that block for
 /// long (they hold one of the pool's threads).
 package final class HTTPServer: Sendable {
-    package typealias Handler = @Sendable (HTTPRequest) -> HTTPResponse
+    package typealias Handler = @Sendable (HTTPRequest) async -> HTTPResponse
 
     package struct Options: Sendable {
         /// Connections open at once, in all.
@@ -33,9 +33,10 @@ package final class HTTPServer: Sendable {
         package var idleTimeout: Duration = .seconds(60)
         /// Time allowed to produce and write one response.
         package var writeTimeout: Duration = .seconds(10)
-        /// Threads that run the connections and their handlers (and bcrypt checks). More than the
-        /// cores on purpose: concurrent scrapes wait for one shared render (`RenderCoalescer`),
-        /// blocking their threads, and the more of them wait, the more share each render.
+        /// Threads, at most, that run the connections and their handlers (and bcrypt checks); the
+        /// pool starts one more only when a job finds none idle, and lets them go after 30 s idle.
+        /// A scrape waiting for a shared render (`RenderCoalescer`) holds none; more than the
+        /// cores so that blocking work (bcrypt, a render) cannot hold up the rest.
         package var workers = 16
         package var limits = HTTPRequestParser.Limits()
         package init() {}
@@ -56,7 +57,7 @@ package final class HTTPServer: Sendable {
     private let somethingEnded = DispatchSemaphore(value: 0)
     private let rejected: Counter?
     /// The last body compressed and its gzip (`compressed`, in HTTPServer+Encoding.swift).
-    let lastGzip = Mutex<(body: [UInt8], address: UInt, gzip: [UInt8])?>(nil)
+    let lastGzip = Mutex<(serial: UInt64, gzip: [UInt8])?>(nil)
 
     /// Every open connection, for the limits and for shutdown. A descriptor is shut down (never
     /// closed) through this table, under its lock, and closed only after it left the table.
@@ -320,7 +321,7 @@ package final class HTTPServer: Sendable {
                 guard setAnswering(id, true) else { return }
                 let keepAlive = request.keepAlive && !isStopping
                 let deadline = clock.now + options.writeTimeout
-                let parts = respond(request, config: config, client: peer.ip, keepAlive: keepAlive)
+                let parts = await respond(request, config: config, client: peer.ip, keepAlive: keepAlive)
                 do throws(StreamError) {
                     try await stream.write(parts, deadline: deadline)
                 } catch {
@@ -370,7 +371,7 @@ package final class HTTPServer: Sendable {
     }
 
     /// Runs on the server's pool: authentication, the handler, security headers, gzip.
-    private func respond(_ request: HTTPRequest, config: WebConfig?, client: String, keepAlive: Bool) -> [UInt8] {
+    private func respond(_ request: HTTPRequest, config: WebConfig?, client: String, keepAlive: Bool) async -> [UInt8] {
         if let security, let config {
             switch security.authorize(request, config: config, client: client) {
             case .allow: break
@@ -386,11 +387,13 @@ package final class HTTPServer: Sendable {
                 return Self.serialize(r, head: request.method == "HEAD", keepAlive: keepAlive)
             }
         }
-        var response = handler(request)
+        var response = await handler(request)
         if let config { response.headers += config.headers }
         if Self.isCompressible(response) {
             response.headers.append(("Vary", "Accept-Encoding"))
-            if Self.acceptsGzip(request), response.body.count >= 256, let gz = compressed(response.body) {
+            if Self.acceptsGzip(request), response.body.count >= 256,
+                let gz = compressed(response.body, shared: response.sharedBody)
+            {
                 response.body = gz
                 response.headers.append(("Content-Encoding", "gzip"))
             }
