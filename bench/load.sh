@@ -62,12 +62,14 @@ scrape "$work/c.prom"; rss2=$(rss)
 # More identical runs: memory that is a high-water mark levels off, a leak keeps growing.
 wrk_out2=""
 rss_runs="$rss2"
+rss_prev=$rss2 # the highest after any earlier run: a leak ends above it, a high-water mark does not
 for ((k = 1; k < RUNS; k++)); do
   wrk_out2+=$(inns wrk -t2 -c"$CONNECTIONS" -d"${DURATION}s" --timeout 10s "$url" 2>&1)
-  rss_prev=$rss3; rss3=$(rss); rss_runs+=" $rss3"
+  [ -z "$rss3" ] || [ "$rss3" -le "$rss_prev" ] || rss_prev=$rss3
+  rss3=$(rss); rss_runs+=" $rss3"
 done
 scrape "$work/d.prom"
-rss_prev=${rss_prev:-$rss2}; rss3=${rss3:-$rss2}
+rss3=${rss3:-$rss2}
 series=$(grep -vc '^#' "$work/c.prom")
 
 idle_late=$(python3 bench/hist.py "$work/a.prom" "$work/b.prom" reachability_scheduler_lateness_seconds)
@@ -94,6 +96,6 @@ echo "  RSS: ${rss0} kB after warm-up, ${rss1} kB after idle; after each of $RUN
 status=0
 [ -z "$errors" ] || { echo "FAIL: wrk saw errors"; status=1; }
 [ "$fail_load" = 0 ] || { echo "FAIL: probes failed under load"; status=1; }
-[ "$rss3" -lt $((rss_prev * 11 / 10 + 10240)) ] || { echo "FAIL: RSS still grows run after run ($rss_runs kB)"; status=1; }
+[ "$rss3" -lt $((rss_prev * 11 / 10 + 10240)) ] || { echo "FAIL: RSS still grows run after run ($rss_runs kB: the last above every earlier one by more than 10 % + 10 MiB)"; status=1; }
 [ "$rounds_load" -ge $((DURATION / 2)) ] || echo "WARN: the scheduler ran $rounds_load rounds in ${DURATION}s under load: probing is starved"
 exit $status

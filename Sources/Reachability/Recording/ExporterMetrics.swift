@@ -106,6 +106,7 @@ package final class MetricsRecorder: RoundObserver {
     }
     private let known = Mutex(Known())
     private let labels: ProbeLabelsMetric
+    private let series = ProbeSeriesTable()
 
     /// Pre-creates the series (and the labels info rows) of every probe on the routing table and
     /// on each of `uplinks`.
@@ -209,6 +210,7 @@ package final class MetricsRecorder: RoundObserver {
     /// may itself contain `@`, as `name@server` DNS probes do).
     private func forget(targets: Set<String>) {
         guard !targets.isEmpty else { return }
+        series.forget(targets)
         let matches: ([String]) -> Bool = { labels in labels.count > 1 && targets.contains(labels[1]) }
         for f in [m.probeSuccess, m.probeStatus, m.probeLastDuration, m.httpStatus] { f.removeAll(where: matches) }
         m.probes.removeAll(where: matches)
@@ -319,30 +321,31 @@ package final class MetricsRecorder: RoundObserver {
         let t = o.type.rawValue
         let target = Self.targetLabel(o.name, o.interface)
         let r = o.result
-        m.probes.labels(t, target).inc()
+        let s = series.series(m, type: t, target: target)
+        s.probes.inc()
         if let lateness = o.startLateness { m.schedulerLateness.observe(lateness) }
-        m.probeSuccess.labels(t, target).set(r.status == .success)
-        m.probeStatus.labels(t, target).set(r.status == .portal)
-        m.probeLastDuration.labels(t, target).set(r.duration.seconds)
+        s.success.set(r.status == .success)
+        s.portal.set(r.status == .portal)
+        s.lastDuration.set(r.duration.seconds)
         if let traffic = o.traffic {
-            m.probeTrafficBytes.labels(t, target, "sent").inc(Double(traffic.sentBytes))
-            m.probeTrafficBytes.labels(t, target, "received").inc(Double(traffic.receivedBytes))
-            m.probeTrafficPackets.labels(t, target, "sent").inc(Double(traffic.sentPackets))
-            m.probeTrafficPackets.labels(t, target, "received").inc(Double(traffic.receivedPackets))
+            s.bytesSent.inc(Double(traffic.sentBytes))
+            s.bytesReceived.inc(Double(traffic.receivedBytes))
+            s.packetsSent.inc(Double(traffic.sentPackets))
+            s.packetsReceived.inc(Double(traffic.receivedPackets))
         }
         switch r.status {
         case .success:
             if let icmp = r.icmp {
-                for rtt in icmp.rtts { m.probeDuration.labels(t, target).observe(rtt) }
+                for rtt in icmp.rtts { s.duration.observe(rtt) }
             } else {
-                m.probeDuration.labels(t, target).observe(r.duration)
+                s.duration.observe(r.duration)
             }
         case .failure:
             m.failures.labels(t, target, r.reason?.rawValue ?? "error").inc()
         case .portal:
             m.portalSignals.labels(t, target, r.reason?.rawValue ?? "portal").inc()
         }
-        for (phase, d) in r.phases { m.phase.labels(t, target, phase.rawValue).set(d.seconds) }
+        for (phase, d) in r.phases { s.phase(phase).set(d.seconds) }
         if let icmp = r.icmp {
             m.icmpLoss.labels(target).set(icmp.lossRatio)
             if let ttl = icmp.ttl { m.icmpTTL.labels(target).set(Double(ttl)) }

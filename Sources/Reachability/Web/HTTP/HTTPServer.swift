@@ -48,8 +48,8 @@ package final class HTTPServer: Sendable {
     private let listenFDs: [Int32]
     private let stopFD: Int32
     private let options: Options
-    private let handler: Handler
-    private let security: WebSecurity?
+    let handler: Handler
+    let security: WebSecurity?
     private let logger: Logger
     private let executor: ThreadPoolExecutor
     private let table = Mutex(Table())
@@ -323,7 +323,8 @@ package final class HTTPServer: Sendable {
                 let deadline = clock.now + options.writeTimeout
                 let parts = await respond(request, config: config, client: peer.ip, keepAlive: keepAlive)
                 do throws(StreamError) {
-                    try await stream.write(parts, deadline: deadline)
+                    try await stream.write(parts.head, deadline: deadline)
+                    if !parts.body.isEmpty { try await stream.write(parts.body, deadline: deadline) }
                 } catch {
                     return
                 }
@@ -368,36 +369,5 @@ package final class HTTPServer: Sendable {
                 return
             }
         }
-    }
-
-    /// Runs on the server's pool: authentication, the handler, security headers, gzip.
-    private func respond(_ request: HTTPRequest, config: WebConfig?, client: String, keepAlive: Bool) async -> [UInt8] {
-        if let security, let config {
-            switch security.authorize(request, config: config, client: client) {
-            case .allow: break
-            case .unauthorized:
-                var r = HTTPResponse(
-                    status: 401, text: "unauthorized\n",
-                    headers: [("WWW-Authenticate", "Basic realm=\"reachability_exporter\", charset=\"UTF-8\"")])
-                r.headers += config.headers
-                return Self.serialize(r, head: request.method == "HEAD", keepAlive: keepAlive)
-            case .busy:
-                var r = HTTPResponse(status: 429, text: "too many requests\n", headers: [("Retry-After", "1")])
-                r.headers += config.headers
-                return Self.serialize(r, head: request.method == "HEAD", keepAlive: keepAlive)
-            }
-        }
-        var response = await handler(request)
-        if let config { response.headers += config.headers }
-        if Self.isCompressible(response) {
-            response.headers.append(("Vary", "Accept-Encoding"))
-            if Self.acceptsGzip(request), response.body.count >= 256,
-                let gz = compressed(response.body, shared: response.sharedBody)
-            {
-                response.body = gz
-                response.headers.append(("Content-Encoding", "gzip"))
-            }
-        }
-        return Self.serialize(response, head: request.method == "HEAD", keepAlive: keepAlive)
     }
 }
