@@ -347,11 +347,11 @@ package final class MetricsRecorder: RoundObserver {
         }
         for (phase, d) in r.phases { s.phase(phase).set(d.seconds) }
         if let icmp = r.icmp {
-            m.icmpLoss.labels(target).set(icmp.lossRatio)
-            if let ttl = icmp.ttl { m.icmpTTL.labels(target).set(Double(ttl)) }
-            if let hops = icmp.hops { m.icmpHops.labels(target).set(Double(hops)) }
-            m.icmpSent.labels(target).inc(Double(icmp.sent))
-            m.icmpReceived.labels(target).inc(Double(icmp.received))
+            s.byTarget(m.icmpLoss).set(icmp.lossRatio)
+            if let ttl = icmp.ttl { s.byTarget(m.icmpTTL).set(Double(ttl)) }
+            if let hops = icmp.hops { s.byTarget(m.icmpHops).set(Double(hops)) }
+            s.byTarget(m.icmpSent).inc(Double(icmp.sent))
+            s.byTarget(m.icmpReceived).inc(Double(icmp.received))
         }
         if let http = r.http {
             m.httpStatus.labels(t, target).set(Double(http.statusCode ?? 0))

@@ -34,6 +34,19 @@ final class ProbeSeries: Sendable {
         phaseFamily = m.phase
     }
 
+    /// Series labelled by the target alone (the ICMP ones), made on first use: one probe sets
+    /// only those its results carry.
+    private let byTarget = Mutex<[ObjectIdentifier: any MetricSeries]>([:])
+
+    func byTarget<S: MetricSeries>(_ family: MetricFamily<S>) -> S {
+        byTarget.withLock { known in
+            if let s = known[ObjectIdentifier(family)] as? S { return s }
+            let s = family.labels(target)
+            known[ObjectIdentifier(family)] = s
+            return s
+        }
+    }
+
     func phase(_ p: ProbePhase) -> Gauge {
         phases.withLock { known in
             if let g = known[p] { return g }
