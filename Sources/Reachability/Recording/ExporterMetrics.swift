@@ -210,7 +210,6 @@ package final class MetricsRecorder: RoundObserver {
     /// may itself contain `@`, as `name@server` DNS probes do).
     private func forget(targets: Set<String>) {
         guard !targets.isEmpty else { return }
-        series.forget(targets)
         let matches: ([String]) -> Bool = { labels in labels.count > 1 && targets.contains(labels[1]) }
         for f in [m.probeSuccess, m.probeStatus, m.probeLastDuration, m.httpStatus] { f.removeAll(where: matches) }
         m.probes.removeAll(where: matches)
@@ -227,6 +226,8 @@ package final class MetricsRecorder: RoundObserver {
         }
         m.icmpSent.removeAll(where: byTarget)
         m.icmpReceived.removeAll(where: byTarget)
+        // After the registry's removals: an outcome recorded meanwhile makes fresh series.
+        series.forget(targets)
     }
 
     package func roundCompleted(_ status: ReachabilityStatus) {

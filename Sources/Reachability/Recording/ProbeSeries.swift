@@ -64,10 +64,13 @@ final class ProbeSeriesTable: Sendable {
     /// The series of `target` for a probe of type `type` (made now if it has none, or if its
     /// type changed).
     func series(_ m: ExporterMetrics, type: String, target: String) -> ProbeSeries {
-        if let s = table.withLock({ $0[target] }), s.probes.labelValues.first == type { return s }
-        let made = ProbeSeries(m, type: type, target: target)
-        table.withLock { $0[target] = made }
-        return made
+        // Made under the lock, so a `forget` in between cannot leave a stale entry behind.
+        table.withLock { t in
+            if let s = t[target], s.probes.labelValues.first == type { return s }
+            let made = ProbeSeries(m, type: type, target: target)
+            t[target] = made
+            return made
+        }
     }
 
     /// Forgets these targets: their series were removed from the registry.

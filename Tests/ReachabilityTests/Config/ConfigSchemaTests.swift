@@ -27,6 +27,13 @@ import Testing
         let config = try ConfigLoader.parse(text, file: "t.yml")
         #expect(config.probes.count == 10_000)
         #expect(Self.error(text) == nil)
+        // The same with each probe merging a shared anchor (what templating tools write).
+        var merged = "probes:\n  - &d {name: first, target: 10.0.0.0, type: icmp, icmp: {count: 1}, timeout: 500ms}\n"
+        for i in 1..<10_000 {
+            let ip = "10.\(i >> 16 & 255).\(i >> 8 & 255).\(i & 255)"
+            merged += "  - {<<: *d, name: \(ip), target: \(ip)}\n"
+        }
+        #expect(try ConfigLoader.parse(merged, file: "t.yml").probes.count == 10_000)
     }
 
     /// What Helm and Ansible write: anchors, aliases and merge keys, a multi-line flow list, a

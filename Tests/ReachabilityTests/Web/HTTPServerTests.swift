@@ -175,6 +175,31 @@ import Testing
         #expect(server.activeConnections == 0)
     }
 
+    /// Scrapes sharing a render share one gzip; scrapes of an older render, arriving while a
+    /// newer one is compressed, each get the gzip of their own body.
+    @Test func sharedGzipIsOfTheSameBody() async throws {
+        let (server, _, _) = try Self.startServer()
+        defer { server.shutdown() }
+        let older = Array(String(repeating: "older render line\n", count: 4000).utf8)
+        let newer = Array(String(repeating: "newer render line\n", count: 4000).utf8)
+        let results = await withTaskGroup(of: (Bool, [UInt8]?).self) { group in
+            for i in 0..<40 {
+                let isNewer = i % 2 == 0
+                group.addTask {
+                    (isNewer, await server.compressed(isNewer ? newer : older, shared: isNewer ? 1_000_002 : 1_000_001))
+                }
+            }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(results.count == 40)
+        for (isNewer, gz) in results {
+            #expect(gz.flatMap { Gzip.decompress($0) } == (isNewer ? newer : older))
+        }
+        // Kept: the newest serial's; an unshared body is compressed on its own.
+        #expect(await server.compressed(newer, shared: 1_000_002).flatMap { Gzip.decompress($0) } == newer)
+        #expect(await server.compressed(older, shared: nil).flatMap { Gzip.decompress($0) } == older)
+    }
+
     /// At the limit the oldest connection not being answered gives way to the new one.
     @Test func atTheLimitTheOldestIdleConnectionGivesWay() throws {
         let (server, port, _) = try Self.startServer(maxConnections: 2)

@@ -45,15 +45,45 @@ extension HTTPServer {
     }
 
     /// gzip of `body`. Concurrent scrapes share one render (`RenderCoalescer`), marked with its
-    /// serial (`sharedBody`): the gzip of the last shared body is kept (not the body, which at
-    /// 10,000 targets is ten times its gzip) and not compressed again.
-    func compressed(_ body: [UInt8], shared: UInt64?) -> [UInt8]? {
-        if let shared, let hit = lastGzip.withLock({ $0?.serial == shared ? $0?.gzip : nil }) {
-            return hit
+    /// serial (`sharedBody`): the first to ask compresses it, the others wait for that gzip
+    /// (holding no thread), and the newest shared gzip is kept for those who come later (not
+    /// the body, which at 10,000 targets is twenty times its gzip). An older render's scrape
+    /// compresses its own without touching what is kept.
+    func compressed(_ body: [UInt8], shared: UInt64?) async -> [UInt8]? {
+        guard let shared else { return Gzip.compress(body) }
+        let turn: GzipTurn = await withCheckedContinuation { continuation in
+            let now: GzipTurn? = lastGzip.withLock { g in
+                if g.serial == shared {
+                    if !g.computing { return .done(g.gzip) }
+                    g.waiters.append((shared, continuation))
+                    return nil
+                }
+                if g.serial > shared { return .alone }
+                g.serial = shared
+                g.gzip = nil
+                g.computing = true
+                return .compress
+            }
+            if let now { continuation.resume(returning: now) }
         }
-        guard let gz = Gzip.compress(body) else { return nil }
-        if let shared { lastGzip.withLock { $0 = (shared, gz) } }
-        return gz
+        switch turn {
+        case .done(let gz): return gz
+        case .alone: return Gzip.compress(body)
+        case .compress:
+            let gz = Gzip.compress(body)
+            // Those waiting for this serial get its gzip, even if a newer one is kept by now.
+            let waiters = lastGzip.withLock { g in
+                if g.serial == shared {
+                    g.gzip = gz
+                    g.computing = false
+                }
+                let mine = g.waiters.filter { $0.serial == shared }
+                g.waiters.removeAll { $0.serial == shared }
+                return mine
+            }
+            for w in waiters { w.continuation.resume(returning: .done(gz)) }
+            return gz
+        }
     }
 }
 
@@ -85,7 +115,7 @@ extension HTTPServer {
         if Self.isCompressible(response) {
             response.headers.append(("Vary", "Accept-Encoding"))
             if Self.acceptsGzip(request), response.body.count >= 256,
-                let gz = compressed(response.body, shared: response.sharedBody)
+                let gz = await compressed(response.body, shared: response.sharedBody)
             {
                 response.body = gz
                 response.headers.append(("Content-Encoding", "gzip"))
@@ -97,4 +127,19 @@ extension HTTPServer {
         }
         return (response.head(keepAlive: keepAlive), response.body)
     }
+}
+
+/// What `compressed` decided for one caller.
+enum GzipTurn: Sendable {
+    case done([UInt8]?)
+    case compress
+    case alone
+}
+
+/// The newest shared render's gzip, or the scrapes waiting while one of them compresses it.
+struct SharedGzip {
+    var serial: UInt64 = 0
+    var gzip: [UInt8]?
+    var computing = false
+    var waiters: [(serial: UInt64, continuation: CheckedContinuation<GzipTurn, Never>)] = []
 }

@@ -57,7 +57,7 @@ package final class HTTPServer: Sendable {
     private let somethingEnded = DispatchSemaphore(value: 0)
     private let rejected: Counter?
     /// The last body compressed and its gzip (`compressed`, in HTTPServer+Encoding.swift).
-    let lastGzip = Mutex<(serial: UInt64, gzip: [UInt8])?>(nil)
+    let lastGzip = Mutex(SharedGzip())
 
     /// Every open connection, for the limits and for shutdown. A descriptor is shut down (never
     /// closed) through this table, under its lock, and closed only after it left the table.
