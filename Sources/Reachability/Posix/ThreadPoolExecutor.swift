@@ -22,6 +22,13 @@ package final class ThreadPoolExecutor: TaskExecutor, Sendable {
         var idle = 0
         var started = 0
 
+        /// The number in the next thread's name (`http-worker-N` stays within the 15 characters
+        /// a thread name may have).
+        mutating func nextName() -> Int {
+            defer { started += 1 }
+            return started % 1000
+        }
+
         mutating func take() -> UnownedJob? {
             guard head < jobs.count else { return nil }
             let job = jobs[head]
@@ -54,8 +61,7 @@ package final class ThreadPoolExecutor: TaskExecutor, Sendable {
             let n = state.withLock {
                 $0.threads += 1
                 $0.idle += 1
-                $0.started += 1
-                return $0.started - 1
+                return $0.nextName()
             }
             startThread(name: "\(name)-\(n)") { [self] in work() }
         }
@@ -72,8 +78,7 @@ package final class ThreadPoolExecutor: TaskExecutor, Sendable {
             guard s.jobs.count - s.head > s.idle, s.threads < maximum else { return nil }
             s.threads += 1
             s.idle += 1
-            s.started += 1
-            return s.started % 1000
+            return s.nextName()
         }
         if let spawn {
             if tryStartThread(name: "\(name)-\(spawn)", { [self] in work() }) != nil {
