@@ -8,7 +8,7 @@ import CYAML
 /// What libyaml accepts but a configuration must not hold is refused here with file:line:column
 /// and the key path: several documents, duplicate keys, keys that are lists or maps, aliases to
 /// unknown anchors, tags outside YAML's core schema (`!vault`, `!!binary`), nesting deeper than
-/// 64, and more than 100,000 nodes repeated by aliases when that is also over four times the file's own (an alias bomb: a few lines that expand
+/// 64, and more than 100,000 nodes repeated by aliases when that is also over sixteen times the file's own (an alias bomb: a few lines that expand
 /// to billions of nodes). Nodes written out are bounded by the file's size (a configuration of
 /// 10,000 probes has some 110,000), and at most 1,000,000. Types (numbers, durations, booleans) are the schema's business,
 /// not the parser's: `"5s"` and `5s` are the same duration.
@@ -71,7 +71,7 @@ package struct YAMLParser {
             repeated += anchored.size
             // A file's own anchors repeated once per probe (`<<: *defaults` in 10,000 probes)
             // stay within a few times its own nodes; an alias bomb does not.
-            if repeated > Self.maxRepeated, repeated > 4 * (nodes - repeated + anchored.size) {
+            if repeated > Self.maxRepeated, repeated > 16 * (nodes - repeated + anchored.size) {
                 throw fail(
                     event.mark, path, expected: "at most \(Self.maxRepeated) values repeated by aliases",
                     found: "more", hint: "aliases that repeat aliases multiply")

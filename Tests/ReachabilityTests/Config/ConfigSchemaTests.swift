@@ -34,6 +34,11 @@ import Testing
             merged += "  - {<<: *d, name: \(ip), target: \(ip)}\n"
         }
         #expect(try ConfigLoader.parse(merged, file: "t.yml").probes.count == 10_000)
+        // An anchor larger than each probe's own part (labels shared by all) is fine too.
+        var labelled = "probes:\n  - &d {name: a, target: 10.0.0.1, type: icmp, icmp: {count: 1}, "
+        labelled += "labels: {site: x, rack: y, row: z}}\n"
+        for i in 1..<9_000 { labelled += "  - {<<: *d, name: p\(i)}\n" }
+        #expect(try ConfigLoader.parse(labelled, file: "t.yml").probes.count == 9_000)
     }
 
     /// What Helm and Ansible write: anchors, aliases and merge keys, a multi-line flow list, a
