@@ -206,16 +206,29 @@ class Lab:
         except OSError:
             return ""
 
-    def settled(self, target="echo@wwan0", timeout=10):
+    def settled(self, target="echo@wwan0", timeout=10, attempts=5):
         """A scrape and the counters read together, 1 s after a round of `target` ended (the
-        round's connections closed and their last segments counted on both sides)."""
-        first = self.scrape().total("reachability_probes_total", target=target)
-        if not wait_until(
-            lambda: self.scrape().total("reachability_probes_total", target=target) > first, timeout, 0.05
-        ):
-            raise RuntimeError(f"no round of {target} within {timeout} s")
-        time.sleep(1.0)
-        return self.scrape(), self.counters()
+        round's connections closed and their last segments counted on both sides), and with no
+        round of `target` in flight while they were read: one that ended within a second after
+        (rounds time out at 800 ms) may have put packets on the counters that the scrape did not
+        yet count, so the reading is taken again (a non-full verdict runs the uplink every round)."""
+        for _ in range(attempts):
+            first = self.scrape().total("reachability_probes_total", target=target)
+            if not wait_until(
+                lambda first=first: self.scrape().total("reachability_probes_total", target=target) > first,
+                timeout,
+                0.05,
+            ):
+                raise RuntimeError(f"no round of {target} within {timeout} s")
+            time.sleep(1.0)
+            m, c = self.scrape(), self.counters()
+            time.sleep(1.0)
+            if self.scrape().total("reachability_probes_total", target=target) == m.total(
+                "reachability_probes_total", target=target
+            ):
+                return m, c
+            log(f"  a round of {target} overlapped the reading; reading again")
+        raise RuntimeError(f"no quiet second between rounds of {target} in {attempts} attempts")
 
     # ---- rows ---------------------------------------------------------------------------------
     def add(self, row, problems):
