@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
+#include <stddef.h>
 #include <string.h>
 #include <unistd.h>
 #include <fcntl.h>
@@ -14,6 +15,17 @@ int cshim_accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags) {
 }
 
 int cshim_pipe2(int fds[2], int flags) { return pipe2(fds, flags); }
+
+_Static_assert(sizeof(struct cshim_mmsghdr) == sizeof(struct mmsghdr), "mmsghdr layout");
+_Static_assert(offsetof(struct cshim_mmsghdr, msg_len) == offsetof(struct mmsghdr, msg_len), "mmsghdr layout");
+
+int cshim_sendmmsg(int fd, struct cshim_mmsghdr *messages, unsigned int count, int flags) {
+    return sendmmsg(fd, (struct mmsghdr *)messages, count, flags);
+}
+
+int cshim_recvmmsg(int fd, struct cshim_mmsghdr *messages, unsigned int count, int flags) {
+    return recvmmsg(fd, (struct mmsghdr *)messages, count, flags, NULL);
+}
 
 void cshim_set_thread_name(const char *name) {
     char buf[16];

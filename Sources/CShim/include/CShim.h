@@ -29,6 +29,14 @@ static inline size_t cshim_CMSG_SPACE(size_t n) { return CMSG_SPACE(n); }
 static inline size_t cshim_CMSG_LEN(size_t n) { return CMSG_LEN(n); }
 
 int cshim_accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags);
+/// struct mmsghdr (GNU): one message of a sendmmsg/recvmmsg batch, and how many bytes it moved.
+struct cshim_mmsghdr {
+    struct msghdr msg_hdr;
+    unsigned int msg_len;
+};
+/// sendmmsg(2) and recvmmsg(2) (GNU, so wrapped in shim.c); timeouts are not offered.
+int cshim_sendmmsg(int fd, struct cshim_mmsghdr *messages, unsigned int count, int flags);
+int cshim_recvmmsg(int fd, struct cshim_mmsghdr *messages, unsigned int count, int flags);
 int cshim_pipe2(int fds[2], int flags);
 /// Sets the calling thread's name (best effort; names are cut to 15 bytes).
 void cshim_set_thread_name(const char *name);

@@ -75,9 +75,18 @@ package struct ICMPProber: Prober {
     package let configuration: Configuration
     let engine: ICMPEngine
 
+    /// The address of a round that can go in a slot's batch (`batchRounds`): one echo to an IP
+    /// literal the family admits, in a valid configuration; nil when the round needs its own
+    /// task (a name to resolve, several spaced echoes, a configuration problem to report).
+    let batchAddress: SocketAddress?
+
     package init(_ configuration: Configuration, engine: ICMPEngine = .shared) {
         self.configuration = configuration
         self.engine = engine
+        let c = configuration
+        batchAddress =
+            c.count == 1 && c.problem == nil && !c.host.utf8.contains(0)
+            ? SocketAddress(ip: c.host).flatMap { c.family.admits($0.ipFamily) ? $0 : nil } : nil
     }
 
     package var type: ProbeType { .icmp }
@@ -156,10 +165,7 @@ package struct ICMPProber: Prober {
     /// holds tells them apart: only the box answers it. Sent only in that case, waiting at most
     /// four round trips (at least 100 ms); `OnPathCheck` voids the replies only when it answered.
     func askPhantom(_ result: inout ProbeResult, address: SocketAddress, deadline: ContinuousClock.Instant) async {
-        guard result.succeeded, let icmp = result.icmp, icmp.hops == 0,
-            !AddressLocality.isIntrinsicallyLocal(address.ip),
-            let phantom = Self.phantoms[address.ipFamily].flatMap({ SocketAddress(ip: $0) })
-        else { return }
+        guard let phantom = Self.phantom(for: result, address: address), let icmp = result.icmp else { return }
         let rtt = icmp.rtts.max() ?? .zero
         let until = min(deadline, .now + max(.milliseconds(100), rtt * 4))
         let c = configuration
@@ -169,6 +175,15 @@ package struct ICMPProber: Prober {
         {
             result.icmp?.phantomReply = phantom.ip
         }
+    }
+
+    /// The address `askPhantom` asks after `result`, or nil when the replies crossed a router,
+    /// came from loopback or link-local, or there were none.
+    static func phantom(for result: ProbeResult, address: SocketAddress) -> SocketAddress? {
+        guard result.succeeded, let icmp = result.icmp, icmp.hops == 0,
+            !AddressLocality.isIntrinsicallyLocal(address.ip)
+        else { return nil }
+        return phantoms[address.ipFamily].flatMap { SocketAddress(ip: $0) }
     }
 
     /// Sends the round's echoes (echo i at `spacing * i`, none after the deadline) and returns

@@ -12,15 +12,15 @@ import Synchronization
 /// reload); `maxConcurrentProbes` and `pathDebounce` are fixed at creation.
 package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == Duration {
     /// What the rounds run: replaced as a whole by `reconfigure`, read once per round.
-    private struct Plan: Sendable {
+    struct Plan: Sendable {
         var specs: [ProbeSpec]
         var settings: MonitorSettings
         /// One prober per (probe, uplink), built once per plan so probers may keep state (sockets, contexts).
         var probers: [ProbeKey: any Prober]
     }
-    private let plan: Mutex<Plan>
+    let plan: Mutex<Plan>
     let path: any PathGate
-    private let clock: C
+    let clock: C
     private let wallClock: @Sendable () -> Double
     private let observers: [any RoundObserver]
     private let trigger = Trigger()
@@ -30,7 +30,7 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
     private let stagger = Mutex<(gate: StaggerGate?, pendingReconfigures: Int)>((nil, 0))
     /// When the loop's latest round started (after it took the round lock), for its interval.
     private let latestRoundStart = Mutex<C.Instant?>(nil)
-    private let concurrency: AsyncSemaphore
+    let concurrency: AsyncSemaphore
     /// Checks the gateway of a scope that is not full (nil: faults are located without it).
     let gateways: (any GatewayProber)?
     /// The last trace of each route and destination while its scope stays limited: traced again
@@ -193,11 +193,9 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
             for (offset, indices) in batches {
                 group.addTask { [self] in
                     if offset > .zero { await gate.wait(for: offset, clock: clock) }
-                    return await boundedConcurrently(indices, width: width) { [self] i in
-                        await runProbe(
-                            due[i].spec, interface: due[i].interface, plan: plan, at: started,
-                            due: (periodic ? roundDue ?? clockStart : clockStart).advanced(by: offset))
-                    }
+                    return await runSlot(
+                        indices.map { due[$0] }, plan: plan, at: started,
+                        due: (periodic ? roundDue ?? clockStart : clockStart).advanced(by: offset), width: width)
                 }
             }
             var out: [ProbeOutcome] = []
@@ -241,30 +239,6 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
         for o in observers { o.roundCompleted(status) }
         statuses.publish(status)
         return status
-    }
-
-    private func runProbe(_ spec: ProbeSpec, interface: String?, plan: Plan, at started: Double, due: C.Instant) async
-        -> ProbeOutcome
-    {
-        let timeout = spec.timeout ?? plan.settings.timeout
-        let prober = plan.probers[ProbeKey(spec.name, interface)]!
-        let meter = TrafficMeter()
-        let result: ProbeResult
-        var lateness: Duration?
-        // No usable path for this probe: fail at once, without traffic.
-        if let reason = interface.flatMap({ path.unsatisfiedReason(interface: $0) }) ?? spec.family.flatMap({
-            path.unsatisfiedReason(for: $0)
-        }) ?? path.unsatisfiedReason(for: nil) {
-            result = .failure(.unreachable, "no path: \(reason)", duration: .zero)
-        } else {
-            await concurrency.acquire()
-            lateness = max(.zero, due.duration(to: clock.now))
-            result = await TrafficMeter.$current.withValue(meter) { await prober.probe(deadline: .now + timeout) }
-            concurrency.release()
-        }
-        return ProbeOutcome(
-            name: spec.name, type: spec.type, target: spec.target, interface: interface, result: result, at: started,
-            startLateness: lateness, traffic: meter.total)
     }
 
     /// Restores verdicts read back from history at start-up.

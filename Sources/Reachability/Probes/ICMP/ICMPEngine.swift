@@ -35,6 +35,10 @@ package final class ICMPEngine: Sendable {
 
     private let opener: Opener
     private let sockets = Mutex<[Key: ICMPSocket]>([:])
+    private let batched = Atomic<Int>(0)
+
+    /// Echoes sent through `echoBatch` so far (tests check that the scheduler batches).
+    package var batchedEchoes: Int { batched.load(ordering: .relaxed) }
 
     /// An engine whose sockets live in the current network namespace or, when `networkNamespace`
     /// is a path such as `/run/netns/NAME`, in that namespace (needs CAP_SYS_ADMIN; the process
@@ -88,6 +92,71 @@ package final class ICMPEngine: Sendable {
             to: destination, payloadSize: payloadSize, hopLimit: hopLimit, deadline: deadline)
         TrafficMeter.current?.echo(outcome, payload: payloadSize, family: destination.ipFamily)
         return outcome
+    }
+
+    /// One echo of `echoBatch`.
+    package struct BatchRequest: Sendable {
+        package var destination: SocketAddress
+        package var mode: ICMPSocketMode
+        package var interface: String?
+        package var payloadSize: Int
+        package var dontFragment: Bool
+        package var deadline: ContinuousClock.Instant
+
+        package init(
+            destination: SocketAddress, mode: ICMPSocketMode = .auto, interface: String? = nil, payloadSize: Int = 56,
+            dontFragment: Bool = false, deadline: ContinuousClock.Instant
+        ) {
+            self.destination = destination
+            self.mode = mode
+            self.interface = interface
+            self.payloadSize = payloadSize
+            self.dontFragment = dontFragment
+            self.deadline = deadline
+        }
+    }
+
+    /// Sends many echoes at once, one `sendmmsg` per socket they need, and waits for all of
+    /// them (`ICMPSocket.echoBatch`): what a stagger slot of single-echo ICMP probes uses. Each
+    /// result is what `echo` would have returned for that request, with when it ended. Nothing
+    /// is charged to a `TrafficMeter` here: the caller charges each probe its own.
+    package func echoBatch(_ requests: [BatchRequest]) async -> [EchoBatch.Result] {
+        batched.add(requests.count, ordering: .relaxed)
+        func echoes(_ indices: [Int]) -> [ICMPSocket.BatchEcho] {
+            indices.map {
+                ICMPSocket.BatchEcho(
+                    destination: requests[$0].destination, payloadSize: requests[$0].payloadSize,
+                    deadline: requests[$0].deadline)
+            }
+        }
+        var groups: [ObjectIdentifier: (socket: ICMPSocket, indices: [Int])] = [:]
+        var results = [EchoBatch.Result?](repeating: nil, count: requests.count)
+        for (index, r) in requests.enumerated() {
+            do {
+                let socket = try self.socket(
+                    family: r.destination.ipFamily, mode: r.mode, interface: r.interface, dontFragment: r.dontFragment)
+                groups[ObjectIdentifier(socket), default: (socket, [])].indices.append(index)
+            } catch {
+                results[index] = .init(outcome: .notSent(error.reason, error.description), at: .now)
+            }
+        }
+        let batches = Array(groups.values)
+        let answered: [[EchoBatch.Result]] =
+            batches.count == 1
+            ? [await batches[0].socket.echoBatch(echoes(batches[0].indices))]
+            : await withTaskGroup(of: (Int, [EchoBatch.Result]).self) { group in
+                for (k, batch) in batches.enumerated() {
+                    let batchEchoes = echoes(batch.indices)
+                    group.addTask { (k, await batch.socket.echoBatch(batchEchoes)) }
+                }
+                var out = [[EchoBatch.Result]](repeating: [], count: batches.count)
+                for await (k, r) in group { out[k] = r }
+                return out
+            }
+        for (batch, outcomes) in zip(batches, answered) {
+            for (index, outcome) in zip(batch.indices, outcomes) { results[index] = outcome }
+        }
+        return results.map { $0 ?? .init(outcome: .abandoned("lost"), at: .now) }
     }
 
     /// The kind of socket that serves this family, mode and interface, opening it if needed.

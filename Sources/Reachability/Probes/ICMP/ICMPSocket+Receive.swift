@@ -76,32 +76,35 @@ extension ICMPSocket {
 
     /// Fails everything still pending and closes the descriptors (now, or after the last send).
     private func shutDown() {
-        let orphans: [CheckedContinuation<ICMPEchoOutcome, Never>] = state.withLock { s in
+        let orphans: Settled = state.withLock { s in
             s.retired = true
             s.threadDone = true
-            let all = s.pending.values.map(\.continuation)
+            var settled = Settled()
+            let all = s.pending.values
             s.pending.removeAll()
+            for p in all { s.settle(p, .abandoned("ICMP socket closed"), into: &settled) }
             s.timers = DeadlineHeap()
             closeIfUnused(&s)
-            return all
+            return settled
         }
-        for c in orphans { c.resume(returning: .abandoned("ICMP socket closed")) }
+        orphans.resume()
     }
 
     private func expireDeadlines() {
         let now = clock.now
-        var expired: [CheckedContinuation<ICMPEchoOutcome, Never>] = []
-        state.withLock { s in
+        let expired: Settled = state.withLock { s in
+            var settled = Settled()
             while let (deadline, token) = s.timers.peekEntry, deadline <= now {
                 s.timers.pop()
                 let sequence = UInt16(truncatingIfNeeded: token)
                 if let p = s.pending[sequence], p.token == token {
                     s.pending[sequence] = nil
-                    expired.append(p.continuation)
+                    s.settle(p, .timedOut, into: &settled)
                 }
             }
+            return settled
         }
-        for c in expired { c.resume(returning: .timedOut) }
+        expired.resume()
     }
 
     /// Reads until the queue is empty (bounded, so timers still run under a flood).
@@ -172,18 +175,17 @@ extension ICMPSocket {
         switch ICMPPacket.decode(bytes, layout: layout) {
         case .echoReply(let echo, let ttl)?:
             guard echo.identifier == identifier else { return }
-            let matched: Pending? = state.withLock { s in
+            let settled: Settled = state.withLock { s in
+                var settled = Settled()
                 guard let p = s.pending[echo.sequence], p.destination == source,
                     !p.checksNonce || echo.nonce == p.nonce
-                else { return nil }
+                else { return settled }
                 s.pending[echo.sequence] = nil
-                return p
+                let rtt = roundTrip(p, receivedAt: receivedAt, kernelStamp: meta.realtimeNanos)
+                s.settle(p, .reply(rtt: rtt, ttl: ttl ?? meta.hopLimit), into: &settled)
+                return settled
             }
-            guard let p = matched else { return }
-            p.continuation.resume(
-                returning: .reply(
-                    rtt: roundTrip(p, receivedAt: receivedAt, kernelStamp: meta.realtimeNanos),
-                    ttl: ttl ?? meta.hopLimit))
+            settled.resume()
         case .error(let report)?:
             guard report.echo.identifier == identifier else { return }
             let reporter = sourceName.withMemoryRebound(to: sockaddr.self, capacity: 1) {
@@ -222,22 +224,25 @@ extension ICMPSocket {
 
     /// Completes the echo an ICMP error quotes (same sequence, nonce and destination when the quote has them).
     private func fail(_ report: ICMPErrorReport, destination: ICMPAddressKey?, reporter: String) {
-        let matched: Pending? = state.withLock { s in
-            guard let p = s.pending[report.echo.sequence] else { return nil }
-            if let destination, destination != p.destination { return nil }
-            if p.checksNonce, let nonce = report.echo.nonce, nonce != p.nonce { return nil }
+        let now = clock.now
+        let settled: Settled = state.withLock { s in
+            var settled = Settled()
+            guard let p = s.pending[report.echo.sequence] else { return settled }
+            if let destination, destination != p.destination { return settled }
+            if p.checksNonce, let nonce = report.echo.nonce, nonce != p.nonce { return settled }
             s.pending[report.echo.sequence] = nil
-            return p
+            let outcome: ICMPEchoOutcome
+            if p.hopLimited {
+                outcome = .hopError(
+                    ICMPHopError(kind: report.kind, reporter: reporter, text: report.text, rtt: now - p.sentAt))
+            } else {
+                let text = "\(report.text) from \(reporter)" + (report.mtu.map { ", next-hop MTU \($0)" } ?? "")
+                outcome = report.isTooBig ? .tooBig(mtu: report.mtu, text) : .icmpError(text)
+            }
+            s.settle(p, outcome, into: &settled)
+            return settled
         }
-        guard let p = matched else { return }
-        if p.hopLimited {
-            let error = ICMPHopError(
-                kind: report.kind, reporter: reporter, text: report.text, rtt: clock.now - p.sentAt)
-            p.continuation.resume(returning: .hopError(error))
-            return
-        }
-        let text = "\(report.text) from \(reporter)" + (report.mtu.map { ", next-hop MTU \($0)" } ?? "")
-        p.continuation.resume(returning: report.isTooBig ? .tooBig(mtu: report.mtu, text) : .icmpError(text))
+        settled.resume()
     }
 
     /// The round trip: the kernel's receive stamp minus a REALTIME send stamp when that is

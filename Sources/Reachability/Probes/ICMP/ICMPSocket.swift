@@ -41,7 +41,13 @@ final class ICMPSocket: Sendable {
         let destination: ICMPAddressKey
         let sentAt: ContinuousClock.Instant
         let sentRealtimeNanos: Int64
-        let continuation: CheckedContinuation<ICMPEchoOutcome, Never>
+        let waiter: Waiter
+    }
+
+    /// Who waits for a pending echo: its own task, or entry `index` of a batch (`echoBatch`).
+    enum Waiter {
+        case one(CheckedContinuation<ICMPEchoOutcome, Never>)
+        case batch(id: UInt64, index: Int)
     }
 
     struct State {
@@ -56,6 +62,35 @@ final class ICMPSocket: Sendable {
         var sendsInFlight = 0
         var threadDone = false
         var closed = false
+        /// Batches with echoes still pending, by id (`echoBatch`).
+        var batches: [UInt64: EchoBatch] = [:]
+        var nextBatch: UInt64 = 0
+        /// The largest payload sent so far: the receive thread sizes its buffers for its replies.
+        var largestPayload = 0
+
+        /// Removes the pending echo `p` with `outcome`; what it completes goes into `settled`,
+        /// to be resumed once the lock is released.
+        mutating func settle(_ p: Pending, _ outcome: ICMPEchoOutcome, into settled: inout Settled) {
+            switch p.waiter {
+            case .one(let c): settled.ones.append((c, outcome))
+            case .batch(let id, let index):
+                let at = ContinuousClock.now
+                guard batches[id]?.record(index, outcome, at: at) == true, let done = batches.removeValue(forKey: id)
+                else { return }
+                settled.batches.append((done.continuation, done.results()))
+            }
+        }
+    }
+
+    /// Continuations that completed echoes owe, resumed after the state lock is released.
+    struct Settled {
+        var ones: [(CheckedContinuation<ICMPEchoOutcome, Never>, ICMPEchoOutcome)] = []
+        var batches: [(CheckedContinuation<[EchoBatch.Result], Never>, [EchoBatch.Result])] = []
+
+        func resume() {
+            for (c, outcome) in ones { c.resume(returning: outcome) }
+            for (c, results) in batches { c.resume(returning: results) }
+        }
     }
 
     /// Wraps a freshly opened ICMP socket `fd` (ownership passes here, also on error), configures
@@ -204,7 +239,8 @@ final class ICMPSocket: Sendable {
                     s.pending[sequence] = Pending(
                         token: token, nonce: nonce, checksNonce: payloadSize >= ICMPPacket.nonceSize,
                         hopLimited: hopLimit != nil, destination: key,
-                        sentAt: now, sentRealtimeNanos: realtime, continuation: continuation)
+                        sentAt: now, sentRealtimeNanos: realtime, waiter: .one(continuation))
+                    s.largestPayload = max(s.largestPayload, payloadSize)
                     s.timers.push(deadline, token)
                     s.sendsInFlight += 1
                     let wake = s.wakeAt.map { deadline < $0 } ?? true
@@ -289,13 +325,15 @@ final class ICMPSocket: Sendable {
 
     /// Completes the pending echo `token` (if it is still pending) with `outcome`.
     func complete(_ token: UInt64, _ outcome: ICMPEchoOutcome) {
-        let continuation: CheckedContinuation<ICMPEchoOutcome, Never>? = state.withLock { s in
+        let settled: Settled = state.withLock { s in
+            var settled = Settled()
             let sequence = UInt16(truncatingIfNeeded: token)
-            guard let p = s.pending[sequence], p.token == token else { return nil }
+            guard let p = s.pending[sequence], p.token == token else { return settled }
             s.pending[sequence] = nil
-            return p.continuation
+            s.settle(p, outcome, into: &settled)
+            return settled
         }
-        continuation?.resume(returning: outcome)
+        settled.resume()
     }
 
     /// Ends a send; closes the descriptor if the receive thread already finished and this was the last send.

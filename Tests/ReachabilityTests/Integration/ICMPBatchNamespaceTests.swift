@@ -1,0 +1,133 @@
+import Testing
+
+@testable import Reachability
+
+/// A slot's single-echo ICMP rounds sent together (`ICMPProber.batchRounds`, one `sendmmsg`)
+/// must end exactly as the same rounds run one by one: replies, ICMP errors, drops, sends the
+/// kernel refuses, a socket that cannot be opened, each with its own duration and traffic.
+@Suite struct ICMPBatchNamespaceTests {
+    /// 127.0.0.0/24 answers, 127.0.1.0/24 is rejected with host-unreachable, 127.0.2.0/24 is
+    /// dropped; 192.0.2.1 has no route (the namespace holds only loopback).
+    static let rules = """
+        table inet t {
+          chain in { type filter hook input priority 0; policy accept;
+            ip daddr 127.0.1.0/24 icmp type echo-request reject with icmp type host-unreachable
+            ip daddr 127.0.2.0/24 icmp type echo-request drop
+          }
+        }
+        """
+
+    static func hosts() -> [(host: String, payload: Int, interface: String?)] {
+        var all: [(String, Int, String?)] = []
+        for i in 1...40 { all.append(("127.0.0.\(i)", 56, nil)) }
+        for i in 1...5 { all.append(("127.0.1.\(i)", 56, nil)) }
+        for i in 1...5 { all.append(("127.0.2.\(i)", 56, nil)) }
+        all += [
+            ("192.0.2.1", 56, nil), ("::1", 56, nil), ("127.0.0.200", 0, nil), ("127.0.0.201", 1400, nil),
+            ("127.0.0.202", 56, "rxnosuch0"),
+        ]
+        return all
+    }
+
+    @Test(arguments: [ICMPSocketMode.raw, .datagram])
+    func aBatchEndsEachRoundAsItsOwnRoundWould(mode: ICMPSocketMode) async throws {
+        try await withICMPNamespace(allowPingSockets: true) { ns async throws in
+            try ns.nft(Self.rules)
+            let engine = ICMPEngine(networkNamespace: ns.path)
+            defer { engine.close() }
+            let probers = Self.hosts().map {
+                ICMPProber(
+                    .init(host: $0.host, count: 1, payloadSize: $0.payload, interface: $0.interface, mode: mode),
+                    engine: engine)
+            }
+            #expect(probers.allSatisfy { $0.batchAddress != nil })
+            let meters = probers.map { _ in TrafficMeter() }
+            let start = ContinuousClock.now
+            let deadline = start + .milliseconds(700)
+            let batched = await ICMPProber.batchRounds(
+                probers.map { .init(prober: $0, deadline: deadline) }, meters: meters, width: 8)
+            let elapsed = ContinuousClock.now - start
+            #expect(engine.batchedEchoes == probers.count)
+            #expect(elapsed >= .milliseconds(690) && elapsed < .seconds(3), "the drops end at the deadline: \(elapsed)")
+            for (k, (prober, result)) in zip(probers, batched).enumerated() {
+                let alone = await prober.probe(deadline: .now + .milliseconds(700))
+                let host = prober.configuration.host
+                #expect(
+                    result.status == alone.status && result.reason == alone.reason,
+                    "\(host): \(result.detail) / \(alone.detail)")
+                #expect(
+                    result.icmp?.sent == alone.icmp?.sent && result.icmp?.received == alone.icmp?.received, "\(host)")
+                #expect(
+                    result.detail.prefix(12) == alone.detail.prefix(12), "\(host): \(result.detail) / \(alone.detail)")
+                #expect(result.address == alone.address && result.family == alone.family)
+                let traffic = meters[k].total
+                #expect(traffic.sentPackets == UInt64(result.icmp?.sent ?? 0), "\(host): \(traffic)")
+                if result.succeeded {
+                    #expect(traffic.receivedPackets == 1)
+                    #expect(
+                        result.duration < .milliseconds(600), "a reply ends its own round: \(host) \(result.duration)")
+                }
+                if host.hasPrefix("127.0.2.") {
+                    #expect(result.reason == .timeout && result.duration >= .milliseconds(690), "\(host)")
+                }
+            }
+            let answered = zip(Self.hosts(), batched).filter { $0.1.succeeded }.map(\.0.host)
+            #expect(answered.count == 40 + 3, "\(answered)")
+            #expect(batched[batched.count - 1].reason == .unreachable, "missing interface: \(batched.last!.detail)")
+            for family in [IPFamily.ipv4, .ipv6] {
+                #expect(try engine.socket(family: family, mode: mode, interface: nil).pendingCount == 0)
+            }
+        }
+    }
+
+    @Test func aDeadlineAlreadyGoneSendsNothing() async {
+        let engine = ICMPEngine()
+        defer { engine.close() }
+        let probers = (1...3).map { ICMPProber(.init(host: "127.0.0.\($0)", count: 1, mode: .raw), engine: engine) }
+        let meters = probers.map { _ in TrafficMeter() }
+        let results = await ICMPProber.batchRounds(
+            probers.map { .init(prober: $0, deadline: .now - .seconds(1)) }, meters: meters, width: 2)
+        for r in results {
+            #expect(r.reason == .timeout && r.icmp?.sent == 0, "\(r.detail)")
+        }
+        #expect(meters.allSatisfy { $0.total.sentPackets == 0 })
+    }
+
+    @Test func onlySingleEchoesToLiteralsInAValidConfigurationAreBatched() {
+        let engine = ICMPEngine()
+        defer { engine.close() }
+        func batchable(_ c: ICMPProber.Configuration) -> Bool { ICMPProber(c, engine: engine).batchAddress != nil }
+        #expect(batchable(.init(host: "127.0.0.1", count: 1)))
+        #expect(batchable(.init(host: "::1", family: .ipv6, count: 1)))
+        #expect(!batchable(.init(host: "localhost", count: 1)), "a name is resolved each round")
+        #expect(!batchable(.init(host: "127.0.0.1", count: 3)), "spaced echoes keep their own task")
+        #expect(!batchable(.init(host: "127.0.0.1", family: .ipv6, count: 1)), "the family refuses it: dns failure")
+        #expect(!batchable(.init(host: "127.0.0.1", count: 1, payloadSize: -1)), "a configuration problem is reported")
+    }
+}
+
+/// The scheduler sends a slot's batchable ICMP probes together, and only those.
+@Suite struct MonitorICMPBatchTests {
+    @Test func aRoundOfLoopbackTargetsGoesOutAsOneBatch() async {
+        let engine = ICMPEngine()
+        defer { engine.close() }
+        var specs = (1...30).map { i in
+            let host = "127.0.0.\(i)"
+            let prober = ICMPProber(.init(host: host, count: 1, mode: .raw), engine: engine)
+            return ProbeSpec(name: host, type: .icmp, target: host, family: .ipv4) { _ in prober }
+        }
+        let named = ICMPProber(.init(host: "localhost", family: .ipv4, count: 1, mode: .raw), engine: engine)
+        specs.append(ProbeSpec(name: "localhost", type: .icmp, target: "localhost", family: .ipv4) { _ in named })
+        var settings = MonitorSettings()
+        settings.timeout = .seconds(2)
+        let monitor = ReachabilityMonitor(probes: specs, settings: settings, clock: ContinuousClock())
+        let status = await monitor.check()
+        #expect(engine.batchedEchoes == 30, "the literals in one batch, the name on its own")
+        #expect(status.probes.count == 31)
+        for o in status.probes {
+            #expect(o.result.status == .success, "\(o.name): \(o.result.detail)")
+            #expect(o.traffic?.sentPackets == 1 && o.traffic?.receivedPackets == 1, "\(o.name)")
+            #expect(o.startLateness != nil)
+        }
+    }
+}
