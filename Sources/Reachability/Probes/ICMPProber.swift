@@ -79,6 +79,8 @@ package struct ICMPProber: Prober {
     /// literal the family admits, in a valid configuration; nil when the round needs its own
     /// task (a name to resolve, several spaced echoes, a configuration problem to report).
     let batchAddress: SocketAddress?
+    /// Whether `batchAddress` is loopback or link-local (its replies never need `askPhantom`).
+    let batchAddressIsLocal: Bool
 
     package init(_ configuration: Configuration, engine: ICMPEngine = .shared) {
         self.configuration = configuration
@@ -87,6 +89,7 @@ package struct ICMPProber: Prober {
         batchAddress =
             c.count == 1 && c.problem == nil && !c.host.utf8.contains(0)
             ? SocketAddress(ip: c.host).flatMap { c.family.admits($0.ipFamily) ? $0 : nil } : nil
+        batchAddressIsLocal = batchAddress.map { AddressLocality.isIntrinsicallyLocal($0.ip) } ?? false
     }
 
     package var type: ProbeType { .icmp }

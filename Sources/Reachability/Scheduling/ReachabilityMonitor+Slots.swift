@@ -2,10 +2,10 @@
 /// slot's single-echo ICMP probes to IP literals, which go out together.
 extension ReachabilityMonitor {
     /// Runs one stagger slot's jobs and returns their outcomes (in no particular order). Two or
-    /// more ICMP rounds that can be batched (`ICMPProber.batchAddress`) are one
-    /// `ICMPProber.batchRounds`: one `sendmmsg` and one resumption for the slot, holding one of
-    /// the `maxConcurrentProbes` places (the echoes share one socket and one receive thread). The
-    /// rest run `width` at a time, as before.
+    /// more ICMP rounds that can be batched (`ICMPProber.batchAddress`) go out together
+    /// (`ICMPProber.batchRounds`: `sendmmsg` and one resumption per chunk), in chunks of at most
+    /// `width`; each round holds one of the `maxConcurrentProbes` places from before its chunk is
+    /// sent until it is over, as it would on its own. The rest run `width` at a time, as before.
     func runSlot(
         _ jobs: [(spec: ProbeSpec, interface: String?)], plan: Plan, at started: Double, due: C.Instant, width: Int
     ) async -> [ProbeOutcome] {
@@ -26,25 +26,35 @@ extension ReachabilityMonitor {
         // Nothing to batch: the probes start from this task, as they always did.
         if batched.count < 2 { return await boundedConcurrently(Array(jobs.indices), width: width, single) }
         async let others = boundedConcurrently(alone, width: width, single)
-        await concurrency.acquire()
-        let lateness = max(.zero, due.duration(to: clock.now))
-        let now = ContinuousClock.now
-        let meters = batched.map { _ in TrafficMeter() }
-        let rounds = batched.map { b in
-            ICMPProber.BatchRound(
-                prober: b.prober, deadline: now + (jobs[b.job].spec.timeout ?? plan.settings.timeout))
+        let concurrency = self.concurrency
+        let timeout = plan.settings.timeout
+        let together: [ProbeOutcome] = await withTaskGroup(of: [ProbeOutcome].self) { group in
+            var start = 0
+            while start < batched.count {
+                let chunk = Array(batched[start..<min(start + width, batched.count)])
+                start += chunk.count
+                for _ in chunk { await concurrency.acquire() }
+                let lateness = max(.zero, due.duration(to: clock.now))
+                let now = ContinuousClock.now
+                group.addTask {
+                    let meters = chunk.map { _ in TrafficMeter() }
+                    let rounds = chunk.map { b in
+                        ICMPProber.BatchRound(prober: b.prober, deadline: now + (jobs[b.job].spec.timeout ?? timeout))
+                    }
+                    let results = await ICMPProber.batchRounds(rounds, meters: meters) { _ in concurrency.release() }
+                    return chunk.indices.map { k in
+                        let (spec, interface) = jobs[chunk[k].job]
+                        return ProbeOutcome(
+                            name: spec.name, type: spec.type, target: spec.target, interface: interface,
+                            result: results[k], at: started, startLateness: lateness, traffic: meters[k].total)
+                    }
+                }
+            }
+            var all: [ProbeOutcome] = []
+            for await outcomes in group { all += outcomes }
+            return all
         }
-        let results = await ICMPProber.batchRounds(rounds, meters: meters, width: width)
-        concurrency.release()
-        var outcomes = await others
-        for (k, b) in batched.enumerated() {
-            let spec = jobs[b.job].spec
-            outcomes.append(
-                ProbeOutcome(
-                    name: spec.name, type: spec.type, target: spec.target, interface: jobs[b.job].interface,
-                    result: results[k], at: started, startLateness: lateness, traffic: meters[k].total))
-        }
-        return outcomes
+        return await others + together
     }
 
     /// Why this probe has no usable path now (its uplink, its family, or no path at all), or nil.

@@ -1,3 +1,4 @@
+import Synchronization
 import Testing
 
 @testable import Reachability
@@ -44,8 +45,11 @@ import Testing
             let meters = probers.map { _ in TrafficMeter() }
             let start = ContinuousClock.now
             let deadline = start + .milliseconds(700)
+            let ended = Mutex<[Int]>([])
             let batched = await ICMPProber.batchRounds(
-                probers.map { .init(prober: $0, deadline: deadline) }, meters: meters, width: 8)
+                probers.map { .init(prober: $0, deadline: deadline) }, meters: meters
+            ) { i in ended.withLock { $0.append(i) } }
+            #expect(ended.withLock { $0.sorted() } == Array(probers.indices), "each round ends once")
             let elapsed = ContinuousClock.now - start
             #expect(engine.batchedEchoes == probers.count)
             #expect(elapsed >= .milliseconds(690) && elapsed < .seconds(3), "the drops end at the deadline: \(elapsed)")
@@ -86,11 +90,86 @@ import Testing
         let probers = (1...3).map { ICMPProber(.init(host: "127.0.0.\($0)", count: 1, mode: .raw), engine: engine) }
         let meters = probers.map { _ in TrafficMeter() }
         let results = await ICMPProber.batchRounds(
-            probers.map { .init(prober: $0, deadline: .now - .seconds(1)) }, meters: meters, width: 2)
+            probers.map { .init(prober: $0, deadline: .now - .seconds(1)) }, meters: meters)
         for r in results {
             #expect(r.reason == .timeout && r.icmp?.sent == 0, "\(r.detail)")
         }
         #expect(meters.allSatisfy { $0.total.sentPackets == 0 })
+    }
+
+    /// A box answering echo for every address (here: the target and the phantom address both
+    /// on the namespace's loopback, replies that cross no router) must be caught in a batch as
+    /// it is alone, at once, even while a dropped slot-mate keeps the batch waiting.
+    @Test func aPhantomReplyIsCaughtInABatchWhileASlotMateWaits() async throws {
+        try await withICMPNamespace(allowPingSockets: true) { ns async throws in
+            try ns.nft(Self.rules)
+            try ns.exec(["ip", "addr", "add", "198.51.100.7/32", "dev", "lo"])
+            try ns.exec(["ip", "addr", "add", "203.0.113.254/32", "dev", "lo"])
+            let engine = ICMPEngine(networkNamespace: ns.path)
+            defer { engine.close() }
+            let hosts = ["198.51.100.7", "127.0.2.9", "127.0.0.9"]
+            let probers = hosts.map { ICMPProber(.init(host: $0, count: 1, mode: .raw), engine: engine) }
+            let meters = probers.map { _ in TrafficMeter() }
+            let ended = Mutex<[Int]>([])
+            let results = await ICMPProber.batchRounds(
+                probers.map { .init(prober: $0, deadline: .now + .milliseconds(800)) }, meters: meters
+            ) { i in ended.withLock { $0.append(i) } }
+            #expect(results[0].succeeded && results[0].icmp?.phantomReply == "203.0.113.254", "\(results[0])")
+            #expect(
+                results[0].duration < .milliseconds(700), "not held to the dropped slot-mate: \(results[0].duration)")
+            #expect(meters[0].total.sentPackets == 2, "the echo and the phantom's")
+            #expect(results[1].reason == .timeout)
+            #expect(results[2].succeeded && results[2].icmp?.phantomReply == nil, "loopback needs no phantom")
+            #expect(ended.withLock { $0.sorted() } == [0, 1, 2])
+            let alone = await probers[0].probe(deadline: .now + .milliseconds(800))
+            #expect(alone.icmp?.phantomReply == results[0].icmp?.phantomReply)
+            #expect(
+                OnPathCheck.review(
+                    ProbeOutcome(name: "x", type: .icmp, target: "198.51.100.7", result: results[0], at: 0),
+                    isLocal: { _ in false }
+                ).result.succeeded == false, "the forged reply voids the round")
+        }
+    }
+
+    @Test(arguments: ["cancel", "close"])
+    func aBatchEndsAtOnceWhenCancelledOrItsEngineCloses(how: String) async throws {
+        try await withICMPNamespace(allowPingSockets: true) { ns async throws in
+            try ns.nft(Self.rules)
+            let engine = ICMPEngine(networkNamespace: ns.path)
+            defer { engine.close() }
+            let probers = (1...20).map {
+                ICMPProber(.init(host: "127.0.2.\($0)", count: 1, mode: .raw), engine: engine)
+            }
+            let meters = probers.map { _ in TrafficMeter() }
+            let start = ContinuousClock.now
+            let running = Task {
+                await ICMPProber.batchRounds(
+                    probers.map { .init(prober: $0, deadline: .now + .seconds(20)) }, meters: meters)
+            }
+            try await Task.sleep(for: .milliseconds(200))
+            if how == "cancel" { running.cancel() } else { engine.close() }
+            let results = await running.value
+            #expect(ContinuousClock.now - start < .seconds(10), "ended long before the deadline")
+            #expect(results.allSatisfy { $0.reason == .error && $0.icmp?.sent == 1 }, "\(results.map(\.detail))")
+            if how == "cancel" {
+                #expect(try engine.socket(family: .ipv4, mode: .raw, interface: nil).pendingCount == 0)
+            }
+        }
+    }
+
+    @Test func aLargeBatchLosesNothing() async throws {
+        try await withICMPNamespace(allowPingSockets: true) { ns async throws in
+            let engine = ICMPEngine(networkNamespace: ns.path)
+            defer { engine.close() }
+            let probers = (0..<1500).map {
+                ICMPProber(.init(host: "127.0.\($0 / 250 + 10).\($0 % 250 + 1)", count: 1, mode: .raw), engine: engine)
+            }
+            let meters = probers.map { _ in TrafficMeter() }
+            let results = await ICMPProber.batchRounds(
+                probers.map { .init(prober: $0, deadline: .now + .seconds(5)) }, meters: meters)
+            #expect(results.filter(\.succeeded).count == 1500, "\(results.first { !$0.succeeded }?.detail ?? "")")
+            #expect(try engine.socket(family: .ipv4, mode: .raw, interface: nil).pendingCount == 0)
+        }
     }
 
     @Test func onlySingleEchoesToLiteralsInAValidConfigurationAreBatched() {
@@ -120,14 +199,18 @@ import Testing
         specs.append(ProbeSpec(name: "localhost", type: .icmp, target: "localhost", family: .ipv4) { _ in named })
         var settings = MonitorSettings()
         settings.timeout = .seconds(2)
+        settings.maxConcurrentProbes = 4
         let monitor = ReachabilityMonitor(probes: specs, settings: settings, clock: ContinuousClock())
         let status = await monitor.check()
-        #expect(engine.batchedEchoes == 30, "the literals in one batch, the name on its own")
+        #expect(engine.batchedEchoes == 30, "the literals in batches of four, the name on its own")
         #expect(status.probes.count == 31)
         for o in status.probes {
             #expect(o.result.status == .success, "\(o.name): \(o.result.detail)")
             #expect(o.traffic?.sentPackets == 1 && o.traffic?.receivedPackets == 1, "\(o.name)")
             #expect(o.startLateness != nil)
         }
+        // Every place was given back: a second round runs as the first.
+        let again = await monitor.check()
+        #expect(again.probes.allSatisfy(\.result.succeeded) && engine.batchedEchoes == 60)
     }
 }

@@ -116,19 +116,15 @@ package final class ICMPEngine: Sendable {
         }
     }
 
-    /// Sends many echoes at once, one `sendmmsg` per socket they need, and waits for all of
+    /// Sends many echoes at once, `sendmmsg` on each socket they need, and waits for all of
     /// them (`ICMPSocket.echoBatch`): what a stagger slot of single-echo ICMP probes uses. Each
-    /// result is what `echo` would have returned for that request, with when it ended. Nothing
-    /// is charged to a `TrafficMeter` here: the caller charges each probe its own.
-    package func echoBatch(_ requests: [BatchRequest]) async -> [EchoBatch.Result] {
+    /// result is what `echo` would have returned for that request, with when it ended;
+    /// `onEnded` hears of each as it ends (its index in `requests`). Nothing is charged to a
+    /// `TrafficMeter` here: the caller charges each probe its own.
+    package func echoBatch(_ requests: [BatchRequest], onEnded: EchoBatch.EndHandler? = nil) async
+        -> [EchoBatch.Result]
+    {
         batched.add(requests.count, ordering: .relaxed)
-        func echoes(_ indices: [Int]) -> [ICMPSocket.BatchEcho] {
-            indices.map {
-                ICMPSocket.BatchEcho(
-                    destination: requests[$0].destination, payloadSize: requests[$0].payloadSize,
-                    deadline: requests[$0].deadline)
-            }
-        }
         var groups: [ObjectIdentifier: (socket: ICMPSocket, indices: [Int])] = [:]
         var results = [EchoBatch.Result?](repeating: nil, count: requests.count)
         for (index, r) in requests.enumerated() {
@@ -137,25 +133,26 @@ package final class ICMPEngine: Sendable {
                     family: r.destination.ipFamily, mode: r.mode, interface: r.interface, dontFragment: r.dontFragment)
                 groups[ObjectIdentifier(socket), default: (socket, [])].indices.append(index)
             } catch {
-                results[index] = .init(outcome: .notSent(error.reason, error.description), at: .now)
+                let result = EchoBatch.Result(outcome: .notSent(error.reason, error.description), at: .now)
+                results[index] = result
+                onEnded?(index, result)
             }
         }
-        let batches = Array(groups.values)
-        let answered: [[EchoBatch.Result]] =
-            batches.count == 1
-            ? [await batches[0].socket.echoBatch(echoes(batches[0].indices))]
-            : await withTaskGroup(of: (Int, [EchoBatch.Result]).self) { group in
-                for (k, batch) in batches.enumerated() {
-                    let batchEchoes = echoes(batch.indices)
-                    group.addTask { (k, await batch.socket.echoBatch(batchEchoes)) }
-                }
-                var out = [[EchoBatch.Result]](repeating: [], count: batches.count)
-                for await (k, r) in group { out[k] = r }
-                return out
+        @Sendable func send(_ group: (socket: ICMPSocket, indices: [Int])) async -> [(Int, EchoBatch.Result)] {
+            let echoes = group.indices.map {
+                ICMPSocket.BatchEcho(
+                    destination: requests[$0].destination, payloadSize: requests[$0].payloadSize,
+                    deadline: requests[$0].deadline)
             }
-        for (batch, outcomes) in zip(batches, answered) {
-            for (index, outcome) in zip(batch.indices, outcomes) { results[index] = outcome }
+            let ended = onEnded.map { handler in
+                { @Sendable (k: Int, r: EchoBatch.Result) in handler(group.indices[k], r) }
+            }
+            return Array(zip(group.indices, await group.socket.echoBatch(echoes, onEnded: ended)))
         }
+        let all = Array(groups.values)
+        let answered =
+            all.count == 1 ? await send(all[0]) : await boundedConcurrently(all, width: all.count, send).flatMap { $0 }
+        for (index, result) in answered { results[index] = result }
         return results.map { $0 ?? .init(outcome: .abandoned("lost"), at: .now) }
     }
 

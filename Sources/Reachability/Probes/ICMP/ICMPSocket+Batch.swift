@@ -12,25 +12,31 @@ package struct EchoBatch {
         package var at: ContinuousClock.Instant
     }
 
+    /// Told of each echo as it ends (its index in the batch), on whichever thread ended it,
+    /// before the batch's continuation is resumed. Must be quick: the receive thread calls it.
+    package typealias EndHandler = @Sendable (Int, Result) -> Void
+
     let continuation: CheckedContinuation<[Result], Never>
+    let onEnded: EndHandler?
     private var slots: [Result?]
     private var remaining: Int
 
-    init(count: Int, continuation: CheckedContinuation<[Result], Never>) {
+    init(count: Int, continuation: CheckedContinuation<[Result], Never>, onEnded: EndHandler?) {
         self.continuation = continuation
+        self.onEnded = onEnded
         slots = Array(repeating: nil, count: count)
         remaining = count
     }
 
-    /// Records entry `index` (once); true when it was the last one outstanding.
-    mutating func record(_ index: Int, _ outcome: ICMPEchoOutcome, at: ContinuousClock.Instant) -> Bool {
-        guard slots.indices.contains(index), slots[index] == nil else { return false }
+    /// Records entry `index`; nil when it was already recorded, else whether it was the last.
+    mutating func record(_ index: Int, _ outcome: ICMPEchoOutcome, at: ContinuousClock.Instant) -> Bool? {
+        guard slots.indices.contains(index), slots[index] == nil else { return nil }
         slots[index] = Result(outcome: outcome, at: at)
         remaining -= 1
         return remaining == 0
     }
 
-    /// The outcomes in request order (only complete once `record` returned true).
+    /// The outcomes in request order (only complete once `record` said it was the last).
     func results() -> [Result] {
         slots.map { $0 ?? Result(outcome: .abandoned("lost"), at: .now) }
     }
@@ -44,46 +50,83 @@ extension ICMPSocket {
         var deadline: ContinuousClock.Instant
     }
 
-    /// Sends the echoes of `requests` with `sendmmsg` (one call, more only when the kernel takes
-    /// fewer) and waits until every one has ended — reply, ICMP error quoting it, or its deadline —
-    /// with one continuation for all: a slot's echoes cost one registration under the lock, one
-    /// send call and one resumption, not one of each per echo as `echo` does. Matching, nonces
-    /// and deadlines are `echo`'s, so a batched echo proves exactly what a single one does.
-    /// Results come in request order. Never throws; cancellation ends the waiting ones at once.
-    func echoBatch(_ requests: [BatchEcho]) async -> [EchoBatch.Result] {
+    /// Sends the echoes of `requests` with `sendmmsg` and waits until every one has ended —
+    /// reply, ICMP error quoting it, or its deadline — with one continuation for all: a slot's
+    /// echoes cost one registration under the lock, a few send calls and one resumption, not
+    /// one of each per echo as `echo` does. Matching, nonces and deadlines are `echo`'s, so a
+    /// batched echo proves exactly what a single one does. `onEnded` hears of each echo as it
+    /// ends. Results come in request order. Never throws; cancellation ends the waiting ones.
+    func echoBatch(_ requests: [BatchEcho], onEnded: EchoBatch.EndHandler? = nil) async -> [EchoBatch.Result] {
         guard !requests.isEmpty else { return [] }
-        let tokens = Mutex<[UInt64]>([])
+        let tokens = Mutex<[UInt64]?>([])
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<[EchoBatch.Result], Never>) in
                 if Task.isCancelled {
                     let now = clock.now
-                    continuation.resume(
-                        returning: requests.map { _ in .init(outcome: .notSent(.error, "cancelled"), at: now) })
+                    let results = requests.map { _ in EchoBatch.Result(outcome: .notSent(.error, "cancelled"), at: now)
+                    }
+                    for (i, r) in results.enumerated() { onEnded?(i, r) }
+                    continuation.resume(returning: results)
                     return
                 }
-                guard let registered = register(requests, continuation: continuation) else { return }
-                tokens.withLock { $0 = registered.compactMap { $0?.token } }
+                guard let registered = register(requests, continuation: continuation, onEnded: onEnded) else { return }
+                let mine = registered.compactMap { $0?.token }
+                // Cancelled while registering: `onCancel` found no tokens (nil marks that it ran).
+                let missed = tokens.withLock { t -> Bool in
+                    guard t != nil else { return true }
+                    t = mine
+                    return false
+                }
+                if missed {
+                    for token in mine { complete(token, .abandoned("cancelled")) }
+                    return
+                }
                 send(requests, registered)
             }
         } onCancel: {
-            for token in tokens.withLock({ $0 }) { complete(token, .abandoned("cancelled")) }
+            let mine = tokens.withLock { t -> [UInt64] in
+                defer { t = nil }
+                return t ?? []
+            }
+            for token in mine { complete(token, .abandoned("cancelled")) }
         }
     }
 
     private typealias Registration = (token: UInt64, sequence: UInt16, nonce: UInt64)
 
+    /// Messages per `sendmmsg` call: each call's echoes are stamped just before it.
+    static let messagesPerCall = 16
+    /// How many times a batch waits (10 ms each) for room in a full send buffer before the echo
+    /// at hand fails with the errno, as `echo`'s would at once.
+    static let sendBufferWaits = 20
+
+    /// Stamps the pending echoes `tokens` as sent now.
+    private func restamp(_ tokens: [UInt64]) {
+        let now = clock.now
+        let realtime = Self.realtimeNanos()
+        state.withLock { s in
+            for token in tokens {
+                let sequence = UInt16(truncatingIfNeeded: token)
+                guard s.pending[sequence]?.token == token else { continue }
+                s.pending[sequence]!.sentAt = now
+                s.pending[sequence]!.sentRealtimeNanos = realtime
+            }
+        }
+    }
+
     /// Registers each echo as pending under one lock; those that cannot be sent (deadline passed,
     /// socket closed or saturated) end at once. Nil when none is left to send (the continuation
     /// was resumed); else the registration of each request, nil for those that ended.
-    private func register(_ requests: [BatchEcho], continuation: CheckedContinuation<[EchoBatch.Result], Never>)
-        -> [Registration?]?
-    {
+    private func register(
+        _ requests: [BatchEcho], continuation: CheckedContinuation<[EchoBatch.Result], Never>,
+        onEnded: EchoBatch.EndHandler?
+    ) -> [Registration?]? {
         let now = clock.now
         let realtime = Self.realtimeNanos()
         let (registered, wake, done): ([Registration?], Bool, Settled) = state.withLock { s in
             s.nextBatch += 1
             let id = s.nextBatch
-            s.batches[id] = EchoBatch(count: requests.count, continuation: continuation)
+            s.batches[id] = EchoBatch(count: requests.count, continuation: continuation, onEnded: onEnded)
             var registered: [Registration?] = []
             registered.reserveCapacity(requests.count)
             var earliest: ContinuousClock.Instant?
@@ -170,8 +213,13 @@ extension ICMPSocket {
         var failures: [(index: Int, errno: Int32)] = []
         var next = 0
         var retries = 0
+        var waits = 0
         while next < live.count {
-            let rc = cshim_sendmmsg(fd, messages + next, UInt32(live.count - next), Int32(MSG_DONTWAIT))
+            // A few messages per call, stamped just before it: an echo's round trip starts at most
+            // a few microseconds before it really left, as `echo`'s does.
+            let count = min(Self.messagesPerCall, live.count - next)
+            restamp(live[next..<(next + count)].map { registered[$0]!.token })
+            let rc = cshim_sendmmsg(fd, messages + next, UInt32(count), Int32(MSG_DONTWAIT))
             if rc > 0 {
                 next += Int(rc)
                 retries = 0
@@ -182,6 +230,13 @@ extension ICMPSocket {
             // As in `echo`: a ping socket's latched ICMP error fails the next send once; retry it.
             if kind == .datagram, retries < 3, Self.latchableErrors.contains(code) {
                 retries += 1
+                continue
+            }
+            // A full send buffer (a burst on a slow link): wait for room, a little, not forever.
+            if code == EAGAIN || code == ENOBUFS, waits < Self.sendBufferWaits {
+                waits += 1
+                var writable = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+                _ = poll(&writable, 1, 10)
                 continue
             }
             failures.append((live[next], code))

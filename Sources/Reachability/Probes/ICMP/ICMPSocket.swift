@@ -39,8 +39,9 @@ final class ICMPSocket: Sendable {
         /// Sent with a hop limit: an ICMP error completes it as `.hopError`.
         let hopLimited: Bool
         let destination: ICMPAddressKey
-        let sentAt: ContinuousClock.Instant
-        let sentRealtimeNanos: Int64
+        /// Stamped again right before the send call for batched echoes (`echoBatch`).
+        var sentAt: ContinuousClock.Instant
+        var sentRealtimeNanos: Int64
         let waiter: Waiter
     }
 
@@ -73,12 +74,22 @@ final class ICMPSocket: Sendable {
         mutating func settle(_ p: Pending, _ outcome: ICMPEchoOutcome, into settled: inout Settled) {
             switch p.waiter {
             case .one(let c): settled.ones.append((c, outcome))
-            case .batch(let id, let index):
-                let at = ContinuousClock.now
-                guard batches[id]?.record(index, outcome, at: at) == true, let done = batches.removeValue(forKey: id)
-                else { return }
-                settled.batches.append((done.continuation, done.results()))
+            case .batch(let id, let index): record(batch: id, index, outcome, at: .now, into: &settled)
             }
+        }
+
+        /// Records entry `index` of batch `id` (once); its `onEnded` and, when it was the last, the
+        /// batch's continuation go into `settled`.
+        mutating func record(
+            batch id: UInt64, _ index: Int, _ outcome: ICMPEchoOutcome, at: ContinuousClock.Instant,
+            into settled: inout Settled
+        ) {
+            guard let last = batches[id]?.record(index, outcome, at: at) else { return }
+            if let onEnded = batches[id]?.onEnded {
+                settled.ended.append((onEnded, index, EchoBatch.Result(outcome: outcome, at: at)))
+            }
+            guard last, let done = batches.removeValue(forKey: id) else { return }
+            settled.batches.append((done.continuation, done.results()))
         }
     }
 
@@ -86,8 +97,11 @@ final class ICMPSocket: Sendable {
     struct Settled {
         var ones: [(CheckedContinuation<ICMPEchoOutcome, Never>, ICMPEchoOutcome)] = []
         var batches: [(CheckedContinuation<[EchoBatch.Result], Never>, [EchoBatch.Result])] = []
+        /// Each batched echo that ended, for its batch's `onEnded` (called before any resumption).
+        var ended: [(EchoBatch.EndHandler, Int, EchoBatch.Result)] = []
 
         func resume() {
+            for (handler, index, result) in ended { handler(index, result) }
             for (c, outcome) in ones { c.resume(returning: outcome) }
             for (c, results) in batches { c.resume(returning: results) }
         }
