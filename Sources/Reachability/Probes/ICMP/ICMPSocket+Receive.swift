@@ -23,12 +23,32 @@ extension ICMPSocket {
         let iov = UnsafeMutablePointer<iovec>.allocate(capacity: 1)
         let message = UnsafeMutablePointer<msghdr>.allocate(capacity: 1)
 
+        /// For `recvmmsg`: `slots` datagrams of at most `slotSize` bytes per call, each with its
+        /// own control buffer and source address.
+        static let slots = 32
+        static let slotSize = 2048
+        static let slotControlSize = 256
+        let slotData = UnsafeMutableRawPointer.allocate(byteCount: slots * slotSize, alignment: 16)
+        let slotControl = UnsafeMutableRawPointer.allocate(byteCount: slots * slotControlSize, alignment: 16)
+        let slotNames = UnsafeMutablePointer<sockaddr_storage>.allocate(capacity: slots)
+        let slotIovs = UnsafeMutablePointer<iovec>.allocate(capacity: slots)
+        let slotMessages = UnsafeMutablePointer<cshim_mmsghdr>.allocate(capacity: slots)
+
+        /// Whether replies to echoes of `payload` bytes fit one slot (with the largest IPv4
+        /// header a raw socket passes up, and room for an ICMP error's quote).
+        static func slotsFit(payload: Int) -> Bool { payload + ICMPPacket.headerSize + 60 <= slotSize }
+
         func deallocate() {
             data.deallocate()
             control.deallocate()
             name.deallocate()
             iov.deallocate()
             message.deallocate()
+            slotData.deallocate()
+            slotControl.deallocate()
+            slotNames.deallocate()
+            slotIovs.deallocate()
+            slotMessages.deallocate()
         }
     }
 
@@ -61,7 +81,12 @@ extension ICMPSocket {
             }
             let events = Int32(fds[0].revents)
             if events & Int32(POLLNVAL) != 0 { break }
-            if events & Int32(POLLIN) != 0 { drain(buffers, errorQueue: false) }
+            if events & Int32(POLLIN) != 0 {
+                // Read after the wake-up: an echo is registered (with its size) before it is sent,
+                // so a reply in the queue never meets slots sized for smaller ones.
+                let fits = state.withLock { Buffers.slotsFit(payload: $0.largestPayload) }
+                if fits { drainMany(buffers) } else { drain(buffers, errorQueue: false) }
+            }
             if events & Int32(POLLERR) != 0 {
                 if kind == .datagram { drain(buffers, errorQueue: true) }
                 // The error was also latched in sk_err (it would make poll report POLLERR forever): clear it.
@@ -138,6 +163,46 @@ extension ICMPSocket {
             } else {
                 handle(bytes, meta: meta, source: source, sourceName: b.name, receivedAt: receivedAt)
             }
+        }
+    }
+
+    /// Reads the queue with `recvmmsg`, `Buffers.slots` datagrams a call (bounded like `drain`),
+    /// while every reply expected fits a slot. A datagram cut short (someone else's larger
+    /// packet) is skipped: a truncated copy cannot pass the checksum.
+    private func drainMany(_ b: Buffers) {
+        var failures = 0
+        for _ in 0..<(512 / Buffers.slots) {
+            for k in 0..<Buffers.slots {
+                b.slotIovs[k] = iovec(iov_base: b.slotData + k * Buffers.slotSize, iov_len: Buffers.slotSize)
+                var m = msghdr()
+                m.msg_name = UnsafeMutableRawPointer(b.slotNames + k)
+                m.msg_namelen = socklen_t(MemoryLayout<sockaddr_storage>.size)
+                m.msg_iov = b.slotIovs + k
+                m.msg_iovlen = 1
+                m.msg_control = b.slotControl + k * Buffers.slotControlSize
+                m.msg_controllen = Buffers.slotControlSize
+                b.slotMessages[k] = cshim_mmsghdr(msg_hdr: m, msg_len: 0)
+            }
+            let n = Int(cshim_recvmmsg(fd, b.slotMessages, UInt32(Buffers.slots), Int32(MSG_DONTWAIT)))
+            if n < 0 {
+                let e = errno
+                if e == EAGAIN || e == EWOULDBLOCK { return }
+                failures += 1
+                if failures > 2 { return }
+                continue
+            }
+            let receivedAt = clock.now
+            for k in 0..<n {
+                let header = UnsafeMutableRawPointer(b.slotMessages + k).assumingMemoryBound(to: msghdr.self)
+                if header.pointee.msg_flags & Int32(MSG_TRUNC) != 0 { continue }
+                let bytes = UnsafeRawBufferPointer(
+                    start: b.slotData + k * Buffers.slotSize, count: Int(b.slotMessages[k].msg_len))
+                let source = ICMPAddressKey(sockaddr: UnsafeRawPointer(b.slotNames + k))
+                handle(
+                    bytes, meta: controlMessages(header), source: source, sourceName: b.slotNames + k,
+                    receivedAt: receivedAt)
+            }
+            if n < Buffers.slots { return }
         }
     }
 
