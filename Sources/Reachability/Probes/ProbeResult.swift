@@ -161,40 +161,135 @@ public struct DNSDetail: Sendable, Equatable, Codable {
 
 /// The outcome of one probe round: a value, never an error. Probers put no metrics anywhere;
 /// the recorder turns these into metrics and history.
+///
+/// A value with its fields behind one copy-on-write reference: a round's result is copied into
+/// the outcome, the verdict's entries per scope, the latest outcome of each probe and the
+/// status, and at 10,000 probes those copies of a ~300-byte value were most of a round's
+/// memory peak and its `memmove` (#33). Copies now share the fields until one is changed.
 public struct ProbeResult: Sendable, Equatable {
-    public var status: ProbeStatus
+    fileprivate struct Fields: Equatable {
+        var status: ProbeStatus
+        var reason: FailureReason?
+        var detail: String
+        var duration: Duration
+        var phases: [ProbePhase: Duration]
+        var address: String?
+        var family: IPFamily?
+        var icmp: ICMPDetail?
+        var http: HTTPDetail?
+        var dns: DNSDetail?
+        var mtu: Int?
+    }
+
+    /// Written only through `fields` after `isKnownUniquelyReferenced`, so no copy sees a change.
+    fileprivate final class Storage: @unchecked Sendable {
+        var fields: Fields
+        init(_ fields: Fields) { self.fields = fields }
+    }
+
+    private var storage: Storage
+
+    private mutating func makeUnique() {
+        if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.fields) }
+    }
+
+    public var status: ProbeStatus {
+        get { storage.fields.status }
+        _modify {
+            makeUnique()
+            yield &storage.fields.status
+        }
+    }
     /// Set when `status` is not `.success`.
-    public var reason: FailureReason?
+    public var reason: FailureReason? {
+        get { storage.fields.reason }
+        _modify {
+            makeUnique()
+            yield &storage.fields.reason
+        }
+    }
     /// Human detail for logs, history and the debug page: errno text, the status line seen, etc.
-    public var detail: String
+    public var detail: String {
+        get { storage.fields.detail }
+        _modify {
+            makeUnique()
+            yield &storage.fields.detail
+        }
+    }
     /// Wall time of the whole round (monotonic).
-    public var duration: Duration
-    public var phases: [ProbePhase: Duration]
+    public var duration: Duration {
+        get { storage.fields.duration }
+        _modify {
+            makeUnique()
+            yield &storage.fields.duration
+        }
+    }
+    public var phases: [ProbePhase: Duration] {
+        get { storage.fields.phases }
+        _modify {
+            makeUnique()
+            yield &storage.fields.phases
+        }
+    }
     /// The address actually probed, when one was reached or tried.
-    public var address: String?
-    public var family: IPFamily?
-    public var icmp: ICMPDetail?
-    public var http: HTTPDetail?
-    public var dns: DNSDetail?
+    public var address: String? {
+        get { storage.fields.address }
+        _modify {
+            makeUnique()
+            yield &storage.fields.address
+        }
+    }
+    public var family: IPFamily? {
+        get { storage.fields.family }
+        _modify {
+            makeUnique()
+            yield &storage.fields.family
+        }
+    }
+    public var icmp: ICMPDetail? {
+        get { storage.fields.icmp }
+        _modify {
+            makeUnique()
+            yield &storage.fields.icmp
+        }
+    }
+    public var http: HTTPDetail? {
+        get { storage.fields.http }
+        _modify {
+            makeUnique()
+            yield &storage.fields.http
+        }
+    }
+    public var dns: DNSDetail? {
+        get { storage.fields.dns }
+        _modify {
+            makeUnique()
+            yield &storage.fields.dns
+        }
+    }
     /// The path MTU an `mtu` probe measured (IP packet bytes: the largest don't-fragment echo
     /// that came back); nil when nothing came back or for other probes.
-    public var mtu: Int?
+    public var mtu: Int? {
+        get { storage.fields.mtu }
+        _modify {
+            makeUnique()
+            yield &storage.fields.mtu
+        }
+    }
 
     public init(
         status: ProbeStatus, reason: FailureReason? = nil, detail: String = "", duration: Duration,
         phases: [ProbePhase: Duration] = [:], address: String? = nil, family: IPFamily? = nil,
         icmp: ICMPDetail? = nil, http: HTTPDetail? = nil, dns: DNSDetail? = nil
     ) {
-        self.status = status
-        self.reason = reason
-        self.detail = detail
-        self.duration = duration
-        self.phases = phases
-        self.address = address
-        self.family = family
-        self.icmp = icmp
-        self.http = http
-        self.dns = dns
+        storage = Storage(
+            Fields(
+                status: status, reason: reason, detail: detail, duration: duration, phases: phases, address: address,
+                family: family, icmp: icmp, http: http, dns: dns, mtu: nil))
+    }
+
+    public static func == (a: ProbeResult, b: ProbeResult) -> Bool {
+        a.storage === b.storage || a.storage.fields == b.storage.fields
     }
 
     public static func failure(
