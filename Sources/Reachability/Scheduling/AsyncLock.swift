@@ -30,34 +30,55 @@ final class AsyncLock: Sendable {
     }
 }
 
-/// Bounds how many probes run at once.
+/// Bounds how many probes run at once. Places are taken all at once (`acquire(_:)`), first come
+/// first served: a batch waiting for several places holds none meanwhile, so two batches can
+/// never each hold part of what the other waits for (a batched ICMP slot stalled the monitor
+/// that way when it took its places one by one).
 final class AsyncSemaphore: Sendable {
-    private let state: Mutex<(available: Int, waiters: [CheckedContinuation<Void, Never>])>
+    private struct State {
+        var available: Int
+        var waiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+    }
+    private let state: Mutex<State>
+    /// The number of places; a request for more waits for all of them.
+    let capacity: Int
 
-    init(_ count: Int) { state = Mutex((count, [])) }
+    init(_ count: Int) {
+        capacity = max(1, count)
+        state = Mutex(State(available: capacity))
+    }
 
-    func acquire() async {
+    /// Takes one place, waiting for it.
+    func acquire() async { await acquire(1) }
+
+    /// Takes `count` places at once (at most `capacity`), waiting behind earlier requests.
+    func acquire(_ count: Int) async {
+        let count = min(max(1, count), capacity)
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
             let got: Bool = state.withLock { s in
-                if s.available > 0 {
-                    s.available -= 1
+                if s.waiters.isEmpty, s.available >= count {
+                    s.available -= count
                     return true
                 }
-                s.waiters.append(c)
+                s.waiters.append((count, c))
                 return false
             }
             if got { c.resume() }
         }
     }
 
+    /// Gives back one place.
     func release() {
-        let next: CheckedContinuation<Void, Never>? = state.withLock { s in
-            if s.waiters.isEmpty {
-                s.available += 1
-                return nil
+        let ready: [CheckedContinuation<Void, Never>] = state.withLock { s in
+            s.available += 1
+            var ready: [CheckedContinuation<Void, Never>] = []
+            while let first = s.waiters.first, first.count <= s.available {
+                s.available -= first.count
+                s.waiters.removeFirst()
+                ready.append(first.continuation)
             }
-            return s.waiters.removeFirst()
+            return ready
         }
-        next?.resume()
+        for c in ready { c.resume() }
     }
 }

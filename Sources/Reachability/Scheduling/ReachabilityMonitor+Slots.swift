@@ -31,9 +31,9 @@ extension ReachabilityMonitor {
         let together: [ProbeOutcome] = await withTaskGroup(of: [ProbeOutcome].self) { group in
             var start = 0
             while start < batched.count {
-                let chunk = Array(batched[start..<min(start + width, batched.count)])
+                let chunk = Array(batched[start..<min(start + min(width, concurrency.capacity), batched.count)])
                 start += chunk.count
-                for _ in chunk { await concurrency.acquire() }
+                await concurrency.acquire(chunk.count)
                 let lateness = max(.zero, due.duration(to: clock.now))
                 let now = ContinuousClock.now
                 group.addTask {
