@@ -89,12 +89,33 @@ import Testing
         defer { engine.close() }
         let probers = (1...3).map { ICMPProber(.init(host: "127.0.0.\($0)", count: 1, mode: .raw), engine: engine) }
         let meters = probers.map { _ in TrafficMeter() }
+        let ended = Mutex<[Int]>([])
         let results = await ICMPProber.batchRounds(
-            probers.map { .init(prober: $0, deadline: .now - .seconds(1)) }, meters: meters)
+            probers.map { .init(prober: $0, deadline: .now - .seconds(1)) }, meters: meters
+        ) { i in ended.withLock { $0.append(i) } }
         for r in results {
             #expect(r.reason == .timeout && r.icmp?.sent == 0, "\(r.detail)")
         }
         #expect(meters.allSatisfy { $0.total.sentPackets == 0 })
+        #expect(ended.withLock { $0.sorted() } == [0, 1, 2], "a refused round gives its place back too")
+    }
+
+    @Test func largePayloadsGetASocketOfTheirOwnAndSmallOnesShareOne() async throws {
+        let engine = ICMPEngine()
+        defer { engine.close() }
+        let small = try engine.socket(family: .ipv4, mode: .raw, interface: nil, payloadSize: 56)
+        let medium = try engine.socket(family: .ipv4, mode: .raw, interface: nil, payloadSize: 1400)
+        #expect(medium === small)
+        let large = try engine.socket(family: .ipv4, mode: .raw, interface: nil, payloadSize: 9000)
+        #expect(large !== small && !large.readsInBatches && small.readsInBatches)
+        let probers = [56, 9000, 56, 1400].enumerated().map {
+            ICMPProber(
+                .init(host: "127.0.0.\($0.offset + 1)", count: 1, payloadSize: $0.element, mode: .raw), engine: engine)
+        }
+        let results = await ICMPProber.batchRounds(
+            probers.map { .init(prober: $0, deadline: .now + .seconds(5)) }, meters: probers.map { _ in TrafficMeter() }
+        )
+        #expect(results.allSatisfy { $0.succeeded }, "\(results.map(\.detail))")
     }
 
     /// A box answering echo for every address (here: the target and the phantom address both

@@ -31,6 +31,9 @@ package final class ICMPEngine: Sendable {
         /// The bound interface's policy routing when the socket was opened (a reload that
         /// changes it opens new sockets).
         var routing: UplinkRouting? = nil
+        /// Echoes whose replies may not fit the receive thread's 2 KiB batch slots get sockets of
+        /// their own, read one datagram at a time.
+        var largeReplies = false
     }
 
     private let opener: Opener
@@ -84,7 +87,7 @@ package final class ICMPEngine: Sendable {
         do {
             socket = try self.socket(
                 family: destination.ipFamily, mode: mode, interface: interface, dontFragment: dontFragment,
-                hopLimited: hopLimit != nil)
+                hopLimited: hopLimit != nil, payloadSize: payloadSize)
         } catch {
             return .notSent(error.reason, error.description)
         }
@@ -130,7 +133,8 @@ package final class ICMPEngine: Sendable {
         for (index, r) in requests.enumerated() {
             do {
                 let socket = try self.socket(
-                    family: r.destination.ipFamily, mode: r.mode, interface: r.interface, dontFragment: r.dontFragment)
+                    family: r.destination.ipFamily, mode: r.mode, interface: r.interface, dontFragment: r.dontFragment,
+                    payloadSize: r.payloadSize)
                 groups[ObjectIdentifier(socket), default: (socket, [])].indices.append(index)
             } catch {
                 let result = EchoBatch.Result(outcome: .notSent(error.reason, error.description), at: .now)
@@ -174,12 +178,16 @@ package final class ICMPEngine: Sendable {
         for socket in all { socket.retire() }
     }
 
+    /// The socket for these echoes (`payloadSize`: their payload, which decides `largeReplies`).
     func socket(
-        family: IPFamily, mode: ICMPSocketMode, interface: String?, dontFragment: Bool = false, hopLimited: Bool = false
+        family: IPFamily, mode: ICMPSocketMode, interface: String?, dontFragment: Bool = false,
+        hopLimited: Bool = false,
+        payloadSize: Int = 56
     ) throws(ICMPSocketError) -> ICMPSocket {
         let key = Key(
             family: family, mode: mode, interface: interface, dontFragment: dontFragment, hopLimited: hopLimited,
-            routing: interface.flatMap(UplinkRouting.of))
+            routing: interface.flatMap(UplinkRouting.of),
+            largeReplies: !ICMPSocket.Buffers.slotsFit(payload: payloadSize))
         // Opening happens under the lock so concurrent first echoes share one socket.
         return try sockets.withLock { (s: inout [Key: ICMPSocket]) throws(ICMPSocketError) -> ICMPSocket in
             if let existing = s[key], !existing.isRetired { return existing }
@@ -221,7 +229,7 @@ package final class ICMPEngine: Sendable {
         case .success(let fd):
             return try ICMPSocket(
                 fd: fd, family: key.family, kind: kind, interface: key.interface, mode: key.mode,
-                dontFragment: key.dontFragment, routing: key.routing)
+                dontFragment: key.dontFragment, routing: key.routing, largeReplies: key.largeReplies)
         }
     }
 }

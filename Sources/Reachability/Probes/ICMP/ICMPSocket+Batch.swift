@@ -78,6 +78,10 @@ extension ICMPSocket {
                     return false
                 }
                 if missed {
+                    state.withLock { s in
+                        s.sendsInFlight -= 1
+                        closeIfUnused(&s)
+                    }
                     for token in mine { complete(token, .abandoned("cancelled")) }
                     return
                 }
@@ -96,9 +100,9 @@ extension ICMPSocket {
 
     /// Messages per `sendmmsg` call: each call's echoes are stamped just before it.
     static let messagesPerCall = 16
-    /// How many times a batch waits (10 ms each) for room in a full send buffer before the echo
-    /// at hand fails with the errno, as `echo`'s would at once.
-    static let sendBufferWaits = 20
+    /// How many times a batch pauses (1 ms each) for room in a full send buffer or queue before
+    /// the echo at hand fails with the errno, as `echo`'s would at once.
+    static let sendBufferWaits = 3
 
     /// Stamps the pending echoes `tokens` as sent now.
     private func restamp(_ tokens: [UInt64]) {
@@ -139,10 +143,8 @@ extension ICMPSocket {
                         ? .notSent(.error, "ICMP socket closed or saturated") : nil
                 if let refusal {
                     registered.append(nil)
-                    if s.batches[id]?.record(index, refusal, at: now) == true, let b = s.batches.removeValue(forKey: id)
-                    {
-                        settled.batches.append((b.continuation, b.results()))
-                    }
+                    // Through `State.record`, like every other end: its `onEnded` must hear of it.
+                    s.record(batch: id, index, refusal, at: now, into: &settled)
                     continue
                 }
                 var sequence = s.nextSequence
@@ -155,7 +157,6 @@ extension ICMPSocket {
                     token: token, nonce: nonce, checksNonce: request.payloadSize >= ICMPPacket.nonceSize,
                     hopLimited: false, destination: ICMPAddressKey(request.destination), sentAt: now,
                     sentRealtimeNanos: realtime, waiter: .batch(id: id, index: index))
-                s.largestPayload = max(s.largestPayload, request.payloadSize)
                 s.timers.push(request.deadline, token)
                 earliest = min(earliest ?? request.deadline, request.deadline)
                 registered.append((token, sequence, nonce))
@@ -232,11 +233,11 @@ extension ICMPSocket {
                 retries += 1
                 continue
             }
-            // A full send buffer (a burst on a slow link): wait for room, a little, not forever.
+            // A full send buffer or queue (a burst on a slow link): a millisecond's pause, a few
+            // times at most (this runs on a task pool thread), then the echo fails as `echo`'s would.
             if code == EAGAIN || code == ENOBUFS, waits < Self.sendBufferWaits {
                 waits += 1
-                var writable = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
-                _ = poll(&writable, 1, 10)
+                usleep(1000)
                 continue
             }
             failures.append((live[next], code))

@@ -14,7 +14,7 @@ extension ICMPSocket {
     }
 
     /// Buffers owned by the receive thread, allocated once.
-    private struct Buffers {
+    struct Buffers {
         static let dataSize = 65_536 + 512
         static let controlSize = 1024
         let data = UnsafeMutableRawPointer.allocate(byteCount: dataSize, alignment: 16)
@@ -35,7 +35,7 @@ extension ICMPSocket {
         let slotMessages = UnsafeMutablePointer<cshim_mmsghdr>.allocate(capacity: slots)
 
         /// Whether replies to echoes of `payload` bytes fit one slot (with the largest IPv4
-        /// header a raw socket passes up, and room for an ICMP error's quote).
+        /// header a raw socket passes up; an ICMP error's quote is at most 1,280 bytes).
         static func slotsFit(payload: Int) -> Bool { payload + ICMPPacket.headerSize + 60 <= slotSize }
 
         func deallocate() {
@@ -82,10 +82,7 @@ extension ICMPSocket {
             let events = Int32(fds[0].revents)
             if events & Int32(POLLNVAL) != 0 { break }
             if events & Int32(POLLIN) != 0 {
-                // Read after the wake-up: an echo is registered (with its size) before it is sent,
-                // so a reply in the queue never meets slots sized for smaller ones.
-                let fits = state.withLock { Buffers.slotsFit(payload: $0.largestPayload) }
-                if fits { drainMany(buffers) } else { drain(buffers, errorQueue: false) }
+                if readsInBatches { drainMany(buffers) } else { drain(buffers, errorQueue: false) }
             }
             if events & Int32(POLLERR) != 0 {
                 if kind == .datagram { drain(buffers, errorQueue: true) }
@@ -167,8 +164,8 @@ extension ICMPSocket {
     }
 
     /// Reads the queue with `recvmmsg`, `Buffers.slots` datagrams a call (bounded like `drain`),
-    /// while every reply expected fits a slot. A datagram cut short (someone else's larger
-    /// packet) is skipped: a truncated copy cannot pass the checksum.
+    /// on a socket whose echoes' replies all fit a slot (`readsInBatches`). A datagram cut short
+    /// (someone else's larger packet) is skipped: a truncated copy cannot pass the checksum.
     private func drainMany(_ b: Buffers) {
         var failures = 0
         for _ in 0..<(512 / Buffers.slots) {

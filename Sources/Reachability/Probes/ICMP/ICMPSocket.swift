@@ -25,6 +25,10 @@ final class ICMPSocket: Sendable {
     let fd: Int32
     let wakeFD: Int32
     let layout: ICMPPacket.Layout
+    /// Whether the receive thread reads with `recvmmsg` into 2 KiB slots: only for sockets whose
+    /// echoes all have replies that fit one (`ICMPEngine.Key.largeReplies` keeps the others
+    /// apart), so a reply is never cut short.
+    let readsInBatches: Bool
     let secret: UInt64
     let clock = ContinuousClock()
     let state: Mutex<State>
@@ -66,8 +70,6 @@ final class ICMPSocket: Sendable {
         /// Batches with echoes still pending, by id (`echoBatch`).
         var batches: [UInt64: EchoBatch] = [:]
         var nextBatch: UInt64 = 0
-        /// The largest payload sent so far: the receive thread sizes its buffers for its replies.
-        var largestPayload = 0
 
         /// Removes the pending echo `p` with `outcome`; what it completes goes into `settled`,
         /// to be resumed once the lock is released.
@@ -111,8 +113,9 @@ final class ICMPSocket: Sendable {
     /// it and starts its receive thread.
     init(
         fd: Int32, family: IPFamily, kind: ICMPSocketKind, interface: String?, mode: ICMPSocketMode,
-        dontFragment: Bool = false, routing: UplinkRouting? = nil
+        dontFragment: Bool = false, routing: UplinkRouting? = nil, largeReplies: Bool = false
     ) throws(ICMPSocketError) {
+        readsInBatches = !largeReplies
         self.family = family
         self.kind = kind
         self.interface = interface
@@ -254,7 +257,6 @@ final class ICMPSocket: Sendable {
                         token: token, nonce: nonce, checksNonce: payloadSize >= ICMPPacket.nonceSize,
                         hopLimited: hopLimit != nil, destination: key,
                         sentAt: now, sentRealtimeNanos: realtime, waiter: .one(continuation))
-                    s.largestPayload = max(s.largestPayload, payloadSize)
                     s.timers.push(deadline, token)
                     s.sendsInFlight += 1
                     let wake = s.wakeAt.map { deadline < $0 } ?? true
