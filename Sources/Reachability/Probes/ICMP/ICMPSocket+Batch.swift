@@ -147,17 +147,10 @@ extension ICMPSocket {
                     s.record(batch: id, index, refusal, at: now, into: &settled)
                     continue
                 }
-                var sequence = s.nextSequence
-                while s.pending[sequence] != nil { sequence &+= 1 }
-                s.nextSequence = sequence &+ 1
-                s.counter += 1
-                let token = s.counter << 16 | UInt64(sequence)
-                let nonce = secret ^ (s.counter &* 0x9E37_79B9_7F4A_7C15)
-                s.pending[sequence] = Pending(
-                    token: token, nonce: nonce, checksNonce: request.payloadSize >= ICMPPacket.nonceSize,
-                    hopLimited: false, destination: ICMPAddressKey(request.destination), sentAt: now,
-                    sentRealtimeNanos: realtime, waiter: .batch(id: id, index: index))
-                s.timers.push(request.deadline, token)
+                let (token, sequence, nonce) = s.register(
+                    to: ICMPAddressKey(request.destination), payloadSize: request.payloadSize, hopLimited: false,
+                    deadline: request.deadline, sentAt: now, realtime: realtime, secret: secret,
+                    waiter: .batch(id: id, index: index))
                 earliest = min(earliest ?? request.deadline, request.deadline)
                 registered.append((token, sequence, nonce))
             }

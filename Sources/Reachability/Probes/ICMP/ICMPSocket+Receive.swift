@@ -129,19 +129,29 @@ extension ICMPSocket {
         expired.resume()
     }
 
+    /// A receive header for one datagram: its source address, one data buffer, its control buffer.
+    private static func header(
+        name: UnsafeMutablePointer<sockaddr_storage>, iov: UnsafeMutablePointer<iovec>,
+        control: UnsafeMutableRawPointer,
+        controlSize: Int
+    ) -> msghdr {
+        var m = msghdr()
+        m.msg_name = UnsafeMutableRawPointer(name)
+        m.msg_namelen = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        m.msg_iov = iov
+        m.msg_iovlen = 1
+        m.msg_control = control
+        m.msg_controllen = controlSize
+        return m
+    }
+
     /// Reads until the queue is empty (bounded, so timers still run under a flood).
     private func drain(_ b: Buffers, errorQueue: Bool) {
         var failures = 0
         for _ in 0..<512 {
             b.iov.pointee = iovec(iov_base: b.data, iov_len: Buffers.dataSize)
-            var m = msghdr()
-            m.msg_name = UnsafeMutableRawPointer(b.name)
-            m.msg_namelen = socklen_t(MemoryLayout<sockaddr_storage>.size)
-            m.msg_iov = b.iov
-            m.msg_iovlen = 1
-            m.msg_control = b.control
-            m.msg_controllen = Buffers.controlSize
-            b.message.pointee = m
+            b.message.pointee = Self.header(
+                name: b.name, iov: b.iov, control: b.control, controlSize: Buffers.controlSize)
             let n = recvmsg(fd, b.message, Int32(MSG_DONTWAIT) | (errorQueue ? Int32(MSG_ERRQUEUE) : 0))
             if n < 0 {
                 let e = errno
@@ -171,13 +181,9 @@ extension ICMPSocket {
         for _ in 0..<(512 / Buffers.slots) {
             for k in 0..<Buffers.slots {
                 b.slotIovs[k] = iovec(iov_base: b.slotData + k * Buffers.slotSize, iov_len: Buffers.slotSize)
-                var m = msghdr()
-                m.msg_name = UnsafeMutableRawPointer(b.slotNames + k)
-                m.msg_namelen = socklen_t(MemoryLayout<sockaddr_storage>.size)
-                m.msg_iov = b.slotIovs + k
-                m.msg_iovlen = 1
-                m.msg_control = b.slotControl + k * Buffers.slotControlSize
-                m.msg_controllen = Buffers.slotControlSize
+                let m = Self.header(
+                    name: b.slotNames + k, iov: b.slotIovs + k, control: b.slotControl + k * Buffers.slotControlSize,
+                    controlSize: Buffers.slotControlSize)
                 b.slotMessages[k] = cshim_mmsghdr(msg_hdr: m, msg_len: 0)
             }
             let n = Int(cshim_recvmmsg(fd, b.slotMessages, UInt32(Buffers.slots), Int32(MSG_DONTWAIT)))

@@ -71,42 +71,6 @@ final class ICMPSocket: Sendable {
         var batches: [UInt64: EchoBatch] = [:]
         var nextBatch: UInt64 = 0
 
-        /// Removes the pending echo `p` with `outcome`; what it completes goes into `settled`,
-        /// to be resumed once the lock is released.
-        mutating func settle(_ p: Pending, _ outcome: ICMPEchoOutcome, into settled: inout Settled) {
-            switch p.waiter {
-            case .one(let c): settled.ones.append((c, outcome))
-            case .batch(let id, let index): record(batch: id, index, outcome, at: .now, into: &settled)
-            }
-        }
-
-        /// Records entry `index` of batch `id` (once); its `onEnded` and, when it was the last, the
-        /// batch's continuation go into `settled`.
-        mutating func record(
-            batch id: UInt64, _ index: Int, _ outcome: ICMPEchoOutcome, at: ContinuousClock.Instant,
-            into settled: inout Settled
-        ) {
-            guard let last = batches[id]?.record(index, outcome, at: at) else { return }
-            if let onEnded = batches[id]?.onEnded {
-                settled.ended.append((onEnded, index, EchoBatch.Result(outcome: outcome, at: at)))
-            }
-            guard last, let done = batches.removeValue(forKey: id) else { return }
-            settled.batches.append((done.continuation, done.results()))
-        }
-    }
-
-    /// Continuations that completed echoes owe, resumed after the state lock is released.
-    struct Settled {
-        var ones: [(CheckedContinuation<ICMPEchoOutcome, Never>, ICMPEchoOutcome)] = []
-        var batches: [(CheckedContinuation<[EchoBatch.Result], Never>, [EchoBatch.Result])] = []
-        /// Each batched echo that ended, for its batch's `onEnded` (called before any resumption).
-        var ended: [(EchoBatch.EndHandler, Int, EchoBatch.Result)] = []
-
-        func resume() {
-            for (handler, index, result) in ended { handler(index, result) }
-            for (c, outcome) in ones { c.resume(returning: outcome) }
-            for (c, results) in batches { c.resume(returning: results) }
-        }
     }
 
     /// Wraps a freshly opened ICMP socket `fd` (ownership passes here, also on error), configures
@@ -246,18 +210,9 @@ final class ICMPSocket: Sendable {
                 let now = clock.now
                 let registration: (token: UInt64, sequence: UInt16, nonce: UInt64, wake: Bool)? = state.withLock { s in
                     guard !s.retired, s.pending.count < Int(UInt16.max) else { return nil }
-                    var sequence = s.nextSequence
-                    while s.pending[sequence] != nil { sequence &+= 1 }
-                    s.nextSequence = sequence &+ 1
-                    s.counter += 1
-                    let token = s.counter << 16 | UInt64(sequence)
-                    // Multiplying by an odd constant is a bijection, so nonces never repeat on this socket.
-                    let nonce = secret ^ (s.counter &* 0x9E37_79B9_7F4A_7C15)
-                    s.pending[sequence] = Pending(
-                        token: token, nonce: nonce, checksNonce: payloadSize >= ICMPPacket.nonceSize,
-                        hopLimited: hopLimit != nil, destination: key,
-                        sentAt: now, sentRealtimeNanos: realtime, waiter: .one(continuation))
-                    s.timers.push(deadline, token)
+                    let (token, sequence, nonce) = s.register(
+                        to: key, payloadSize: payloadSize, hopLimited: hopLimit != nil, deadline: deadline,
+                        sentAt: now, realtime: realtime, secret: secret, waiter: .one(continuation))
                     s.sendsInFlight += 1
                     let wake = s.wakeAt.map { deadline < $0 } ?? true
                     if wake { s.wakeAt = deadline }
