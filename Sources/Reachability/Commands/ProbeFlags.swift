@@ -13,6 +13,11 @@ package enum ProbeFlags {
                 "HTTP(S) captive-portal check; expects status 204 unless --probe.http.expect-status/--probe.http.expect-body say otherwise."
         ),
         FlagSpec(
+            "probe.http.each-family", .repeated, placeholder: "URL",
+            help:
+                "HTTP(S) captive-portal check run once per IP family, pinned (named ipv4:URL and ipv6:URL), so a portal that captures one family is seen; the --probe.http.* settings apply."
+        ),
+        FlagSpec(
             "probe.http.expect-status", .value(default: nil), placeholder: "CODES",
             help:
                 "Status codes the --probe.http checks expect: codes, ranges and classes, comma-separated (204, 200,204, 200-399, 2xx; default 204, or 200 with --probe.http.expect-body)."
@@ -85,10 +90,21 @@ package enum ProbeFlags {
     /// The built-in set (`Probe.defaultSet`, defined once) as the flags that give it. Never
     /// used by tests, which set `refuseDefaultsVariable`.
     package static var defaultArguments: [String] {
-        Probe.defaultSet.map { "--probe.\($0.spec.type == .https ? "http" : $0.spec.type.rawValue)=\($0.name)" }
+        var out: [String] = []
+        for probe in Probe.defaultSet {
+            let spec = probe.spec
+            let flag =
+                spec.family != nil && (spec.type == .http || spec.type == .https)
+                ? "--probe.http.each-family=\(spec.target)"
+                : "--probe.\(spec.type == .https ? "http" : spec.type.rawValue)=\(probe.name)"
+            if !out.contains(flag) { out.append(flag) }
+        }
+        return out
     }
 
-    static let probeFlagNames = ["probe.http", "probe.icmp", "probe.dns", "probe.tcp", "probe.mtu"]
+    static let probeFlagNames = [
+        "probe.http", "probe.http.each-family", "probe.icmp", "probe.dns", "probe.tcp", "probe.mtu",
+    ]
 
     /// Builds the probes the flags give. Without probe flags, the defaults — unless the
     /// environment forbids them. The scheduler and verdict flags are `ExporterOptions`'.
@@ -120,6 +136,13 @@ package enum ProbeFlags {
         }
         let expectation = try httpExpectation(flags)
         let proxy = try httpProxy(flags)
+        for url in source.strings("probe.http.each-family") {
+            for family in IPFamily.allCases {
+                try add(
+                    .http(url, expectation: expectation, proxy: proxy, family: family), flag: "probe.http.each-family",
+                    value: url)
+            }
+        }
         for url in source.strings("probe.http") {
             try add(.http(url, expectation: expectation, proxy: proxy), flag: "probe.http", value: url)
         }

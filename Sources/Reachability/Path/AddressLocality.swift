@@ -59,6 +59,16 @@ extension AddressLocality {
         /// Whether `address` is on the local network (see `AddressLocality`).
         package func isLocal(_ address: String) -> Bool {
             guard let bytes = SocketAddress(ip: address)?.addressBytes else { return false }
+            return isLocal(bytes: bytes)
+        }
+
+        /// `isLocal` of raw address bytes (4 or 16; an IPv4-mapped IPv6 address by the IPv4
+        /// address it holds).
+        package func isLocal(bytes raw: [UInt8]) -> Bool {
+            var bytes = raw
+            if bytes.count == 16, bytes[0..<10].allSatisfy({ $0 == 0 }), bytes[10] == 0xFF, bytes[11] == 0xFF {
+                bytes = Array(bytes[12..<16])
+            }
             if AddressLocality.isIntrinsicallyLocal(bytes) { return true }
             for (own, length) in networks where own.count == bytes.count {
                 if own == bytes { return true }

@@ -4,6 +4,10 @@
 package struct PassiveSummary: Sendable, Equatable {
     /// Established connections that received data within the freshness window.
     package var receiving = 0
+    /// Of those, the ones that received data since about the last read (`Settings.vouchWindow`):
+    /// what vouches for a scope under `prefer`, so a download that stops stops vouching within
+    /// a read or two, not a freshness window later.
+    package var fresh = 0
     /// Connections that keep retransmitting with nothing received within the window (or a
     /// connection attempt whose SYN was sent again): early evidence of a stall.
     package var stalled = 0
@@ -12,8 +16,11 @@ package struct PassiveSummary: Sendable, Equatable {
     /// Since data last came in on any counted connection; nil when none ever received.
     package var freshestReceive: Duration?
 
-    package init(receiving: Int = 0, stalled: Int = 0, quiet: Int = 0, freshestReceive: Duration? = nil) {
+    package init(
+        receiving: Int = 0, stalled: Int = 0, quiet: Int = 0, freshestReceive: Duration? = nil, fresh: Int? = nil
+    ) {
         self.receiving = receiving
+        self.fresh = fresh ?? receiving
         self.stalled = stalled
         self.quiet = quiet
         self.freshestReceive = freshestReceive
@@ -21,6 +28,9 @@ package struct PassiveSummary: Sendable, Equatable {
 
     /// Stalling with nothing else receiving: what makes the scheduler probe at once.
     package var isStalling: Bool { stalled > 0 && receiving == 0 }
+    /// Under `prefer`, whether this vouches for its scope: data came in since about the last
+    /// read, and nothing stalls.
+    package var vouches: Bool { fresh > 0 && stalled == 0 }
 }
 
 /// Classifies the host's TCP connections into passive evidence, per scope. Pure.
@@ -31,8 +41,9 @@ package struct PassiveSummary: Sendable, Equatable {
 /// or cache that terminates TCP receives and sends in the server's place (a cache can serve a
 /// long download with the WAN down); a captive portal does the same for the few connections it
 /// answers. Stalls cannot be faked into successes: a box that drops traffic only makes them
-/// show sooner. Connections to private, loopback, link-local and multicast addresses are never
-/// counted (they prove nothing beyond the gateway).
+/// show sooner. Connections to private, loopback, link-local and multicast addresses, to the
+/// host's own addresses, to on-link neighbours (inside the prefix of one of the host's
+/// addresses) and to a gateway are never counted (they prove nothing beyond the gateway).
 package enum PassiveEvidence {
     package struct Settings: Sendable, Equatable {
         /// How recent data must be to count as receiving.
@@ -41,12 +52,22 @@ package enum PassiveEvidence {
         /// an established connection stalled.
         package var stallRetransmits: Int
 
+        /// How recent data must be for a connection to vouch (`PassiveSummary.fresh`): the read
+        /// interval and a little (`PassiveConfig.vouchWindow`).
+        package var vouchWindow: Duration
+
         package static let defaultFreshness = Duration.seconds(10)
         package static let defaultStallRetransmits = 2
+        /// The default read interval (1 s) and a quarter second; the watch sets its own.
+        package static let defaultVouchWindow = Duration.milliseconds(1250)
 
-        package init(freshness: Duration = defaultFreshness, stallRetransmits: Int = defaultStallRetransmits) {
+        package init(
+            freshness: Duration = defaultFreshness, stallRetransmits: Int = defaultStallRetransmits,
+            vouchWindow: Duration = defaultVouchWindow
+        ) {
             self.freshness = freshness
             self.stallRetransmits = stallRetransmits
+            self.vouchWindow = vouchWindow
         }
     }
 
@@ -54,9 +75,12 @@ package enum PassiveEvidence {
         case receiving, stalled, quiet
     }
 
-    /// One connection's kind; nil when it does not count (not to a public address).
-    package static func classify(_ s: TCPSocketInfo, settings: Settings) -> Kind? {
-        guard isPublic(s.destination) else { return nil }
+    /// One connection's kind; nil when it does not count (not to a public address, or to an
+    /// address `isLocalPeer` calls local: the host's own, on-link, a gateway).
+    package static func classify(
+        _ s: TCPSocketInfo, settings: Settings, isLocalPeer: ([UInt8]) -> Bool = { _ in false }
+    ) -> Kind? {
+        guard isPublic(s.destination), !isLocalPeer(s.destination) else { return nil }
         let window = settings.freshness.milliseconds
         let received = Int64(s.lastDataReceived) <= window && (s.bytesReceived ?? 1) > 0
         if s.state == TCPSocketInfo.synSent { return s.retransmits >= 1 ? .stalled : nil }
@@ -70,7 +94,8 @@ package enum PassiveEvidence {
     /// belongs to the uplink whose address is its source, or to which it is bound).
     package static func summarize(
         _ sockets: [TCPSocketInfo], settings: Settings, uplinks: [String],
-        interfaceOfAddress: [[UInt8]: String], interfaceOfIndex: [UInt32: String]
+        interfaceOfAddress: [[UInt8]: String], interfaceOfIndex: [UInt32: String],
+        isLocalPeer: ([UInt8]) -> Bool = { _ in false }
     ) -> [Scope: PassiveSummary] {
         var out: [Scope: PassiveSummary] = [
             .overall: PassiveSummary(), .family(.ipv4): PassiveSummary(), .family(.ipv6): PassiveSummary(),
@@ -78,7 +103,7 @@ package enum PassiveEvidence {
         for u in uplinks { out[.uplink(u)] = PassiveSummary() }
         let wanted = Set(uplinks)
         for s in sockets {
-            guard let kind = classify(s, settings: settings) else { continue }
+            guard let kind = classify(s, settings: settings, isLocalPeer: isLocalPeer) else { continue }
             var scopes: [Scope] = [.overall, .family(s.family)]
             let uplink = s.boundInterface != 0 ? interfaceOfIndex[s.boundInterface] : interfaceOfAddress[s.source]
             if let uplink, wanted.contains(uplink) { scopes.append(.uplink(uplink)) }
@@ -86,7 +111,9 @@ package enum PassiveEvidence {
             for scope in scopes {
                 var summary = out[scope] ?? PassiveSummary()
                 switch kind {
-                case .receiving: summary.receiving += 1
+                case .receiving:
+                    summary.receiving += 1
+                    if age <= settings.vouchWindow { summary.fresh += 1 }
                 case .stalled: summary.stalled += 1
                 case .quiet: summary.quiet += 1
                 }

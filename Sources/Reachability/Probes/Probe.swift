@@ -39,13 +39,27 @@ public struct Probe: Sendable {
         return http(url, expectation: expectation)
     }
 
-    static func http(_ url: String, expectation: HTTPExpectation, proxy: HTTPProxySetting = .direct) -> Probe {
+    static func http(
+        _ url: String, expectation: HTTPExpectation, proxy: HTTPProxySetting = .direct, family: IPFamily? = nil
+    ) -> Probe {
+        let name = family.map { "\($0.rawValue):\(url)" } ?? url
         do throws(ProbeConfigError) {
-            let config = try HTTPProbeConfig(url: url, mode: .captive(expectation), proxy: proxy)
-            return Probe(spec: .http(config, .init(name: url, target: url)))
+            let config = try HTTPProbeConfig(
+                url: url, mode: .captive(expectation), family: family.map { $0 == .ipv4 ? .ipv4 : .ipv6 } ?? .any,
+                proxy: proxy)
+            return Probe(spec: .http(config, .init(name: name, target: url, family: family)))
         } catch {
-            return unusable(url, url.lowercased().hasPrefix("https:") ? .https : .http, error.description)
+            return unusable(name, url.lowercased().hasPrefix("https:") ? .https : .http, error.description)
         }
+    }
+
+    /// One captive check of `url` per IP family, each pinned to it and named `ipv4:URL` and
+    /// `ipv6:URL`: a portal that captures one family only (IPv4 HTTP redirected, IPv6 left
+    /// alone) is seen in that family's verdict, which a check following the preferred family
+    /// would pass by. Costs one more HTTP exchange per round than a single check.
+    public static func httpEachFamily(_ url: String, expecting statusCodes: Set<Int> = [204]) -> [Probe] {
+        let expectation = HTTPExpectation(statusCodes: statusCodes, body: nil)
+        return IPFamily.allCases.map { http(url, expectation: expectation, family: $0) }
     }
 
     /// ICMP echo requests to a host (a name is re-resolved every round), `count` per round.
@@ -108,12 +122,13 @@ public struct Probe: Sendable {
     public static let defaultICMPHost = "1.1.1.1"
 
     /// The built-in set for real hosts, the exporter's default and `Reachability.shared`'s:
-    /// captive-style HTTP and HTTPS checks against well-known connectivity endpoints (HTTPS, so a
-    /// TLS interceptor shows as `partial`), ICMP to public anycast resolvers over IPv4 and IPv6,
-    /// and a system-resolver lookup. Every target is public: tests never use it.
+    /// the captive-style HTTP check once per IP family (`httpEachFamily`: a portal that captures
+    /// one family is seen), an HTTPS check against a well-known connectivity endpoint (so a TLS
+    /// interceptor shows as `partial`), ICMP to public anycast resolvers over IPv4 and IPv6, and
+    /// a system-resolver lookup. Every target is public: tests never use it.
     public static var defaultSet: [Probe] {
-        [
-            .http(defaultHTTPURL), .http("https://www.google.com/generate_204"), .dns("example.com"),
+        httpEachFamily(defaultHTTPURL) + [
+            .http("https://www.google.com/generate_204"), .dns("example.com"),
             .icmp(defaultICMPHost), .icmp("8.8.8.8"), .icmp("2606:4700:4700::1111"), .icmp("2001:4860:4860::8888"),
         ]
     }

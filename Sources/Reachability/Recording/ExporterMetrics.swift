@@ -302,6 +302,13 @@ package final class MetricsRecorder: RoundObserver {
         let target = Self.targetLabel(o.name, o.interface)
         let r = o.result
         let s = series.series(m, type: t, target: target)
+        // A round the probe could not run (no path) is no run and no failure: nothing can
+        // succeed without a path, so it reads 0, and the scope's state says `none`.
+        guard o.ran else {
+            s.success.set(false)
+            s.portal.set(false)
+            return
+        }
         s.probes.inc()
         if let lateness = o.startLateness { m.schedulerLateness.observe(lateness) }
         s.success.set(r.status == .success)

@@ -10,8 +10,9 @@ package struct PassiveConfig: Sendable, Equatable {
     package enum Mode: String, Sendable, CaseIterable {
         /// `observe`: metrics and the early re-check. `prefer`: also, while a scope's connections
         /// receive (and none stalls), the probes of that scope pause (bound to that uplink, or
-        /// through the routing table for `overall`); they run again at once when the evidence
-        /// goes stale or a connection stalls.
+        /// through the routing table for `overall`), for at most `PassiveBoard.maxPause`; they
+        /// run again at once when the evidence goes stale, a read fails or is late, or a
+        /// connection stalls.
         case off, observe, prefer
     }
 
@@ -19,7 +20,7 @@ package struct PassiveConfig: Sendable, Equatable {
     package var interval: Duration = Self.defaultInterval
     package var evidence = PassiveEvidence.Settings()
 
-    package static let defaultInterval = Duration.seconds(2)
+    package static let defaultInterval = Duration.seconds(1)
 
     package init(mode: Mode = .off, interval: Duration = defaultInterval, evidence: PassiveEvidence.Settings = .init())
     {
@@ -27,29 +28,55 @@ package struct PassiveConfig: Sendable, Equatable {
         self.interval = interval
         self.evidence = evidence
     }
+
+    /// How recent data must be to vouch: one read interval and a quarter second for the reads'
+    /// own jitter, so a download that stops stops vouching at the first or second read after.
+    package static func vouchWindow(interval: Duration) -> Duration { interval + .milliseconds(250) }
 }
 
 /// The latest passive evidence per scope, read by the scheduler: under `prefer` it pauses the
 /// probes of a scope it vouches for; in either mode an uplink that carries the host's traffic
 /// runs its probes at the global pace instead of its own longer interval.
 package final class PassiveBoard: Sendable {
-    private let summaries = Mutex<[Scope: PassiveSummary]>([:])
+    private let summaries = Mutex<(board: [Scope: PassiveSummary], at: ContinuousClock.Instant?)>(([:], nil))
     /// `prefer`: the evidence may pause probes.
     package let prefer: Bool
+    /// A board older than this vouches for nothing (the watch fell behind or stopped).
+    package let maxAge: Duration
+    private let now: @Sendable () -> ContinuousClock.Instant
 
-    package init(prefer: Bool = true) { self.prefer = prefer }
+    package init(
+        prefer: Bool = true, maxAge: Duration = .seconds(3),
+        now: @escaping @Sendable () -> ContinuousClock.Instant = { .now }
+    ) {
+        self.prefer = prefer
+        self.maxAge = maxAge
+        self.now = now
+    }
 
-    package func update(_ new: [Scope: PassiveSummary]) { summaries.withLock { $0 = new } }
+    /// The longest `prefer` pauses a scope's probes since they last ran, however well its own
+    /// traffic vouches: two probe intervals (10 s at the default 5 s). Connections already open
+    /// may keep receiving while new ones cannot open (a full connection table, a firewall that
+    /// drops new flows); the probes open new ones.
+    package static func maxPause(interval: Duration) -> Duration { interval * 2 }
 
-    /// Under `prefer`, whether the scope's own traffic vouches for it now: receiving, and
-    /// nothing stalling.
+    /// A new reading; an empty one (a read that failed or came too late) vouches for nothing.
+    package func update(_ new: [Scope: PassiveSummary]) { summaries.withLock { $0 = (new, now()) } }
+
+    /// Under `prefer`, whether the scope's own traffic vouches for it now: data received since
+    /// about the last read, nothing stalling, and a reading no older than `maxAge`.
     package func vouches(for scope: Scope) -> Bool {
-        prefer && summaries.withLock { $0[scope].map { $0.receiving > 0 && $0.stalled == 0 } ?? false }
+        guard prefer else { return false }
+        let current = now()
+        return summaries.withLock { s in
+            guard let at = s.at, at.duration(to: current) <= maxAge else { return false }
+            return s.board[scope]?.vouches ?? false
+        }
     }
 
     /// Whether the host's own connections use the scope now (receiving, or trying to).
     package func carries(_ scope: Scope) -> Bool {
-        summaries.withLock { $0[scope].map { $0.receiving > 0 || $0.stalled > 0 } ?? false }
+        summaries.withLock { $0.board[scope].map { $0.receiving > 0 || $0.stalled > 0 } ?? false }
     }
 }
 
@@ -90,7 +117,9 @@ package final class PassiveWatch: Service {
     ) {
         self.recheckGap = recheckGap
         self.read = read
-        board = PassiveBoard(prefer: config.mode == .prefer)
+        // A reading is late after two intervals and a half: the board stops vouching then
+        // even if this service could not clear it (a read stuck in the kernel).
+        board = PassiveBoard(prefer: config.mode == .prefer, maxAge: config.interval * 2 + config.interval / 2)
         self.config = config
         self.path = path
         self.uplinks = uplinks
@@ -114,8 +143,21 @@ package final class PassiveWatch: Service {
 
     package func run() async throws {
         var stalling: Set<Scope> = []
-        var warned = false
+        var vouching: Set<Scope> = []
+        var settings = config.evidence
+        settings.vouchWindow = PassiveConfig.vouchWindow(interval: config.interval)
+        /// Asks for a round at once for `scopes` (at most one per `recheckGap`); true when asked.
         var lastRecheck: ContinuousClock.Instant?
+        func recheckNow(_ scopes: [Scope], _ why: String) -> Bool {
+            let now = ContinuousClock.now
+            guard !scopes.isEmpty else { return false }
+            if let last = lastRecheck, last.duration(to: now) < recheckGap() { return false }
+            logger.info(why, ("scopes", scopes.map(\.label).joined(separator: ",")))
+            lastRecheck = now
+            recheck()
+            return true
+        }
+        var warned = false
         while !Task.isCancelled {
             let clock = ContinuousClock()
             let start = clock.now
@@ -133,29 +175,41 @@ package final class PassiveWatch: Service {
             case .success(let sockets)?:
                 warned = false
                 let names = path.interfaceNames
+                let local = path.localityMatcher()
                 let summaries = PassiveEvidence.summarize(
-                    sockets, settings: config.evidence, uplinks: uplinks(),
-                    interfaceOfAddress: names.byAddress, interfaceOfIndex: names.byIndex)
+                    sockets, settings: settings, uplinks: uplinks(),
+                    interfaceOfAddress: names.byAddress, interfaceOfIndex: names.byIndex,
+                    isLocalPeer: { local.isLocal(bytes: $0) })
                 let now = Set(summaries.filter { $0.value.isStalling }.map(\.key))
-                // A scope that begins to stall re-checks at once; one that keeps stalling does not again.
+                let vouchingNow = Set(summaries.filter { $0.value.vouches }.map(\.key))
+                board.update(summaries)
+                // A scope that begins to stall re-checks at once; one that keeps stalling does not
+                // again. Under `prefer`, so does one whose traffic stops vouching (its probes were
+                // paused: a download that stopped is seen within a read or two).
                 var began = now.subtracting(stalling).sorted()
-                if let last = lastRecheck, last.duration(to: clock.now) < recheckGap() { began = [] }
-                if !began.isEmpty {
-                    logger.info("connections stall: probing now", ("scopes", began.map(\.label).joined(separator: ",")))
-                    lastRecheck = clock.now
-                    recheck()
+                if !recheckNow(began, "connections stall: probing now") { began = [] }
+                if board.prefer, began.isEmpty {
+                    _ = recheckNow(
+                        vouching.subtracting(vouchingNow).sorted(), "connections stopped receiving: probing now")
                 }
                 stalling = now
-                board.update(summaries)
+                vouching = vouchingNow
                 publish(
                     PassiveReading(
                         summaries: summaries, sockets: sockets.count, took: start.duration(to: clock.now),
                         beganStalling: began))
             case .failure(let error)?:
+                // A read that fails vouches for nothing: the probes of paused scopes run again.
                 board.update([:])
+                if board.prefer { _ = recheckNow(vouching.sorted(), "cannot read the connections: probing now") }
+                vouching = []
                 if !warned { logger.warn("cannot read the host's TCP sockets", ("err", error.description)) }
                 warned = true
             case nil:
+                // Late (or still running): stale counts vouch for nothing either.
+                board.update([:])
+                if board.prefer { _ = recheckNow(vouching.sorted(), "reading the connections is late: probing now") }
+                vouching = []
                 if !warned { logger.warn("reading the host's TCP sockets took longer than --passive.interval") }
                 warned = true
             }

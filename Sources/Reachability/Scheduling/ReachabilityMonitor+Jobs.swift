@@ -18,12 +18,15 @@ extension ReachabilityMonitor {
 ///   its budget allows), make a job wait (the longer of the two).
 /// - An uplink whose budget is spent runs nothing until its window ends, and one whose budget
 ///   stretches its pace keeps that pace, in triggered rounds too.
-/// - `prefer` (`passive`): a `full` scope whose own traffic vouches for it waits; one that is not
-///   full keeps probing, so the probes decide its recovery.
+/// - `prefer` (`passive`): a `full` scope whose own traffic vouches for it waits, but never
+///   longer than `PassiveBoard.maxPause(interval:)` since its probes last ran (old flows may keep
+///   receiving while new connections fail: a full connection table, a firewall that drops new
+///   flows). One that is not full, or whose latest round was not (`ReachabilityStatus.doubted`),
+///   keeps probing, so the probes decide its recovery and its fall.
 enum DueJobs {
     static func select<I: InstantProtocol>(
         _ jobs: [(spec: ProbeSpec, interface: String?)], lastRun: [ProbeKey: I], now: I, periodic: Bool,
-        paces: [String: UplinkPace], last: ReachabilityStatus?, passive: PassiveBoard?
+        paces: [String: UplinkPace], last: ReachabilityStatus?, passive: PassiveBoard?, maxPause: Duration = .zero
     ) -> [(spec: ProbeSpec, interface: String?)] where I.Duration == Duration {
         jobs.filter { job in
             let pace = job.interface.flatMap { paces[$0] }
@@ -37,7 +40,9 @@ enum DueJobs {
             }
             guard periodic else { return true }
             let scope: Scope = job.interface.map { .uplink($0) } ?? .overall
-            if let passive, last?.verdict(of: scope)?.verdict.state == .full, passive.vouches(for: scope) {
+            if let passive, let last, last.verdict(of: scope)?.verdict.state == .full, !last.doubted.contains(scope),
+                ran.duration(to: now) < maxPause, passive.vouches(for: scope)
+            {
                 return false
             }
             guard let interval = [job.spec.interval, pace?.interval].compactMap({ $0 }).max() else { return true }

@@ -83,6 +83,6 @@ extension ReachabilityMonitor {
         }
         return ProbeOutcome(
             name: spec.name, type: spec.type, target: spec.target, interface: interface, result: result, at: started,
-            startLateness: lateness, traffic: meter.total)
+            startLateness: lateness, traffic: meter.total, ran: lateness != nil)
     }
 }

@@ -116,7 +116,11 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
                 trigger.fire()
             }
         }
-        defer { pathTask.cancel() }
+        defer {
+            pathTask.cancel()
+            // A clean stop saves the budgets' counts (a restart then loses none of them).
+            budgets.saveNow()
+        }
         var backoff = plan.withLock { $0.settings.fastRecheck }
         var periodic = true
         var due: C.Instant?  // when the next periodic round should start (for the lateness histogram)
@@ -177,7 +181,7 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
         let due = state.withLock { s in
             DueJobs.select(
                 jobs, lastRun: s.lastRun, now: clockStart, periodic: periodic, paces: paces, last: last,
-                passive: board)
+                passive: board, maxPause: PassiveBoard.maxPause(interval: settings.interval))
         }
         let gate = StaggerGate()
         let hurry = stagger.withLock { s in
@@ -217,13 +221,19 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
             s.round += 1
             // Latest result of every probe (those not due this round keep their last one), in config order.
             let all = jobs.compactMap { s.lastOutcome[ProbeKey($0.spec.name, $0.interface)] }
-            let transitions = s.verdicts.decide(all, specs: specs, path: facts, now: finished)
-            let status = ReachabilityStatus(
+            let pending = Set(
+                settings.uplinks.filter { u in
+                    jobs.contains { $0.interface == u } && !all.contains { $0.interface == u }
+                }.map(Scope.uplink))
+            let transitions = s.verdicts.decide(
+                all, specs: specs, path: facts, now: finished, roundStart: started, pending: pending)
+            var status = ReachabilityStatus(
                 overall: s.verdicts.overallVerdict, families: s.verdicts.familyVerdicts,
                 uplinks: s.verdicts.uplinkVerdicts,
                 probes: all, roundStarted: started, roundDuration: roundDuration,
                 transitions: transitions.map { ScopeTransition($0.0, $0.1) }, round: s.round,
                 interval: settings.interval, connectionType: path.connectionType)
+            status.doubted = s.verdicts.doubted
             return (status, s.verdicts.lastEntries)
         }
         var status = decided

@@ -5,7 +5,9 @@ struct ProbeRecent: Sendable {
     private var runs = 0
     var lastSuccess: Double?
 
+    /// A run that did not happen (no path) is no run: it changes neither the loss nor the count.
     mutating func record(_ outcome: ProbeOutcome) {
+        guard outcome.ran else { return }
         let failed = outcome.result.status != .success
         bits = (bits << 1 | (failed ? 1 : 0)) & ((1 << UInt32(Self.window)) - 1)
         runs = min(runs + 1, Self.window)
@@ -41,6 +43,8 @@ public struct ReachabilityStatus: Sendable, Equatable {
     public var interval: Duration? = nil
     /// The kind of the interface carrying the default route (the seed's connection type).
     public var connectionType: ConnectionType = .unknown
+    /// Scopes `full` only by hysteresis: their latest decided round was not (`VerdictEngine.doubted`).
+    package var doubted: Set<Scope> = []
     /// Where each scope's path breaks: `FaultLocation.none` when `full` with every probe
     /// succeeding; no entry while `unknown`.
     public var faults: [Scope: Fault] = [:]

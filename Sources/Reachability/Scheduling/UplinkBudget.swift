@@ -82,9 +82,11 @@ package final class BudgetBook: Sendable {
             for (uplink, budget) in budgets {
                 let window = budget.window(at: now)
                 var account = a[uplink] ?? Account(windowStart: window.start, used: 0)
-                // Only a later window starts over: a clock stepped back (a router booting
-                // before its clock is set) keeps the count it has.
-                if window.start > account.windowStart {
+                // Another window starts over: a later one as time passes, and one that would
+                // start in the future (the clock ran ahead, then was stepped back across a
+                // window's start) is a clock step, whose count cannot be this window's. A step
+                // back within the window keeps the count it has.
+                if window.start != account.windowStart {
                     account = Account(windowStart: window.start, used: 0)
                     restarted = true
                 }
@@ -108,6 +110,14 @@ package final class BudgetBook: Sendable {
         if due { save(all) }
     }
 
+    /// Saves the counts now, whatever the last save (a clean stop: a restart loses nothing).
+    package func saveNow() {
+        guard let save else { return }
+        let all = accounts.withLock { $0 }
+        guard !all.isEmpty else { return }
+        save(all)
+    }
+
     /// The interval of `uplink`'s own probes: `floor` (its configured or the global interval),
     /// or with a budget, long enough that rounds costing what they lately cost fit in what is
     /// left of the window; once the rest cannot pay for a round, the end of the window.
@@ -118,7 +128,7 @@ package final class BudgetBook: Sendable {
         // first round runs), so a round that once cost more than the whole budget cannot
         // stop the uplink for good.
         let account = accounts.withLock { $0[uplink] }.map {
-            window.start > $0.windowStart ? Account(windowStart: window.start, used: 0) : $0
+            window.start != $0.windowStart ? Account(windowStart: window.start, used: 0) : $0
         }
         var pace = UplinkPace(
             interval: floor, cause: "interval", budget: budget, used: account?.used ?? 0, windowEnd: window.end,

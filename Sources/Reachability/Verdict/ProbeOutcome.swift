@@ -20,6 +20,9 @@ public struct ProbeOutcome: Sendable, Equatable {
     public var recentFailures: Int = 0
     /// What this run put on the wire (`TrafficMeter`); nil when it did not run here.
     public var traffic: TrafficCount? = nil
+    /// False when the probe could not run this round (its scope had no path): nothing was
+    /// sent, so it is no failure of the probe — not counted in its failures or its recent loss.
+    public var ran: Bool = true
 }
 
 /// A scope's verdict (overall, an IP family, an uplink) with the time it has held since.

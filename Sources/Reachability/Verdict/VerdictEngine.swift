@@ -38,6 +38,15 @@ package struct VerdictEngine: Sendable {
     }
 
     package var overallVerdict: ScopedVerdict { Self.scoped(overall) }
+    /// Scopes that are `full` only because hysteresis holds it: their latest decided round was
+    /// not full. Passive evidence does not pause their probes (the probes are deciding).
+    package var doubted: Set<Scope> {
+        var out: Set<Scope> = []
+        if overall.isDoubted { out.insert(.overall) }
+        for (f, t) in families where t.isDoubted { out.insert(.family(f)) }
+        for (u, t) in uplinks where t.isDoubted { out.insert(.uplink(u)) }
+        return out
+    }
     package var familyVerdicts: [IPFamily: ScopedVerdict] { families.mapValues(Self.scoped) }
     package var uplinkVerdicts: [String: ScopedVerdict] { uplinks.mapValues(Self.scoped) }
 
@@ -47,19 +56,37 @@ package struct VerdictEngine: Sendable {
 
     /// Decides one round from the latest outcome of every probe (`probes`, routed and bound);
     /// returns the transitions it caused: overall first, then the families, then the uplinks.
+    ///
+    /// `roundStart` (the round's start, as in `ProbeOutcome.at`) tells which outcomes this round
+    /// produced: a scope none of whose probes ran in it (an uplink on a longer interval, a spent
+    /// budget, probes paused by passive evidence) keeps its verdict and its streaks, so
+    /// `failAfter` and `recoverAfter` count the scope's own rounds, not the rounds of others that
+    /// re-read its last results. A scope whose path is gone is decided (`none`) all the same.
+    /// Nil: every outcome is this round's (a one-shot check, tests).
     package mutating func decide(
-        _ probes: [ProbeOutcome], specs: [String: ProbeSpec], path: PathFacts, now: Double
+        _ probes: [ProbeOutcome], specs: [String: ProbeSpec], path: PathFacts, now: Double, roundStart: Double? = nil,
+        pending: Set<Scope> = []
     ) -> [(Scope, Transition)] {
         let policy = settings.policy
+        /// Whether a scope with these outcomes is decided in this round. `pending`: scopes whose
+        /// probes exist but have never run (an uplink whose budget was spent before a restart),
+        /// kept as restored instead of decided from no probes.
+        func decides(_ outcomes: [ProbeOutcome], _ scope: Scope) -> Bool {
+            guard path.unsatisfied(scope) == nil else { return true }
+            if outcomes.isEmpty { return !pending.contains(scope) }
+            guard let roundStart else { return true }
+            return outcomes.contains { $0.ran && $0.at >= roundStart }
+        }
         let routed = probes.filter { $0.interface == nil }
         let routedEntries = routed.map { entry($0, spec: specs[$0.name], path: path) }
         lastEntries = [.overall: routedEntries]
         var familyTransitions: [(Scope, Transition)] = []
         var familyRounds: [Verdict] = []
         for family in IPFamily.allCases {
-            let entries = zip(routed, routedEntries).filter {
+            let pairs = zip(routed, routedEntries).filter {
                 (specs[$0.0.name]?.family ?? $0.0.result.family) == family
-            }.map(\.1)
+            }
+            let entries = pairs.map(\.1)
             lastEntries[.family(family)] = entries
             let reason = path.unsatisfied(.family(family))
             // A family with no probe of its own follows the path alone.
@@ -69,6 +96,7 @@ package struct VerdictEngine: Sendable {
                 : RoundClassifier.classify(
                     pathUnsatisfiedReason: reason, entries: entries, policy: policy, familyScope: true)
             familyRounds.append(round)
+            guard decides(pairs.map(\.0), .family(family)) else { continue }
             if let t = families[family]?.update(round, now: now) { familyTransitions.append((.family(family), t)) }
         }
         // Scopes agree: the overall verdict is never full while every family that was decided
@@ -79,7 +107,9 @@ package struct VerdictEngine: Sendable {
         if overallRound.state == .full, let best = Self.bestDecided(familyRounds), best.state != .full {
             overallRound = best
         }
-        if let t = overall.update(overallRound, now: now) { transitions.append((.overall, t)) }
+        if decides(routed, .overall), let t = overall.update(overallRound, now: now) {
+            transitions.append((.overall, t))
+        }
         if let best = Self.bestDecided(IPFamily.allCases.compactMap { families[$0]?.current }), best.state != .full,
             let t = overall.cap(at: best, now: now)
         {
@@ -87,8 +117,10 @@ package struct VerdictEngine: Sendable {
         }
         transitions += familyTransitions
         for uplink in uplinkOrder {
-            let entries = probes.filter { $0.interface == uplink }.map { entry($0, spec: specs[$0.name], path: path) }
+            let bound = probes.filter { $0.interface == uplink }
+            let entries = bound.map { entry($0, spec: specs[$0.name], path: path) }
             lastEntries[.uplink(uplink)] = entries
+            guard decides(bound, .uplink(uplink)) else { continue }
             let round = RoundClassifier.classify(
                 pathUnsatisfiedReason: path.unsatisfied(.uplink(uplink)), entries: entries, policy: policy)
             if let t = uplinks[uplink]?.update(round, now: now) { transitions.append((.uplink(uplink), t)) }

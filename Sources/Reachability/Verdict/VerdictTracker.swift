@@ -23,6 +23,9 @@ package struct VerdictTracker: Sendable {
     private var badStreak = 0
     private var goodStreak = 0
 
+    /// `full` held by hysteresis while the latest decided round said otherwise.
+    package var isDoubted: Bool { current.state == .full && badStreak > 0 }
+
     package init(settings: VerdictSettings, now: Double) {
         self.settings = settings
         since = now

@@ -43,23 +43,42 @@ import Testing
                 == UplinkPace(interval: .seconds(5), cause: "interval"))
     }
 
-    /// Found by a hostile review: a clock stepped back zeroed the month's count, a count read
-    /// back near UInt64.max trapped on the first round, and a round that once cost more than
-    /// the budget stopped the uplink in every later window.
+    /// Found by hostile reviews: a clock stepped back zeroed the month's count, a count read
+    /// back near UInt64.max trapped on the first round, a round that once cost more than the
+    /// budget stopped the uplink in every later window, and a window that starts in the future
+    /// (the clock ran ahead, then was stepped back) held the uplink spent across real windows.
     @Test func clockStepsHugeCountsAndCostlyRoundsLoseNothingAndCrashNothing() {
         let book = BudgetBook(restored: [
             "wwan0": BudgetBook.Account(windowStart: 1_000, used: 4_000, perRound: 50_000),
             "wwan1": BudgetBook.Account(windowStart: 1_000, used: .max - 1, perRound: 1),
+            "wwan2": BudgetBook.Account(windowStart: 1_200, used: 9_999, perRound: 10),
         ])
-        let budgets = ["wwan0": Self.hour, "wwan1": Self.hour]
-        book.charge(["wwan0": TrafficCount(sentBytes: 10)], ownRounds: [:], budgets: budgets, now: 500)
-        #expect(book.snapshot["wwan0"]?.used == 4_010, "the clock went back: the count stands")
+        let budgets = ["wwan0": Self.hour, "wwan1": Self.hour, "wwan2": Self.hour]
+        // Within the window, a clock stepped back keeps the count.
+        book.charge(["wwan0": TrafficCount(sentBytes: 10)], ownRounds: [:], budgets: budgets, now: 1_050)
+        book.charge(["wwan0": TrafficCount(sentBytes: 10)], ownRounds: [:], budgets: budgets, now: 1_010)
+        #expect(book.snapshot["wwan0"]?.used == 4_020, "the clock went back within the window: the count stands")
         book.charge(
             ["wwan1": TrafficCount(sentBytes: 10, receivedBytes: .max)], ownRounds: [:], budgets: budgets, now: 1_050)
         #expect(book.snapshot["wwan1"]?.used == .max)
-        #expect(book.pace("wwan0", floor: .seconds(5), budget: Self.hour, now: 1_050).cause == "exhausted")
-        let next = book.pace("wwan0", floor: .seconds(5), budget: Self.hour, now: 1_150)
+        #expect(book.pace("wwan1", floor: .seconds(5), budget: Self.hour, now: 1_050).cause == "exhausted")
+        let next = book.pace("wwan1", floor: .seconds(5), budget: Self.hour, now: 1_150)
         #expect(next.cause == "interval" && next.perRound == nil, "a new window measures a round afresh")
+        // wwan2's window starts at 1 200, in the future at 1 050: a clock step, not this window.
+        #expect(book.pace("wwan2", floor: .seconds(5), budget: Self.hour, now: 1_050).cause == "interval")
+        book.charge(["wwan2": TrafficCount(sentBytes: 7)], ownRounds: [:], budgets: budgets, now: 1_050)
+        #expect(book.snapshot["wwan2"] == BudgetBook.Account(windowStart: 1_000, used: 7, perRound: nil))
+    }
+
+    @Test func aCleanStopSavesTheCountsWhateverTheLastSave() {
+        let saved = Mutex<[[String: BudgetBook.Account]]>([])
+        let book = BudgetBook { accounts in saved.withLock { $0.append(accounts) } }
+        let budgets = ["wwan0": Self.hour]
+        book.charge(["wwan0": TrafficCount(sentBytes: 10)], ownRounds: [:], budgets: budgets, now: 1_010)
+        book.charge(["wwan0": TrafficCount(sentBytes: 5)], ownRounds: [:], budgets: budgets, now: 1_020)
+        #expect(saved.withLock { $0.last?["wwan0"]?.used } == 10, "saved at most once a minute")
+        book.saveNow()
+        #expect(saved.withLock { $0.last?["wwan0"]?.used } == 15)
     }
 
     @Test func theCountsSurviveTheirFileAndACorruptOneLosesOnlyItsLines() {

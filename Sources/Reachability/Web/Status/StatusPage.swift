@@ -108,17 +108,19 @@ package struct StatusPage: Sendable {
         var rows = ""
         for p in s.probes {
             let r = p.result
-            let cls = r.status == .success ? "ok" : r.status == .portal ? "portal" : "bad"
-            let symbol = r.status == .success ? "✔" : r.status == .portal ? "⎆" : "✖"
+            // A round the probe could not run (no path) is "not run", not a failure.
+            let cls = !p.ran ? "none" : r.status == .success ? "ok" : r.status == .portal ? "portal" : "bad"
+            let symbol = !p.ran ? "–" : r.status == .success ? "✔" : r.status == .portal ? "⎆" : "✖"
+            let result = p.ran ? r.status.rawValue : "not run"
             let target = MetricsRecorder.targetLabel(p.name, p.interface)
             var timing = HTML.milliseconds(r.duration)
             if let icmp = r.icmp { timing += " · loss \(Int((icmp.lossRatio * 100).rounded()))%" }
             let phases = r.phases.sorted { $0.key < $1.key }.map { "\($0.key.rawValue) \(HTML.milliseconds($0.value))" }
                 .joined(separator: ", ")
             rows += """
-                <tr class="probe" data-status="\(r.status.rawValue)"><td>\(p.type.rawValue)</td>\
+                <tr class="probe" data-status="\(p.ran ? r.status.rawValue : "not_run")"><td>\(p.type.rawValue)</td>\
                 <td><a href="/debug/probe?name=\(HTML.escape(urlEncode(target)))">\(HTML.escape(target))</a></td>\
-                <td class="\(cls)">\(symbol) \(r.status.rawValue)</td><td>\(HTML.escape(r.reason?.rawValue ?? ""))</td>\
+                <td class="\(cls)">\(symbol) \(result)</td><td>\(HTML.escape(r.reason?.rawValue ?? ""))</td>\
                 <td class="num">\(timing)</td><td><small>\(HTML.escape(phases))</small></td>\
                 <td class="num">\(Self.loss(p))</td><td>\(p.lastSuccess.map { "\(HTML.age(now - $0)) ago" } ?? "never")</td>\
                 <td>\(HTML.age(now - p.at)) ago</td></tr>
