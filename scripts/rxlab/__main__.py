@@ -192,7 +192,7 @@ def lab_truth(args):
         (exporter,) = binaries(bin_dir(("reachability_exporter",), build="never"), "reachability_exporter")
     prefix = f"rxtruth-{os.getpid()}"
     argv = bounded(
-        "RXTRUTH_TIMEOUT", 300, 10, module("truthlab", f"--prefix={prefix}", f"--exporter-bin={exporter}", *args)
+        "RXTRUTH_TIMEOUT", 360, 10, module("truthlab", f"--prefix={prefix}", f"--exporter-bin={exporter}", *args)
     )
     return run_swept(argv, prefix, keep="--keep" in args)
 

@@ -34,9 +34,13 @@ LAN4, CLI4 = "192.168.42.1", "192.168.42.2"
 LAN6, CLI6 = "2001:db8:42::1", "2001:db8:42::2"
 SEC4, SEC6 = ("192.168.43.1", "192.168.43.2"), ("2001:db8:43::1", "2001:db8:43::2")
 WAN4, WAN6 = ("10.99.0.1", "10.99.0.2"), ("fd99::1", "fd99::2")
-# Row 2's own public address (a /32 on a dummy interface) and on-link IPv6 neighbour (a global
+# Row 2's own public address (a /32 on the client's loopback: this kernel has no dummy links) and on-link IPv6 neighbour (a global
 # address of the LAN's /64 on the router's LAN side, not the gateway's).
 OWN4, ONLINK6 = "203.0.113.77", "2001:db8:42::99"
+TRACK = (
+    "table inet rxtrack {\n  counter tracked {}\n  chain forward_track {\n"
+    "    type filter hook forward priority -10;\n    ct state established,related counter name tracked\n  }\n}\n"
+)
 
 
 class Bench:
@@ -63,8 +67,11 @@ class Bench:
         run("ip", "-n", c, "-6", "route", "add", "default", "via", LAN6, "dev", "lan0", "metric", "100")
         if second:
             self.second = second
-            self.spaces.veth(c, second, r, "rsec")
-            netns.addresses(c, second, f"{SEC4[1]}/24", f"{SEC6[1]}/64")
+            # `name`/`dev` spelled out: an interface may be called `up` (row 4).
+            run("ip", "-n", c, "link", "add", "name", second, "type", "veth", "peer", "name", "rsec", "netns", r)
+            run("ip", "-n", c, "addr", "add", f"{SEC4[1]}/24", "dev", second)
+            run("ip", "-n", c, "addr", "add", f"{SEC6[1]}/64", "dev", second, "nodad")
+            run("ip", "-n", c, "link", "set", "dev", second, "up")
             netns.addresses(r, "rsec", f"{SEC4[0]}/24", f"{SEC6[0]}/64")
             run("ip", "-n", c, "route", "add", "default", "via", SEC4[0], "dev", second, "metric", "200")
             run("ip", "-n", c, "-6", "route", "add", "default", "via", SEC6[0], "dev", second, "metric", "200")
@@ -73,6 +80,9 @@ class Bench:
         self.spaces.veth(r, "rwan", i, "uwan")
         netns.addresses(r, "rwan", f"{WAN4[0]}/24", f"{WAN6[0]}/64")
         netns.addresses(i, "uwan", f"{WAN4[1]}/24", f"{WAN6[1]}/64")
+        # The router tracks connections from the start, as a real one does: conntrack runs in a
+        # namespace only once a rule needs it, and a flow it picks up midway is NEW.
+        netns.nft(r, TRACK)
         run("ip", "-n", r, "route", "add", "default", "via", WAN4[1])
         run("ip", "-n", r, "-6", "route", "add", "default", "via", WAN6[1])
         run("ip", "-n", i, "route", "add", "192.168.42.0/23", "via", WAN4[0])
