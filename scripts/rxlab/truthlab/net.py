@@ -25,7 +25,7 @@ from .. import netns, procs
 from ..exposition import Exposition
 from ..faultlab.addresses import LAB_NAME, V4_NET, V6_NET
 from ..faultlab.daemons import DNSMASQ
-from ..util import run, tail, wait_until
+from ..util import read_from, run, tail, wait_until
 
 SCRIPTS = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PORT = 10391
@@ -181,13 +181,15 @@ class Bench:
         t0 = time.time()
         with open(self.exporter_log, "a") as f:
             f.write(f"---- start {time.strftime('%H:%M:%S')}: {' '.join(flags)}\n")
+        mark = os.path.getsize(self.exporter_log)
         self.exporter = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=open(self.exporter_log, "a"))
         self.processes.append(self.exporter)
         ready = ready or (lambda m: m.verdict("overall")[0] == "full")
         if not wait_until(lambda: self.exporter.poll() is None and ready(self.scrape()), timeout, 0.1):
             code = self.exporter.poll()
-            raise RuntimeError(f"the exporter {'exited ' + str(code) if code is not None else 'never got ready'}: "
-                               f"{self.tail(6)}")  # fmt: skip
+            said = read_from(self.exporter_log, mark).strip().splitlines()[-3:]
+            state = f"exited {code}" if code is not None else "never got ready"
+            raise RuntimeError(f"the exporter {state}: {' | '.join(said)}")
         return time.time() - t0
 
     def stop_exporter(self):

@@ -11,7 +11,7 @@ import time
 
 from .. import netns
 from ..faultlab.addresses import V4_NET
-from .common import Result, states, until, watch
+from .common import Result, check_agrees, states, until, watch
 from .net import SEC4, SEC6
 
 BUDGET_TOLERANCE = 0.05
@@ -98,6 +98,7 @@ def budget_restart(bench, budget=1500):
     r.note(f"spent after {spent:.1f}s" if spent is not None else "not spent")
     r.note(f"up {last[0]} before the stop; budgets file {saved} B vs nftables {counted} B"
            + (f" ({off:+.1%})" if off is not None else ""))  # fmt: skip
+    r.note("check: not run (one round knows no budget or history)")
     r.note(f"after restart: {'→'.join(f'{s}({w})' if w else s for s, w in seen)}, still spent {still_spent}")
     r.want(not bad, f"after the restart up was {bad[0][0]}({bad[0][1]})" if bad else "")
     bench.stop_exporter()
@@ -163,11 +164,14 @@ def long_interval_backup(bench):
     m = bench.scrape()
     own = backup_rounds(m) - n
     state = m.verdict("backup")
-    bench.undo("rxbackup")
     r.note(f"really down: backup {state[0]}({state[1]}) after "
            + (f"{took:.1f}s, {own:.0f} own rounds since the cut" if took is not None else f">{3 * BACKUP_INTERVAL + 15:.0f}s"))  # fmt: skip
     r.want(took is not None and state[0] == "limited", "the backup never flipped to limited")
     r.want(took is None or own >= 3, f"flipped after {own:.0f} own rounds (want 3)")
+    if took is not None:
+        agrees, text = check_agrees(bench, flags, state[0], scope=("uplink", "backup"))
+        r.note(text)
+    bench.undo("rxbackup")
     overall = m.verdict("overall")[0]
     r.want(overall == "full", f"overall {overall} while only the backup was down")
     return r
