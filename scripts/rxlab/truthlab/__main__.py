@@ -59,9 +59,13 @@ ORDER = ["conntrack_full", "own_and_onlink", "stall_round", "budget_restart", "l
          "one_family_portal"]  # fmt: skip
 
 
+LIVE = []  # the benches of rows running now: an interrupt closes them from the main thread
+
+
 def play(args, work, name, tag, fn, options, stop):
     started = time.time()
     bench = Bench(args.prefix, tag, args.exporter_bin, work)
+    LIVE.append(bench)
     try:
         if stop.is_set():
             raise RuntimeError("interrupted")
@@ -71,6 +75,7 @@ def play(args, work, name, tag, fn, options, stop):
         result = Result()
         result.want(False, f"{type(e).__name__}: {str(e).strip()[:300]}")
     finally:
+        LIVE.remove(bench)
         bench.close()
     line = "; ".join(result.details + [f"{time.time() - started:.0f}s"])
     if result.problems:
@@ -99,16 +104,22 @@ def main():
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, interrupted)
+    pool = None
     try:
         certs.make_ca(work, "rxtruth-ca")
         certs.make_leaf(work, "server", LAB_NAME, f"IP:{V4_NET},IP:{V6_NET},DNS:{LAB_NAME}")
-        with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-            futures = {r[0]: pool.submit(play, args, work, *r, stop) for r in rows}
-            for name, f in futures.items():
-                results[name] = f.result()
+        pool = ThreadPoolExecutor(max_workers=max(1, args.jobs))
+        futures = {r[0]: pool.submit(play, args, work, *r, stop) for r in rows}
+        for name, f in futures.items():
+            results[name] = f.result()
+        pool.shutdown()
     except KeyboardInterrupt:
         stop.set()
-        log("truth lab interrupted")
+        log("truth lab interrupted: closing the rows' namespaces")
+        for bench in list(LIVE):
+            bench.close()  # the rows' next step fails; their threads end
+        if pool:
+            pool.shutdown(wait=True, cancel_futures=True)
     finally:
         if args.keep:
             log(f"truth lab: logs kept in {work}")

@@ -54,6 +54,7 @@ class Bench:
         self.spaces = netns.Namespaces(sysctls=netns.Namespaces.QUIET_IPV6)
         self.resolv = netns.ResolvConf()
         self.processes, self.exporter, self.worker, self.second = [], None, None, None
+        self.closed = False
         self.exporter_log = os.path.join(self.work, "exporter.log")
 
     # ---- topology ---------------------------------------------------------------------------
@@ -201,6 +202,8 @@ class Bench:
         return None
 
     def get(self, path, timeout=3):
+        if self.closed:  # an interrupted lab closed the bench under its row: the row ends
+            raise RuntimeError("the bench is closed")
         status, body = self.worker.get(f"http://127.0.0.1:{PORT}{path}", timeout=timeout)
         if status != 200:
             raise OSError(f"GET {path}: {status}")
@@ -235,6 +238,9 @@ class Bench:
             return p.returncode, None, (p.stdout + p.stderr)[-300:]
 
     def close(self):
+        if self.closed:
+            return
+        self.closed = True
         if self.worker:
             self.worker.stop()
         procs.stop_all(self.processes, grace=3)
