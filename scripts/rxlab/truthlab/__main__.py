@@ -11,7 +11,8 @@ and asserts the EXPECTED behaviour:
                         address and an on-link IPv6 neighbour; upstream cut: limited about as
                         fast as without passive evidence, never full through the outage
   stall_round           prefer; the router drops a running download: a probe round starts
-                        within 2.5 s (default passive settings)
+                        within 3 s (default passive settings:
+                        two RTOs and one 2 s read)
   budget_restart        a tiny budget spent, the exporter restarted: the uplink is its last
                         verdict or unknown, never limited (no_probes); the budgets file holds
                         nftables' count within 5 %

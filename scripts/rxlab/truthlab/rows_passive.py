@@ -16,7 +16,9 @@ from .common import LITERAL, Result, check_agrees, states, timing, until, watch
 from .net import ONLINK6, OWN4, STREAM_PORT
 
 CT_BOUND = 30.0  # seconds from the change to leaving full (the bound)
-STALL_BOUND = 2.5  # seconds from the drop to the stall round ("about 2 s")
+# Seconds from the drop to the stall round, "about 2 s": two retransmission timeouts of the
+# client's next request (200 + 400 ms) and at most one --passive.interval (2 s) until a read sees them.
+STALL_BOUND = 3.0
 NEW_DROP = {"forward_ct": ("forward", ["ct state new drop"])}
 
 
