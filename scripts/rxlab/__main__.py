@@ -179,7 +179,7 @@ def lab_uplinks(args):
 
 def lab_truth(args):
     """`scripts/lab truth BINARY [--only ROW] [--jobs N] [--keep]`: the binary is given (or found
-    in RX_BIN_DIR); SwiftPM is never invoked."""
+    in RX_BIN_DIR); SwiftPM is never invoked. Bound: RXTRUTH_TIMEOUT (360 s)."""
     gone = missing(("ip", "nft", "dnsmasq", "conntrack", "openssl", "python3"))
     if os.getuid() != 0 or gone:
         return notice("truth lab", "ip/nft/dnsmasq/conntrack/openssl/python3", gone)
@@ -188,8 +188,11 @@ def lab_truth(args):
         if not os.access(exporter, os.X_OK):
             print(f"no executable exporter at {exporter}", flush=True)
             return 1
-    else:
+    elif os.environ.get("RXLAB_BIN_DIR") or os.environ.get("RX_BIN_DIR"):
         (exporter,) = binaries(bin_dir(("reachability_exporter",), build="never"), "reachability_exporter")
+    else:
+        print("usage: scripts/lab truth BINARY [--only ROW] [--jobs N] [--keep] (or RX_BIN_DIR=DIR)", flush=True)
+        return 64
     prefix = f"rxtruth-{os.getpid()}"
     argv = bounded(
         "RXTRUTH_TIMEOUT", 360, 10, module("truthlab", f"--prefix={prefix}", f"--exporter-bin={exporter}", *args)
