@@ -63,7 +63,8 @@ def conntrack_full(bench):
     state = bench.verdict()
     received = (stream_bytes(bench) - b0) / 1e6
     still = until(bench, receiving(), 1) is not None
-    r.note(f"healthy full {len(healthy) == 1}; NEW dropped: {state[0]}({state[1]}) after "
+    shown = f"{state[0]}({state[1]})" if state[1] else state[0]
+    r.note(f"healthy full {len(healthy) == 1}; NEW dropped: {shown} after "
            + (f"{took:.1f}s" if took is not None else f">{CT_BOUND + 2:.0f}s")
            + f", download {received:.1f} MB during, receiving {still}")  # fmt: skip
     r.want(took is not None and took <= CT_BOUND, f"overall stayed full {time.time() - t0:.0f}s with NEW dropped")
