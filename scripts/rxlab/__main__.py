@@ -177,6 +177,29 @@ def lab_uplinks(args):
     return nft_lab(args, "uplink lab", "uplinklab", "rxup", "RXUPLINKS_TIMEOUT", 300)
 
 
+def lab_truth(args):
+    """`scripts/lab truth BINARY [--only ROW] [--jobs N] [--keep]`: the binary is given (or found
+    in RX_BIN_DIR); SwiftPM is never invoked. Bound: RXTRUTH_TIMEOUT (360 s)."""
+    gone = missing(("ip", "nft", "dnsmasq", "conntrack", "openssl", "python3"))
+    if os.getuid() != 0 or gone:
+        return notice("truth lab", "ip/nft/dnsmasq/conntrack/openssl/python3", gone)
+    if args and not args[0].startswith("-"):
+        exporter, args = os.path.abspath(args[0]), args[1:]
+        if not os.access(exporter, os.X_OK):
+            print(f"no executable exporter at {exporter}", flush=True)
+            return 1
+    elif os.environ.get("RXLAB_BIN_DIR") or os.environ.get("RX_BIN_DIR"):
+        (exporter,) = binaries(bin_dir(("reachability_exporter",), build="never"), "reachability_exporter")
+    else:
+        print("usage: scripts/lab truth BINARY [--only ROW] [--jobs N] [--keep] (or RX_BIN_DIR=DIR)", flush=True)
+        return 64
+    prefix = f"rxtruth-{os.getpid()}"
+    argv = bounded(
+        "RXTRUTH_TIMEOUT", 360, 10, module("truthlab", f"--prefix={prefix}", f"--exporter-bin={exporter}", *args)
+    )
+    return run_swept(argv, prefix, keep="--keep" in args)
+
+
 def lab_prometheus(args):
     directory = bin_dir(("reachability_exporter",))
     binaries(directory, "reachability_exporter")
@@ -254,6 +277,10 @@ LABS = {
         lab_uplinks,
         "the uplink lab: a policy-routed metered backup, its bytes against nftables, budget, prefer (rxlab/uplinklab)",
     ),
+    "truth": (
+        lab_truth,
+        "the truth lab: issue #42, never a false full; seven faults, detection times (rxlab/truthlab)",
+    ),
     "fleet": (lab_fleet, "the fleet lab: three sites remote-write to a central Prometheus, one cut (rxlab/fleetlab)"),
     "prometheus": (lab_prometheus, "the Prometheus proof: dashboards, rules and deploy files, live (rxlab/promproof)"),
     "backfill": (lab_backfill, "the history backfill proof: history export into a Prometheus TSDB (rxlab/backfill.py)"),
@@ -302,6 +329,7 @@ HELP = {
     "fault": ("module", "faultlab"),
     "hops": ("module", "hoplab"),
     "uplinks": ("module", "uplinklab"),
+    "truth": ("module", "truthlab"),
     "fleet": ("module", "fleetlab"),
     "adversarial": ("module", "adversarial"),
     "prometheus": ("header", "promproof/proof.sh"),
