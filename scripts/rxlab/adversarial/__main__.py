@@ -36,8 +36,23 @@ Cases (the issue's item in brackets):
   empty_probe_reload [14] a reload to an empty probe list is refused, no public default probes
                          (the old binary holds here too, because of the variable above)
 
+Second review (issue #41), its finding in brackets:
+  caps_mark [1]          a user running the cap_net_raw+ep binary cannot send with a firewall mark
+                         (an nft counter in a namespace of the case's own; root marks: the control)
+  redirect_credentials [2] Authorization and Cookie do not follow a redirect to another origin
+  history_symlink [3]    a symlink as the newest history file is not written through
+  history_lock_rm [4]    a removed lock file does not let a second exporter onto the directory
+  auth_flood_blocks [5]  a flood from 20 addresses does not lock out an uncached scraper
+                         (the old binary holds here: its bounds let the scraper in at once)
+  reload_workers [6]     40 reloads waiting for a slow round leave /metrics served, and coalesce
+  alias_bytes [7]        YAML aliases are bounded in bytes; a label value has a length bound
+  trickle_body [8]       a trickled body does not re-parse its 15 KB head (scrape latency, CPU)
+  notify_blocked [9]     an unread, full NOTIFY_SOCKET does not hold up SIGTERM
+  secrets_in_errors [10] URL userinfo and a scalar basic_auth_users are in no error, log or body
+  uplink_settings_typo [11] uplink_settings naming no uplink is refused (exit 78 naming it)
+
 The cases run concurrently: the floods (HEAVY) one at a time, the others beside them; the
-whole suite takes 20-35 s on 2 cores.
+whole suite takes 35-45 s on 2 cores.
 """
 
 import argparse
@@ -50,9 +65,12 @@ import time
 
 from .. import netns
 from . import cases_auth as auth
+from . import cases_config as config
 from . import cases_history as history
 from . import cases_http as web
+from . import cases_secrets as secrets
 from . import cases_state as state
+from . import cases_waits as waits
 from . import harness
 from .context import Ctx
 
@@ -79,10 +97,22 @@ CASES = {
     "transitions": state.case_transitions,
     "tls12_ciphers": web.case_tls12_ciphers,
     "empty_probe_reload": state.case_empty_probe_reload,
+    # Second review (issue #41)
+    "caps_mark": config.case_caps_mark,
+    "redirect_credentials": secrets.case_redirect_credentials,
+    "history_symlink": history.case_history_symlink,
+    "history_lock_rm": history.case_history_lock_rm,
+    "auth_flood_blocks": auth.case_auth_flood_blocks,
+    "reload_workers": waits.case_reload_workers,
+    "alias_bytes": config.case_alias_bytes,
+    "trickle_body": waits.case_trickle_body,
+    "notify_blocked": waits.case_notify_blocked,
+    "secrets_in_errors": secrets.case_secrets_in_errors,
+    "uplink_settings_typo": config.case_uplink_settings_typo,
 }
 
 # Cases that load the machine (floods, bcrypt storms): run one at a time.
-HEAVY = {"fd_limit", "pipelining", "auth_flood", "auth_flood_many"}
+HEAVY = {"fd_limit", "pipelining", "auth_flood", "auth_flood_many", "auth_flood_blocks", "trickle_body"}
 
 
 # Runner

@@ -166,3 +166,43 @@ def case_auth_timing(c):
         f"answers {sorted(set(map(str, codes['unknown'] + codes['known'])))} (want 401)",
     )
     c.expect(mu >= 0.5 * mk, f"median unknown user {mu * 1000:.1f} ms vs known user {mk * 1000:.1f} ms (want >= 50 %)")
+
+
+# Second review (issue #41)
+
+# [5] auth_flood_blocks
+
+
+def case_auth_flood_blocks(c):
+    """A shared bcrypt budget: wrong passwords from 20 addresses (bcrypt cost 10) must not lock
+    out a scraper whose login is not cached yet (a fresh start): trying once a second, it is
+    served within 3 tries, and never refused more than twice in a row."""
+    e, _, _ = auth_exporter(c, cost=10)
+    right = {"Authorization": basic("prom", "right-password")}
+    wrong = {"Authorization": basic("prom", "wrong-password")}
+    stop = time.monotonic() + 6.0
+    codes = {}
+    lock = threading.Lock()
+
+    def flood(source):
+        n = 0
+        while time.monotonic() < stop and n < 2000:
+            n += 1
+            st = timed_get(e, wrong, source, 3)[0]
+            with lock:
+                codes[st] = codes.get(st, 0) + 1
+
+    sources = [f"127.0.0.{40 + i}" for i in range(20)]
+    threads = [threading.Thread(target=flood, args=(s,), daemon=True) for s in sources for _ in range(3)]
+    answers, _ = scrape_during(threads, 0.7, e, right, stop - 0.2, 5, 1.0, 3)
+    first = next((i + 1 for i, st in enumerate(answers) if st == 200), None)
+    run = worst = 0
+    for st in answers:
+        run = 0 if st == 200 else run + 1
+        worst = max(worst, run)
+    c.expect(sum(codes.values()) > 100, f"the flood from 20 addresses answered {dict(sorted(codes.items(), key=str))}")
+    c.expect(
+        first is not None and first <= 3 and worst <= 2,
+        f"uncached scraper once a second during the flood: {answers}, served at try {first} "
+        f"(want <= 3), {worst} refused in a row (want <= 2)",
+    )

@@ -124,3 +124,79 @@ def case_history_lock(c):
     except OSError:
         healthy = None
     c.expect(first.alive() and healthy == 200, f"first still serving: alive={first.alive()}, healthy {healthy}")
+
+
+# Second review (issue #41)
+
+# [3] history_symlink
+
+
+def case_history_symlink(c):
+    """The newest history file replaced by a symlink to a file outside the directory: the
+    exporter must not write through it (it followed it and truncated the target). It may refuse,
+    start a new file or log; it stays up, or exits with an error naming the file."""
+    lst = c.listener()
+    hdir = c.path("history")
+    files = make_history(c, hdir, lst, seconds_rounds=2)
+    victim = c.path("victim.txt")
+    known = b"precious bytes outside the history directory\n" * 64
+    with open(victim, "wb") as f:
+        f.write(known)
+    newest = files[-1]
+    os.remove(newest)
+    os.symlink(victim, newest)
+    e = c.exporter([f"--probe.tcp={lst.target}"], [f"--history.dir={hdir}"], wait=False, name="linked")
+    try:
+        e.wait_listening(10)
+        e.wait_rounds(2, limit=5)
+    except RuntimeError:
+        pass
+    time.sleep(0.3)
+    with open(victim, "rb") as f:
+        now = f.read()
+    c.expect(
+        now == known,
+        f"victim behind the symlinked {os.path.basename(newest)}: {len(known)} -> {len(now)} bytes"
+        f"{', same bytes' if now == known else ', changed'} (want unchanged)",
+    )
+    if e.alive():
+        c.expect(True, "exporter still running")
+    else:
+        err = e.stderr()
+        said = re.search(re.escape(os.path.basename(newest)) + r"|symlink|symbolic link|not a regular file", err)
+        c.expect(said, f"exited {e.proc.returncode}: {harness.tail(err, 140)!r} (want an error naming the file)")
+
+
+# [4] history_lock_rm
+
+
+def case_history_lock_rm(c):
+    """The lock of a history directory removed while its exporter runs (`rm .lock`, as a
+    cleanup script might): a second exporter on the same directory must still be refused, as in
+    history_lock (exit non-zero, a message that the history directory is in use)."""
+    lst = c.listener()
+    hdir = c.path("history")
+    first = c.exporter([f"--probe.tcp={lst.target}"], [f"--history.dir={hdir}"], name="first")
+    first.wait_rounds(1)
+    removed = []
+    for name in sorted(os.listdir(hdir)):
+        if "lock" in name.lower():
+            os.remove(os.path.join(hdir, name))
+            removed.append(name)
+    second = c.exporter([f"--probe.tcp={lst.target}"], [f"--history.dir={hdir}"], wait=False, name="second")
+    rc = second.wait_exit(4)
+    err = second.stderr()
+    if rc is None:
+        second.stop()
+    said = [
+        ln
+        for ln in err.splitlines()
+        if re.search(r"\b(lock|locked|in use|already)\b", ln, re.I) and re.search(r"histor", ln, re.I)
+    ]
+    c.expect(
+        rc not in (None, 0) and said,
+        f"after removing {removed or 'no lock file (none found)'}: second exporter "
+        f"{f'exit {rc}' if rc is not None else 'still running after 4 s'}; "
+        f"message {said[0][-140:] if said else harness.tail(err, 100)!r} (want refused: in use)",
+    )
+    c.expect(first.alive(), f"first still running: {first.alive()}")

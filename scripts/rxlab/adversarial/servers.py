@@ -122,3 +122,41 @@ def close_all(socks):
             s.close()
         except OSError:
             pass
+
+
+class RecordingHTTPServer(TinyHTTPServer):
+    """A loopback HTTP server that answers `answer(path)` (bytes) and records every request's
+    path and headers (lower-case names) in `self.seen`, as (path, headers dict)."""
+
+    def __init__(self, answer):
+        self.answer = answer
+        self.seen = []
+        super().__init__(b"")
+
+    def _run(self):
+        while not self.stopped.is_set():
+            try:
+                c, _ = self.sock.accept()
+            except OSError:
+                continue
+            try:
+                c.settimeout(2)
+                data = b""
+                while b"\r\n\r\n" not in data and len(data) < 65536:
+                    b = c.recv(4096)
+                    if not b:
+                        break
+                    data += b
+                lines = data.split(b"\r\n\r\n", 1)[0].decode("latin-1").split("\r\n")
+                parts = lines[0].split(" ")
+                path = parts[1] if len(parts) > 1 else ""
+                headers = {}
+                for line in lines[1:]:
+                    name, _, value = line.partition(":")
+                    headers[name.strip().lower()] = value.strip()
+                self.seen.append((path, headers))
+                c.sendall(self.answer(path))
+            except OSError:
+                pass
+            finally:
+                c.close()
