@@ -148,11 +148,11 @@ package final class PassiveWatch: Service {
         settings.vouchWindow = PassiveConfig.vouchWindow(interval: config.interval)
         /// Asks for a round at once for `scopes` (at most one per `recheckGap`); true when asked.
         var lastRecheck: ContinuousClock.Instant?
-        func recheckNow(_ scopes: [Scope], _ why: String) -> Bool {
+        func recheckNow(_ scopes: [Scope], _ message: String, why: String = "retransmitting") -> Bool {
             let now = ContinuousClock.now
             guard !scopes.isEmpty else { return false }
             if let last = lastRecheck, last.duration(to: now) < recheckGap() { return false }
-            logger.info(why, ("scopes", scopes.map(\.label).joined(separator: ",")))
+            logger.info(message, ("scopes", scopes.map(\.label).joined(separator: ",")), ("why", why))
             lastRecheck = now
             recheck()
             return true
@@ -189,8 +189,10 @@ package final class PassiveWatch: Service {
                 var began = now.subtracting(stalling).sorted()
                 if !recheckNow(began, "connections stall: probing now") { began = [] }
                 if board.prefer, began.isEmpty {
-                    _ = recheckNow(
-                        vouching.subtracting(vouchingNow).sorted(), "connections stopped receiving: probing now")
+                    let stopped = vouching.subtracting(vouchingNow).sorted()
+                    if recheckNow(stopped, "connections stall: probing now", why: "stopped receiving") {
+                        began = stopped
+                    }
                 }
                 stalling = now
                 vouching = vouchingNow
@@ -201,14 +203,18 @@ package final class PassiveWatch: Service {
             case .failure(let error)?:
                 // A read that fails vouches for nothing: the probes of paused scopes run again.
                 board.update([:])
-                if board.prefer { _ = recheckNow(vouching.sorted(), "cannot read the connections: probing now") }
+                if board.prefer {
+                    _ = recheckNow(vouching.sorted(), "connections stall: probing now", why: "read failed")
+                }
                 vouching = []
                 if !warned { logger.warn("cannot read the host's TCP sockets", ("err", error.description)) }
                 warned = true
             case nil:
                 // Late (or still running): stale counts vouch for nothing either.
                 board.update([:])
-                if board.prefer { _ = recheckNow(vouching.sorted(), "reading the connections is late: probing now") }
+                if board.prefer {
+                    _ = recheckNow(vouching.sorted(), "connections stall: probing now", why: "read late")
+                }
                 vouching = []
                 if !warned { logger.warn("reading the host's TCP sockets took longer than --passive.interval") }
                 warned = true
