@@ -45,6 +45,23 @@ void cshim_set_thread_name(const char *name);
 int cshim_setns_net(int fd);
 /// Clears capability `cap` from the calling thread's effective set (tests: act unprivileged).
 int cshim_drop_thread_capability(int cap);
+/// The process's credentials as exec left them, read before anything else runs
+/// (`BorrowedCapabilities.holdAtStart`). Capability sets are 64-bit masks (bit n: capability n).
+struct cshim_privilege {
+    unsigned long secure_exec; // getauxval(AT_SECURE): exec raised privilege (file caps, setuid)
+    unsigned int real_uid, effective_uid, real_gid, effective_gid;
+    unsigned long long effective, permitted, inheritable; // the calling thread's
+    int threads; // entries of /proc/self/task, -1 when unreadable
+};
+/// Fills `out`; 0, or -1 with errno set when capget fails.
+int cshim_read_privilege(struct cshim_privilege *out);
+/// Sets the calling thread's capability sets (capset with pid 0 affects this thread only; threads
+/// it creates later copy them). 0, or -1 with errno set.
+int cshim_set_thread_capabilities(unsigned long long effective, unsigned long long permitted,
+                                  unsigned long long inheritable);
+/// socket(2) with capability `cap` raised in the calling thread's effective set for that call
+/// only, and lowered before returning (errno is socket's). Aborts if it cannot lower it again.
+int cshim_socket_raising_capability(int domain, int type, int protocol, int cap);
 /// The source revision, branch and build date a release build was stamped with ("unknown" if not).
 const char *cshim_build_revision(void);
 const char *cshim_build_branch(void);

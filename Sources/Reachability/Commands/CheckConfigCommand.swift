@@ -50,8 +50,11 @@ package enum CheckConfigCommand {
             specs: Dictionary(ProbeFlags.specs.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a }))
         do throws(ExporterOptions.Failure) {
             // The defaults are refused so that a file without probes builds nothing (and sends nothing).
+            // Nothing borrowed: check-config opens no socket, it checks the file for the service
+            // that will run it (a user checking the daemon's file with marks is not refused).
             return try ExporterOptions.resolve(
-                flags: noFlags, file: config, environment: [ProbeFlags.refuseDefaultsVariable: "1"]
+                flags: noFlags, file: config, environment: [ProbeFlags.refuseDefaultsVariable: "1"],
+                borrowed: BorrowedCapabilities(mask: 0)
             ).specs
         } catch {
             switch error {

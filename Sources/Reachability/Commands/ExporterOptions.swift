@@ -34,10 +34,13 @@ struct ExporterOptions: Sendable {
     }
 
     /// Combines flags and file. Needs no path: `uplinks: auto` is the monitor's to resolve
-    /// (`MonitorSettings.autoUplinks`).
+    /// (`MonitorSettings.autoUplinks`). `borrowed`: the capabilities the process only borrows
+    /// from its file; with any, a mark is refused (`borrowedMarkRefusal`).
     static func resolve(
-        flags: ParsedFlags, file: ExporterConfig?, environment: [String: String]
+        flags: ParsedFlags, file: ExporterConfig?, environment: [String: String],
+        borrowed: BorrowedCapabilities = .current
     ) throws(Failure) -> ExporterOptions {
+        if let file, let refusal = borrowedMarkRefusal(file, borrowed: borrowed) { throw .config(refusal) }
         let settings: MonitorSettings
         let history: HistoryConfig?
         let passive: PassiveConfig
@@ -90,6 +93,27 @@ struct ExporterOptions: Sendable {
         return ExporterOptions(
             specs: specs, settings: settings, file: file, history: history, passive: passive,
             usesBuiltInDefaults: !anyProbeFlag && (file?.probes ?? []).isEmpty)
+    }
+
+    /// A firewall mark steers traffic past policy routing and firewall rules (a VPN's kill
+    /// switch, wg-quick's `not fwmark` rule, mwan3), and CAP_NET_RAW allows setting one (Linux
+    /// 5.17). A user running the binary through its file capability borrows CAP_NET_RAW for
+    /// ICMP sockets only, so their configuration may not ask for a mark: refused at load
+    /// rather than silently not marked. Source addresses and device binding stay allowed: the
+    /// kernel lets any user do those on a socket of their own (SO_BINDTODEVICE since 5.7).
+    static func borrowedMarkRefusal(_ file: ExporterConfig, borrowed: BorrowedCapabilities) -> ConfigError? {
+        guard !borrowed.isEmpty else { return nil }
+        let marked = file.uplinkRouting.sorted { $0.key < $1.key }.first { $0.value.mark != nil }
+        guard let (uplink, routing) = marked, let mark = routing.mark else { return nil }
+        return ConfigError(
+            file: file.file, mark: nil, path: "uplink_settings.\(uplink).mark",
+            expected:
+                "no firewall mark when run by a user other than root through the file capability "
+                + "(cap_net_raw is lent for ICMP sockets only)",
+            found: "0x\(String(mark, radix: 16))",
+            hint:
+                "a mark can steer traffic past VPN kill switches and policy routing; set marks as root or in a "
+                + "service given the capability (AmbientCapabilities=CAP_NET_RAW), or remove the key")
     }
 
     /// The file's `history:` section as settings (nil without a `dir`).

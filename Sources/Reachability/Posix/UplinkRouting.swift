@@ -34,7 +34,7 @@ package struct UplinkRouting: Sendable, Equatable, Hashable {
         if let mark {
             var value = mark
             if setsockopt(fd, SOL_SOCKET, SO_MARK, &value, 4) != 0 {
-                return ("SO_MARK \(mark) (needs CAP_NET_ADMIN)", .current)
+                return ("SO_MARK \(mark) (needs CAP_NET_ADMIN, or CAP_NET_RAW from Linux 5.17)", .current)
             }
         }
         if let source = source(for: family) {

@@ -68,8 +68,9 @@ package final class ICMPEngine: Sendable {
 
     deinit { close() }
 
+    /// Raw sockets through `BorrowedCapabilities`: the only use of a capability the file grants.
     static func openSocket(_ domain: Int32, _ type: Int32, _ proto: Int32) -> Result<Int32, Errno> {
-        let fd = Glibc.socket(domain, type, proto)
+        let fd = BorrowedCapabilities.socket(domain, type, proto)
         return fd >= 0 ? .success(fd) : .failure(Errno.current)
     }
 
