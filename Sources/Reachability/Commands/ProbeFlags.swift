@@ -137,6 +137,13 @@ package enum ProbeFlags {
         let expectation = try httpExpectation(flags)
         let proxy = try httpProxy(flags)
         for url in source.strings("probe.http.each-family") {
+            // An IP literal has one family: its check pinned to the other would fail every
+            // round and call that family limited.
+            if let parsed = try? ProbeURL(url), SocketAddress(ip: parsed.host) != nil {
+                throw UsageError(
+                    "invalid value for flag '--probe.http.each-family': \(parsed.host) is an IP address, of one family; give a host name with addresses of both, or use --probe.http"
+                )
+            }
             for family in IPFamily.allCases {
                 try add(
                     .http(url, expectation: expectation, proxy: proxy, family: family), flag: "probe.http.each-family",

@@ -152,3 +152,24 @@ import Testing
         #expect(text.contains("reachability_probe_success{probe=\"icmp\",target=\"p\"} 0"))
     }
 }
+
+/// `--probe.http.each-family`: one captive check per family, pinned, in the default shape too.
+@Suite struct EachFamilyFlagTests {
+    static func probes(_ args: [String]) throws -> [ProbeSpec] {
+        let flags = try FlagParser(ProbeFlags.specs).parse(args)
+        return try ProbeFlags.probes(flags, environment: [ProbeFlags.refuseDefaultsVariable: "1"])
+    }
+
+    @Test func eachFamilyGivesTwoPinnedChecks() throws {
+        let specs = try Self.probes(["--probe.http.each-family=http://portal.test/generate_204"])
+        #expect(specs.map(\.name) == ["ipv4:http://portal.test/generate_204", "ipv6:http://portal.test/generate_204"])
+        #expect(specs.map(\.family) == [.ipv4, .ipv6])
+        #expect(specs.allSatisfy { $0.target == "http://portal.test/generate_204" })
+        #expect(ProbeFlags.defaultArguments.first == "--probe.http.each-family=\(Probe.defaultHTTPURL)")
+    }
+
+    @Test func anIPLiteralHasOneFamilyAndIsRefused() {
+        #expect(throws: UsageError.self) { try Self.probes(["--probe.http.each-family=http://192.0.2.1/"]) }
+        #expect(throws: UsageError.self) { try Self.probes(["--probe.http.each-family=http://[2001:db8::1]/"]) }
+    }
+}
