@@ -216,7 +216,7 @@ private struct Parts {
                 logger.info("SIGHUP received; nothing to reload without --config.file")
                 return
             }
-            reloader.requestReload(ConfigReloader.Request(trigger: "SIGHUP"))
+            reloader.requestReload(trigger: "SIGHUP")
         }
         return .success(Exporter(logger: logger, services: services, onHangup: onHangup))
     }
