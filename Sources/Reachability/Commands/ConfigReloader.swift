@@ -1,11 +1,13 @@
-import Dispatch
 import Synchronization
 
 /// Reloads `--config.file` on SIGHUP and `POST /-/reload`: reads and checks the file, combines
 /// it with the start-up flags (`ExporterOptions`), and hands the probes and settings to the
 /// monitor, which swaps them between rounds. An invalid file changes nothing: the error is
 /// logged, `reachability_exporter_config_last_reload_successful` drops to 0, and the HTTP
-/// caller gets a 500 with the error. Reloads run one at a time.
+/// caller gets a 500 with the error. Reloads run one at a time, and requests are coalesced
+/// (`CoalescingQueue`): every request that comes while a reload is pending shares it and its
+/// outcome, so a flood of `POST /-/reload` during a round runs one reload after it, and the
+/// callers wait suspended, holding no web worker (#41).
 ///
 /// `uplinks: auto` is the monitor's (`MonitorSettings.autoUplinks`): a reload hands it over,
 /// and the monitor adopts the interfaces that hold a default route then and later.
@@ -18,11 +20,6 @@ import Synchronization
 /// As a `Service`, `run()` carries out the reload requests (`requestReload`, the HTTP route)
 /// one after another, until cancelled.
 final class ConfigReloader: Service {
-    /// One reload asked for; `reply` gets the outcome (the HTTP route waits for it).
-    struct Request: Sendable {
-        var trigger: String
-        var reply: (@Sendable (Result<Summary, ConfigError>) -> Void)?
-    }
 
     /// What a successful reload changed.
     struct Summary: Sendable, Equatable, CustomStringConvertible {
@@ -57,7 +54,10 @@ final class ConfigReloader: Service {
     private let current: Mutex<ExporterOptions>
     /// The uplinks the monitor runs now (under `uplinks: auto`, those it adopted).
     private let appliedUplinks: Mutex<[String]>
-    private let requests = AsyncStream<Request>.makeStream()
+    /// SIGHUP and HTTP requests; HTTP callers wait for the outcome (32 at most, 429 past them).
+    let requests = CoalescingQueue<Result<Summary, ConfigError>>(maxWaiters: 32)
+    /// How long an HTTP caller waits for its reload before a 503.
+    let httpTimeout: Duration
     private let autoReloadInterval: Duration?
     /// SHA-256 of the content last read (loaded or refused); nil: the file could not be read.
     private let lastDigest = Mutex<[UInt8]?>(nil)
@@ -70,10 +70,11 @@ final class ConfigReloader: Service {
         path: String, flags: ParsedFlags, environment: [String: String], initial: ExporterOptions,
         registry: MetricsRegistry, logger: Logger, wallClock: @escaping @Sendable () -> Double = { unixNow() },
         autoReloadInterval: Duration? = nil, loadedDigest: [UInt8]? = nil, runningUplinks: [String]? = nil,
-        apply: @escaping Apply
+        httpTimeout: Duration = .seconds(60), apply: @escaping Apply
     ) {
         self.path = path
         self.autoReloadInterval = autoReloadInterval
+        self.httpTimeout = httpTimeout
         // What was loaded at start, not what is there now: a change in between is a change.
         lastDigest.withLock { $0 = loadedDigest ?? Self.digest(path) }
         self.flags = flags
@@ -94,23 +95,14 @@ final class ConfigReloader: Service {
             if let interval = self.autoReloadInterval {
                 group.addTask { await self.watchFile(every: interval) }
             }
-            group.addTask {
-                for await request in self.requests.stream {
-                    let outcome = await self.reload(trigger: request.trigger)
-                    request.reply?(outcome)
-                }
-            }
+            group.addTask { await self.requests.run { await self.reload(trigger: $0) } }
             await group.waitForAll()
         }
-        requests.continuation.finish()
     }
 
-    /// Queues a reload (SIGHUP); false once the service has stopped.
+    /// Asks for a reload (SIGHUP), sharing one that is pending; false once the service has stopped.
     @discardableResult
-    func requestReload(_ request: Request) -> Bool {
-        if case .enqueued = requests.continuation.yield(request) { return true }
-        return false
-    }
+    func requestReload(trigger: String) -> Bool { requests.request(trigger) }
 
     /// Reads the file again and applies it, or keeps the running configuration and says why.
     @discardableResult
@@ -191,20 +183,24 @@ final class ConfigReloader: Service {
     }
 
     /// `POST /-/reload`: 200 with a summary, 500 with the error, 405 for other methods.
-    func route(_ request: HTTPRequest) -> HTTPResponse? {
+    /// The caller waits suspended (no thread held) and shares a pending reload with every
+    /// caller that came while it was pending; past 32 waiting, 429 at once.
+    func route(_ request: HTTPRequest) async -> HTTPResponse? {
         guard request.path == "/-/reload" else { return nil }
         guard request.method == "POST" else { return WebRoutes.methodNotAllowed("POST") }
-        // Handlers run on the connection's own thread (not the cooperative pool), so waiting here is safe.
-        let outcome = ResultBox()
-        let done = DispatchSemaphore(value: 0)
-        let queued = requestReload(
-            Request(trigger: "http") { result in
-                outcome.set(result)
-                done.signal()
-            })
-        guard queued else { return HTTPResponse(status: 503, text: "shutting down: no reload\n") }
-        guard done.wait(timeout: .now() + .seconds(60)) == .success, let result = outcome.get() else {
-            return HTTPResponse(status: 503, text: "configuration reload still running after 60 s\n")
+        let result: Result<Summary, ConfigError>
+        switch await requests.requestAndWait("http", timeout: httpTimeout) {
+        case .done(let outcome): result = outcome
+        case .stopped: return HTTPResponse(status: 503, text: "shutting down: no reload\n")
+        case .timedOut:
+            return HTTPResponse(
+                status: 503, text: "configuration reload still running after \(DurationParser.format(httpTimeout))\n")
+        case .busy:
+            return HTTPResponse(
+                status: 429,
+                text:
+                    "a reload is pending and \(requests.maxWaiters) callers wait for it already; it covers this request\n",
+                headers: [("Retry-After", "1")])
         }
         switch result {
         case .success(let summary): return HTTPResponse(status: 200, text: "configuration reloaded: \(summary)\n")
@@ -246,11 +242,4 @@ final class ConfigReloader: Service {
             probes: new.specs.count, added: newNames.filter { !oldNames.contains($0) },
             removed: oldNames.filter { !newNames.contains($0) }, changed: changed, uplinks: new.settings.uplinks)
     }
-}
-
-/// The reload result handed from the reload task to the waiting connection thread.
-private final class ResultBox: Sendable {
-    private let value = Mutex<Result<ConfigReloader.Summary, ConfigError>?>(nil)
-    func set(_ r: Result<ConfigReloader.Summary, ConfigError>) { value.withLock { $0 = r } }
-    func get() -> Result<ConfigReloader.Summary, ConfigError>? { value.withLock { $0 } }
 }

@@ -89,7 +89,7 @@ enum ConfigWiring {
                 return HTTPResponse(
                     status: 400, text: "nothing to reload: the exporter was started without --config.file\n")
             }
-            return reloader.route(request)
+            return await reloader.route(request)
         }
     }
 

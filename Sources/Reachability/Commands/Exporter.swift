@@ -216,7 +216,7 @@ private struct Parts {
                 logger.info("SIGHUP received; nothing to reload without --config.file")
                 return
             }
-            reloader.requestReload(ConfigReloader.Request(trigger: "SIGHUP"))
+            reloader.requestReload(trigger: "SIGHUP")
         }
         return .success(Exporter(logger: logger, services: services, onHangup: onHangup))
     }
@@ -253,10 +253,12 @@ private struct SignalService: Service {
                 onHangup()
                 continue
             }
-            logger.info("shutting down", ("signal", signal.description))
-            SystemdNotify.send("STOPPING=1", environment: processEnvironment())
-            // The services get their grace periods (5 s each at most); past 30 s something is stuck.
+            // Armed first: the services get their grace periods (5 s each at most); past 30 s
+            // something is stuck, even the log line or the notification below (#41).
             exitIfStillRunning(after: 30) { [logger] in logger.error("shutdown did not finish in 30 s; exiting") }
+            logger.info("shutting down", ("signal", signal.description))
+            // Non-blocking: a notify socket nobody reads costs at most its patience.
+            SystemdNotify.send("STOPPING=1", environment: processEnvironment())
             return
         }
     }

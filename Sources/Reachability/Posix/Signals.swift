@@ -59,11 +59,18 @@ package final class SignalWatcher: @unchecked Sendable {
 
 /// Ends the process with status 1 if it is still running `seconds` from now: a shutdown always
 /// ends, even when a service is stuck in a call that cannot be cancelled (a blocking read of a
-/// file that turned out to be a FIFO, a hung filesystem). `warn` is called just before.
+/// file that turned out to be a FIFO, a hung filesystem). `warn` is called just before, on a
+/// thread of its own and given at most a second: a log line to a standard error that nobody
+/// reads (a full pipe) cannot hold the exit.
 package func exitIfStillRunning(after seconds: UInt32, warn: @escaping @Sendable () -> Void) {
     startThread(name: "shutdown-guard") {
         sleep(seconds)
-        warn()
+        let warned = DispatchSemaphore(value: 0)
+        startThread(name: "shutdown-warn") {
+            warn()
+            warned.signal()
+        }
+        _ = warned.wait(timeout: .now() + .seconds(1))
         _exit(1)
     }
 }

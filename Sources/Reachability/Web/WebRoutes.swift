@@ -3,7 +3,8 @@ import Synchronization
 /// The exporter's HTTP endpoints: `/metrics`, `/-/healthy`, `/-/ready`, and the landing page.
 /// Other features add routes through `extraRoutes`.
 package struct WebRoutes: Sendable {
-    package typealias Route = @Sendable (HTTPRequest) -> HTTPResponse?
+    /// A route may wait (a reload) suspended: it holds no worker thread meanwhile.
+    package typealias Route = @Sendable (HTTPRequest) async -> HTTPResponse?
 
     let registry: MetricsRegistry
     let isReady: @Sendable () -> Bool
@@ -39,7 +40,7 @@ package struct WebRoutes: Sendable {
                 ? HTTPResponse(status: 200, text: "Ready.\n") : HTTPResponse(status: 503, text: "Not ready.\n")
         default:
             for route in extraRoutes {
-                if let r = route(request) { return r }
+                if let r = await route(request) { return r }
             }
             if path == "/" {
                 guard readOnly else { return Self.methodNotAllowed("GET, HEAD") }

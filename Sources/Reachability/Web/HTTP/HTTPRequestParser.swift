@@ -23,34 +23,111 @@ package struct HTTPRequestParser: Sendable {
     package let limits: Limits
     package init(limits: Limits = Limits()) { self.limits = limits }
 
-    // Long on purpose: one pass over hostile input, each refusal next to the byte that causes it.
+    /// Where a parse stopped, so that the next one, given the same bytes and more, resumes there
+    /// (#41: a trickled body re-parsed a 15 KB head at every byte). The head-end search goes on
+    /// from where it stopped, the head is parsed once, and body bytes are only counted: the work
+    /// per byte received is constant. Reset it (a new value) for each request.
+    package struct Progress: Sendable {
+        /// Offset of the request's first byte, past empty lines before it (RFC 9112 §2.2).
+        var start = 0
+        var leadingDone = false
+        /// Offset from `start` where the head-end search resumes.
+        var scan = 0
+        var methodEnded = false
+        /// The first byte of the method that cannot be in a token, if any.
+        var badMethodByte: UInt8?
+        /// Offset from `start` of the first LF, once seen.
+        var firstLF: Int?
+        var head: Head?
+        /// Bytes looked at by the head-end search so far (for the test that holds it linear).
+        package fileprivate(set) var scannedBytes = 0
+
+        package init() {}
+    }
+
+    /// A parsed head and what its request still waits for; offsets from the buffer's start.
+    struct Head: Sendable {
+        let request: HTTPRequest
+        let afterHead: Int
+        let total: Int
+        let expectsContinue: Bool
+    }
+
+    /// Parses `buffer` from scratch (a fresh `Progress`).
     package func parse(_ buffer: ArraySlice<UInt8>) -> Outcome {
-        // Tolerate empty lines before a request (RFC 9112 §2.2).
-        var start = buffer.startIndex
-        while start + 1 < buffer.endIndex, buffer[start] == 0x0d, buffer[start + 1] == 0x0a { start += 2 }
-        let data = buffer[start...]
-        guard let headEnd = findHeadEnd(data) else {
-            // A method is a token: anything else before the first space is refused now, not
-            // at the request deadline (a TLS ClientHello sent to the plain port, binary noise).
-            let method = data.prefix(while: { $0 != 0x20 && $0 != 0x0d && $0 != 0x0a })
-            if let bad = method.first(where: { !isTokenChar($0) }) {
+        var progress = Progress()
+        return parse(buffer, resuming: &progress)
+    }
+
+    /// Parses `buffer`, which holds the bytes seen by the earlier calls with this `progress` and
+    /// maybe more after them, looking only at what is new. After `.request(_, consumed:)` the
+    /// progress is reset: the next call gets the buffer without those bytes.
+    package func parse(_ buffer: ArraySlice<UInt8>, resuming progress: inout Progress) -> Outcome {
+        let base = buffer.startIndex
+        if let head = progress.head { return waitForBody(head, count: buffer.count, progress: &progress) }
+        // Tolerate empty lines before a request (RFC 9112 §2.2), a bounded number of them.
+        while !progress.leadingDone {
+            let at = base + progress.start
+            guard at < buffer.endIndex, buffer[at] == 0x0d else {
+                progress.leadingDone = true
+                break
+            }
+            guard at + 1 < buffer.endIndex else { return .incomplete }
+            guard buffer[at + 1] == 0x0a else {
+                progress.leadingDone = true
+                break
+            }
+            progress.start += 2
+            if progress.start > limits.maxRequestLine {
+                return .reject(status: 400, message: "too many empty lines before the request")
+            }
+        }
+        let data = buffer[(base + progress.start)...]
+        guard let headEnd = findHeadEnd(data, progress: &progress) else {
+            if let bad = progress.badMethodByte {
                 return .reject(
                     status: 400, message: bad == 0x16 ? "TLS sent to a plain HTTP port" : "malformed request line")
             }
-            if let lineEnd = data.firstIndex(of: 0x0a) {
-                if lineEnd - data.startIndex > limits.maxRequestLine {
-                    return .reject(status: 414, message: "request line too long")
-                }
-            } else if data.count > limits.maxRequestLine {
+            let received = data.count
+            if let lineEnd = progress.firstLF {
+                if lineEnd > limits.maxRequestLine { return .reject(status: 414, message: "request line too long") }
+            } else if received > limits.maxRequestLine {
                 return .reject(status: 414, message: "request line too long")
             }
-            if data.count > limits.maxRequestLine + limits.maxHeaderBytes {
+            if received > limits.maxRequestLine + limits.maxHeaderBytes {
                 return .reject(status: 431, message: "request header fields too large")
             }
             return .incomplete
         }
+        switch parseHead(data[data.startIndex..<headEnd.lineEnd], afterHead: headEnd.afterHead - base) {
+        case .failure(let reject): return reject.outcome
+        case .success(let head):
+            progress.head = head
+            return waitForBody(head, count: buffer.count, progress: &progress)
+        }
+    }
+
+    /// The request once its body is all there; until then, `.incomplete` (or `.continueBody`).
+    private func waitForBody(_ head: Head, count: Int, progress: inout Progress) -> Outcome {
+        if count < head.total {
+            // RFC 9110 §10.1.1: a client that waits for 100 Continue before its body gets it.
+            return head.expectsContinue && count == head.afterHead ? .continueBody : .incomplete
+        }
+        progress = Progress()
+        return .request(head.request, consumed: head.total)
+    }
+
+    /// A refusal: the status and why.
+    struct Rejection: Error {
+        let status: Int
+        let message: String
+        var outcome: Outcome { .reject(status: status, message: message) }
+    }
+
+    // Long on purpose: one pass over hostile input, each refusal next to the byte that causes it.
+    /// The head `head` (request line and fields, without the blank line), parsed once.
+    private func parseHead(_ head: ArraySlice<UInt8>, afterHead: Int) -> Result<Head, Rejection> {
         // Split on LF bytes (a Swift String would treat CR LF as one Character), drop each CR.
-        let head = data[data.startIndex..<headEnd.lineEnd]
         var lines: [Substring] = head.split(separator: 0x0a, omittingEmptySubsequences: false).map { raw in
             let bytes = raw.last == 0x0d ? raw.dropLast() : raw
             // Bytes that are not UTF-8 become U+FFFD; header values here are ASCII in practice.
@@ -58,31 +135,34 @@ package struct HTTPRequestParser: Sendable {
         }
         let requestLine = lines.removeFirst()
         if requestLine.utf8.count > limits.maxRequestLine {
-            return .reject(status: 414, message: "request line too long")
+            return .failure(Rejection(status: 414, message: "request line too long"))
         }
         let parts = requestLine.split(separator: " ", omittingEmptySubsequences: false)
         guard parts.count == 3, !parts[0].isEmpty, parts[0].utf8.allSatisfy(isTokenChar), !parts[1].isEmpty,
             parts[1].utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7f })
         else {
-            return .reject(status: 400, message: "malformed request line")
+            return .failure(Rejection(status: 400, message: "malformed request line"))
         }
         guard parts[2] == "HTTP/1.1" || parts[2] == "HTTP/1.0" else {
-            return parts[2].hasPrefix("HTTP/")
-                ? .reject(status: 505, message: "unsupported HTTP version")
-                : .reject(status: 400, message: "malformed request line")
+            return .failure(
+                parts[2].hasPrefix("HTTP/")
+                    ? Rejection(status: 505, message: "unsupported HTTP version")
+                    : Rejection(status: 400, message: "malformed request line"))
         }
-        if headEnd.lineEnd - data.startIndex - requestLine.utf8.count > limits.maxHeaderBytes {
-            return .reject(status: 431, message: "request header fields too large")
+        if head.count - requestLine.utf8.count > limits.maxHeaderBytes {
+            return .failure(Rejection(status: 431, message: "request header fields too large"))
         }
         var headers: [(name: String, value: String)] = []
         for line in lines where !line.isEmpty {
-            if headers.count >= limits.maxHeaderCount { return .reject(status: 431, message: "too many header fields") }
+            if headers.count >= limits.maxHeaderCount {
+                return .failure(Rejection(status: 431, message: "too many header fields"))
+            }
             guard let colon = line.firstIndex(of: ":") else {
-                return .reject(status: 400, message: "malformed header field")
+                return .failure(Rejection(status: 400, message: "malformed header field"))
             }
             let name = line[..<colon]
             guard !name.isEmpty, name.utf8.allSatisfy(isTokenChar) else {
-                return .reject(status: 400, message: "malformed header field name")
+                return .failure(Rejection(status: 400, message: "malformed header field name"))
             }
             let value = line[line.index(after: colon)...].trimmingSpaces
             headers.append((String(name), value))
@@ -91,10 +171,10 @@ package struct HTTPRequestParser: Sendable {
             method: String(parts[0]), target: String(parts[1]), version: String(parts[2]), headers: headers)
         // RFC 9112 §3.2: one Host; two could be read differently here and by a proxy in front.
         if headers.count(where: { $0.name.lowercased() == "host" }) > 1 {
-            return .reject(status: 400, message: "more than one Host header")
+            return .failure(Rejection(status: 400, message: "more than one Host header"))
         }
         if request.header("transfer-encoding") != nil {
-            return .reject(status: 501, message: "request bodies with transfer-encoding are not supported")
+            return .failure(Rejection(status: 501, message: "request bodies with transfer-encoding are not supported"))
         }
         var bodyLength = 0
         // RFC 9112 §6.3: digits only, and every Content-Length field (or list member) the same;
@@ -105,28 +185,50 @@ package struct HTTPRequestParser: Sendable {
         if let first = lengths.first {
             guard lengths.allSatisfy({ $0 == first }), !first.isEmpty, first.utf8.count <= 18,
                 first.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let n = Int(first)
-            else { return .reject(status: 400, message: "invalid content-length") }
-            guard n <= limits.maxBodyBytes else { return .reject(status: 413, message: "request body too large") }
+            else { return .failure(Rejection(status: 400, message: "invalid content-length")) }
+            guard n <= limits.maxBodyBytes else {
+                return .failure(Rejection(status: 413, message: "request body too large"))
+            }
             bodyLength = n
         }
-        let total = headEnd.afterHead - buffer.startIndex + bodyLength
-        if buffer.count < total {
-            // RFC 9110 §10.1.1: a client that waits for 100 Continue before its body gets it.
-            let expects = request.header("expect")?.lowercased() == "100-continue" && request.version == "HTTP/1.1"
-            return expects && buffer.count == headEnd.afterHead - buffer.startIndex ? .continueBody : .incomplete
-        }
-        return .request(request, consumed: total)
+        let expects = request.header("expect")?.lowercased() == "100-continue" && request.version == "HTTP/1.1"
+        return .success(
+            Head(request: request, afterHead: afterHead, total: afterHead + bodyLength, expectsContinue: expects))
     }
 
-    /// Finds the blank line ending the head; returns where the head text ends and where the body starts.
-    private func findHeadEnd(_ data: ArraySlice<UInt8>) -> (lineEnd: Int, afterHead: Int)? {
-        var i = data.startIndex
-        let limit = min(data.endIndex, data.startIndex + limits.maxRequestLine + limits.maxHeaderBytes + 4)
+    /// Finds the blank line ending the head, going on from where the last search stopped; returns
+    /// where the head text ends and where the body starts (indices of `data`). On the way it notes
+    /// the first LF and refuses a method that is not a token (a TLS ClientHello sent to the plain
+    /// port, binary noise) at once, not at the request deadline.
+    private func findHeadEnd(
+        _ data: ArraySlice<UInt8>, progress: inout Progress
+    ) -> (lineEnd: Int, afterHead: Int)? {
+        let origin = data.startIndex
+        var i = origin + progress.scan
+        let limit = min(data.endIndex, origin + limits.maxRequestLine + limits.maxHeaderBytes + 4)
+        defer {
+            progress.scannedBytes += i - (origin + progress.scan)
+            progress.scan = i - origin
+        }
         while i < limit {
-            if data[i] == 0x0a {
-                // "\n\n" or "\r\n\r\n" (the latter also seen as "\n\r\n").
-                if i + 1 < data.endIndex, data[i + 1] == 0x0a { return (i, i + 2) }
-                if i + 2 < data.endIndex, data[i + 1] == 0x0d, data[i + 2] == 0x0a { return (i, i + 3) }
+            let byte = data[i]
+            if !progress.methodEnded {
+                if byte == 0x20 || byte == 0x0d || byte == 0x0a {
+                    progress.methodEnded = true
+                } else if !isTokenChar(byte) {
+                    progress.methodEnded = true
+                    progress.badMethodByte = byte
+                }
+            }
+            if byte == 0x0a {
+                if progress.firstLF == nil { progress.firstLF = i - origin }
+                // "\n\n" or "\r\n\r\n" (the latter also seen as "\n\r\n"); wait for the bytes that decide.
+                guard i + 1 < data.endIndex else { return nil }
+                if data[i + 1] == 0x0a { return (i, i + 2) }
+                if data[i + 1] == 0x0d {
+                    guard i + 2 < data.endIndex else { return nil }
+                    if data[i + 2] == 0x0a { return (i, i + 3) }
+                }
             }
             i += 1
         }

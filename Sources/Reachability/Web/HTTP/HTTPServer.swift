@@ -300,11 +300,13 @@ package final class HTTPServer: Sendable {
         }
         let parser = HTTPRequestParser(limits: options.limits)
         var buffer: [UInt8] = []
+        // Where the parse of the request being read stopped: each read costs what it brought.
+        var progress = HTTPRequestParser.Progress()
         var requestStart: ContinuousClock.Instant?
         var sentContinue = false
         var answeredBefore = false
         while true {
-            switch parser.parse(buffer[...]) {
+            switch parser.parse(buffer[...], resuming: &progress) {
             case .request(let request, let consumed):
                 buffer.removeFirst(consumed)
                 sentContinue = false

@@ -17,11 +17,12 @@ import Synchronization
 /// is cached (a SHA-256 of user, password and hash, never the password), so a Prometheus that
 /// scrapes every second pays one bcrypt, not one per scrape; the cache outlives reloads that
 /// leave the users as they were. An unknown user costs a bcrypt too (against a configured
-/// hash, then refused), so timing does not tell which names exist. Uncached checks are bounded
-/// per client address (2 a second, burst 4) and in all (10 a second, burst 10), and run one at
-/// a time with at most one more waiting; beyond a bound the request is answered 429 at once, so
-/// a flood of wrong passwords from one address cannot lock out a scraper at another, a flood
-/// from many never parks the server's workers, and either costs at most one core.
+/// hash, then refused), so timing does not tell which names exist. Uncached checks share a
+/// budget of 10 a second fairly between address blocks (`BcryptBudget`: an IPv4 address, an
+/// IPv6 /64), and run one at a time with at most one more waiting (two when the second comes
+/// from a quiet block); beyond a bound the request is answered 429 at once, so a flood of wrong
+/// passwords from many addresses cannot lock out a scraper at another, never parks the server's
+/// workers, and costs at most one core.
 package final class WebSecurity: Sendable {
     package let path: String
     private let logger: Logger
@@ -31,8 +32,8 @@ package final class WebSecurity: Sendable {
     /// once, so a flood never parks the server's workers (cached logins and `/metrics` need one).
     private let checking = Mutex<Void>(())
     private let checksAdmitted = Atomic<Int>(0)
-    private let bcryptBucket: TokenBucket
-    private let clientBuckets = Mutex<[String: TokenBucket]>([:])
+    private let budget = Mutex(BcryptBudget())
+    private let origin = ContinuousClock.now
     private let reloads: MetricFamily<Counter>?
     private let lastReloadOK: Gauge?
     private let refused: MetricFamily<Counter>?
@@ -59,7 +60,6 @@ package final class WebSecurity: Sendable {
         let config = try WebConfig.load(path: path)
         self.path = path
         self.logger = logger
-        bcryptBucket = TokenBucket(rate: 10, burst: 10)
         state = Mutex(
             State(
                 config: config, stamps: config.files.map(FileStamp.of), lastCheck: .now,
@@ -160,14 +160,18 @@ package final class WebSecurity: Sendable {
         }
         let key = PasswordHash.sha256(Array(user.utf8) + [0] + password + [0] + Array(hash.utf8))
         if known != nil, successes.withLock({ $0.contains(key) }) { return .allow }
-        // Bounded per client and in all, one at a time: a flood of guesses cannot take the CPU,
-        // nor the turn of a client elsewhere.
-        guard takeClientToken(client), bcryptBucket.take() else {
+        // A fair share of the budget per address block, one at a time: a flood of guesses
+        // cannot take the CPU, nor the turn of a client elsewhere.
+        let block = BcryptBudget.block(of: client)
+        let now = (ContinuousClock.now - origin).seconds
+        guard let grant = budget.withLock({ $0.take(block, now: now) }) else {
             refused?.labels("busy").inc()
             return .busy
         }
-        guard checksAdmitted.add(1, ordering: .acquiring).newValue <= 2 else {
+        // A quiet block (the scraper) may wait behind one more: flooding blocks are never quiet.
+        guard checksAdmitted.add(1, ordering: .acquiring).newValue <= (grant.wasFull ? 3 : 2) else {
             checksAdmitted.subtract(1, ordering: .releasing)
+            budget.withLock { $0.refund(block) }
             refused?.labels("busy").inc()
             return .busy
         }
@@ -182,22 +186,6 @@ package final class WebSecurity: Sendable {
             cache.insert(key)
         }
         return .allow
-    }
-
-    /// A token from `client`'s own bucket (2 a second, burst 4); the table of buckets is
-    /// bounded (full ones are forgotten first, then all).
-    private func takeClientToken(_ client: String) -> Bool {
-        let bucket = clientBuckets.withLock { table -> TokenBucket in
-            if let b = table[client] { return b }
-            if table.count >= 4096 {
-                table = table.filter { !$0.value.isFull }
-                if table.count >= 4096 { table.removeAll() }
-            }
-            let b = TokenBucket(rate: 2, burst: 4)
-            table[client] = b
-            return b
-        }
-        return bucket.take()
     }
 
     /// Counts a TLS client refused for its certificate's SANs.
@@ -224,12 +212,6 @@ final class TokenBucket: Sendable {
         self.rate = rate
         self.burst = burst
         state = Mutex((burst, .now))
-    }
-
-    /// Whether the bucket has refilled to its burst (its client has been quiet).
-    var isFull: Bool {
-        let now = ContinuousClock.now
-        return state.withLock { s in s.tokens + (now - s.last).seconds * rate >= burst }
     }
 
     func take() -> Bool {
