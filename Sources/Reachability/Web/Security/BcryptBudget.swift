@@ -1,95 +1,131 @@
-/// Who may run an uncached bcrypt check now: a budget of `rate` checks a second in all, shared
-/// fairly between address blocks (an IPv4 address, an IPv6 /64, an IPv4-mapped IPv6 address as
-/// its IPv4), so that a scraper with the right password gets through however many addresses
-/// flood wrong ones (#41: wrong passwords from 4 to 20 addresses kept an uncached scraper at 429).
+/// Who may run an uncached bcrypt check now, and how many wait for it: a bound on bcrypt work
+/// that a client with the right password gets through however many addresses flood wrong ones
+/// (#41: wrong passwords from 4 to 20 addresses kept a scraper whose login was not cached, as
+/// after every restart, at 429 for 9 to 17 tries).
 ///
-/// Rules, in order (no clock, no I/O, no lock: the caller gives the time and holds the lock):
-/// 1. Each block has a bucket of at most `capacity` tokens. A block is active while it was seen
-///    in the last `window`; while active it refills at `rate / n`, n the active blocks (counted
-///    again at most once a second), so the refills add up to `rate` whatever n is, and flooding
-///    blocks share them. A block that stays away stops refilling after `window`.
-/// 2. A block seen for the first time starts with what the newcomers' bucket (`newcomerRate` a
-///    second, burst `newcomerBurst`) can give, up to `capacity` (so a person who mistypes once
-///    is not refused at the second try): an attacker who rotates through many addresses gets
-///    that much more, no more.
-/// 3. A quiet block (its bucket full when it asks: the scraper that asks every 15 s) is served at
-///    once; `wasFull` tells the caller, which gives it a reserved place to wait for bcrypt.
-/// 4. The table holds at most `maxBlocks`; when full, the eighth seen least recently is forgotten.
+/// Clients are counted by address block (an IPv4 address, an IPv6 /64, an IPv4-mapped IPv6
+/// address as its IPv4). Rules, in order (no clock, no I/O, no lock: the caller gives the time
+/// and holds the lock):
+/// 1. **Credit.** A block with no failed check has one check on credit: it is admitted while
+///    fewer than `places + reservedPlaces` checks are admitted and the credit bucket
+///    (`creditRate` a second, burst `creditBurst`) has a token. A failed check ends the credit
+///    until the block has been quiet (no request) for `window`; a successful one gives it back. So a flood of wrong passwords from
+///    any number of addresses turns each of them into a failing block after one check each,
+///    while a scraper that has not failed keeps its place in front of them.
+/// 2. **Fair shares.** A failing block (and one whose check on credit is still running) has a
+///    bucket of at most `capacity` tokens, refilled at `rate / n` while it is active (seen in
+///    the last `window`), n the active failing blocks: the floods share `rate` a second. It is
+///    admitted while fewer than `places` checks are.
+/// 3. The table holds at most `maxBlocks`; when full, the eighth seen least recently is forgotten.
 ///
-/// So bcrypt work is at most `rate + newcomerRate` a second, plus what blocks saved (each at
-/// most `capacity`, saved at no more than `rate` a second in all).
+/// Every admission is ended by `finish` with the check's outcome. Checks run one at a time (the
+/// caller's lock), so bcrypt costs at most one core whatever the rates. What many addresses can
+/// still do: each fresh address (or one quiet for `window`) gets one check on credit, at most
+/// `creditRate` a second in all; while an attacker has fresh addresses left, the scraper's check
+/// on credit competes with theirs (N fresh addresses delay it by about N / `creditRate`
+/// seconds), and an attacker with more than `creditRate × window` (600) blocks, each asking
+/// once a minute, can keep an uncached scraper out for as long as it keeps that up. A cached
+/// login is never affected. Addresses of the scraper's own block share its fate.
 ///
 /// Not for: limiting requests (the web config's `rate_limit` does that), or cached logins (never
 /// counted).
 struct BcryptBudget {
-    struct Grant: Equatable {
-        /// The block's bucket was full: it had been quiet.
-        let wasFull: Bool
+    struct Admission: Equatable {
+        /// Admitted on the block's credit (it had not failed), into the reserved place if need be.
+        let onCredit: Bool
     }
 
     var rate = 10.0
     var capacity = 2.0
     var window = 60.0
-    var newcomerRate = 1.0
-    var newcomerBurst = 4.0
+    var creditRate = 10.0
+    var creditBurst = 10.0
+    /// Checks admitted at once: one running and one waiting.
+    var places = 2
+    /// Two more, for checks on credit only (a scraper after a restart finds one while the
+    /// flood's addresses spend their own credit).
+    var reservedPlaces = 2
     var maxBlocks = 4096
 
     private struct Block {
-        var tokens: Double
+        var tokens = 0.0
         var refilledAt: Double
         var lastSeen: Double
+        /// When a check of this block last failed (nil: none in the window).
+        var failedAt: Double?
+        /// Its check on credit was admitted and has not succeeded since.
+        var creditUsed = false
     }
 
     private var blocks: [[UInt8]: Block] = [:]
-    private var newcomerTokens: Double?
-    private var newcomersAt = 0.0
+    private var credit: (tokens: Double, at: Double)?
     private var active = 1
     private var activeCountedAt = -Double.infinity
+    /// Checks admitted and not finished.
+    private(set) var admitted = 0
 
     init() {}
 
     /// Blocks in the table now.
     var blockCount: Int { blocks.count }
 
-    /// Takes a token for `block` at `now` (seconds, any origin, not decreasing); nil: none left.
-    mutating func take(_ block: [UInt8], now: Double) -> Grant? {
+    /// Admits a check for `block` at `now` (seconds, any origin, not decreasing); nil: 429.
+    mutating func admit(_ block: [UInt8], now: Double) -> Admission? {
         if now - activeCountedAt >= 1 {
-            active = max(1, blocks.values.count { $0.lastSeen >= now - window })
+            active = max(1, blocks.values.count { $0.failedAt != nil && $0.lastSeen >= now - window })
             activeCountedAt = now
         }
-        guard var b = blocks[block] else {
-            if blocks.count >= maxBlocks { evictOldest() }
-            let welcome = takeNewcomerTokens(now)
-            blocks[block] = Block(tokens: max(0, welcome - 1), refilledAt: now, lastSeen: now)
-            return welcome >= 1 ? Grant(wasFull: false) : nil
+        if blocks[block] == nil, blocks.count >= maxBlocks { evictOldest() }
+        var b = blocks[block] ?? Block(refilledAt: now, lastSeen: now)
+        defer { blocks[block] = b }
+        // A failure is forgotten only after a quiet window: a block that keeps asking stays
+        // failing, so the credit is not handed round again to the same flood.
+        if let failed = b.failedAt, now - failed > window, now - b.lastSeen > window {
+            b.failedAt = nil
+            b.creditUsed = false
         }
+        // The fair share accrues while the block is active, and only then.
         let accruedUntil = min(now, b.lastSeen + window)
         if accruedUntil > b.refilledAt {
             b.tokens = min(capacity, b.tokens + (accruedUntil - b.refilledAt) * rate / Double(active))
         }
         b.refilledAt = max(b.refilledAt, now)
         b.lastSeen = now
-        let wasFull = b.tokens >= capacity
-        defer { blocks[block] = b }
-        guard b.tokens >= 1 else { return nil }
+        if b.failedAt == nil, !b.creditUsed {
+            guard admitted < places + reservedPlaces, takeCredit(now) else { return nil }
+            b.creditUsed = true
+            admitted += 1
+            return Admission(onCredit: true)
+        }
+        guard b.tokens >= 1, admitted < places else { return nil }
         b.tokens -= 1
-        return Grant(wasFull: wasFull)
+        admitted += 1
+        return Admission(onCredit: false)
     }
 
-    /// Gives back a token taken by `take` that was not used (no place to wait for bcrypt).
-    mutating func refund(_ block: [UInt8]) {
+    /// Ends an admission: a failed check marks its block failing for `window`; a successful one
+    /// gives its credit back.
+    mutating func finish(_ block: [UInt8], failed: Bool, now: Double) {
+        admitted = max(0, admitted - 1)
         guard var b = blocks[block] else { return }
-        b.tokens = min(capacity, b.tokens + 1)
+        if failed {
+            b.failedAt = now
+            b.creditUsed = true
+        } else {
+            b.failedAt = nil
+            b.creditUsed = false
+        }
         blocks[block] = b
     }
 
-    /// Whole tokens (up to `capacity`) from the newcomers' bucket.
-    private mutating func takeNewcomerTokens(_ now: Double) -> Double {
-        let tokens = min(newcomerBurst, (newcomerTokens ?? newcomerBurst) + (now - newcomersAt) * newcomerRate)
-        newcomersAt = now
-        let given = min(capacity, tokens.rounded(.down))
-        newcomerTokens = tokens - given
-        return given
+    private mutating func takeCredit(_ now: Double) -> Bool {
+        var c = credit ?? (creditBurst, now)
+        c.tokens = min(creditBurst, c.tokens + max(0, now - c.at) * creditRate)
+        c.at = now
+        defer { credit = c }
+        guard c.tokens >= 1 else { return false }
+        c.tokens -= 1
+        return true
     }
 
     /// Forgets the eighth of the table seen least recently (sorting once per `maxBlocks / 8` new blocks).

@@ -17,12 +17,13 @@ import Synchronization
 /// is cached (a SHA-256 of user, password and hash, never the password), so a Prometheus that
 /// scrapes every second pays one bcrypt, not one per scrape; the cache outlives reloads that
 /// leave the users as they were. An unknown user costs a bcrypt too (against a configured
-/// hash, then refused), so timing does not tell which names exist. Uncached checks share a
-/// budget of 10 a second fairly between address blocks (`BcryptBudget`: an IPv4 address, an
-/// IPv6 /64), and run one at a time with at most one more waiting (two when the second comes
-/// from a quiet block); beyond a bound the request is answered 429 at once, so a flood of wrong
-/// passwords from many addresses cannot lock out a scraper at another, never parks the server's
-/// workers, and costs at most one core.
+/// hash, then refused), so timing does not tell which names exist. Uncached checks are admitted
+/// by `BcryptBudget` (per address block: an IPv4 address, an IPv6 /64): a block that has not
+/// failed has one check on credit and a reserved place; failing blocks share 10 a second
+/// fairly. They run one at a time with at most one more waiting (two with the reserved place);
+/// beyond that the request is answered 429 at once, so a flood of wrong passwords from many
+/// addresses cannot lock out a scraper at another, never parks the server's workers, and costs
+/// at most one core.
 package final class WebSecurity: Sendable {
     package let path: String
     private let logger: Logger
@@ -31,7 +32,6 @@ package final class WebSecurity: Sendable {
     /// Held while bcrypt runs. One check may wait for it, no more: the rest are answered 429 at
     /// once, so a flood never parks the server's workers (cached logins and `/metrics` need one).
     private let checking = Mutex<Void>(())
-    private let checksAdmitted = Atomic<Int>(0)
     private let budget = Mutex(BcryptBudget())
     private let origin = ContinuousClock.now
     private let reloads: MetricFamily<Counter>?
@@ -163,21 +163,14 @@ package final class WebSecurity: Sendable {
         // A fair share of the budget per address block, one at a time: a flood of guesses
         // cannot take the CPU, nor the turn of a client elsewhere.
         let block = BcryptBudget.block(of: client)
-        let now = (ContinuousClock.now - origin).seconds
-        guard let grant = budget.withLock({ $0.take(block, now: now) }) else {
+        guard budget.withLock({ $0.admit(block, now: (ContinuousClock.now - origin).seconds) }) != nil else {
             refused?.labels("busy").inc()
             return .busy
         }
-        // A quiet block (the scraper) may wait behind one more: flooding blocks are never quiet.
-        guard checksAdmitted.add(1, ordering: .acquiring).newValue <= (grant.wasFull ? 3 : 2) else {
-            checksAdmitted.subtract(1, ordering: .releasing)
-            budget.withLock { $0.refund(block) }
-            refused?.labels("busy").inc()
-            return .busy
-        }
-        defer { checksAdmitted.subtract(1, ordering: .releasing) }
         let verified = checking.withLock { _ in PasswordHash.verify(password: password, hash: hash) }
-        guard verified, known != nil else {
+        let failed = !verified || known == nil
+        budget.withLock { $0.finish(block, failed: failed, now: (ContinuousClock.now - origin).seconds) }
+        guard !failed else {
             refused?.labels("credentials").inc()
             return .unauthorized
         }
