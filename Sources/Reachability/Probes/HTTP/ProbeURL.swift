@@ -57,6 +57,11 @@ package struct ProbeURL: Sendable, Hashable, CustomStringConvertible {
     /// The host as written in a URL or Host header: IPv6 literals in brackets.
     package var bracketedHost: String { isIPv6Literal ? "[\(host)]" : host }
     /// `host[:port]`, the port only when it is not the scheme's default (the Host header value).
+    /// Same scheme, host and port: the unit credentials belong to (RFC 6454).
+    package func isSameOrigin(as other: ProbeURL) -> Bool {
+        scheme == other.scheme && host.lowercased() == other.host.lowercased() && port == other.port
+    }
+
     package var authority: String { port == scheme.defaultPort ? bracketedHost : "\(bracketedHost):\(port)" }
     package var path: Substring { target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0] }
     package var description: String { "\(scheme.rawValue)://\(authority)\(target)" }
