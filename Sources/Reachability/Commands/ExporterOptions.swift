@@ -120,7 +120,9 @@ struct ExporterOptions: Sendable {
             + " its settings apply only once it holds a default route"
     }
 
-    private static func uplinkList(_ names: [String]) -> String { names.isEmpty ? "none" : names.joined(separator: ", ") }
+    private static func uplinkList(_ names: [String]) -> String {
+        names.isEmpty ? "none" : names.joined(separator: ", ")
+    }
 
     /// The file's `history:` section as settings (nil without a `dir`).
     private static func history(from section: HistorySection) -> HistoryConfig? {
