@@ -11,8 +11,11 @@ enum BudgetStore {
         guard let directory else { return BudgetBook() }
         let path = directory + "/" + fileName
         var restored: [String: BudgetBook.Account] = [:]
-        do throws(Errno) {
-            if let bytes = try FileIO.readSmall(path, limit: limit) {
+        do throws(DirectoryHandle.Refusal) {
+            let read = { (dir: DirectoryHandle) throws(DirectoryHandle.Refusal) in
+                try dir.readSmall(fileName, limit: limit)
+            }
+            if let bytes = try withDirectory(directory, read) {
                 restored = BudgetBook.decode(String(decoding: bytes, as: UTF8.self))
             }
         } catch {
@@ -22,8 +25,10 @@ enum BudgetStore {
         }
         let warned = Mutex(false)
         return BudgetBook(restored: restored) { accounts in
-            do throws(Errno) {
-                try FileIO.replace(path, with: Array(BudgetBook.encode(accounts).utf8))
+            do throws(DirectoryHandle.Refusal) {
+                try withDirectory(directory) { dir throws(DirectoryHandle.Refusal) in
+                    try dir.replace(fileName, with: Array(BudgetBook.encode(accounts).utf8))
+                }
                 warned.withLock { $0 = false }
             } catch {
                 if !warned.withLock({ was in
@@ -34,5 +39,15 @@ enum BudgetStore {
                 }
             }
         }
+    }
+
+    /// Runs `body` on the history directory, opened for the call (it may be replaced while we run).
+    private static func withDirectory<T>(
+        _ directory: String, _ body: (DirectoryHandle) throws(DirectoryHandle.Refusal) -> T
+    ) throws(DirectoryHandle.Refusal) -> T {
+        let dir: DirectoryHandle
+        do { dir = try DirectoryHandle.open(directory, create: false) } catch { throw .failed(error) }
+        defer { dir.close() }
+        return try body(dir)
     }
 }

@@ -146,6 +146,9 @@ final class ConfigReloader: Service {
         if next.settings.autoUplinks && applied.uplinks.isEmpty {
             logger.warn(Self.noRouteUplinks, ("file", path))
         }
+        if let warning = next.uplinkSettingsWarning(adopted: applied.uplinks) {
+            logger.warn(warning, ("file", path))
+        }
         metrics.lastReloadSuccessful.set(1)
         metrics.lastReloadSuccessTimestamp.set(wallClock())
         var summary = Self.summary(old: old, new: next)

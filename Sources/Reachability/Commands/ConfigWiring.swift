@@ -32,6 +32,9 @@ enum ConfigWiring {
                 if setup.settings.autoUplinks && uplinks.isEmpty {
                     logger.warn(ConfigReloader.noRouteUplinks, ("file", file.file))
                 }
+                if let warning = setup.uplinkSettingsWarning(adopted: uplinks) {
+                    logger.warn(warning, ("file", file.file))
+                }
                 logger.info(
                     "configuration loaded", ("file", file.file), ("probes", String(setup.specs.count)),
                     ("uplinks", uplinks.joined(separator: ",")))

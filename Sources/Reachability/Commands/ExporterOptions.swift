@@ -90,6 +90,7 @@ struct ExporterOptions: Sendable {
                         hint: "probes are named by name:, or by their target when unnamed (see check-config)"))
             }
         }
+        if let file { try checkUplinkSettings(file, settings: settings) }
         return ExporterOptions(
             specs: specs, settings: settings, file: file, history: history, passive: passive,
             usesBuiltInDefaults: !anyProbeFlag && (file?.probes ?? []).isEmpty)
@@ -114,6 +115,37 @@ struct ExporterOptions: Sendable {
             hint:
                 "a mark can steer traffic past VPN kill switches and policy routing; set marks as root or in a "
                 + "service given the capability (AmbientCapabilities=CAP_NET_RAW), or remove the key")
+    }
+
+    /// Every `uplink_settings` key names an uplink when the uplinks are a list (the file's
+    /// `uplinks:`, `--probe.uplink`, or none): a typo would apply its budget, mark or interval
+    /// to nothing. Under `uplinks: auto` they are found at run time: see `uplinkSettingsWarning`.
+    private static func checkUplinkSettings(_ file: ExporterConfig, settings: MonitorSettings) throws(Failure) {
+        guard !settings.autoUplinks else { return }
+        for (name, mark) in file.uplinkSettingMarks.sorted(by: { $0.key < $1.key })
+        where !settings.uplinks.contains(name) {
+            throw .config(
+                ConfigError(
+                    file: file.file, mark: mark, path: KeyPath.child("uplink_settings", name),
+                    expected: "an uplink (uplinks: \(uplinkList(settings.uplinks)))",
+                    found: "\(name.debugDescription), not an uplink",
+                    hint: "its settings would apply to nothing; list it in uplinks: or fix the name"))
+        }
+    }
+
+    /// Under `uplinks: auto`, the `uplink_settings` keys that name no uplink holding a default
+    /// route now (`adopted`): a warning, nil when all do. Logged at load and at every reload.
+    package func uplinkSettingsWarning(adopted: [String]) -> String? {
+        guard settings.autoUplinks, let file else { return nil }
+        let strays = file.uplinkSettingMarks.keys.filter { !adopted.contains($0) }.sorted()
+        guard !strays.isEmpty else { return nil }
+        return strays.map { "uplink_settings.\($0)" }.joined(separator: ", ")
+            + ": not an uplink now (uplinks: auto, now \(Self.uplinkList(adopted)));"
+            + " its settings apply only once it holds a default route"
+    }
+
+    private static func uplinkList(_ names: [String]) -> String {
+        names.isEmpty ? "none" : names.joined(separator: ", ")
     }
 
     /// The file's `history:` section as settings (nil without a `dir`).

@@ -1,7 +1,8 @@
 /// A command-line error shown to a person: one line naming the flag, then a usage hint; exit 64.
 package struct UsageError: Error, Equatable, CustomStringConvertible {
     package let message: String
-    package init(_ message: String) { self.message = message }
+    /// A URL's user information in the message (a flag's value quoted) is replaced (`Redaction`).
+    package init(_ message: String) { self.message = Redaction.userinfo(in: message) }
     package var description: String { message }
 }
 

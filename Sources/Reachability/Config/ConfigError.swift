@@ -3,7 +3,8 @@
 ///
 /// `rx.yml:7:15: probes[0].interval: expected a duration such as 500ms, 5s or 1m30s, found "5 seconds"`
 ///
-/// Exit status 78 at start-up; a failed reload keeps the running configuration.
+/// Exit status 78 at start-up; a failed reload keeps the running configuration. Never holds a
+/// URL's user information or a value under a credential's key (`Redaction`).
 package struct ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
     package var file: String
     /// 0 when the error is about the file as a whole (unreadable, empty).
@@ -22,8 +23,10 @@ package struct ConfigError: Error, Sendable, Equatable, CustomStringConvertible 
         column = mark?.column ?? 0
         self.path = path
         self.expected = expected
-        self.found = found
-        self.hint = hint
+        // Under a credential's key only the value's shape is told (`basic_auth_users: "alice:pw"`).
+        let shown = Redaction.isSecret(path: path) ? Redaction.shapeOnly(found) : found
+        self.found = Redaction.userinfo(in: shown)
+        self.hint = hint.map { Redaction.userinfo(in: $0) }
     }
 
     package var description: String {

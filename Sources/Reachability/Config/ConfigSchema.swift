@@ -112,6 +112,7 @@ enum ConfigSchema {
                     file: top.file, mark: e.keyMark, path: path, expected: "an interface name (\(InterfaceName.rule))",
                     found: e.key.debugDescription, hint: problem)
             }
+            config.uplinkSettingMarks[e.key] = e.keyMark
             let m = try ConfigMap(
                 e.value, path: path, file: top.file,
                 keys: ["probes", "interval", "mark", "source", "budget", "budget_period", "budget_start"],

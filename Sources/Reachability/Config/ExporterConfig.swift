@@ -20,6 +20,9 @@ package struct ExporterConfig: Sendable, Equatable {
     package var uplinkProbes: [String: [String]] = [:]
     /// Where each uplink's `probes` names are (checked against the probes once they are built).
     package var uplinkProbeMarks: [String: [YAMLMark]] = [:]
+    /// Where each `uplink_settings` key is, by interface (every key, whatever it sets): checked
+    /// against the uplinks once flags and file are combined.
+    package var uplinkSettingMarks: [String: YAMLMark] = [:]
     /// `uplink_settings:` — per interface, a traffic budget for its probes.
     package var uplinkBudgets: [String: TrafficBudget] = [:]
     package var probes: [ProbeDefinition]

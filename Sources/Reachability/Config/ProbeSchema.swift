@@ -22,6 +22,9 @@ enum ProbeSchema {
     /// Label names a probe's constant labels may not use: the join key, the series' own labels,
     /// and the labels Prometheus attaches at scrape time.
     static let reservedLabels: Set<String> = ["target", "probe", "interface", "le", "job", "instance"]
+    /// The longest label value (and label name) a probe may export, in bytes: every series of the
+    /// probe repeats it at every scrape (Prometheus' `label_value_length_limit`, set here).
+    static let maxLabelValueBytes = 1024
 
     static func decode(_ node: YAMLNode, path: String, file: String) throws(ConfigError) -> ProbeDefinition {
         let p = try ConfigMap(node, path: path, file: file, keys: keys, what: "a probe with name, type and target")
@@ -30,6 +33,12 @@ enum ProbeSchema {
         }
         guard let target = try p.string("target", expected: targetText(type)) else {
             throw p.missing("target", expected: targetText(type))
+        }
+        // The target is a label value (the probe's name when it has none): bounded like one.
+        guard target.utf8.count <= maxLabelValueBytes else {
+            throw p.fail(
+                "target", expected: "a target of at most \(maxLabelValueBytes) bytes (it is a label value)",
+                found: "\(target.utf8.count) bytes")
         }
         // An mtu probe usually shares its host with an icmp probe: its default name says which it is.
         let defaultName = type == .mtu ? Probe.mtuName(target) : target
@@ -154,6 +163,12 @@ enum ProbeSchema {
                 throw ConfigError(
                     file: p.file, mark: e.value.mark, path: path, expected: "a non-empty label value",
                     found: e.value.foundDescription)
+            }
+            guard e.key.utf8.count <= maxLabelValueBytes, s.text.utf8.count <= maxLabelValueBytes else {
+                throw ConfigError(
+                    file: p.file, mark: e.value.mark, path: path,
+                    expected: "a label name and value of at most \(maxLabelValueBytes) bytes each",
+                    found: "\(e.key.utf8.count) and \(s.text.utf8.count) bytes")
             }
             out.append(ProbeLabel(e.key, s.text))
         }

@@ -70,7 +70,8 @@ package struct YAMLNode: Sendable, Equatable {
     /// How the node reads in an error message: `"5 seconds"`, `nothing`, `a list`, `a map`.
     package var foundDescription: String {
         switch kind {
-        case .scalar(let s): s.isNull ? (s.text.isEmpty ? "nothing" : s.text) : s.text.debugDescription
+        case .scalar(let s):
+            s.isNull ? (s.text.isEmpty ? "nothing" : s.text) : Redaction.userinfo(in: s.text).debugDescription
         case .list: "a list"
         case .map: "a map"
         }

@@ -10,7 +10,9 @@ import CYAML
 /// unknown anchors, tags outside YAML's core schema (`!vault`, `!!binary`), nesting deeper than
 /// 64, and more than 100,000 nodes repeated by aliases when that is also over sixteen times the file's own (an alias bomb: a few lines that expand
 /// to billions of nodes). Nodes written out are bounded by the file's size (a configuration of
-/// 10,000 probes has some 110,000), and at most 1,000,000. Types (numbers, durations, booleans) are the schema's business,
+/// 10,000 probes has some 110,000), and at most 1,000,000. What aliases repeat is bounded in
+/// bytes too (`maxRepeatedBytes`): a few aliases of one huge scalar are few nodes but many bytes
+/// (2,000 aliases of a 400 KB label value made an 806 MB `/metrics`). Types (numbers, durations, booleans) are the schema's business,
 /// not the parser's: `"5s"` and `5s` are the same duration.
 package struct YAMLParser {
     static let maxDepth = 64
@@ -19,11 +21,17 @@ package struct YAMLParser {
     /// Nodes in all, aliases expanded.
     static let maxNodes = 1_000_000
 
+    /// Bytes of scalars (keys and values) that aliases may repeat in a file of `fileBytes`:
+    /// sixteen times the file, at least 4 MiB (room for a 10,000-probe file merging an anchor
+    /// into every probe), at most 64 MiB.
+    static func maxRepeatedBytes(fileBytes: Int) -> Int { min(64 << 20, max(4 << 20, 16 * fileBytes)) }
+
     /// Parses a whole file. Returns nil for a document with no content (only blank lines and
     /// comments, or a lone `~`).
     package static func parse(_ bytes: [UInt8], file: String) throws(ConfigError) -> YAMLNode? {
         let events = LibYAMLEvents(bytes)
-        var parser = YAMLParser(file: file, events: events)
+        var parser = YAMLParser(
+            file: file, events: events, maxRepeatedBytes: maxRepeatedBytes(fileBytes: bytes.count))
         return try parser.parseStream()
     }
 
@@ -33,10 +41,20 @@ package struct YAMLParser {
 
     let file: String
     let events: LibYAMLEvents
-    var anchors: [String: (node: YAMLNode, size: Int)] = [:]
+    let maxRepeatedBytes: Int
+    var anchors: [String: (node: YAMLNode, size: Int, bytes: Int)] = [:]
     /// Nodes built so far, aliases counted at their expanded size; and those aliases repeated.
     var nodes = 0
     var repeated = 0
+    /// Scalar bytes (keys and values) built so far, aliases expanded; and those aliases repeated.
+    var bytes = 0
+    var repeatedBytes = 0
+
+    init(file: String, events: LibYAMLEvents, maxRepeatedBytes: Int) {
+        self.file = file
+        self.events = events
+        self.maxRepeatedBytes = maxRepeatedBytes
+    }
     var depth = 0
 
     mutating func parseStream() throws(ConfigError) -> YAMLNode? {
@@ -63,6 +81,7 @@ package struct YAMLParser {
     mutating func parseNode(_ event: LibYAMLEvents.Event, path: String) throws(ConfigError) -> YAMLNode {
         let node: YAMLNode
         let size: Int
+        let bytesBefore = bytes
         switch event.kind {
         case .alias(let name):
             guard let anchored = anchors[name] else {
@@ -76,6 +95,8 @@ package struct YAMLParser {
                     event.mark, path, expected: "at most \(Self.maxRepeated) values repeated by aliases",
                     found: "more", hint: "aliases that repeat aliases multiply")
             }
+            bytes += anchored.bytes
+            try repeatBytes(anchored.bytes, alias: name, event.mark, path)
             try count(anchored.size, event.mark, path)
             return anchored.node
         case .scalar(let text, let style, let tag):
@@ -83,6 +104,7 @@ package struct YAMLParser {
             // `!!str` makes a plain scalar a string: never null, never a boolean.
             let style = tag == "tag:yaml.org,2002:str" && style == .plain ? .singleQuoted : style
             try count(1, event.mark, path)
+            bytes += text.utf8.count
             node = YAMLNode(.scalar(YAMLScalar(text, style: style)), mark: event.mark)
             size = 1
         case .sequenceStart(let tag):
@@ -94,7 +116,7 @@ package struct YAMLParser {
         default:
             throw fail(event.mark, path, expected: "a value", found: "the end of a collection")
         }
-        if let anchor = event.anchor { anchors[anchor] = (node, size) }
+        if let anchor = event.anchor { anchors[anchor] = (node, size, bytes - bytesBefore) }
         return node
     }
 
@@ -131,6 +153,7 @@ package struct YAMLParser {
             let keyEvent = try next(path: path)
             if case .mappingEnd = keyEvent.kind { break }
             let key = try mapKey(keyEvent, path: path)
+            bytes += key.text.utf8.count
             let keyPath = KeyPath.child(path, key.text)
             let value = try parseNode(try next(path: keyPath), path: keyPath)
             if key.isMerge {
@@ -170,13 +193,16 @@ package struct YAMLParser {
             try checkTag(tag, event.mark, path, allowed: Self.scalarTags)
             try count(1, event.mark, path)
             if let anchor = event.anchor {
-                anchors[anchor] = (YAMLNode(.scalar(YAMLScalar(text, style: style)), mark: event.mark), 1)
+                anchors[anchor] = (
+                    YAMLNode(.scalar(YAMLScalar(text, style: style)), mark: event.mark), 1, text.utf8.count
+                )
             }
             return (text, text == "<<" && style == .plain && tag == nil)
         case .alias(let name):
             guard let anchored = anchors[name], let scalar = anchored.node.scalar else {
                 throw fail(event.mark, path, expected: "a key (text)", found: "*\(name), which is not text")
             }
+            try repeatBytes(scalar.text.utf8.count, alias: name, event.mark, path)
             return (scalar.text, false)
         default:
             throw fail(
@@ -226,6 +252,16 @@ package struct YAMLParser {
         if depth > Self.maxDepth {
             throw fail(mark, path, expected: "at most \(Self.maxDepth) levels of nesting", found: "more")
         }
+    }
+
+    /// Counts the text an alias repeats against `maxRepeatedBytes`.
+    mutating func repeatBytes(_ n: Int, alias name: String, _ mark: YAMLMark, _ path: String) throws(ConfigError) {
+        repeatedBytes += n
+        guard repeatedBytes > maxRepeatedBytes else { return }
+        throw fail(
+            mark, path, expected: "at most \(maxRepeatedBytes >> 10) KiB of text repeated by aliases",
+            found: "more (\(n) bytes at each *\(name))",
+            hint: "an alias copies its anchor's text; write large values once")
     }
 
     mutating func count(_ n: Int, _ mark: YAMLMark, _ path: String) throws(ConfigError) {

@@ -1,7 +1,9 @@
 import Glibc
 
 /// Thin wrappers over the file system calls the history needs: errno captured at once, `EINTR`
-/// retried, descriptors close-on-exec. Nothing here buffers; one `write` is one record.
+/// retried, descriptors close-on-exec. Nothing here buffers; one `write` is one record. Files
+/// are opened for writing only through `DirectoryHandle` (relative to their directory, never
+/// through a link).
 package enum FileIO {
     /// Creates the directory and its parents (mode 0755); an existing directory is fine.
     package static func makeDirectories(_ path: String) throws(Errno) {
@@ -16,27 +18,6 @@ package enum FileIO {
         var st = stat()
         guard stat(path, &st) == 0 else { throw Errno.current }
         guard st.st_mode & S_IFMT == S_IFDIR else { throw Errno(ENOTDIR) }
-    }
-
-    /// Names in a directory (no `.`/`..`), unsorted.
-    package static func list(_ directory: String) throws(Errno) -> [String] {
-        guard let dir = opendir(directory) else { throw Errno.current }
-        defer { closedir(dir) }
-        var names: [String] = []
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
-            if name != "." && name != ".." { names.append(name) }
-        }
-        return names
-    }
-
-    /// A file's size and modification time (Unix seconds), or nil if it cannot be read.
-    package static func status(_ path: String) -> (size: Int, modified: Double)? {
-        var st = stat()
-        guard stat(path, &st) == 0 else { return nil }
-        return (Int(st.st_size), Double(st.st_mtim.tv_sec) + Double(st.st_mtim.tv_nsec) / 1e9)
     }
 
     /// Sets a file's modification time (tests of retention on start).
@@ -61,17 +42,11 @@ package enum FileIO {
         return Int(st.st_size)
     }
 
-    /// Opens for appending (and reading back, for the torn-tail repair); `create` makes a new
-    /// file and fails if it exists.
-    package static func openAppend(_ path: String, create: Bool) throws(Errno) -> Int32 {
-        let flags = O_RDWR | O_APPEND | O_CLOEXEC | (create ? O_CREAT | O_EXCL : 0)
-        return try retryingOnInterrupt { open(path, flags, 0o644) }
-    }
-
     /// Opens a regular file for reading, without blocking on a FIFO or a device (`EINVAL` for
-    /// anything but a regular file). Reads from it block as usual.
+    /// anything but a regular file) and without following a link at the name (`ELOOP`). Reads
+    /// from it block as usual.
     package static func openRead(_ path: String) throws(Errno) -> Int32 {
-        let fd = try retryingOnInterrupt { open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }
+        let fd = try retryingOnInterrupt { open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW) }
         var st = stat()
         guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG else {
             let error = st.st_mode & S_IFMT == S_IFREG ? Errno.current : Errno(EINVAL)
@@ -104,59 +79,6 @@ package enum FileIO {
     /// `fdatasync`: the data (and the size) reach the disk.
     package static func syncData(_ fd: Int32) throws(Errno) {
         try retryingOnInterrupt { fdatasync(fd) }
-    }
-
-    /// Makes a directory's entries (new or removed files) durable.
-    package static func syncDirectory(_ path: String) throws(Errno) {
-        let fd = try retryingOnInterrupt { open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
-        defer { Glibc.close(fd) }
-        try retryingOnInterrupt { fsync(fd) }
-    }
-
-    /// Replaces the file at `path` with `bytes` as a whole: written to `path.tmp`, synced, then
-    /// renamed over it, so a crash leaves the old file or the new one, never a torn one.
-    package static func replace(_ path: String, with bytes: [UInt8]) throws(Errno) {
-        let temporary = path + ".tmp"
-        // No symlink followed: a link planted at the temporary name truncates nothing.
-        let fd = try retryingOnInterrupt {
-            open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o644)
-        }
-        do throws(Errno) {
-            var written = 0
-            while written < bytes.count {
-                let n = try writeOnce(fd, Array(bytes[written...]))
-                if n <= 0 { throw Errno(EIO) }
-                written += n
-            }
-            try syncData(fd)
-        } catch {
-            Glibc.close(fd)
-            _ = unlink(temporary)
-            throw error
-        }
-        Glibc.close(fd)
-        guard rename(temporary, path) == 0 else {
-            let error = Errno.current
-            _ = unlink(temporary)
-            throw error
-        }
-        // The rename itself made durable.
-        let slash = path.lastIndex(of: "/")
-        try? syncDirectory(slash.map { String(path[..<$0]) }.flatMap { $0.isEmpty ? "/" : $0 } ?? ".")
-    }
-
-    /// A small regular file's bytes (at most `limit`), nil when it does not exist.
-    package static func readSmall(_ path: String, limit: Int) throws(Errno) -> [UInt8]? {
-        do throws(Errno) {
-            return try FileContents.read(path, limit: limit)
-        } catch {
-            if error.code == ENOENT { return nil }
-            throw error
-        }
-    }
-
-    package static func remove(_ path: String) throws(Errno) {
-        guard unlink(path) == 0 else { throw Errno.current }
     }
 
     /// The first newline in `count` bytes at `p` (libc `memchr`, vectorised).

@@ -12,7 +12,7 @@ package struct ProbeConfigError: Error, Sendable, Equatable, CustomStringConvert
 
     package init(_ field: ProbeField, _ message: String, heading: String? = nil) {
         self.field = field
-        self.message = message
+        self.message = Redaction.userinfo(in: message)
         self.heading = heading
     }
 

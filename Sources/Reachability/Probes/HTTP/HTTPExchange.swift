@@ -18,6 +18,9 @@ struct HTTPExchange {
     /// SNI and certificate name for https.
     let serverName: String
     let config: HTTPProbeConfig
+    /// Whether the configured credential headers (`HTTPProbeConfig.credentialHeaders`) go with
+    /// this request: false once a redirect has left the first URL's origin.
+    var sendsCredentials = true
 
     /// The proxy this hop goes through, if any.
     var proxy: HTTPProxy? { config.proxy.proxy(for: url) }
@@ -223,7 +226,7 @@ struct HTTPExchange {
 
     /// The request head: method, target (absolute form through a plain-HTTP proxy, with its
     /// credentials), Host, User-Agent, Accept, `Cache-Control: no-cache` and `Pragma: no-cache`,
-    /// Connection: close, extras.
+    /// Connection: close, extras (without the credential headers once a redirect left the origin).
     ///
     /// No cache may answer for the internet: with `no-cache` a compliant cache (a transparent
     /// proxy on the router, an ISP cache) must ask the origin before it answers, so with the
@@ -243,7 +246,10 @@ struct HTTPExchange {
         if !extras.contains("cache-control") { text += "Cache-Control: no-cache\r\n" }
         if !extras.contains("pragma") { text += "Pragma: no-cache\r\n" }
         text += "Connection: close\r\n"
-        for header in config.headers { text += "\(header.name): \(header.value)\r\n" }
+        for header in config.headers
+        where sendsCredentials || !HTTPProbeConfig.credentialHeaders.contains(header.name.lowercased()) {
+            text += "\(header.name): \(header.value)\r\n"
+        }
         text += "\r\n"
         return Array(text.utf8)
     }

@@ -165,6 +165,13 @@ package struct HTTPProbeConfig: Sendable, Equatable {
         }
     }
 
+    /// Headers that carry credentials (lower-cased): sent only to the first URL's origin, never
+    /// after a redirect to another scheme, host or port (Go's net/http and the Fetch standard
+    /// strip the same ones). `Proxy-Authorization` is reserved: it is the proxy's, never the origin's.
+    package static let credentialHeaders: Set<String> = [
+        "authorization", "www-authenticate", "cookie", "cookie2", "proxy-authorization",
+    ]
+
     private static let reservedHeaders: Set<String> = [
         "host", "connection", "content-length", "transfer-encoding", "proxy-authorization",
     ]

@@ -20,13 +20,18 @@ package struct HTTPProber: Prober {
         if let bust = config.cacheBust {
             url = url.appendingQueryItem(name: bust.parameter, value: Self.cacheBustValue(bust.value))
         }
+        // Credentials stay with their origin: once a redirect leaves it (another scheme, an
+        // https-to-http downgrade included, host or port), they are not sent again this round,
+        // even if a later hop comes back (as Go since CVE-2024-45336).
+        var sendsCredentials = true
         while true {
             let sameHost = url.host == config.url.host
+            sendsCredentials = sendsCredentials && url.isSameOrigin(as: config.url)
             let exchange = HTTPExchange(
                 url: url, method: config.method,
                 hostHeader: sameHost ? (config.hostHeader ?? url.authority) : url.authority,
                 serverName: sameHost ? (config.serverName ?? url.host) : url.host,
-                config: config)
+                config: config, sendsCredentials: sendsCredentials)
             let response: HTTPExchange.Response
             do throws(ProbeFailure) {
                 response = try await exchange.run(deadline: deadline, trace: &trace)

@@ -61,10 +61,9 @@ package struct HTTPProxy: Sendable, Equatable, CustomStringConvertible {
 
     /// `text` with its user information replaced, so messages and logs never carry a password.
     package static func redacted(_ text: String) -> String {
+        if text.contains("://") { return Redaction.userinfo(in: text) }
         guard let at = text.lastIndex(of: "@") else { return text }
-        let start = text.firstRange(of: "://")?.upperBound ?? text.startIndex
-        guard start <= at else { return text }
-        return String(text[..<start]) + "<credentials>" + String(text[at...])
+        return Redaction.credentials + String(text[at...])
     }
 
     private static func percentDecoded(_ text: Substring) -> String? {

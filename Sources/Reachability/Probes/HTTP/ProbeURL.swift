@@ -12,8 +12,14 @@ package struct ProbeURL: Sendable, Hashable, CustomStringConvertible {
 
     /// Why a URL (or a redirect reference) was refused.
     package struct ParseError: Error, Sendable, Equatable, CustomStringConvertible {
+        /// The URL as written, its user information replaced (`Redaction`).
         package let input: String
         package let message: String
+
+        init(input: String, message: String) {
+            self.input = Redaction.userinfo(in: input)
+            self.message = message
+        }
         package var description: String { "invalid URL \(input.debugDescription): \(message)" }
     }
 
@@ -56,6 +62,11 @@ package struct ProbeURL: Sendable, Hashable, CustomStringConvertible {
     package var isIPLiteral: Bool { SocketAddress(ip: host) != nil }
     /// The host as written in a URL or Host header: IPv6 literals in brackets.
     package var bracketedHost: String { isIPv6Literal ? "[\(host)]" : host }
+    /// Same scheme, host and port: the unit credentials belong to (RFC 6454).
+    package func isSameOrigin(as other: ProbeURL) -> Bool {
+        scheme == other.scheme && host.lowercased() == other.host.lowercased() && port == other.port
+    }
+
     /// `host[:port]`, the port only when it is not the scheme's default (the Host header value).
     package var authority: String { port == scheme.defaultPort ? bracketedHost : "\(bracketedHost):\(port)" }
     package var path: Substring { target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0] }

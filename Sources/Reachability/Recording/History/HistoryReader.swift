@@ -43,7 +43,8 @@ package struct HistoryReader {
 
     /// The history files of `directory` whose records may reach `from` (all if nil), in order.
     package static func paths(directory: String, from: Double?) throws(HistoryStoreError) -> [String] {
-        var files = try HistoryStore.listFiles(in: directory)
+        // A link or device under a history name is not ours to read.
+        var files = try HistoryStore.listFiles(in: directory).filter(\.isRegular)
         if let from {
             // A file ends where the next begins; keep one file before the window so the first
             // round of the window knows the verdict that was holding.

@@ -88,7 +88,13 @@ package final class HistoryService: Sendable {
             metrics.writeErrors.inc()
             logger.error(
                 "history directory unusable; the exporter runs on without it until it is fixed",
-                ("dir", config.directory), ("op", error.operation.rawValue), ("err", error.errno.description))
+                ("dir", config.directory), ("op", error.operation.rawValue), ("err", error.detail))
+        }
+        if let refused = store.takeRefusedNewest() {
+            metrics.writeErrors.inc()
+            logger.error(
+                "history: the newest file is not a file of ours; it is left untouched and a new file is started",
+                ("dir", config.directory), ("file", refused.name), ("err", refused.error.detail))
         }
         if let failure = store.takeRetentionFailure() {
             metrics.writeErrors.inc()

@@ -6,6 +6,9 @@ package struct HistoryFile: Sendable, Equatable {
     package var size: Int
     /// When it was last written (mtime when listed; the writer's clock after an append).
     package var modified: Double = .infinity
+    /// False for a link, FIFO, device or directory planted under a history file's name: it is
+    /// never opened, read or written (retention may remove the name, never what it points at).
+    package var isRegular = true
 }
 
 /// A failed file operation, with what was being done, for counting and logging per condition.
@@ -13,7 +16,29 @@ package struct HistoryStoreError: Error, Equatable, CustomStringConvertible {
     package enum Operation: String, Sendable { case list, open, write, sync, rotate, remove, repair }
     package let operation: Operation
     package let errno: Errno
-    package var description: String { "\(operation.rawValue): \(errno)" }
+    /// Set when a file was refused before any write (a link, not a regular file, a hard link).
+    package let refusal: DirectoryHandle.Refusal?
+
+    package init(operation: Operation, errno: Errno) {
+        self.operation = operation
+        self.errno = errno
+        refusal = nil
+    }
+
+    package init(operation: Operation, refusal: DirectoryHandle.Refusal) {
+        self.operation = operation
+        self.refusal = refusal
+        switch refusal {
+        case .symbolicLink: errno = Errno(40)  // ELOOP, what O_NOFOLLOW answers
+        case .notRegular: errno = Errno(22)  // EINVAL
+        case .otherNames: errno = Errno(31)  // EMLINK
+        case .failed(let e): errno = e
+        }
+    }
+
+    /// For a person: what was wrong with the file, or the errno's text.
+    package var detail: String { refusal?.description ?? errno.description }
+    package var description: String { "\(operation.rawValue): \(detail)" }
 }
 
 /// The history directory: which files exist, which one is appended to, rotation (by size and by
@@ -28,6 +53,8 @@ package struct HistoryStore: Sendable {
     /// Every file, oldest first; the last one is the one appended to (when open).
     package private(set) var files: [HistoryFile] = []
     private var fd: Int32 = -1
+    /// The directory, opened by `open`; every file is opened, created and removed relative to it.
+    private var dir: DirectoryHandle?
     /// The last write left a partial line that could not be truncated away: the next record
     /// starts with a newline so that fragment stays a line of its own (skipped as corrupt).
     private var needsNewline = false
@@ -35,6 +62,9 @@ package struct HistoryStore: Sendable {
     private var listed = false
     /// The latest failure to delete an old file, for the writer to count and log.
     package private(set) var retentionFailure: HistoryStoreError?
+    /// The newest file, refused at `open` (a link or not a regular file), with its name: it was
+    /// left untouched and the next record starts a new file. For the owner to count and log.
+    package private(set) var refusedNewest: (name: String, error: HistoryStoreError)?
 
     package init(config: HistoryConfig) {
         directory = config.directory
@@ -57,30 +87,59 @@ package struct HistoryStore: Sendable {
 
     package func path(_ file: HistoryFile) -> String { directory + "/" + file.name }
 
-    /// History files in a directory, oldest first (other names are ignored).
+    /// History files in a directory, oldest first (other names are ignored; a link or other
+    /// non-regular entry under a history name is listed with `isRegular` false).
     package static func listFiles(in directory: String) throws(HistoryStoreError) -> [HistoryFile] {
+        let dir: DirectoryHandle
+        do { dir = try DirectoryHandle.open(directory, create: false) } catch {
+            throw HistoryStoreError(operation: .list, errno: error)
+        }
+        defer { dir.close() }
+        return try listFiles(in: dir)
+    }
+
+    static func listFiles(in dir: DirectoryHandle) throws(HistoryStoreError) -> [HistoryFile] {
         let names: [String]
-        do { names = try FileIO.list(directory) } catch { throw HistoryStoreError(operation: .list, errno: error) }
+        do { names = try dir.list() } catch { throw HistoryStoreError(operation: .list, errno: error) }
         return names.compactMap { name -> HistoryFile? in
             guard let start = startTime(ofName: name) else { return nil }
-            let st = FileIO.status(directory + "/" + name)
-            return HistoryFile(name: name, startTime: start, size: st?.size ?? 0, modified: st?.modified ?? .infinity)
+            let st = dir.status(name)
+            return HistoryFile(
+                name: name, startTime: start, size: st?.size ?? 0, modified: st?.modified ?? .infinity,
+                isRegular: st?.isRegular ?? false)
         }.sorted { $0.name < $1.name }
     }
 
     /// Creates the directory, lists it, applies retention and opens the newest file for
     /// appending if it is still current (repairing a torn last line). Returns the bytes of a
-    /// torn line cut away (0 if none).
+    /// torn line cut away (0 if none). A newest file that is a link, not a regular file or a
+    /// hard link is refused before any byte is read or written (`refusedNewest`); the next
+    /// record starts a new file, named after it.
     package mutating func open(now: Double) throws(HistoryStoreError) -> Int {
-        do { try FileIO.makeDirectories(directory) } catch { throw HistoryStoreError(operation: .open, errno: error) }
-        files = try Self.listFiles(in: directory)
+        dir?.close()
+        dir = nil
+        let opened: DirectoryHandle
+        do { opened = try DirectoryHandle.open(directory, create: true) } catch {
+            throw HistoryStoreError(operation: .open, errno: error)
+        }
+        dir = opened
+        files = try Self.listFiles(in: opened)
         listed = true
         enforceRetention(now: now)
         guard let newest = files.last, !isExpired(newest, now: now), newest.size < config.maxFileSize else { return 0 }
-        do { fd = try FileIO.openAppend(path(newest), create: false) } catch {
-            throw HistoryStoreError(operation: .open, errno: error)
+        do { fd = try opened.openAppend(newest.name, create: false) } catch {
+            let error = HistoryStoreError(operation: .open, refusal: error)
+            guard error.refusal != .failed(error.errno) else { throw error }
+            refusedNewest = (newest.name, error)
+            return 0
         }
         return repairTail()
+    }
+
+    /// Takes the refusal of the newest file at `open` (to count and log it once).
+    package mutating func takeRefusedNewest() -> (name: String, error: HistoryStoreError)? {
+        defer { refusedNewest = nil }
+        return refusedNewest
     }
 
     /// Cuts a final line that has no newline (a write torn by a crash or a full disk). If it
@@ -194,22 +253,24 @@ package struct HistoryStore: Sendable {
     private mutating func create(now: Double) throws(HistoryStoreError) {
         var time = now
         if let newest = files.last, time <= newest.startTime { time = newest.startTime + 0.001 }
-        var lastError = Errno(17)
+        guard let dir else { throw HistoryStoreError(operation: .open, errno: Errno(9)) }  // EBADF: never opened
+        var lastError = HistoryStoreError(operation: .open, errno: Errno(17))
         for _ in 0..<10 {
             let name = Self.fileName(startingAt: time)
-            do {
-                fd = try FileIO.openAppend(directory + "/" + name, create: true)
+            do throws(DirectoryHandle.Refusal) {
+                fd = try dir.openAppend(name, create: true)
                 files.append(
                     HistoryFile(name: name, startTime: Self.startTime(ofName: name) ?? time, size: 0, modified: now))
-                try? FileIO.syncDirectory(directory)
+                try? dir.sync()
                 return
             } catch {
-                lastError = error
-                guard error.code == 17 else { break }  // EEXIST: a stray file; take the next millisecond
+                lastError = HistoryStoreError(operation: .open, refusal: error)
+                // EEXIST: a stray file or link (O_EXCL never follows one); take the next millisecond.
+                guard error == .failed(Errno(17)) else { break }
                 time += 0.001
             }
         }
-        throw HistoryStoreError(operation: .open, errno: lastError)
+        throw lastError
     }
 
     /// Deletes rotated files whose newest record is older than the retention, then the oldest
@@ -222,7 +283,10 @@ package struct HistoryStore: Sendable {
             // A file's newest record is no later than the next file's start or its last write.
             let end = min(files.count > 1 ? files[1].startTime : .infinity, files[0].modified)
             guard end < now - config.retention.seconds || totalBytes > config.maxTotalSize else { break }
-            do { try FileIO.remove(path(files[0])) } catch {
+            do throws(Errno) {
+                guard let dir else { break }
+                try dir.remove(files[0].name)
+            } catch {
                 if error.code != 2 {
                     firstError = firstError ?? HistoryStoreError(operation: .remove, errno: error)
                     break
@@ -231,7 +295,7 @@ package struct HistoryStore: Sendable {
             files.removeFirst()
             removed = true
         }
-        if removed { try? FileIO.syncDirectory(directory) }
+        if removed { try? dir?.sync() }
         if let firstError { retentionFailure = firstError }
     }
 
@@ -241,5 +305,7 @@ package struct HistoryStore: Sendable {
             FileIO.close(fd)
             fd = -1
         }
+        dir?.close()
+        dir = nil
     }
 }

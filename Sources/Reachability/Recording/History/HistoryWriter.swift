@@ -178,7 +178,9 @@ package final class HistoryWriter: RoundObserver, Sendable {
             s -> (HistoryStoreError?, HistoryStoreError?, Int, Int) in
             var result: HistoryStoreError?
             do throws(HistoryStoreError) { try s.append(bytes, now: t) } catch { result = error }
-            return (result, s.takeRetentionFailure(), s.totalBytes, s.files.count)
+            // A file refused when the store reopened its directory: counted and logged like a retention failure.
+            let refused = s.takeRefusedNewest().map { $0.error }
+            return (result, s.takeRetentionFailure() ?? refused, s.totalBytes, s.files.count)
         }
         metrics.bytes.set(Double(bytesNow))
         metrics.files.set(Double(files))
@@ -222,7 +224,7 @@ package final class HistoryWriter: RoundObserver, Sendable {
         if isNew {
             logger.error(
                 "history write failed; records are being lost (logged once until it recovers)",
-                ("dir", config.directory), ("op", error.operation.rawValue), ("err", error.errno.description))
+                ("dir", config.directory), ("op", error.operation.rawValue), ("err", error.detail))
         }
     }
 

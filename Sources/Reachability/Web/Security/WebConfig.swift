@@ -90,14 +90,15 @@ package struct WebConfig: Sendable {
         }
         if let node = top.value("basic_auth_users") {
             guard case .map(let entries) = node.kind else {
-                throw top.fail("basic_auth_users", expected: "a map of user names to bcrypt hashes")
+                throw top.fail("basic_auth_users", expected: "a map of user name: bcrypt hash")
             }
             for e in entries {
                 let path = KeyPath.child("basic_auth_users", e.key)
                 guard !e.key.isEmpty, !e.key.contains(":") else {
+                    // Not the key's text: `alice:password` written as a user name is a password.
                     throw ConfigError(
-                        file: file, mark: e.keyMark, path: path, expected: "a user name without ':'",
-                        found: e.key.debugDescription)
+                        file: file, mark: e.keyMark, path: "basic_auth_users", expected: "a user name without ':'",
+                        found: e.key.isEmpty ? "an empty name" : "a name with ':' (not shown: it may hold a password)")
                 }
                 guard let hash = e.value.scalar?.text, PasswordHash.isBcrypt(hash) else {
                     throw ConfigError(

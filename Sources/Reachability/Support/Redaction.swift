@@ -1,0 +1,51 @@
+/// What never appears in an error, a log line or a response body: a URL's user information
+/// (`scheme://user:password@host`) and anything written under a key that holds a credential.
+/// Applied where errors are built (`ConfigError`, `ProbeConfigError`, `UsageError`,
+/// `ProbeURL.ParseError`, a YAML node's "found" text), so every path that shows them (check-config,
+/// flags, the start error, the reload log line, the `POST /-/reload` body) shows the redacted text.
+///
+/// Not for: telling what is secret in free text that names no key and has no `://` (nothing can).
+package enum Redaction {
+    /// What stands in for user information: `http://<credentials>@host/`.
+    package static let credentials = "<credentials>"
+
+    /// `text` with the user information of every `scheme://user[:password]@host` in it replaced.
+    package static func userinfo(in text: String) -> String {
+        guard text.contains("@"), text.contains("://") else { return text }
+        var out = ""
+        var rest = Substring(text)
+        while let sep = rest.firstRange(of: "://") {
+            out += rest[..<sep.upperBound]
+            rest = rest[sep.upperBound...]
+            // The authority ends at the path, query or fragment, or where the quoted URL ends.
+            let end = rest.firstIndex(where: { "/?#\"' \t\r\n<>\\".contains($0) }) ?? rest.endIndex
+            // A userinfo never starts with "[" (RFC 3986): `http://[user:password@]host` is a pattern.
+            if let at = rest[..<end].lastIndex(of: "@"), rest.first != "[" {
+                out += credentials
+                rest = rest[at...]
+            }
+        }
+        return out + rest
+    }
+
+    /// Keys whose values are credentials, lower-cased: web `basic_auth_users`, a TLS `key`,
+    /// headers that carry credentials, and the usual names of passwords and tokens.
+    static let secretKeys: Set<String> = [
+        "basic_auth_users", "password", "passwd", "key", "bearer_token", "token", "secret", "credentials",
+        "authorization", "proxy-authorization", "cookie", "cookie2", "x-api-key", "api_key", "api-key",
+    ]
+
+    /// Whether a key path (`probes[0].http.headers.Authorization`, `basic_auth_users.alice`) runs
+    /// through a key whose value is a credential.
+    package static func isSecret(path: String) -> Bool {
+        path.split(whereSeparator: { $0 == "." || $0 == "[" }).contains { part in
+            let name = part.hasPrefix("\"") && part.hasSuffix("\"") ? part.dropFirst().dropLast() : part
+            return secretKeys.contains(name.lowercased())
+        }
+    }
+
+    /// What an error says it found under a secret key: the value's shape, never its text.
+    package static func shapeOnly(_ found: String) -> String {
+        found.hasPrefix("\"") ? "a string (not shown: it may be a secret)" : found
+    }
+}
