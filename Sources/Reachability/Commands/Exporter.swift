@@ -194,8 +194,10 @@ private struct Parts {
             for address in addresses {
                 logger.info("listening", ("address", address.description), ("version", BuildInfo.version))
             }
-            // systemd's Type=notify: started once the endpoint answers.
-            SystemdNotify.send("READY=1", environment: processEnvironment())
+            // systemd's Type=notify: started once the endpoint answers. READY=1 may wait longer
+            // for room than the other messages (a boot storm can fill systemd's queue for more
+            // than 0.1 s, and a lost READY=1 gets the unit killed), but still boundedly.
+            SystemdNotify.send("READY=1", environment: processEnvironment(), patience: .seconds(5))
         }
         let passive =
             options.passive.mode == .off

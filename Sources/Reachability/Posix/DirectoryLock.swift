@@ -1,4 +1,5 @@
 import Glibc
+import Synchronization
 
 /// An exclusive `flock` on the history directory itself, held for the life of the process (the
 /// kernel drops it when the process ends, however it ends): two exporters writing one history
@@ -21,6 +22,25 @@ package enum DirectoryLock {
     }
 
     package static let fileName = ".lock"
+
+    /// What a writer reports when another process holds the lock (`EBUSY`).
+    package static let heldError = Errno(EBUSY)
+
+    /// The directories this process holds the lock of (device, inode), by path.
+    private static let held = Mutex<[String: (dev: UInt64, ino: UInt64)]>([:])
+
+    /// For a directory this process locked: whether the directory at `directory` is still the
+    /// one it locked, and if it was removed and made again (`rm -r`, then the history made it
+    /// anew), the lock on the new one, taken now. Nil when this process never locked it (tests,
+    /// tools): nothing to keep. A failure means another process holds the new directory: its
+    /// writer must stop writing there.
+    package static func ensureHeld(_ directory: String) -> Result<Void, Failure>? {
+        guard let locked = held.withLock({ $0[directory] }) else { return nil }
+        var st = stat()
+        guard stat(directory, &st) == 0 else { return .failure(.unusableDirectory(.current)) }
+        if UInt64(st.st_dev) == locked.dev && UInt64(st.st_ino) == locked.ino { return .success(()) }
+        return acquire(directory)
+    }
 
     /// Takes the lock, or says who holds it or why it cannot be taken.
     package static func acquire(_ directory: String) -> Result<Void, Failure> {
@@ -61,6 +81,10 @@ package enum DirectoryLock {
         let pid = Array("\(getpid())\n".utf8)
         _ = ftruncate(fd, 0)
         _ = pid.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+        var identity = stat()
+        if fstat(dir.fd, &identity) == 0 {
+            held.withLock { $0[directory] = (UInt64(identity.st_dev), UInt64(identity.st_ino)) }
+        }
         return .success(())
     }
 

@@ -40,13 +40,29 @@ enum DueJobs {
             }
             guard periodic else { return true }
             let scope: Scope = job.interface.map { .uplink($0) } ?? .overall
-            if let passive, let last, last.verdict(of: scope)?.verdict.state == .full, !last.doubted.contains(scope),
-                ran.duration(to: now) < maxPause, passive.vouches(for: scope)
+            if let passive, let last, ran.duration(to: now) < maxPause, Self.settled(scope, spec: job.spec, in: last),
+                passive.vouches(for: scope)
             {
                 return false
             }
             guard let interval = [job.spec.interval, pace?.interval].compactMap({ $0 }).max() else { return true }
             return ran.duration(to: now) + .milliseconds(50) >= interval
+        }
+    }
+}
+
+extension DueJobs {
+    /// Whether `prefer` may pause a job of `scope`: the scope is `full` and not doubted; for the
+    /// routing table's probes, no family is worse than `full` or doubted either (the host's
+    /// IPv4 downloads vouch for `overall`, not for a broken IPv6), and a probe pinned to a
+    /// family needs that family `full`.
+    static func settled(_ scope: Scope, spec: ProbeSpec, in last: ReachabilityStatus) -> Bool {
+        guard last.verdict(of: scope)?.verdict.state == .full, !last.doubted.contains(scope) else { return false }
+        guard scope == .overall else { return true }
+        if let family = spec.family, last.families[family]?.verdict.state != .full { return false }
+        return IPFamily.allCases.allSatisfy { f in
+            let state = last.families[f]?.verdict.state ?? .unknown
+            return (state == .full || state == .none || state == .unknown) && !last.doubted.contains(.family(f))
         }
     }
 }

@@ -49,11 +49,57 @@ package final class BudgetBook: Sendable {
         package var used: UInt64
         /// Bytes per round of the uplink's own probes, smoothed (a quarter of each new round).
         package var perRound: Double?
+        /// The count of a window that starts after now, kept while the clock is behind it (a
+        /// clock stepped back across a window's start: a router booting before its clock is
+        /// set): restored, with what was counted meanwhile, if the clock comes back into that
+        /// window; forgotten once the clock passes it.
+        package var aside: Aside?
 
-        package init(windowStart: Double, used: UInt64, perRound: Double? = nil) {
+        package struct Aside: Sendable, Equatable {
+            package var windowStart: Double
+            package var used: UInt64
+            package var perRound: Double?
+        }
+
+        package init(windowStart: Double, used: UInt64, perRound: Double? = nil, aside: Aside? = nil) {
             self.windowStart = windowStart
             self.used = used
             self.perRound = perRound
+            self.aside = aside
+        }
+
+        /// This account at a time in `window`, and whether its window started over. A later
+        /// window starts at zero; a window that would start after now (the clock is behind the
+        /// count) is set aside and counting starts at zero in the real window, so a clock that
+        /// ran ahead cannot hold the uplink spent; the clock coming back into the set-aside
+        /// window restores its count and adds what was counted meanwhile (over-counting a
+        /// little rather than forgetting a month).
+        package func advanced(to window: (start: Double, end: Double)) -> (Account, restarted: Bool) {
+            var a = self
+            var restarted = false
+            if let held = a.aside, window.start >= held.windowStart {
+                let meanwhile = a.windowStart < held.windowStart ? a.used : 0
+                a =
+                    window.start == held.windowStart
+                    ? Account(
+                        windowStart: held.windowStart, used: Self.add(held.used, meanwhile), perRound: held.perRound)
+                    : Account(windowStart: window.start, used: 0)
+                restarted = true
+            }
+            if a.windowStart > window.start {
+                let aside = a.aside ?? Aside(windowStart: a.windowStart, used: a.used, perRound: a.perRound)
+                a = Account(windowStart: window.start, used: 0, aside: aside)
+                restarted = true
+            } else if a.windowStart < window.start {
+                a = Account(windowStart: window.start, used: 0, aside: a.aside)
+                restarted = true
+            }
+            return (a, restarted)
+        }
+
+        static func add(_ a: UInt64, _ b: UInt64) -> UInt64 {
+            let (sum, overflow) = a.addingReportingOverflow(b)
+            return overflow ? .max : sum
         }
     }
     private let accounts: Mutex<[String: Account]>
@@ -81,17 +127,11 @@ package final class BudgetBook: Sendable {
             var restarted = false
             for (uplink, budget) in budgets {
                 let window = budget.window(at: now)
-                var account = a[uplink] ?? Account(windowStart: window.start, used: 0)
-                // Another window starts over: a later one as time passes, and one that would
-                // start in the future (the clock ran ahead, then was stepped back across a
-                // window's start) is a clock step, whose count cannot be this window's. A step
-                // back within the window keeps the count it has.
-                if window.start != account.windowStart {
-                    account = Account(windowStart: window.start, used: 0)
-                    restarted = true
-                }
-                let (sum, overflow) = account.used.addingReportingOverflow(traffic[uplink]?.bytes ?? 0)
-                account.used = overflow ? .max : sum
+                // A step back within the window keeps the count; across windows see `advanced`.
+                var (account, startedOver) = (a[uplink] ?? Account(windowStart: window.start, used: 0))
+                    .advanced(to: window)
+                restarted = restarted || startedOver
+                account.used = Account.add(account.used, traffic[uplink]?.bytes ?? 0)
                 if let own = ownRounds[uplink], own > 0 {
                     account.perRound = account.perRound.map { $0 * 0.75 + Double(own) * 0.25 } ?? Double(own)
                 }
@@ -127,9 +167,7 @@ package final class BudgetBook: Sendable {
         // A new window starts with nothing used and the cost of a round measured afresh (its
         // first round runs), so a round that once cost more than the whole budget cannot
         // stop the uplink for good.
-        let account = accounts.withLock { $0[uplink] }.map {
-            window.start != $0.windowStart ? Account(windowStart: window.start, used: 0) : $0
-        }
+        let account = accounts.withLock { $0[uplink] }.map { $0.advanced(to: window).0 }
         var pace = UplinkPace(
             interval: floor, cause: "interval", budget: budget, used: account?.used ?? 0, windowEnd: window.end,
             perRound: account?.perRound)
@@ -152,10 +190,14 @@ package final class BudgetBook: Sendable {
 
 extension BudgetBook {
     /// The file's text: a line per uplink, `name window-start used per-round` (per-round `-`
-    /// when unknown).
+    /// when unknown), and when a count is set aside, its `window-start used per-round` after.
     package static func encode(_ accounts: [String: Account]) -> String {
         accounts.sorted { $0.key < $1.key }.map { name, a in
-            "\(name) \(a.windowStart) \(a.used) \(a.perRound.map { String($0) } ?? "-")\n"
+            var line = "\(name) \(a.windowStart) \(a.used) \(a.perRound.map { String($0) } ?? "-")"
+            if let held = a.aside {
+                line += " \(held.windowStart) \(held.used) \(held.perRound.map { String($0) } ?? "-")"
+            }
+            return line + "\n"
         }.joined()
     }
 
@@ -165,11 +207,19 @@ extension BudgetBook {
         var out: [String: Account] = [:]
         for line in text.split(separator: "\n") {
             let f = line.split(separator: " ")
-            guard f.count == 4, InterfaceName.problem(String(f[0])) == nil, let start = Double(f[1]),
+            guard f.count == 4 || f.count == 7, InterfaceName.problem(String(f[0])) == nil, let start = Double(f[1]),
                 start.isFinite, let used = UInt64(f[2])
             else { continue }
             let perRound = Double(f[3]).flatMap { $0.isFinite && $0 >= 0 ? $0 : nil }
-            out[String(f[0])] = Account(windowStart: start, used: used, perRound: perRound)
+            var aside: Account.Aside?
+            if f.count == 7, let heldStart = Double(f[4]), heldStart.isFinite, heldStart > start,
+                let heldUsed = UInt64(f[5])
+            {
+                aside = .init(
+                    windowStart: heldStart, used: heldUsed,
+                    perRound: Double(f[6]).flatMap { $0.isFinite && $0 >= 0 ? $0 : nil })
+            }
+            out[String(f[0])] = Account(windowStart: start, used: used, perRound: perRound, aside: aside)
         }
         return out
     }

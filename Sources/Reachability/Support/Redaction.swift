@@ -17,8 +17,10 @@ package enum Redaction {
         while let sep = rest.firstRange(of: "://") {
             out += rest[..<sep.upperBound]
             rest = rest[sep.upperBound...]
-            // The authority ends at the path, query or fragment, or where the quoted URL ends.
-            let end = rest.firstIndex(where: { "/?#\"' \t\r\n<>\\".contains($0) }) ?? rest.endIndex
+            // Where the quoted URL ends. A password may hold "/", "?" or "#" (written unescaped
+            // by hand), so the userinfo runs to the last "@" before that end, not before the path:
+            // `http://user:pa#ss@proxy:3128` is redacted whole.
+            let end = rest.firstIndex(where: { "\"' \t\r\n<>\\".contains($0) }) ?? rest.endIndex
             // A userinfo never starts with "[" (RFC 3986): `http://[user:password@]host` is a pattern.
             if let at = rest[..<end].lastIndex(of: "@"), rest.first != "[" {
                 out += credentials

@@ -75,7 +75,9 @@ package struct VerdictEngine: Sendable {
             guard path.unsatisfied(scope) == nil else { return true }
             if outcomes.isEmpty { return !pending.contains(scope) }
             guard let roundStart else { return true }
-            return outcomes.contains { $0.ran && $0.at >= roundStart }
+            // A probe that was due but had no path (not run) still decides: its scope cannot
+            // reach what it probes now, as before.
+            return outcomes.contains { $0.at >= roundStart }
         }
         let routed = probes.filter { $0.interface == nil }
         let routedEntries = routed.map { entry($0, spec: specs[$0.name], path: path) }

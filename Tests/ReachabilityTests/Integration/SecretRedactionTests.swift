@@ -41,6 +41,17 @@ import Testing
         #expect(
             Redaction.userinfo(in: "a https://u:p@h:1/x and ftp://q@r")
                 == "a https://<credentials>@h:1/x and ftp://<credentials>@r")
+        // A hand-written password may hold "/", "?" or "#" (found by review: quoted in full).
+        for url in ["http://user:pa#ss@proxy:3128", "http://user:p/w?x@proxy:3128/", "\"http://u:a#b@h\" is bad"] {
+            let shown = Redaction.userinfo(in: url)
+            #expect(!shown.contains("pa#ss") && !shown.contains("p/w?x") && !shown.contains("a#b"), "\(shown)")
+            #expect(shown.contains("<credentials>@"), "\(shown)")
+        }
+        // Headers that may carry a credential stay with their origin across redirects.
+        for name in ["Authorization", "Cookie", "X-API-Key", "X-Auth-Token", "PRIVATE-TOKEN", "X-Session-Id"] {
+            #expect(HTTPProbeConfig.isCredentialHeader(name), "\(name)")
+        }
+        #expect(!HTTPProbeConfig.isCredentialHeader("X-Probe") && !HTTPProbeConfig.isCredentialHeader("Accept"))
         #expect(Redaction.isSecret(path: "probes[0].http.headers.Authorization"))
         #expect(Redaction.isSecret(path: "tls_server_config.key") && !Redaction.isSecret(path: "probes[0].target"))
     }

@@ -94,6 +94,39 @@ import Testing
         #expect(dir.contents("budgets") == Array("two\n".utf8))
     }
 
+    /// Found by review: `rm -r` of the whole directory, which the history then made anew,
+    /// left the lock on the deleted one, and a second exporter could lock the new one. The
+    /// store takes the lock of the new directory, or writes nothing there.
+    @Test func aDirectoryRemovedAndMadeAgainIsLockedAgainOrNotWritten() throws {
+        let dir = "/tmp/rx-lock-rmr-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        func removeTree() {
+            unlink(dir + "/.lock")
+            for name in (try? HistoryStore.listFiles(in: dir).map(\.name)) ?? [] { unlink(dir + "/" + name) }
+            rmdir(dir)
+        }
+        defer { removeTree() }
+        guard case .success = DirectoryLock.acquire(dir) else {
+            Issue.record("first lock refused")
+            return
+        }
+        removeTree()
+        var store = HistoryStore(config: HistoryConfig(directory: dir))
+        _ = try store.open(now: 1_000)
+        guard case .failure(.held) = DirectoryLock.acquire(dir) else {
+            Issue.record("a second writer could lock the directory made anew")
+            return
+        }
+        // Another process was first to lock the new directory: this one writes nothing there.
+        store.close()
+        removeTree()
+        #expect(mkdir(dir, 0o755) == 0)
+        let other = open(dir, O_RDONLY | O_DIRECTORY)
+        defer { close(other) }
+        #expect(flock(other, LOCK_EX | LOCK_NB) == 0)
+        var second = HistoryStore(config: HistoryConfig(directory: dir))
+        #expect(throws: HistoryStoreError.self) { _ = try second.open(now: 2_000) }
+    }
+
     /// Found by a hostile review (#41): a cleanup job removed `.lock` and a second exporter
     /// wrote the same files. The lock is on the directory itself.
     @Test func removingTheLockFileDoesNotReleaseTheLock() throws {

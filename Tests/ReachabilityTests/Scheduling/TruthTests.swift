@@ -79,6 +79,15 @@ import Testing
         #expect(due(after: 10) == 1, "two intervals: the probes open new connections")
         status.doubted = [.overall]
         #expect(due(after: 5) == 1, "the latest round was not full: the probes decide")
+        // Found by review: IPv4 downloads vouch for overall while IPv6 is broken.
+        status.doubted = []
+        status.families = [.ipv4: ScopedVerdict(verdict: Verdict(.full), since: 0)]
+        #expect(due(after: 5) == 0, "IPv4 full, IPv6 unknown: paused")
+        status.families[.ipv6] = ScopedVerdict(verdict: Verdict(.limited, reason: "timeout"), since: 0)
+        #expect(due(after: 5) == 1, "a family worse than full: the routing table's probes run")
+        status.families[.ipv6] = ScopedVerdict(verdict: Verdict(.full), since: 0)
+        status.doubted = [.family(.ipv6)]
+        #expect(due(after: 5) == 1, "a doubted family: they run")
     }
 }
 
@@ -127,6 +136,19 @@ import Testing
                 pending: [.uplink("lte")])
         }
         #expect(engine.uplinkVerdicts["lte"]?.verdict == Verdict(.full), "never limited (no_probes)")
+    }
+
+    /// An uplink whose probes were due but found no path for their family still decides (as
+    /// before): not run is no failure of the probe, but the scope cannot reach what it probes.
+    @Test func aDueProbeWithNoPathStillDecidesItsScope() {
+        var engine = VerdictEngine(settings: VerdictSettings(failAfter: 1), uplinks: ["lte"], now: 0)
+        let path = VerdictEngineTests.openPath
+        _ = engine.decide(
+            [Self.outcome(.success, at: 0, interface: "lte")], specs: [:], path: path, now: 0, roundStart: 0)
+        _ = engine.decide(
+            [Self.outcome(.failure, at: 5, interface: "lte", ran: false)], specs: [:], path: path, now: 5,
+            roundStart: 5)
+        #expect(engine.uplinkVerdicts["lte"]?.verdict.state == .limited)
     }
 
     @Test func aProbeWithNoPathIsNoRunAndNoLoss() {

@@ -64,10 +64,30 @@ import Testing
         #expect(book.pace("wwan1", floor: .seconds(5), budget: Self.hour, now: 1_050).cause == "exhausted")
         let next = book.pace("wwan1", floor: .seconds(5), budget: Self.hour, now: 1_150)
         #expect(next.cause == "interval" && next.perRound == nil, "a new window measures a round afresh")
-        // wwan2's window starts at 1 200, in the future at 1 050: a clock step, not this window.
+        // wwan2's window starts at 1 200, in the future at 1 050: a clock step. Counting starts
+        // over in the real window (a clock that ran ahead cannot hold the uplink spent), and the
+        // saved count is set aside, not lost.
         #expect(book.pace("wwan2", floor: .seconds(5), budget: Self.hour, now: 1_050).cause == "interval")
         book.charge(["wwan2": TrafficCount(sentBytes: 7)], ownRounds: [:], budgets: budgets, now: 1_050)
-        #expect(book.snapshot["wwan2"] == BudgetBook.Account(windowStart: 1_000, used: 7, perRound: nil))
+        let aside = BudgetBook.Account.Aside(windowStart: 1_200, used: 9_999, perRound: 10)
+        #expect(book.snapshot["wwan2"] == BudgetBook.Account(windowStart: 1_000, used: 7, aside: aside))
+        #expect(BudgetBook.decode(BudgetBook.encode(book.snapshot)) == book.snapshot, "the file keeps it")
+        // The clock comes back into the set-aside window (a router's clock set by NTP): its
+        // count returns, with what was counted meanwhile.
+        book.charge(["wwan2": TrafficCount(sentBytes: 1)], ownRounds: [:], budgets: budgets, now: 1_210)
+        #expect(book.snapshot["wwan2"] == BudgetBook.Account(windowStart: 1_200, used: 9_999 + 7 + 1, perRound: 10))
+        #expect(book.pace("wwan2", floor: .seconds(5), budget: Self.hour, now: 1_210).cause == "exhausted")
+        // Found by review: a clock stepped back across a window's start (boot before the clock
+        // is set) wiped the window's count and saved the wipe.
+        let early = BudgetBook(restored: ["wwan0": BudgetBook.Account(windowStart: 1_000, used: 4_000)])
+        early.charge(["wwan0": TrafficCount(sentBytes: 10)], ownRounds: [:], budgets: budgets, now: 500)
+        early.charge(["wwan0": TrafficCount(sentBytes: 5)], ownRounds: [:], budgets: budgets, now: 1_020)
+        #expect(early.snapshot["wwan0"]?.used == 4_015, "the clock came back: the count stands")
+        // A set-aside window the clock passes is forgotten: the next one starts at zero.
+        let passed = BudgetBook(restored: ["wwan0": BudgetBook.Account(windowStart: 1_000, used: 4_000)])
+        passed.charge([:], ownRounds: [:], budgets: budgets, now: 500)
+        passed.charge(["wwan0": TrafficCount(sentBytes: 5)], ownRounds: [:], budgets: budgets, now: 1_150)
+        #expect(passed.snapshot["wwan0"] == BudgetBook.Account(windowStart: 1_100, used: 5))
     }
 
     @Test func aCleanStopSavesTheCountsWhateverTheLastSave() {

@@ -68,11 +68,15 @@ class TinyHTTPServer:
                     if not b:
                         break
                     data += b
-                c.sendall(self.response)
+                c.sendall(self.reply(data))
             except OSError:
                 pass
             finally:
                 c.close()
+
+    def reply(self, _head):
+        """The answer to a request whose head is `_head` (bytes)."""
+        return self.response
 
     def close(self):
         """Stops listening: the port then refuses connections."""
@@ -133,30 +137,13 @@ class RecordingHTTPServer(TinyHTTPServer):
         self.seen = []
         super().__init__(b"")
 
-    def _run(self):
-        while not self.stopped.is_set():
-            try:
-                c, _ = self.sock.accept()
-            except OSError:
-                continue
-            try:
-                c.settimeout(2)
-                data = b""
-                while b"\r\n\r\n" not in data and len(data) < 65536:
-                    b = c.recv(4096)
-                    if not b:
-                        break
-                    data += b
-                lines = data.split(b"\r\n\r\n", 1)[0].decode("latin-1").split("\r\n")
-                parts = lines[0].split(" ")
-                path = parts[1] if len(parts) > 1 else ""
-                headers = {}
-                for line in lines[1:]:
-                    name, _, value = line.partition(":")
-                    headers[name.strip().lower()] = value.strip()
-                self.seen.append((path, headers))
-                c.sendall(self.answer(path))
-            except OSError:
-                pass
-            finally:
-                c.close()
+    def reply(self, data):
+        lines = data.split(b"\r\n\r\n", 1)[0].decode("latin-1").split("\r\n")
+        parts = lines[0].split(" ")
+        path = parts[1] if len(parts) > 1 else ""
+        headers = {}
+        for line in lines[1:]:
+            name, _, value = line.partition(":")
+            headers[name.strip().lower()] = value.strip()
+        self.seen.append((path, headers))
+        return self.answer(path)

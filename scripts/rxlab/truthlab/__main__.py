@@ -16,7 +16,7 @@ and asserts the EXPECTED behaviour:
   budget_restart        a tiny budget spent, the exporter restarted: the uplink is its last
                         verdict or unknown, never limited (no_probes); the budgets file holds
                         nftables' count within 5 %
-  long_interval_backup  a backup probed every 20 s loses one of its rounds: stays full; really
+  long_interval_backup  a backup probed every 10 s loses one of its rounds: stays full; really
                         down, flips after 3 of its own rounds
   not_run               no default route for ~10 rounds: no probe failure counted, no loss on
                         the status page
@@ -25,9 +25,9 @@ and asserts the EXPECTED behaviour:
                         family in the file)
 
 Each row also runs `reachability_exporter check` where it means something and says whether it
-agrees with the daemon. Rows run side by side (--jobs, default 2; the 2-minute backup row
+agrees with the daemon. Rows run side by side (--jobs, default 2; the longest, the backup row,
 first). Prints `PASS|FAIL row: details` per row and `truth: N passed, N failed`; exit 1 when any
-row failed. About 3 minutes."""
+row failed. About 80 s."""
 
 import os
 import shutil

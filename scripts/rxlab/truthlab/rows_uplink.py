@@ -15,7 +15,7 @@ from .common import Result, check_agrees, states, until, watch
 from .net import SEC4, SEC6
 
 BUDGET_TOLERANCE = 0.05
-BACKUP_INTERVAL = 20.0
+BACKUP_INTERVAL = 10.0
 
 PROBES = (
     "probes:\n"

@@ -10,30 +10,13 @@ KIND ...`), each printing `ready` once it listens (a client prints `connected`):
   directions carry data, so a dropped flow retransmits, as a real application's does).
 No name lookups: the namespaces have no resolver of their own."""
 
-import socket
 import socketserver
 import ssl
 import sys
 import threading
-import time
-from http.server import BaseHTTPRequestHandler
 
-CHUNK = 16 * 1024
-
-
-class NoContent(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def do_GET(self):
-        self.send_response(204)
-        self.send_header("Connection", "close")
-        self.end_headers()
-        self.close_connection = True
-
-    do_HEAD = do_GET
-
-    def log_message(self, *_):
-        pass
+from ..hoplab.http204 import DualStack, NoContent
+from ..uplinklab.stream import client, serve
 
 
 class Portal(NoContent):
@@ -46,16 +29,6 @@ class Portal(NoContent):
         self.close_connection = True
 
     do_HEAD = do_GET
-
-
-class DualStack(socketserver.ThreadingMixIn, socketserver.TCPServer):
-    address_family = socket.AF_INET6
-    allow_reuse_address = True
-    daemon_threads = True
-
-    def server_bind(self):
-        self.socket.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
-        super().server_bind()
 
 
 class TLSDualStack(DualStack):
@@ -95,39 +68,7 @@ def portal(port):
 
 
 def stream(port, address="::"):
-    family = socket.AF_INET6 if ":" in address else socket.AF_INET
-    listener = socket.socket(family, socket.SOCK_STREAM)
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    if family == socket.AF_INET6 and address == "::":
-        listener.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
-    listener.bind((address, port))
-    listener.listen(8)
-    print("ready", flush=True)
-    payload = b"z" * CHUNK
-
-    def one(conn):
-        with conn:
-            while conn.recv(1):
-                conn.sendall(payload)
-
-    while True:
-        conn, _ = listener.accept()
-        threading.Thread(target=one, args=(conn,), daemon=True).start()
-
-
-def client(host, port):
-    s = socket.create_connection((host, port), timeout=5)
-    s.settimeout(None)
-    print("connected", flush=True)
-    while True:
-        s.sendall(b"x")
-        got = 0
-        while got < CHUNK:
-            data = s.recv(CHUNK - got)
-            if not data:
-                return
-            got += len(data)
-        time.sleep(0.1)
+    serve(port, address)
 
 
 if __name__ == "__main__":

@@ -15,10 +15,14 @@ SO_MARK = 36
 SO_BINDTODEVICE = 25
 
 
-def serve(port):
-    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+def serve(port, address="0.0.0.0"):
+    """Answers each byte a client sends with CHUNK bytes, for ever; `::` listens on both families."""
+    family = socket.AF_INET6 if ":" in address else socket.AF_INET
+    listener = socket.socket(family, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.bind(("0.0.0.0", port))
+    if family == socket.AF_INET6 and address == "::":
+        listener.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+    listener.bind((address, port))
     listener.listen(8)
     print("ready", flush=True)
     payload = b"z" * CHUNK
@@ -33,11 +37,17 @@ def serve(port):
         threading.Thread(target=one, args=(conn,), daemon=True).start()
 
 
-def client(host, port, device, mark):
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    s.setsockopt(socket.SOL_SOCKET, SO_BINDTODEVICE, device.encode())
-    s.setsockopt(socket.SOL_SOCKET, SO_MARK, mark)
-    s.connect((host, port))
+def client(host, port, device=None, mark=None):
+    """Connects (bound to `device`, with firewall `mark`, when given) and asks for a chunk every
+    100 ms until the server closes."""
+    if device is None and mark is None:
+        s = socket.create_connection((host, port), timeout=5)
+        s.settimeout(None)
+    else:
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.setsockopt(socket.SOL_SOCKET, SO_BINDTODEVICE, device.encode())
+        s.setsockopt(socket.SOL_SOCKET, SO_MARK, mark)
+        s.connect((host, port))
     print("connected", flush=True)
     while True:
         s.sendall(b"x")

@@ -247,7 +247,7 @@ struct HTTPExchange {
         if !extras.contains("pragma") { text += "Pragma: no-cache\r\n" }
         text += "Connection: close\r\n"
         for header in config.headers
-        where sendsCredentials || !HTTPProbeConfig.credentialHeaders.contains(header.name.lowercased()) {
+        where sendsCredentials || !HTTPProbeConfig.isCredentialHeader(header.name) {
             text += "\(header.name): \(header.value)\r\n"
         }
         text += "\r\n"

@@ -166,11 +166,24 @@ package struct HTTPProbeConfig: Sendable, Equatable {
     }
 
     /// Headers that carry credentials (lower-cased): sent only to the first URL's origin, never
-    /// after a redirect to another scheme, host or port (Go's net/http and the Fetch standard
-    /// strip the same ones). `Proxy-Authorization` is reserved: it is the proxy's, never the origin's.
+    /// after a redirect to another scheme, host or port. Go's net/http and the Fetch standard
+    /// strip these; so are the usual API-key and token headers (`X-API-Key`, `X-Auth-Token`,
+    /// `PRIVATE-TOKEN`, …), see `isCredentialHeader`. `Proxy-Authorization` is reserved: it is
+    /// the proxy's, never the origin's.
     package static let credentialHeaders: Set<String> = [
         "authorization", "www-authenticate", "cookie", "cookie2", "proxy-authorization",
     ]
+
+    /// Whether a header (any case) may carry a credential: `credentialHeaders`, the config's
+    /// secret keys (`Redaction`), or a name that speaks of auth, tokens, keys, secrets,
+    /// passwords or sessions. Such headers stay with the first URL's origin.
+    package static func isCredentialHeader(_ name: String) -> Bool {
+        let lower = name.lowercased()
+        if credentialHeaders.contains(lower) || Redaction.isSecret(path: lower) { return true }
+        return ["auth", "token", "secret", "passw", "session", "api-key", "apikey", "api_key", "cookie"].contains {
+            lower.contains($0)
+        }
+    }
 
     private static let reservedHeaders: Set<String> = [
         "host", "connection", "content-length", "transfer-encoding", "proxy-authorization",

@@ -122,6 +122,15 @@ package struct HistoryStore: Sendable {
         do { opened = try DirectoryHandle.open(directory, create: true) } catch {
             throw HistoryStoreError(operation: .open, errno: error)
         }
+        // The directory removed and made again (a cleanup job's `rm -r`): the lock of the old
+        // one protects nothing here, so it is taken on the new one, or nothing is written.
+        if case .failure(let failure)? = DirectoryLock.ensureHeld(directory) {
+            opened.close()
+            switch failure {
+            case .failed(let err), .unusableDirectory(let err): throw HistoryStoreError(operation: .open, errno: err)
+            case .held: throw HistoryStoreError(operation: .open, errno: DirectoryLock.heldError)
+            }
+        }
         dir = opened
         files = try Self.listFiles(in: opened)
         listed = true
