@@ -55,7 +55,8 @@ package final class PassiveBoard: Sendable {
     }
 
     /// The longest `prefer` pauses a scope's probes since they last ran, however well its own
-    /// traffic vouches: two probe intervals (10 s at the default 5 s). Connections already open
+    /// traffic vouches: two of its probe intervals (10 s at the default 5 s; an uplink with an
+    /// `interval` of its own, two of those). Connections already open
     /// may keep receiving while new ones cannot open (a full connection table, a firewall that
     /// drops new flows); the probes open new ones.
     package static func maxPause(interval: Duration) -> Duration { interval * 2 }

@@ -19,14 +19,16 @@ extension ReachabilityMonitor {
 /// - An uplink whose budget is spent runs nothing until its window ends, and one whose budget
 ///   stretches its pace keeps that pace, in triggered rounds too.
 /// - `prefer` (`passive`): a `full` scope whose own traffic vouches for it waits, but never
-///   longer than `PassiveBoard.maxPause(interval:)` since its probes last ran (old flows may keep
+///   longer than `maxPause(scope)` (`PassiveBoard.maxPause`: two of its intervals) since its
+///   probes last ran (old flows may keep
 ///   receiving while new connections fail: a full connection table, a firewall that drops new
 ///   flows). One that is not full, or whose latest round was not (`ReachabilityStatus.doubted`),
 ///   keeps probing, so the probes decide its recovery and its fall.
 enum DueJobs {
     static func select<I: InstantProtocol>(
         _ jobs: [(spec: ProbeSpec, interface: String?)], lastRun: [ProbeKey: I], now: I, periodic: Bool,
-        paces: [String: UplinkPace], last: ReachabilityStatus?, passive: PassiveBoard?, maxPause: Duration = .zero
+        paces: [String: UplinkPace], last: ReachabilityStatus?, passive: PassiveBoard?,
+        maxPause: (Scope) -> Duration = { _ in .zero }
     ) -> [(spec: ProbeSpec, interface: String?)] where I.Duration == Duration {
         jobs.filter { job in
             let pace = job.interface.flatMap { paces[$0] }
@@ -40,7 +42,8 @@ enum DueJobs {
             }
             guard periodic else { return true }
             let scope: Scope = job.interface.map { .uplink($0) } ?? .overall
-            if let passive, let last, ran.duration(to: now) < maxPause, Self.settled(scope, spec: job.spec, in: last),
+            if let passive, let last, ran.duration(to: now) < maxPause(scope),
+                Self.settled(scope, spec: job.spec, in: last),
                 passive.vouches(for: scope)
             {
                 return false

@@ -181,7 +181,14 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
         let due = state.withLock { s in
             DueJobs.select(
                 jobs, lastRun: s.lastRun, now: clockStart, periodic: periodic, paces: paces, last: last,
-                passive: board, maxPause: PassiveBoard.maxPause(interval: settings.interval))
+                passive: board,
+                maxPause: { scope in
+                    // Two of the scope's own intervals: an uplink's longer one if it has one.
+                    guard case .uplink(let u) = scope, let own = settings.uplinkIntervals[u] else {
+                        return PassiveBoard.maxPause(interval: settings.interval)
+                    }
+                    return PassiveBoard.maxPause(interval: max(own, settings.interval))
+                })
         }
         let gate = StaggerGate()
         let hurry = stagger.withLock { s in

@@ -72,7 +72,8 @@ import Testing
         func due(after seconds: Int) -> Int {
             DueJobs.select(
                 [(spec, nil)], lastRun: [ProbeKey("p", nil): t0], now: t0 + .seconds(seconds), periodic: true,
-                paces: [:], last: status, passive: board, maxPause: PassiveBoard.maxPause(interval: .seconds(5))
+                paces: [:], last: status, passive: board,
+                maxPause: { _ in PassiveBoard.maxPause(interval: .seconds(5)) }
             ).count
         }
         #expect(due(after: 5) == 0, "vouched for: paused")
