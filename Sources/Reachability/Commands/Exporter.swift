@@ -196,8 +196,13 @@ private struct Parts {
             }
             // systemd's Type=notify: started once the endpoint answers. READY=1 may wait longer
             // for room than the other messages (a boot storm can fill systemd's queue for more
-            // than 0.1 s, and a lost READY=1 gets the unit killed), but still boundedly.
-            SystemdNotify.send("READY=1", environment: processEnvironment(), patience: .seconds(5))
+            // than 0.1 s, and a lost READY=1 gets the unit killed), on a thread of its own so
+            // that the wait holds neither the server's start nor a SIGTERM.
+            let environment = processEnvironment()
+            let waited = tryStartThread(name: "notify-ready") {
+                SystemdNotify.send("READY=1", environment: environment, patience: .seconds(5))
+            }
+            if waited != nil { SystemdNotify.send("READY=1", environment: environment) }
         }
         let passive =
             options.passive.mode == .off

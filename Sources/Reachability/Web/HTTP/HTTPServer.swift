@@ -322,8 +322,10 @@ package final class HTTPServer: Sendable {
                 }
                 guard setAnswering(id, true) else { return }
                 let keepAlive = request.keepAlive && !isStopping
-                let deadline = clock.now + options.writeTimeout
                 let parts = await respond(request, config: config, client: peer.ip, keepAlive: keepAlive)
+                // From when the answer is ready: a handler that waited (a reload behind a round)
+                // still gets its whole write time.
+                let deadline = clock.now + options.writeTimeout
                 do throws(StreamError) {
                     try await stream.write(parts.head, deadline: deadline)
                     if !parts.body.isEmpty { try await stream.write(parts.body, deadline: deadline) }
