@@ -7,7 +7,7 @@ package enum PassiveFlags {
         FlagSpec(
             "passive.mode", .value(default: defaults.mode.rawValue), placeholder: "MODE",
             help:
-                "off; observe: read the host's own TCP connections (NETLINK_SOCK_DIAG, counts and ages only) into reachability_passive_* and probe at once when they begin to stall; prefer: also pause a scope's probes while its connections receive."
+                "off; observe: read the host's own TCP connections (NETLINK_SOCK_DIAG, counts and ages only) into reachability_passive_* and probe at once when they begin to stall; prefer: also pause a full scope's probes while its connections receive, for at most two probe intervals."
         ),
         FlagSpec(
             "passive.interval", .value(default: DurationParser.format(defaults.interval)), placeholder: "DURATION",
