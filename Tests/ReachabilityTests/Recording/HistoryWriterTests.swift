@@ -18,7 +18,9 @@ final class ScratchMount {
 
     func remount(_ options: String) -> Bool { shell("mount -o remount,\(options) \(dir.path)") == 0 }
 
-    deinit { _ = shell("umount \(dir.path)") }
+    // Lazily: a history file still open (the writer under test) made a plain umount fail with
+    // EBUSY, and every run left a read-only tmpfs on /tmp.
+    deinit { _ = shell("umount -l \(dir.path)") }
 }
 
 /// Log lines captured from a `Logger` writing to a temporary file.
