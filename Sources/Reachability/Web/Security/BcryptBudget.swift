@@ -7,7 +7,8 @@
 /// address as its IPv4). Rules, in order (no clock, no I/O, no lock: the caller gives the time
 /// and holds the lock):
 /// 1. **Credit.** A block with no failed check has one check on credit: it is admitted while
-///    fewer than `places + reservedPlaces` checks are admitted and the credit bucket
+///    fewer than `places` checks are admitted (`places + reservedPlaces` when the block is
+///    polite: its first request, or one `politeGap` after its last) and the credit bucket
 ///    (`creditRate` a second, burst `creditBurst`) has a token. A failed check ends the credit
 ///    until the block has been quiet (no request) for `window`; a successful one gives it back. So a flood of wrong passwords from
 ///    any number of addresses turns each of them into a failing block after one check each,
@@ -42,9 +43,12 @@ struct BcryptBudget {
     var creditBurst = 10.0
     /// Checks admitted at once: one running and one waiting.
     var places = 2
-    /// Two more, for checks on credit only (a scraper after a restart finds one while the
-    /// flood's addresses spend their own credit).
+    /// Two more, for checks on credit of a polite block only (a scraper after a restart finds
+    /// one while the flood's addresses spend their own credit).
     var reservedPlaces = 2
+    /// A block is polite when it asks for the first time, or at least this long after its last
+    /// request: a scraper asks every few seconds, a flood many times a second.
+    var politeGap = 0.5
     var maxBlocks = 4096
 
     private struct Block {
@@ -76,6 +80,7 @@ struct BcryptBudget {
             activeCountedAt = now
         }
         if blocks[block] == nil, blocks.count >= maxBlocks { evictOldest() }
+        let polite = blocks[block].map { now - $0.lastSeen >= politeGap } ?? true
         var b = blocks[block] ?? Block(refilledAt: now, lastSeen: now)
         defer { blocks[block] = b }
         // A failure is forgotten only after a quiet window: a block that keeps asking stays
@@ -92,7 +97,7 @@ struct BcryptBudget {
         b.refilledAt = max(b.refilledAt, now)
         b.lastSeen = now
         if b.failedAt == nil, !b.creditUsed {
-            guard admitted < places + reservedPlaces, takeCredit(now) else { return nil }
+            guard admitted < places + (polite ? reservedPlaces : 0), takeCredit(now) else { return nil }
             b.creditUsed = true
             admitted += 1
             return Admission(onCredit: true)

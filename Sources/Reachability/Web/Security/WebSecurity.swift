@@ -19,7 +19,7 @@ import Synchronization
 /// leave the users as they were. An unknown user costs a bcrypt too (against a configured
 /// hash, then refused), so timing does not tell which names exist. Uncached checks are admitted
 /// by `BcryptBudget` (per address block: an IPv4 address, an IPv6 /64): a block that has not
-/// failed has one check on credit and two reserved places; failing blocks share 10 a second
+/// failed has one check on credit (and, when polite, two reserved places); failing blocks share 10 a second
 /// fairly. They run one at a time with at most one more waiting (three with the reserved
 /// places); beyond that the request is answered 429 at once, so a flood of wrong passwords from many
 /// addresses cannot lock out a scraper at another, never parks the server's workers, and costs
