@@ -222,7 +222,10 @@ extension ICMPSocket {
             let code = rc < 0 ? errno : EAGAIN
             if code == EINTR { continue }
             // As in `echo`: a ping socket's latched ICMP error fails the next send once; retry it.
-            if kind == .datagram, retries < 3, Self.latchableErrors.contains(code) {
+            // Each echo this batch already sent may latch one error of its own (a reject arriving
+            // while later calls run), so the bound grows with them: a genuine error still repeats
+            // past it, and another destination's error is not blamed on this echo.
+            if kind == .datagram, retries < 3 + min(next, 64), Self.latchableErrors.contains(code) {
                 retries += 1
                 continue
             }
