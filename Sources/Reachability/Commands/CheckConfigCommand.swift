@@ -122,15 +122,7 @@ package enum CheckConfigCommand {
             if let i = d.interval { extras.append("interval \(fmt(i))") }
             if let t = d.timeout { extras.append("timeout \(fmt(t))") }
             if let f = d.family { extras.append("family \(f.rawValue)") }
-            if let h = d.http {
-                extras.append(
-                    h.mode == .web
-                        ? "web"
-                        : "captive, expects "
-                            + h.expectation.statusCodes.sorted().map(String.init).joined(separator: "/"))
-            }
-            if let icmp = d.icmp { extras.append("count \(icmp.count)") }
-            if let dns = d.dns { extras.append("record \(dns.recordType.rawValue)") }
+            extras += d.configuration.summary
             if spec.evidence == .local { extras.append("local evidence only") }
             if !d.labels.isEmpty {
                 extras.append("labels " + d.labels.map { "\($0.name)=\($0.value)" }.joined(separator: ","))

@@ -7,11 +7,7 @@ package enum ProbeFlags {
     package static let refuseDefaultsVariable = "REACHABILITY_EXPORTER_REFUSE_DEFAULT_TARGETS"
 
     static let specs: [FlagSpec] = [
-        FlagSpec(
-            "probe.http", .repeated, placeholder: "URL",
-            help:
-                "HTTP(S) captive-portal check; expects status 204 unless --probe.http.expect-status/--probe.http.expect-body say otherwise."
-        ),
+        kindFlag(.http),
         FlagSpec(
             "probe.http.each-family", .repeated, placeholder: "URL",
             help:
@@ -33,20 +29,7 @@ package enum ProbeFlags {
         FlagSpec(
             "probe.http.proxy-from-environment", .bool(default: false),
             help: "Send the --probe.http checks through the proxy HTTP_PROXY/HTTPS_PROXY name, except NO_PROXY hosts."),
-        FlagSpec(
-            "probe.icmp", .repeated, placeholder: "HOST",
-            help: "ICMP echo target (name or address; names are re-resolved every round)."),
-        FlagSpec(
-            "probe.dns", .repeated, placeholder: "NAME[@SERVER]",
-            help:
-                "DNS lookup of NAME through the system resolver, or as a direct query to SERVER (an IP, optional :port): over UDP, or tcp://SERVER, tls://SERVER (port 853)."
-        ),
-        FlagSpec("probe.tcp", .repeated, placeholder: "HOST:PORT", help: "TCP connect target."),
-        FlagSpec(
-            "probe.mtu", .repeated, placeholder: "HOST",
-            help:
-                "Path-MTU target: don't-fragment echoes of several sizes each round; below --probe.mtu.expect the verdict is limited (mtu)."
-        ),
+        kindFlag(.icmp), kindFlag(.dns), kindFlag(.tcp), kindFlag(.mtu),
         FlagSpec(
             "probe.mtu.expect", .value(default: String(MTUProber.Configuration.defaultExpect)), placeholder: "BYTES",
             help: "The path MTU the --probe.mtu targets must carry (IP packet bytes)."),
@@ -87,6 +70,11 @@ package enum ProbeFlags {
         ),
     ]
 
+    /// A kind's own flag (`--probe.icmp=HOST`), as its descriptor gives it: repeated, one probe each.
+    private static func kindFlag(_ kind: ProbeKind) -> FlagSpec {
+        FlagSpec(kind.flag.name, .repeated, placeholder: kind.flag.placeholder, help: kind.flag.help)
+    }
+
     /// The built-in set (`Probe.defaultSet`, defined once) as the flags that give it. Never
     /// used by tests, which set `refuseDefaultsVariable`.
     package static var defaultArguments: [String] {
@@ -96,15 +84,14 @@ package enum ProbeFlags {
             let flag =
                 spec.family != nil && (spec.type == .http || spec.type == .https)
                 ? "--probe.http.each-family=\(spec.target)"
-                : "--probe.\(spec.type == .https ? "http" : spec.type.rawValue)=\(probe.name)"
+                : "--\(spec.type.kind.flag.name)=\(probe.name)"
             if !out.contains(flag) { out.append(flag) }
         }
         return out
     }
 
-    static let probeFlagNames = [
-        "probe.http", "probe.http.each-family", "probe.icmp", "probe.dns", "probe.tcp", "probe.mtu",
-    ]
+    /// The flags that give probes: each kind's, and `--probe.http.each-family`.
+    static let probeFlagNames = ProbeKind.all.map(\.flag.name) + ["probe.http.each-family"]
 
     /// Builds the probes the flags give. Without probe flags, the defaults — unless the
     /// environment forbids them. The scheduler and verdict flags are `ExporterOptions`'.
@@ -114,7 +101,7 @@ package enum ProbeFlags {
             let refuse = environment[refuseDefaultsVariable].map { !$0.isEmpty && $0 != "0" } ?? false
             if refuse {
                 throw UsageError(
-                    "no probe targets given and \(refuseDefaultsVariable) is set: refusing to probe the public default targets; pass --probe.http/--probe.icmp/--probe.dns/--probe.tcp/--probe.mtu"
+                    "no probe targets given and \(refuseDefaultsVariable) is set: refusing to probe the public default targets; pass \(ProbeKind.all.map { "--\($0.flag.name)" }.joined(separator: "/"))"
                 )
             }
             source = try FlagParser(specs).parse(defaultArguments)

@@ -83,142 +83,37 @@ package struct HistorySection: Sendable, Equatable {
     }
 }
 
-/// One entry of `probes:`.
+/// One entry of `probes:`: the settings every kind shares (`entry`, read as the definition's own
+/// through member lookup: `d.name`, `d.marks`) and its kind's configuration, decoded from its
+/// section (`ProbeConfiguration`).
+@dynamicMemberLookup
 package struct ProbeDefinition: Sendable, Equatable {
-    /// The `target` label of its series; defaults to `target`.
-    package var name: String
-    package var type: ProbeType
-    /// URL (http, https), host (icmp), host:port (tcp) or the name to look up (dns).
-    package var target: String
-    package var interval: Duration?
-    package var timeout: Duration?
-    package var family: FamilyPreference?
-    package var labels: [ProbeLabel]
-    /// Present for http and https probes (defaults filled in), nil otherwise.
-    package var http: HTTPOptions?
-    /// Present for dns probes, nil otherwise.
-    package var dns: DNSOptions?
-    /// Present for icmp probes, nil otherwise.
-    package var icmp: ICMPOptions?
-    /// Present for mtu probes, nil otherwise.
-    package var mtu: MTUOptions?
-    /// Present for tcp probes, nil otherwise.
-    package var tcp: TCPOptions?
-    /// Where the entry starts and its key path (`probes[2]`).
-    package var mark: YAMLMark
-    package var path: String
-    /// Where each key of the entry was, by relative key path (`http.tls.ca_file`).
-    package var marks: [String: YAMLMark]
+    /// The settings every kind shares, and where they were written.
+    package var entry: ProbeEntry
+    /// The kind's validated configuration.
+    package var configuration: any ProbeConfiguration
+
+    /// `entry` with its kind's `configuration`.
+    package init(_ entry: ProbeEntry, configuration: any ProbeConfiguration) {
+        self.entry = entry
+        self.configuration = configuration
+    }
+
+    /// The entry's settings, as the definition's own.
+    package subscript<T>(dynamicMember key: WritableKeyPath<ProbeEntry, T>) -> T {
+        get { entry[keyPath: key] }
+        set { entry[keyPath: key] = newValue }
+    }
+
+    package static func == (a: ProbeDefinition, b: ProbeDefinition) -> Bool {
+        a.entry == b.entry && a.configuration.isEqual(to: b.configuration)
+    }
 
     /// Equal apart from where it is written: a probe that only moved in the file is unchanged.
     package func sameSettings(as other: ProbeDefinition) -> Bool {
-        var a = self
-        let b = other
-        (a.mark, a.path, a.marks) = (b.mark, b.path, b.marks)
-        return a == b
+        var a = entry
+        let b = other.entry
+        (a.file, a.mark, a.path, a.marks) = (b.file, b.mark, b.path, b.marks)
+        return a == b && configuration.isEqual(to: other.configuration)
     }
-
-    package init(
-        name: String, type: ProbeType, target: String, interval: Duration? = nil, timeout: Duration? = nil,
-        family: FamilyPreference? = nil, labels: [ProbeLabel] = [], http: HTTPOptions? = nil, dns: DNSOptions? = nil,
-        icmp: ICMPOptions? = nil, mark: YAMLMark = YAMLMark(line: 0, column: 0), path: String = "",
-        marks: [String: YAMLMark] = [:]
-    ) {
-        self.name = name
-        self.type = type
-        self.target = target
-        self.interval = interval
-        self.timeout = timeout
-        self.family = family
-        self.labels = labels
-        self.http = http
-        self.dns = dns
-        self.icmp = icmp
-        self.mark = mark
-        self.path = path
-        self.marks = marks
-    }
-}
-
-/// `http:` of an http or https probe.
-package struct HTTPOptions: Sendable, Equatable {
-    package enum Mode: String, Sendable, CaseIterable { case captive, web }
-
-    package var mode: Mode = .captive
-    /// nil: GET when the body is checked, HEAD otherwise.
-    package var method: HTTPProbeConfig.Method?
-    /// Captive mode; nil: 204, or 200 with `expected_body`.
-    package var expectedStatus: [Int]?
-    package var expectedBody: HTTPExpectation.BodyMatch?
-    /// Web mode; nil: follow.
-    package var followRedirects: Bool?
-    package var maxRedirects: Int?
-    package var hostHeader: String?
-    package var headers: [HTTPProbeConfig.Header] = []
-    package var tls = TLSOptions()
-    /// `http.proxy_url`, as written (parsed when the probe is built).
-    package var proxyURL: String?
-    package var proxyFromEnvironment = false
-
-    package init() {}
-
-    /// The captive-mode expectation these options describe.
-    package var expectation: HTTPExpectation {
-        let codes = Set(expectedStatus ?? (expectedBody == nil ? [204] : [200]))
-        return HTTPExpectation(statusCodes: codes, body: expectedBody)
-    }
-}
-
-/// `http.tls:` of an https probe (or a web probe that may be redirected to https).
-package struct TLSOptions: Sendable, Equatable {
-    package var caFile: String?
-    package var serverName: String?
-    package var insecureSkipVerify = false
-
-    package init() {}
-}
-
-/// `dns:` of a dns probe.
-package struct DNSOptions: Sendable, Equatable {
-    /// An IP with an optional port; nil: the system resolver.
-    package var server: String?
-    /// nil: the server's scheme, else udp.
-    package var transport: DNSTransport?
-    package var recordType: DNSQueryType = .a
-    package var allowPrivateAnswers = false
-    package var expectAnswer: DNSAnswerExpectation?
-    /// `dns.tls:` (tls transport only).
-    package var tls = TLSOptions()
-    package var tcpFallback = true
-
-    package init() {}
-}
-
-/// `icmp:` of an icmp probe.
-package struct ICMPOptions: Sendable, Equatable {
-    package var count = ICMPProber.Configuration.defaultCount
-    /// Payload bytes after the 8-byte ICMP header (`size`).
-    package var size = ICMPProber.Configuration.defaultPayloadSize
-    /// `dont_fragment`: DF set, never fragmented locally; too big for a link fails with `mtu`.
-    package var dontFragment = false
-
-    package init() {}
-}
-
-/// `tcp:` of a tcp probe.
-package struct TCPOptions: Sendable, Equatable {
-    /// `expect`: a regular expression the server's first bytes must match.
-    package var expect: String?
-    /// `canary_port`: the port of the same address that must not connect; nil: none (`0`).
-    package var canaryPort: UInt16? = TCPProbeConfig.defaultCanaryPort
-
-    package init() {}
-}
-
-/// `mtu:` of an mtu probe.
-package struct MTUOptions: Sendable, Equatable {
-    /// The path MTU the path must carry (`expect`, IP packet bytes).
-    package var expect = MTUProber.Configuration.defaultExpect
-
-    package init() {}
 }

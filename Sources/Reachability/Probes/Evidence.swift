@@ -25,9 +25,9 @@ package enum Evidence: String, Sendable, Codable, CaseIterable {
     /// The answer may have come from the local network: it can degrade a round, never make it `full`.
     case local
 
-    /// The best evidence a success of `type` can give when nothing else is known: DNS answers
-    /// are local, the other probe types can reach the internet.
-    package static func typical(of type: ProbeType) -> Evidence { type == .dns ? .local : .internet }
+    /// The best evidence a success of `type` can give when nothing else is known: its kind's
+    /// (`ProbeKind.typicalEvidence`; DNS answers are local, the other kinds can reach the internet).
+    package static func typical(of type: ProbeType) -> Evidence { type.kind.typicalEvidence }
 }
 
 extension TCPProbeConfig {

@@ -1,7 +1,7 @@
 /// The one way a validated prober configuration becomes a `ProbeSpec`, for the library's
 /// `Probe` factories, the command line's probe flags (built by those factories) and the
-/// configuration file (`ConfigProbeBuilder`, which only maps the file's keys to the
-/// configurations). Each spec rebinds its configuration to an uplink with the configuration's
+/// configuration file (each kind decodes its section, then `ProbeConfiguration.spec`). Each
+/// spec rebinds its configuration to an uplink with the configuration's
 /// own `bound(to:)`, which validates the interface.
 extension ProbeSpec {
     /// Where and how often: the spec's name, target text, pinned family and its own interval and timeout.

@@ -22,111 +22,27 @@ package struct ProbeConfigError: Error, Sendable, Equatable, CustomStringConvert
     package var description: String { heading.map { "\($0): \(message)" } ?? message }
 }
 
-/// A setting of a probe, named as the configuration file names it below the probe.
-package enum ProbeField: Sendable, Equatable, CaseIterable {
-    case target, family, interface
-    case httpMethod
-    case httpExpectedStatus
-    case httpFollowRedirects
-    case httpMaxRedirects
-    case httpHostHeader
-    case httpHeaders
-    case httpTLS
-    case httpTLSServerName
-    case httpTLSCAFile
-    case httpProxyURL
-    case httpProxyFromEnvironment
-    /// Settings only the library sets (their keys name them in messages; the file has none).
-    case httpBodyLimit
-    case httpCacheBust
-    case httpUserAgent
-    case dnsServer
-    case dnsTransport
-    case dnsRecordType
-    case dnsExpectAnswer
-    case dnsExpectAnswerRegex
-    case dnsTLS
-    case dnsTLSServerName
-    case dnsTLSCAFile
-    case dnsRetransmitInterval
-    case tcpExpect
-    case tcpCanaryPort
-    case tcpMaxAddresses
-    case icmpCount
-    case icmpSize
-    case icmpSpacing
-    case mtuExpect
+/// A setting of a probe: its configuration file key below the probe (`dns.server`) and what it
+/// expects, for the file's error messages ("expected …"). The settings every kind shares are
+/// here; each kind names its own in its folder, beside its configuration.
+package struct ProbeField: Sendable, Equatable {
+    /// The configuration file's key of the setting, below the probe (`dns.server`).
+    package let key: String
+    /// What the setting expects ("a port 1-65535").
+    package let expected: String
 
-    /// The configuration file's key of the field, below the probe (`dns.server`).
-    package var key: String {
-        switch self {
-        case .target: "target"
-        case .family: "family"
-        case .interface: "interface"
-        case .httpMethod: "http.method"
-        case .httpExpectedStatus: "http.expected_status"
-        case .httpFollowRedirects: "http.follow_redirects"
-        case .httpMaxRedirects: "http.max_redirects"
-        case .httpHostHeader: "http.host_header"
-        case .httpHeaders: "http.headers"
-        case .httpTLS: "http.tls"
-        case .httpTLSServerName: "http.tls.server_name"
-        case .httpTLSCAFile: "http.tls.ca_file"
-        case .httpProxyURL: "http.proxy_url"
-        case .httpProxyFromEnvironment: "http.proxy_from_environment"
-        case .httpBodyLimit: "http.body_limit"
-        case .httpCacheBust: "http.cache_bust"
-        case .httpUserAgent: "http.user_agent"
-        case .dnsServer: "dns.server"
-        case .dnsTransport: "dns.transport"
-        case .dnsRecordType: "dns.record_type"
-        case .dnsExpectAnswer: "dns.expect_answer"
-        case .dnsExpectAnswerRegex: "dns.expect_answer"
-        case .dnsTLS: "dns.tls"
-        case .dnsTLSServerName: "dns.tls.server_name"
-        case .dnsTLSCAFile: "dns.tls.ca_file"
-        case .dnsRetransmitInterval: "dns.retransmit_interval"
-        case .tcpExpect: "tcp.expect"
-        case .tcpCanaryPort: "tcp.canary_port"
-        case .tcpMaxAddresses: "tcp.max_addresses"
-        case .icmpCount: "icmp.count"
-        case .icmpSize: "icmp.size"
-        case .icmpSpacing: "icmp.spacing"
-        case .mtuExpect: "mtu.expect"
-        }
+    /// A setting at `key` that expects `expected`.
+    package init(_ key: String, expected: String) {
+        self.key = key
+        self.expected = expected
     }
 
-    /// What the field expects, for the file's error messages ("expected …").
-    package var expected: String {
-        switch self {
-        case .target: "a target this probe type can use"
-        case .family: "a family that admits the target"
-        case .interface: "an interface name"
-        case .httpExpectedStatus: "HTTP status codes (100-599)"
-        case .httpMethod: "a method that fits the expectation"
-        case .httpFollowRedirects: "false for a captive check (a redirect is the portal signal)"
-        case .httpTLS: "usable TLS settings"
-        case .dnsTLS: "TLS options on a tls-transport probe only"
-        case .httpTLSServerName, .dnsTLSServerName: "a host name or IP address"
-        case .httpTLSCAFile, .dnsTLSCAFile: "a readable PEM file of CA certificates"
-        case .httpHostHeader: "a host name without spaces or control characters"
-        case .httpHeaders: "header names and values the prober may send"
-        case .httpProxyURL: "an http:// proxy URL (http://[user:password@]host[:port])"
-        case .httpProxyFromEnvironment: "proxy variables that hold http:// proxy URLs"
-        case .dnsServer: "an IP address, optionally with a port and a scheme"
-        case .dnsTransport: "a transport the server can be asked over"
-        case .dnsRecordType: "a record type the probe can ask for"
-        case .dnsExpectAnswer: "an answer expectation that fits the record type"
-        case .tcpExpect, .dnsExpectAnswerRegex: "a regular expression (Swift Regex syntax)"
-        case .tcpCanaryPort: "a port 1-65535"
-        case .icmpCount: "a count of echoes in range"
-        case .icmpSize: "a payload size in range"
-        case .mtuExpect: "an MTU in range"
-        case .httpMaxRedirects, .httpBodyLimit, .httpCacheBust, .httpUserAgent, .dnsRetransmitInterval,
-            .tcpMaxAddresses, .icmpSpacing:
-            "a value the prober accepts"
-        }
-    }
+    /// The probe's target.
+    package static let target = ProbeField("target", expected: "a target this probe type can use")
+    /// The family the probe is pinned to.
+    package static let family = ProbeField("family", expected: "a family that admits the target")
+    /// The interface the probe is bound to (an uplink).
+    package static let interface = ProbeField("interface", expected: "an interface name")
 }
 
 extension ProbeConfigError {

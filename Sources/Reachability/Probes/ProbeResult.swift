@@ -300,13 +300,3 @@ public struct ProbeResult: Sendable, Equatable {
 
     public var succeeded: Bool { status == .success }
 }
-
-/// Something that performs one probe round. Implementations return values (never throw, never
-/// hang past the deadline) and touch no metrics.
-///
-/// Contract: `probe(deadline:)` may be called concurrently for different rounds but the scheduler
-/// never overlaps one prober with itself; it must return by `deadline` (plus scheduling slack).
-package protocol Prober: Sendable {
-    var type: ProbeType { get }
-    func probe(deadline: ContinuousClock.Instant) async -> ProbeResult
-}

@@ -1,52 +1,61 @@
 /// How a round's probes run: one stagger slot at a time, each probe on its own, except the
-/// slot's single-echo ICMP probes to IP literals, which go out together.
+/// slot's rounds that a `BatchingProber` can send together (single-echo ICMP probes to IP
+/// literals), which go out together, by type.
 extension ReachabilityMonitor {
     /// Runs one stagger slot's jobs and returns their outcomes (in no particular order). Two or
-    /// more ICMP rounds that can be batched (`ICMPProber.batchAddress`) go out together
-    /// (`ICMPProber.batchRounds`: `sendmmsg` and one resumption per chunk), in chunks of at most
-    /// `width`; each round holds one of the `maxConcurrentProbes` places from before its chunk is
-    /// sent until it is over, as it would on its own. The rest run `width` at a time, as before.
+    /// more batchable rounds of one prober type (`BatchingProber.isBatchable`) go out together
+    /// (`BatchingProber.batchRounds`; for ICMP, `sendmmsg` and one resumption per chunk), in
+    /// chunks of at most `width`; each round holds one of the `maxConcurrentProbes` places from
+    /// before its chunk is sent until it is over, as it would on its own. The rest run `width`
+    /// at a time, as before.
     func runSlot(
         _ jobs: [(spec: ProbeSpec, interface: String?)], plan: Plan, at started: Double, due: C.Instant, width: Int
     ) async -> [ProbeOutcome] {
-        var batched: [(job: Int, prober: ICMPProber)] = []
+        var groups: [ObjectIdentifier: [BatchMember]] = [:]
         var alone: [Int] = []
         for (i, job) in jobs.enumerated() {
-            if let prober = plan.probers[ProbeKey(job.spec.name, job.interface)] as? ICMPProber,
-                prober.batchAddress != nil, pathProblem(job.spec, interface: job.interface) == nil
+            if let prober = plan.probers[ProbeKey(job.spec.name, job.interface)] as? any BatchingProber,
+                prober.isBatchable, pathProblem(job.spec, interface: job.interface) == nil
             {
-                batched.append((i, prober))
+                groups[ObjectIdentifier(type(of: prober)), default: []].append(BatchMember(job: i, prober: prober))
             } else {
                 alone.append(i)
             }
+        }
+        // A round alone of its type has nothing to share a batch with.
+        for (type, members) in groups where members.count < 2 {
+            alone += members.map(\.job)
+            groups[type] = nil
         }
         @Sendable func single(_ i: Int) async -> ProbeOutcome {
             await runProbe(jobs[i].spec, interface: jobs[i].interface, plan: plan, at: started, due: due)
         }
         // Nothing to batch: the probes start from this task, as they always did.
-        if batched.count < 2 { return await boundedConcurrently(Array(jobs.indices), width: width, single) }
-        async let others = boundedConcurrently(alone, width: width, single)
+        if groups.isEmpty { return await boundedConcurrently(Array(jobs.indices), width: width, single) }
+        async let others = boundedConcurrently(alone.sorted(), width: width, single)
         let concurrency = self.concurrency
         let timeout = plan.settings.timeout
         let together: [ProbeOutcome] = await withTaskGroup(of: [ProbeOutcome].self) { group in
-            var start = 0
-            while start < batched.count {
-                let chunk = Array(batched[start..<min(start + min(width, concurrency.capacity), batched.count)])
-                start += chunk.count
-                await concurrency.acquire(chunk.count)
-                let lateness = max(.zero, due.duration(to: clock.now))
-                let now = ContinuousClock.now
-                group.addTask {
-                    let meters = chunk.map { _ in TrafficMeter() }
-                    let rounds = chunk.map { b in
-                        ICMPProber.BatchRound(prober: b.prober, deadline: now + (jobs[b.job].spec.timeout ?? timeout))
-                    }
-                    let results = await ICMPProber.batchRounds(rounds, meters: meters) { _ in concurrency.release() }
-                    return chunk.indices.map { k in
-                        let (spec, interface) = jobs[chunk[k].job]
-                        return ProbeOutcome(
-                            name: spec.name, type: spec.type, target: spec.target, interface: interface,
-                            result: results[k], at: started, startLateness: lateness, traffic: meters[k].total)
+            for members in groups.values.sorted(by: { $0[0].job < $1[0].job }) {
+                var start = 0
+                while start < members.count {
+                    let chunk = Array(members[start..<min(start + min(width, concurrency.capacity), members.count)])
+                    start += chunk.count
+                    await concurrency.acquire(chunk.count)
+                    let lateness = max(.zero, due.duration(to: clock.now))
+                    let now = ContinuousClock.now
+                    group.addTask {
+                        let meters = chunk.map { _ in TrafficMeter() }
+                        let deadlines = chunk.map { now + (jobs[$0.job].spec.timeout ?? timeout) }
+                        let results = await Self.batch(
+                            like: chunk[0].prober, chunk, deadlines: deadlines, meters: meters
+                        ) { _ in concurrency.release() }
+                        return chunk.indices.map { k in
+                            let (spec, interface) = jobs[chunk[k].job]
+                            return ProbeOutcome(
+                                name: spec.name, type: spec.type, target: spec.target, interface: interface,
+                                result: results[k], at: started, startLateness: lateness, traffic: meters[k].total)
+                        }
                     }
                 }
             }
@@ -55,6 +64,23 @@ extension ReachabilityMonitor {
             return all
         }
         return await others + together
+    }
+
+    /// One batchable round of a slot: its job's index and its prober.
+    struct BatchMember: Sendable {
+        var job: Int
+        var prober: any BatchingProber
+    }
+
+    /// Runs `members` (probers of the type of `first` only: the slot groups them by type) as one batch.
+    private static func batch<P: BatchingProber>(
+        like first: P, _ members: [BatchMember], deadlines: [ContinuousClock.Instant], meters: [TrafficMeter],
+        roundEnded: @escaping @Sendable (Int) -> Void
+    ) async -> [ProbeResult] {
+        let rounds = zip(members, deadlines).compactMap { member, deadline in
+            (member.prober as? P).map { ProberBatchRound(prober: $0, deadline: deadline) }
+        }
+        return await P.batchRounds(rounds, meters: meters, roundEnded: roundEnded)
     }
 
     /// Why this probe has no usable path now (its uplink, its family, or no path at all), or nil.

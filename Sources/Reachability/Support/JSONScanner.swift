@@ -347,6 +347,15 @@ struct JSONScanner {
         return w
     }
 
+    /// The packed form of a word of one to eight bytes, or nil for an empty or longer one.
+    static func pack(text: String) -> UInt64? {
+        let bytes = Array(text.utf8)
+        guard (1...8).contains(bytes.count) else { return nil }
+        var w: UInt64 = 0
+        for (i, b) in bytes.enumerated() { w |= UInt64(b) << (UInt64(i) * 8) }
+        return w
+    }
+
     /// Whether the token equals an ASCII word (escaped tokens are decoded first).
     @inline(__always) func equals(_ t: JSONStringToken, _ word: StaticString) -> Bool {
         if t.escaped { return string(t) == word.description }

@@ -29,8 +29,8 @@ package enum VerdictPolicy: Sendable, Equatable, CustomStringConvertible {
     package func counts(_ type: ProbeType) -> Bool {
         switch self {
         case .parallel, .quorum: true
-        case .http: type == .http || type == .https
-        case .icmp: type == .icmp || type == .mtu
+        case .http: type.kind.policyGroup == .http
+        case .icmp: type.kind.policyGroup == .icmp
         }
     }
 

@@ -55,9 +55,11 @@ import Testing
         #expect(none.settings.verdict == VerdictSettings())
         #expect(Reachability.Configuration(probes: []).timeout == MonitorSettings().timeout)
         #expect(Reachability.Configuration(probes: []).interval == MonitorSettings().interval)
-        #expect(ICMPOptions().count == ICMPProber.Configuration.defaultCount)
-        #expect(ICMPOptions().size == ICMPProber.Configuration.defaultPayloadSize)
-        #expect(MTUOptions().expect == MTUProber.Configuration.defaultExpect)
+        // The file decodes each kind's section over the kind's own defaults.
+        let decoded = try ConfigLoader.parse(
+            "probes:\n  - {type: icmp, target: h}\n  - {type: mtu, target: h}\n", file: "t.yml")
+        #expect(decoded.probes[0].configuration.isEqual(to: ICMPProber.Configuration(host: "h")))
+        #expect(decoded.probes[1].configuration.isEqual(to: MTUProber.Configuration(host: "h")))
         #expect(ICMPProber.Configuration(host: "h").count == Probe.defaultICMPCount)
         #expect(MTUProber.Configuration(host: "h").expect == Probe.defaultMTUExpect)
         let file = try ConfigPrecedenceTests.setup(

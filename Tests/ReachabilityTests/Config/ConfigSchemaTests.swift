@@ -100,6 +100,7 @@ import Testing
             """, file: "t.yml")
         #expect(c.probes.map { $0.tcp?.expect } == ["^SSH-2\\.0-", nil, nil, nil])
         #expect(c.probes.map { $0.tcp?.canaryPort } == [1, nil, 9, 1])
+        #expect(c.probes[3].configuration.isEqual(to: try TCPProbeConfig(target: "192.0.2.1:8080")), "the default")
         _ = try CheckConfigCommand.check(c)
     }
 
@@ -270,25 +271,20 @@ import Testing
         #expect(c.probes.map(\.type) == [.http, .https, .http, .dns, .icmp, .tcp])
         let portal = c.probes[0]
         #expect(portal.interval == .seconds(20) && portal.timeout == .seconds(1) && portal.family == .ipv4)
-        #expect(portal.http?.expectation == .noContent)
+        #expect(portal.http?.mode == .captive(.noContent))
         #expect(portal.mark == YAMLMark(line: 17, column: 5) && portal.path == "probes[0]")
         let web = c.probes[1]
         #expect(web.labels == [ProbeLabel("site", "home"), ProbeLabel("tier", "1")])
         #expect(web.http?.mode == .web && web.http?.followRedirects == false)
         #expect(web.http?.headers == [HTTPProbeConfig.Header("X-Probe", "rx")])
-        #expect(web.http?.tls.serverName == "example.test" && web.http?.tls.insecureSkipVerify == true)
-        #expect(c.probes[2].http?.expectation == HTTPExpectation(statusCodes: [200, 204], body: .prefix("Success")))
+        #expect(web.http?.serverName == "example.test" && web.http?.insecureSkipVerify == true)
+        #expect(c.probes[2].http?.mode == .captive(HTTPExpectation(statusCodes: [200, 204], body: .prefix("Success"))))
         #expect(
             c.probes[3].dns
-                == {
-                    var d = DNSOptions()
-                    d.server = "127.0.0.1:5353"
-                    d.recordType = .aaaa
-                    d.allowPrivateAnswers = true
-                    return d
-                }())
+                == (try DNSProbeConfig(
+                    name: "example.test", queryType: .aaaa, server: "127.0.0.1:5353", allowPrivateAnswers: true)))
         #expect(c.probes[4].icmp?.count == 5)
-        #expect(c.probes[5].http == nil && c.probes[5].dns == nil && c.probes[5].icmp == nil)
+        #expect(c.probes[5].http == nil && c.probes[5].dns == nil && c.probes[5].icmp == nil && c.probes[5].tcp != nil)
 
         let specs = try CheckConfigCommand.check(c)
         #expect(
@@ -317,8 +313,8 @@ import Testing
         let c = try ConfigLoader.parse(
             "probes:\n  - type: http\n    target: http://127.0.0.1/\n    http:\n      expected_body:\n        contains: ok\n",
             file: "t.yml")
-        #expect(c.probes[0].http?.expectation == .bodyContains("ok"))
-        #expect(c.probes[0].http?.method == nil)
+        #expect(c.probes[0].http?.mode == .captive(.bodyContains("ok")))
+        #expect(c.probes[0].http?.method == .get)
     }
 
     static let probe = "probes:\n  - name: p\n"
@@ -657,4 +653,13 @@ import Testing
         let unknown = ConfigSchemaTests.error("probes: [{type: tcp, target: \"127.0.0.1:9\", colour: red}]\n")
         #expect(unknown?.hasPrefix("t.yml:1:45: probes[0].colour:") == true, "\(unknown ?? "")")
     }
+}
+
+/// The kind's configuration of a decoded entry, by kind (nil for another kind).
+extension ProbeDefinition {
+    var http: HTTPProbeConfig? { configuration as? HTTPProbeConfig }
+    var dns: DNSProbeConfig? { configuration as? DNSProbeConfig }
+    var icmp: ICMPProber.Configuration? { configuration as? ICMPProber.Configuration }
+    var mtu: MTUProber.Configuration? { configuration as? MTUProber.Configuration }
+    var tcp: TCPProbeConfig? { configuration as? TCPProbeConfig }
 }

@@ -56,11 +56,11 @@ import Testing
         let file = try ConfigLoader.parse(
             "probes:\n  - {type: http, target: \"http://127.0.0.1/x\", http: {expected_status: [2xx, \"304\"]}}\n",
             file: "t.yml")
-        #expect(file.probes[0].http?.expectation == HTTPExpectation(statusCodes: Set(200...299).union([304])))
+        #expect(file.probes[0].http?.mode == .captive(HTTPExpectation(statusCodes: Set(200...299).union([304]))))
         let scalar = try ConfigLoader.parse(
             "probes:\n  - {type: http, target: \"http://127.0.0.1/x\", http: {expected_status: 200-399}}\n",
             file: "t.yml")
-        #expect(scalar.probes[0].http?.expectation == HTTPExpectation(statusCodes: Set(200...399)))
+        #expect(scalar.probes[0].http?.mode == .captive(HTTPExpectation(statusCodes: Set(200...399))))
     }
 
     @Test func theFlagNamesTheProblem() {

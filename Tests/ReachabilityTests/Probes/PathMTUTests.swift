@@ -264,7 +264,7 @@ import Testing
                   dont_fragment: true
             """, file: "t.yml")
         #expect(c.probes[0].name == "mtu:192.0.2.9" && c.probes[0].type == .mtu && c.probes[0].mtu?.expect == 1492)
-        #expect(c.probes[1].icmp?.size == 1472 && c.probes[1].icmp?.dontFragment == true)
+        #expect(c.probes[1].icmp?.payloadSize == 1472 && c.probes[1].icmp?.dontFragment == true)
         let specs = try c.probes.map { try ConfigProbeBuilder.spec($0, file: "t.yml") }
         let mtu = try #require(try specs[0].make(nil) as? MTUProber)
         #expect(mtu.configuration.expect == 1492 && mtu.configuration.host == "192.0.2.9")

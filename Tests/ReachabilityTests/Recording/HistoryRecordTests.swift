@@ -241,12 +241,13 @@ import Testing
             (Word.uplinks, "uplinks"), (Word.probes, "probes"), (Word.name, "name"), (Word.type, "type"),
             (Word.status, "status"), (Word.target, "target"), (Word.detail, "detail"), (Word.address, "address"),
             (Word.full, "full"), (Word.limited, "limited"), (Word.noneWord, "none"), (Word.portal, "portal"),
-            (Word.unknown, "unknown"), (Word.success, "success"), (Word.failure, "failure"), (Word.icmpWord, "icmp"),
-            (Word.httpWord, "http"), (Word.httpsWord, "https"), (Word.dnsWord, "dns"), (Word.tcpWord, "tcp"),
-            (Word.mtuWord, "mtu"),
+            (Word.unknown, "unknown"), (Word.success, "success"), (Word.failure, "failure"),
         ]
         for (word, text) in table { #expect(word == JSONScanner.pack(text), "\(text)") }
         #expect(Set(ProbeType.allCases.map(\.rawValue)) == ["icmp", "http", "https", "dns", "tcp", "mtu"])
+        #expect(Word.probeTypes == ProbeType.allCases.map { JSONScanner.pack(text: $0.rawValue) }, "every type's word")
+        #expect(
+            JSONScanner.pack(text: "icmp") == JSONScanner.pack("icmp") && JSONScanner.pack(text: "123456789") == nil)
         #expect(Set(ConnectivityState.allCases.map(\.rawValue)) == ["unknown", "none", "portal", "limited", "full"])
     }
 

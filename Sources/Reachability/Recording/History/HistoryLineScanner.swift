@@ -64,17 +64,14 @@ enum Word {
     static var address: UInt64 { 0x73_7365_7264_6461 }  // "address"
     static var full: UInt64 { 0x6c6c_7566 }  // "full"
     static var limited: UInt64 { 0x64_6574_696d_696c }  // "limited"
+    /// Every probe type's name packed (`ProbeType`'s raw values, from the kinds' table); a name
+    /// longer than eight bytes packs to 0 and is compared as text.
+    static let probeTypes: [UInt64] = ProbeType.allCases.compactMap { JSONScanner.pack(text: $0.rawValue) }
     static var noneWord: UInt64 { 0x656e_6f6e }  // "none"
     static var portal: UInt64 { 0x6c61_7472_6f70 }  // "portal"
     static var unknown: UInt64 { 0x6e_776f_6e6b_6e75 }  // "unknown"
     static var success: UInt64 { 0x73_7365_6363_7573 }  // "success"
     static var failure: UInt64 { 0x65_7275_6c69_6166 }  // "failure"
-    static var icmpWord: UInt64 { 0x706d_6369 }  // "icmp"
-    static var httpWord: UInt64 { 0x7074_7468 }  // "http"
-    static var httpsWord: UInt64 { 0x73_7074_7468 }  // "https"
-    static var dnsWord: UInt64 { 0x736e64 }  // "dns"
-    static var tcpWord: UInt64 { 0x706374 }  // "tcp"
-    static var mtuWord: UInt64 { 0x75746d }  // "mtu"
 }
 
 /// A decoded line, reduced to what timelines need.
@@ -268,10 +265,8 @@ package struct HistoryLineScanner {
     }
 
     private static func isProbeType(_ s: JSONScanner, _ t: JSONStringToken) -> Bool {
-        switch s.word(t) {
-        case Word.icmpWord, Word.httpWord, Word.httpsWord, Word.dnsWord, Word.tcpWord, Word.mtuWord: return true
-        default: return false
-        }
+        let w = s.word(t)
+        return w != 0 ? Word.probeTypes.contains(w) : ProbeType(rawValue: s.string(t)) != nil
     }
 
     private static func isProbeStatus(_ s: JSONScanner, _ t: JSONStringToken) -> Bool {

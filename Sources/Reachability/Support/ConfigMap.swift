@@ -3,7 +3,7 @@
 /// position, what was expected and what was found. Absent keys read as nil; a key present
 /// with no value is an error for every typed accessor (an empty `interval:` is a mistake,
 /// not a default).
-struct ConfigMap {
+package struct ConfigMap {
     let file: String
     let path: String
     let node: YAMLNode

@@ -38,6 +38,8 @@ package struct DNSProbeConfig: Sendable, Equatable {
     /// The server to query directly; nil means the system resolver (getaddrinfo, so
     /// /etc/hosts, nsswitch and resolv.conf apply, and only `dns`/`timeout` failures are known).
     package let server: SocketAddress?
+    /// The server as written (`tls://192.0.2.53`), for the probe's name (`NAME@SERVER`).
+    package let serverText: String?
     package let transport: DNSTransport
     /// Device to bind the query socket to (SO_BINDTODEVICE); direct mode only.
     package private(set) var interface: String?
@@ -136,6 +138,7 @@ package struct DNSProbeConfig: Sendable, Equatable {
         self.name = name.hasSuffix(".") ? String(name.dropLast()) : name
         self.queryType = queryType
         self.server = parsedServer
+        self.serverText = server
         self.interface = interface
         self.allowPrivateAnswers = allowPrivateAnswers
         self.retransmitInterval = retransmitInterval

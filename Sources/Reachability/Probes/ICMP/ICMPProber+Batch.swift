@@ -9,17 +9,13 @@ import Synchronization
 /// lookup), and the same phantom check (`askPhantom`), started the moment its own reply came
 /// back, within its own deadline, whatever the rest of the batch is still waiting for. Proves
 /// what a single echo proves: a reply that matched identifier, sequence, nonce and source.
-extension ICMPProber {
+extension ICMPProber: BatchingProber {
     /// One probe's round in a batch: its prober, and when its round must end.
-    package struct BatchRound: Sendable {
-        package var prober: ICMPProber
-        package var deadline: ContinuousClock.Instant
+    package typealias BatchRound = ProberBatchRound<ICMPProber>
 
-        package init(prober: ICMPProber, deadline: ContinuousClock.Instant) {
-            self.prober = prober
-            self.deadline = deadline
-        }
-    }
+    /// Whether this round can go out in a batch: a single echo to an IP literal, in a valid
+    /// configuration (`batchAddress`).
+    package var isBatchable: Bool { batchAddress != nil }
 
     /// The phantom check of one round: running since its reply came, or taken over by the
     /// collector (whose end handler had not run yet when the batch returned).
