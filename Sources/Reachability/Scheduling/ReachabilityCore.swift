@@ -89,9 +89,12 @@ package final class ReachabilityCore: Sendable {
 }
 
 extension VerdictSettings {
-    /// The same policy with every round deciding alone (fail and recover after one round): a
-    /// one-shot answer has no earlier rounds to weigh.
+    /// The same settings with every round deciding alone (fail and recover after one round): a
+    /// one-shot answer has no earlier rounds to weigh. A copy, so every other field is kept.
     package var decidingEachRound: VerdictSettings {
-        VerdictSettings(policy: policy, failAfter: 1, recoverAfter: 1, trustLocalTargets: trustLocalTargets)
+        var decided = self
+        decided.failAfter = 1
+        decided.recoverAfter = 1
+        return decided
     }
 }
