@@ -260,7 +260,7 @@ package final class MetricsRecorder: RoundObserver {
         }
         for o in status.probes where o.at >= status.roundStarted { record(o) }
         recordTraffic(status)
-        let prefixes = Set(NAT64Prefixes.shared.current.map(\.description))
+        let prefixes = Set(status.nat64Prefixes.map(\.description))
         m.nat64Prefix.removeAll { !prefixes.contains($0[0]) }
         for p in prefixes { m.nat64Prefix.labels(p).set(1) }
     }

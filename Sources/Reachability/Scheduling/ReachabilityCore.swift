@@ -71,9 +71,11 @@ package final class ReachabilityCore: Sendable {
             if let cached, cached.key == key { return cached.monitor }
             var decided = settings
             decided.verdict = settings.verdict.decidingEachRound
-            // The same budgets: a check's traffic is charged, and a spent uplink is not probed.
+            // The same budgets: a check's traffic is charged, and a spent uplink is not probed;
+            // the same NAT64 prefixes, learned once.
             let made = ReachabilityMonitor(
-                probes: probes, settings: decided, path: path.gate, gateways: gateways, budgets: monitor.budgets)
+                probes: probes, settings: decided, path: path.gate, gateways: gateways, budgets: monitor.budgets,
+                nat64: monitor.nat64)
             cached = (made, key)
             return made
         }

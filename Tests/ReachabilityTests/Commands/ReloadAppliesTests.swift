@@ -1,12 +1,14 @@
 import Foundation
 import ReachabilityTestSupport
+import Synchronization
 import Testing
 
 @testable import Reachability
 
 /// What a reload of the file does to a running monitor and recorder, wired as the exporter
 /// wires them (`ConfigReloader` hands the file's probes and settings to the monitor): a removed
-/// probe leaves no series in any family.
+/// probe leaves no series in any family, and the uplinks' policy routing of the new file is the
+/// one the next round's sockets get.
 @Suite struct ReloadAppliesTests {
     /// A file on disk, its reloader, and the monitor and recorder it reconfigures; the file's
     /// probes are answered by `probers` (by name) instead of the network.
@@ -109,5 +111,33 @@ import Testing
         let after = running.registry.renderString()
         #expect(Self.families(of: "gone", in: after).isEmpty, "\(after)")
         #expect(Self.families(of: "kept", in: after).contains("reachability_probes_total"))
+    }
+
+    /// Answers success, keeping the uplink routing in force for each call it gets.
+    final class RoutingWitness: Prober {
+        let type = ProbeType.tcp
+        let seen = Mutex<[[String: UplinkRouting]]>([])
+        func probe(deadline: ContinuousClock.Instant) async -> ProbeResult {
+            seen.withLock { $0.append(UplinkRouting.table) }
+            return ProbeResult(status: .success, duration: .milliseconds(1))
+        }
+    }
+
+    @Test func theNextRoundRunsUnderTheReloadedUplinkRouting() async throws {
+        let witness = RoutingWitness()
+        let uplinks = { (mark: Int) in "uplinks: [wan0]\nuplink_settings:\n  wan0: {mark: \(mark)}\n" }
+        let running = try Running(Self.file(Self.kept, uplinks: uplinks(2)), probers: ["kept": witness])
+        _ = await running.monitor.check()
+        _ = try await running.reload(Self.file(Self.kept, uplinks: uplinks(7)))
+        _ = await running.monitor.check()
+        _ = try await running.reload(Self.file(Self.kept))
+        _ = await running.monitor.check()
+        // Each round: the probe through the routing table and the one bound to wan0.
+        #expect(
+            witness.seen.withLock { $0 } == [
+                ["wan0": UplinkRouting(mark: 2)], ["wan0": UplinkRouting(mark: 2)],
+                ["wan0": UplinkRouting(mark: 7)], ["wan0": UplinkRouting(mark: 7)], [:], [:],
+            ])
+        #expect(UplinkRouting.table.isEmpty, "nothing process-wide")
     }
 }
