@@ -35,17 +35,15 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
     let gateways: (any GatewayProber)?
     /// The NAT64 prefixes its DNS probes learn (`NAT64Prefixes.round` in its rounds).
     let nat64: NAT64Prefixes
-    /// The last trace of each route and destination while its scope stays limited: traced again
-    /// at most once per `traceInterval`, forgotten as soon as no scope needs the route.
     /// Passive evidence (`watch`): pauses a scope's probes while it vouches (`prefer`), tells
     /// which uplinks carry traffic.
     let passive = Mutex<PassiveBoard?>(nil)
     /// What each uplink with a budget has used in its window.
     let budgets: BudgetBook
-    /// Each with whether the gateway answered echoes when it was made (nil: not checked).
-    let lastTraces = Mutex<
-        [LastHopTraceKey: (at: ContinuousClock.Instant, trace: LastHopTrace?, gatewayAnswered: Bool?)]
-    >([:])
+    /// The last trace of each route and destination while its scope stays limited: traced again
+    /// at most once per `traceInterval` (on `clock`), forgotten as soon as no scope needs the
+    /// route. Each with whether the gateway answered echoes when it was made (nil: not checked).
+    let lastTraces = Mutex<[LastHopTraceKey: (at: C.Instant, trace: LastHopTrace?, gatewayAnswered: Bool?)]>([:])
 
     private struct State {
         var verdicts: VerdictEngine
