@@ -62,7 +62,6 @@ package enum CheckCommand {
             writeErr("reachability_exporter: ICMP probes cannot run: \(problem)\n")
             return 1
         }
-        UplinkRouting.set(options.file?.uplinkRouting ?? [:])
         let core = ReachabilityCore(path: path, probes: options.specs, settings: options.settings)
         if let warning = core.evidenceWarning { writeErr("reachability_exporter: warning: \(warning)\n") }
         // One round decides: no hysteresis for a one-shot answer.
@@ -165,7 +164,7 @@ package enum CheckCommand {
             // Details come from the network: no raw control character reaches the terminal.
             out += line.escapingControlCharacters + "\n"
         }
-        let nat64 = NAT64Prefixes.shared.current
+        let nat64 = s.nat64Prefixes
         if !nat64.isEmpty { out += "  nat64 prefix: \(nat64.map(\.description).joined(separator: ", "))\n" }
         return out
     }
@@ -206,7 +205,7 @@ package enum CheckCommand {
             + "\"fault\":\(fault(.overall)),\"families\":{\(families.joined(separator: ","))},\"uplinks\":{\(uplinks.joined(separator: ","))},"
             + "\"probes\":[\(probes.joined(separator: ","))],"
             + (traces.map { "\"traces\":[\($0.compactMap(traceJSON).joined(separator: ","))]," } ?? "")
-            + "\"nat64_prefixes\":[\(NAT64Prefixes.shared.current.map { Logger.jsonString($0.description) }.joined(separator: ","))]}\n"
+            + "\"nat64_prefixes\":[\(s.nat64Prefixes.map { Logger.jsonString($0.description) }.joined(separator: ","))]}\n"
     }
 }
 

@@ -134,7 +134,6 @@ final class ConfigReloader: Service {
             logger.warn(warning, ("file", path))
         }
         var changed = next.file != old.file || next.settings != old.settings
-        UplinkRouting.set(next.file?.uplinkRouting ?? [:])
         let applied = await apply(next.specs, next.settings, changed)
         current.withLock { $0 = next }
         // Under `uplinks: auto` the uplinks are what the monitor adopted: one that lost its route

@@ -157,7 +157,6 @@ private struct Parts {
             logger.error("cannot listen", ("address", addresses.joined(separator: ",")), ("err", error.description))
             return .failure(ExitStatus(1))
         }
-        UplinkRouting.set(options.file?.uplinkRouting ?? [:])
         let recorder = MetricsRecorder(
             registry: registry, probes: specs, uplinks: settings.uplinks, uplinkProbes: settings.uplinkProbes)
         // History: --history.* flags, else the file's `history:` section. Read back before the

@@ -213,6 +213,7 @@ struct ExporterOptions: Sendable {
         s.uplinkIntervals = file?.uplinkIntervals ?? [:]
         s.uplinkProbes = (file?.uplinkProbes ?? [:]).mapValues(Set.init)
         s.uplinkBudgets = file?.uplinkBudgets ?? [:]
+        s.uplinkRouting = file?.uplinkRouting ?? [:]
         return s
     }
 

@@ -4,8 +4,9 @@ import Synchronization
 /// Policy routing for the probes bound to an uplink: a firewall mark (`SO_MARK`, so an
 /// `ip rule fwmark M lookup T` sends them through the uplink's own table) and/or a source address
 /// per family (for `ip rule from S lookup T`). Applied wherever a socket is bound to the
-/// interface (`bindToDevice`, the ICMP sockets). Process-wide, set from the configuration at
-/// start and on each reload (as the kernel's own rules are).
+/// interface (`bindToDevice`, the ICMP sockets). The configuration's table reaches those sockets
+/// through the task that opens them (`UplinkRouting.$table`, which the monitor sets from its
+/// settings for each round), so a reload's table applies from the next round on.
 package struct UplinkRouting: Sendable, Equatable, Hashable {
     package var mark: UInt32?
     /// At most one per family (numeric text).
@@ -16,13 +17,11 @@ package struct UplinkRouting: Sendable, Equatable, Hashable {
         self.sources = sources
     }
 
-    private static let table = Mutex<[String: UplinkRouting]>([:])
-
-    /// Replaces every uplink's routing.
-    package static func set(_ routes: [String: UplinkRouting]) { table.withLock { $0 = routes } }
+    /// Every uplink's routing, for the sockets the current task opens (empty: none configured).
+    @TaskLocal package static var table: [String: UplinkRouting] = [:]
 
     /// The routing of the probes bound to `interface`, nil when none is configured.
-    package static func of(_ interface: String) -> UplinkRouting? { table.withLock { $0[interface] } }
+    package static func of(_ interface: String) -> UplinkRouting? { table[interface] }
 
     /// The source address of `family`, if one is configured.
     package func source(for family: IPFamily) -> SocketAddress? {

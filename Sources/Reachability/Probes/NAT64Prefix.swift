@@ -72,9 +72,10 @@ package struct NAT64Prefix: Sendable, Hashable, CustomStringConvertible {
 /// answer), and again at most every `refreshInterval`: nothing is asked on a network without
 /// unique-local answers. The question goes where the answer that needed it came from: the
 /// system resolver, or the probe's own server (a DNS64 synthesizes for its clients). Shared by
-/// every DNS probe of the process.
+/// every DNS probe of a monitor (its rounds' tasks carry it as `round`).
 package final class NAT64Prefixes: Sendable {
-    package static let shared = NAT64Prefixes()
+    /// The table of the monitor whose round runs the current task; nil outside a round.
+    @TaskLocal package static var round: NAT64Prefixes?
     /// How long a discovery holds (a network change shows within this).
     package static let refreshInterval = Duration.seconds(300)
 

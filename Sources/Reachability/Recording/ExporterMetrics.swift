@@ -97,6 +97,7 @@ package struct ExporterMetrics: Sendable {
 /// (and from the reload that adds it); all five states are always present per scope.
 package final class MetricsRecorder: RoundObserver {
     let m: ExporterMetrics
+    private let registry: MetricsRegistry
     /// The configured probes (name → type and destination) and uplinks, for reloads.
     private struct Known {
         var probes: [String: (type: ProbeType, target: String)] = [:]
@@ -114,6 +115,7 @@ package final class MetricsRecorder: RoundObserver {
         registry: MetricsRegistry, probes: [ProbeSpec], uplinks: [String], uplinkProbes: [String: Set<String>] = [:]
     ) {
         m = ExporterMetrics(registry: registry)
+        self.registry = registry
         labels = ProbeLabelsMetric(registry: registry)
         // Every from→to pair exists from the first scrape, so increase() sees the first change.
         for from in ConnectivityState.allCases {
@@ -210,22 +212,10 @@ package final class MetricsRecorder: RoundObserver {
     /// may itself contain `@`, as `name@server` DNS probes do).
     private func forget(targets: Set<String>) {
         guard !targets.isEmpty else { return }
-        let matches: ([String]) -> Bool = { labels in labels.count > 1 && targets.contains(labels[1]) }
-        for f in [m.probeSuccess, m.probeStatus, m.probeLastDuration, m.httpStatus] { f.removeAll(where: matches) }
-        m.probes.removeAll(where: matches)
-        m.failures.removeAll(where: matches)
-        m.portalSignals.removeAll(where: matches)
-        m.probeTrafficBytes.removeAll(where: matches)
-        m.probeTrafficPackets.removeAll(where: matches)
-        m.phase.removeAll(where: matches)
-        m.probeDuration.removeAll(where: matches)
-        m.probeInfo.removeAll(where: matches)
-        let byTarget: ([String]) -> Bool = { labels in targets.contains(labels[0]) }
-        for f in [m.icmpLoss, m.icmpTTL, m.icmpHops, m.certExpiry, m.dnsAnswers, m.dnsRcode, m.pathMTU] {
-            f.removeAll(where: byTarget)
+        for family in MetricCatalog.perProbe {
+            guard let at = family.labels.firstIndex(of: "target") else { continue }
+            registry.removeSeries(of: family.name) { targets.contains($0[at]) }
         }
-        m.icmpSent.removeAll(where: byTarget)
-        m.icmpReceived.removeAll(where: byTarget)
         // After the registry's removals: an outcome recorded meanwhile makes fresh series.
         series.forget(targets)
     }
@@ -270,7 +260,7 @@ package final class MetricsRecorder: RoundObserver {
         }
         for o in status.probes where o.at >= status.roundStarted { record(o) }
         recordTraffic(status)
-        let prefixes = Set(NAT64Prefixes.shared.current.map(\.description))
+        let prefixes = Set(status.nat64Prefixes.map(\.description))
         m.nat64Prefix.removeAll { !prefixes.contains($0[0]) }
         for p in prefixes { m.nat64Prefix.labels(p).set(1) }
     }

@@ -295,6 +295,13 @@ package enum MetricCatalog {
         .gauge, "reachability_history_coverage_ratio", labels: ["window"],
         help: "Share of the window covered by the history (time the exporter was not running is a gap).")
 
+    /// The families with a series per probe, found by their `target` label: what a probe removed
+    /// by a reload loses (`MetricsRecorder`), so a family added above is forgotten with the rest.
+    /// Not `probeLabelsInfo`, which `ProbeLabelsMetric` rewrites whole from the probes it is given.
+    package static let perProbe: [MetricDescriptor] = all.filter {
+        $0.labels.contains("target") && $0.name != probeLabelsInfo.name
+    }
+
     /// Every metric above, in the order the sources register them.
     package static let all: [MetricDescriptor] = [
         exporterBuildInfo,

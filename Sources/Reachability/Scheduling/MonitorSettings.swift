@@ -31,6 +31,9 @@ package struct MonitorSettings: Sendable, Equatable {
     package var uplinkProbes: [String: Set<String>] = [:]
     /// Per uplink, a traffic budget its probes' pace is stretched to stay within (`BudgetBook`).
     package var uplinkBudgets: [String: TrafficBudget] = [:]
+    /// Per uplink, the policy routing of the sockets bound to it (`uplink_settings`), in force
+    /// while the monitor's rounds run (`UplinkRouting.$table`).
+    package var uplinkRouting: [String: UplinkRouting] = [:]
 
     package init() {}
 

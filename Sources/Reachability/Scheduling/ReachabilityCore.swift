@@ -71,9 +71,11 @@ package final class ReachabilityCore: Sendable {
             if let cached, cached.key == key { return cached.monitor }
             var decided = settings
             decided.verdict = settings.verdict.decidingEachRound
-            // The same budgets: a check's traffic is charged, and a spent uplink is not probed.
+            // The same budgets: a check's traffic is charged, and a spent uplink is not probed;
+            // the same NAT64 prefixes, learned once.
             let made = ReachabilityMonitor(
-                probes: probes, settings: decided, path: path.gate, gateways: gateways, budgets: monitor.budgets)
+                probes: probes, settings: decided, path: path.gate, gateways: gateways, budgets: monitor.budgets,
+                nat64: monitor.nat64)
             cached = (made, key)
             return made
         }
@@ -89,9 +91,12 @@ package final class ReachabilityCore: Sendable {
 }
 
 extension VerdictSettings {
-    /// The same policy with every round deciding alone (fail and recover after one round): a
-    /// one-shot answer has no earlier rounds to weigh.
+    /// The same settings with every round deciding alone (fail and recover after one round): a
+    /// one-shot answer has no earlier rounds to weigh. A copy, so every other field is kept.
     package var decidingEachRound: VerdictSettings {
-        VerdictSettings(policy: policy, failAfter: 1, recoverAfter: 1, trustLocalTargets: trustLocalTargets)
+        var decided = self
+        decided.failAfter = 1
+        decided.recoverAfter = 1
+        return decided
     }
 }

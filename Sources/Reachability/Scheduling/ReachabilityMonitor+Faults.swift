@@ -11,7 +11,8 @@ extension ReachabilityMonitor {
     /// (`LastHopTrace`: `ICMPGatewayProber.traceHops` echoes), and again at most once per
     /// `traceInterval` while the scope stays limited. Decides nothing: verdicts are final before
     /// this runs. What the checks and traces put on the wire counts into `meters` by the route's
-    /// interface (a meter per interface, made here when missing).
+    /// interface (a meter per interface, made here when missing). A trace's age is read on the
+    /// monitor's `clock`; the checks' deadlines are the sockets' (`ContinuousClock`), as a probe's are.
     func locateFaults(
         _ status: ReachabilityStatus, entries: [Scope: [RoundEntry]], uplinks: [String], timeout: Duration,
         meters: inout [String: TrafficMeter], spent: Set<String> = []
@@ -36,7 +37,7 @@ extension ReachabilityMonitor {
         var checks: [GatewayRoute: GatewayCheck] = [:]
         var traces: [GatewayRoute: LastHopTrace] = [:]
         // Recent traces stand; those of routes no scope needs now are forgotten (a new outage traces afresh).
-        let now = ContinuousClock.now
+        let now = clock.now
         let wanted = Set(destinations.map { LastHopTraceKey(route: $0.key, destination: $0.value) })
         let fresh = lastTraces.withLock { cache in
             cache = cache.filter { wanted.contains($0.key) }

@@ -24,7 +24,7 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
     private let wallClock: @Sendable () -> Double
     private let observers: [any RoundObserver]
     private let trigger = Trigger()
-    private let roundLock = AsyncLock()
+    let roundLock = AsyncLock()
     /// The running round's stagger gate, and how many `reconfigure` calls wait for the round lock
     /// (while any does, rounds start every probe at once).
     private let stagger = Mutex<(gate: StaggerGate?, pendingReconfigures: Int)>((nil, 0))
@@ -33,17 +33,17 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
     let concurrency: AsyncSemaphore
     /// Checks the gateway of a scope that is not full (nil: faults are located without it).
     let gateways: (any GatewayProber)?
-    /// The last trace of each route and destination while its scope stays limited: traced again
-    /// at most once per `traceInterval`, forgotten as soon as no scope needs the route.
+    /// The NAT64 prefixes its DNS probes learn (`NAT64Prefixes.round` in its rounds).
+    let nat64: NAT64Prefixes
     /// Passive evidence (`watch`): pauses a scope's probes while it vouches (`prefer`), tells
     /// which uplinks carry traffic.
     let passive = Mutex<PassiveBoard?>(nil)
     /// What each uplink with a budget has used in its window.
     let budgets: BudgetBook
-    /// Each with whether the gateway answered echoes when it was made (nil: not checked).
-    let lastTraces = Mutex<
-        [LastHopTraceKey: (at: ContinuousClock.Instant, trace: LastHopTrace?, gatewayAnswered: Bool?)]
-    >([:])
+    /// The last trace of each route and destination while its scope stays limited: traced again
+    /// at most once per `traceInterval` (on `clock`), forgotten as soon as no scope needs the
+    /// route. Each with whether the gateway answered echoes when it was made (nil: not checked).
+    let lastTraces = Mutex<[LastHopTraceKey: (at: C.Instant, trace: LastHopTrace?, gatewayAnswered: Bool?)]>([:])
 
     private struct State {
         var verdicts: VerdictEngine
@@ -58,12 +58,13 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
     package init(
         probes: [ProbeSpec], settings: MonitorSettings = MonitorSettings(), path: any PathGate = OpenPathGate(),
         observers: [any RoundObserver] = [], clock: C, wallClock: @escaping @Sendable () -> Double = { unixNow() },
-        gateways: (any GatewayProber)? = nil, budgets: BudgetBook = BudgetBook()
+        gateways: (any GatewayProber)? = nil, budgets: BudgetBook = BudgetBook(), nat64: NAT64Prefixes = NAT64Prefixes()
     ) {
         let given = settings
         self.budgets = budgets
         let settings = settings.adoptingRouteUplinks(path)
         self.gateways = gateways
+        self.nat64 = nat64
         plan = Mutex(
             Plan(specs: probes, settings: settings, probers: Self.makeProbers(probes, settings: settings)))
         self.path = path
@@ -162,12 +163,8 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
         }
     }
 
-    /// One round: every due probe (per uplink too), then verdicts, observers and subscribers.
-    @discardableResult
-    func runRound(periodic: Bool, due roundDue: C.Instant? = nil, fromLoop: Bool = false) async -> ReachabilityStatus {
-        await roundLock.lock()
-        defer { roundLock.unlock() }
-        let plan = self.plan.withLock { $0 }
+    /// One round with `plan`, under the round lock (`runRound(periodic:due:fromLoop:)`).
+    func runRound(_ plan: Plan, periodic: Bool, due roundDue: C.Instant?, fromLoop: Bool) async -> ReachabilityStatus {
         let settings = plan.settings
         let started = wallClock()
         let clockStart = clock.now
@@ -244,6 +241,7 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
             return (status, s.verdicts.lastEntries)
         }
         var status = decided
+        status.nat64Prefixes = nat64.current
         var meters: [String: TrafficMeter] = [:]
         status.faults = await locateFaults(
             status, entries: scopeEntries, uplinks: settings.uplinks, timeout: settings.timeout, meters: &meters,
@@ -377,11 +375,12 @@ extension PathFacts {
 extension ReachabilityMonitor where C == ContinuousClock {
     package convenience init(
         probes: [ProbeSpec], settings: MonitorSettings = MonitorSettings(), path: any PathGate = OpenPathGate(),
-        observers: [any RoundObserver] = [], gateways: (any GatewayProber)? = nil, budgets: BudgetBook = BudgetBook()
+        observers: [any RoundObserver] = [], gateways: (any GatewayProber)? = nil, budgets: BudgetBook = BudgetBook(),
+        nat64: NAT64Prefixes = NAT64Prefixes()
     ) {
         self.init(
             probes: probes, settings: settings, path: path, observers: observers, clock: ContinuousClock(),
-            gateways: gateways, budgets: budgets)
+            gateways: gateways, budgets: budgets, nat64: nat64)
     }
 }
 

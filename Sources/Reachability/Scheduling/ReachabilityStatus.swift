@@ -53,6 +53,8 @@ public struct ReachabilityStatus: Sendable, Equatable {
     /// Uplinks with their own interval or a budget: the interval their probes run at now, and
     /// where the budget's window stands.
     public var uplinkPaces: [String: UplinkPace] = [:]
+    /// The NAT64 prefixes the monitor's DNS probes have learned (`NAT64Prefixes`) at the round's end.
+    package var nat64Prefixes: [NAT64Prefix] = []
 
     /// Where the overall path breaks (nil before the first decided round).
     public var fault: Fault? { faults[.overall] }

@@ -4,8 +4,9 @@ import Testing
 /// The library's folders form layers, and arrows point one way: a folder may name the types of
 /// the folders below it, never of one above. This test holds the table (docs/development.md
 /// draws it) and reads the sources as the README tests read the docs: every type, protocol and
-/// alias declared at the top level of a file belongs to its folder, and a file that names a type
-/// of a folder its own may not use fails with the file and the names.
+/// alias declared at the top level of a file belongs to its folder, and so does every free
+/// function; a file that names a type, or calls a free function, of a folder its own may not use
+/// fails with the file and the names.
 ///
 /// It also holds which files may import the system's C modules (Glibc, CShim and the library
 /// bindings): the thin system boundary `Posix/`, and the few components that speak a kernel
@@ -108,14 +109,15 @@ import Testing
         return out
     }
 
+    static let modifiers: Set<Substring> = [
+        "public", "package", "internal", "private", "fileprivate", "final", "indirect", "nonisolated",
+    ]
+
     /// Names declared at the top level (column 0) of a file, and those declared directly in a
     /// top-level `extension` (a type nested in a type of another folder belongs to this file's).
     /// Members (lowercase names) are not seen: the check is about types, as the table is.
     static func declarations(_ code: String) -> [String] {
         let keywords: Set<Substring> = ["struct", "enum", "class", "protocol", "actor", "typealias"]
-        let modifiers: Set<Substring> = [
-            "public", "package", "internal", "private", "fileprivate", "final", "indirect", "nonisolated",
-        ]
         func declared(_ line: Substring) -> String? {
             let words = line.split(whereSeparator: { $0 == " " || $0 == ":" || $0 == "<" || $0 == "{" || $0 == "=" })
             var k = 0
@@ -156,6 +158,38 @@ import Testing
         }.nested
     }
 
+    /// Free functions: `func` declarations at the top level (column 0) of a file.
+    static func freeFunctions(_ code: String) -> [String] {
+        code.split(separator: "\n").compactMap { line in
+            guard !(line.first?.isWhitespace ?? true) else { return nil }
+            let words = line.split(whereSeparator: { $0 == " " || $0 == "(" || $0 == "<" })
+            guard let k = words.firstIndex(where: { !modifiers.contains($0) && !$0.hasPrefix("@") }),
+                words[k] == "func", k + 1 < words.count
+            else { return nil }
+            return String(words[k + 1])
+        }
+    }
+
+    /// Lowercase identifiers used unqualified (not after `.`, nor declared by `func`): the
+    /// calls a free function may receive.
+    static func unqualifiedNames(_ code: String) -> Set<String> {
+        var out = Set<String>()
+        var current = ""
+        var qualified = false
+        var previousWord = ""
+        for c in code + " " {
+            if c.isLetter || c.isNumber || c == "_" {
+                current.append(c)
+                continue
+            }
+            if let f = current.first, f.isLowercase, !qualified, previousWord != "func" { out.insert(current) }
+            if !current.isEmpty { previousWord = current }
+            current = ""
+            if !c.isWhitespace { qualified = c == "." }
+        }
+        return out
+    }
+
     /// Capitalised identifiers in code.
     static func identifiers(_ code: String) -> Set<String> {
         var out = Set<String>()
@@ -183,17 +217,18 @@ import Testing
             let folder = Self.folder(of: path)
             #expect(rank[folder] != nil, "\(path): folder \(folder) is not in the layer table")
             let code = Self.code(text)
-            for name in Self.declarations(code) { owners[name, default: []].insert(folder) }
+            for name in Self.declarations(code) + Self.freeFunctions(code) { owners[name, default: []].insert(folder) }
             for name in Self.nestedTypes(code) { owners[name, default: []].insert("(nested)") }
             codes.append((path, code))
         }
         let owner = owners.compactMapValues { $0.count == 1 ? $0.first : nil }
         #expect(owner["HTTPServer"] == "Web" && owner["ICMPEngine"] == "Probes" && owner["Scope"] == "Path")
+        #expect(owner["connectSocket"] == "Posix", "free functions belong to their folder")
         var violations: [String] = []
         for (path, code) in codes {
             let folder = Self.folder(of: path)
             guard let mine = rank[folder] else { continue }
-            let above = Self.identifiers(code).filter { name in
+            let above = Self.identifiers(code).union(Self.unqualifiedNames(code)).filter { name in
                 guard let o = owner[name], let r = rank[o] else { return false }
                 return r > mine
             }
@@ -226,6 +261,13 @@ import Testing
             Self.declarations("package struct A: B {}\n@usableFromInline final class C {}\n  struct Nested {}\n") == [
                 "A", "C",
             ])
+        // Free functions: declared at the top level, seen where called unqualified.
+        #expect(
+            Self.freeFunctions("package func spread<T>(_ x: T) {}\n@inlinable func g() {}\n    func member() {}\n") == [
+                "spread", "g",
+            ])
+        let calls = Self.unqualifiedNames(Self.code("let r = await spread(items)\nx.member()\nfunc own() {}\n"))
+        #expect(calls.contains("spread") && !calls.contains("member") && !calls.contains("own"))
     }
 
     /// `import M`, `import struct M.x`, `@preconcurrency import M` of a C module.

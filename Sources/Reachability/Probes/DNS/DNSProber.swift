@@ -17,12 +17,15 @@ package struct DNSProber: Prober {
     package let config: DNSProbeConfig
     package var type: ProbeType { .dns }
 
-    /// Where this network's NAT64 prefixes are kept (the process's; tests give their own).
-    let nat64: NAT64Prefixes
+    /// Where this network's NAT64 prefixes are kept: the table given (tests), else the running
+    /// round's (`NAT64Prefixes.round`: its monitor's), else this prober's own.
+    private let given: NAT64Prefixes?
+    private let own = NAT64Prefixes()
+    var nat64: NAT64Prefixes { given ?? NAT64Prefixes.round ?? own }
 
-    package init(config: DNSProbeConfig, nat64: NAT64Prefixes = .shared) {
+    package init(config: DNSProbeConfig, nat64: NAT64Prefixes? = nil) {
         self.config = config
-        self.nat64 = nat64
+        given = nat64
     }
 
     /// What one exchange with the server gave.

@@ -101,6 +101,12 @@ package final class MetricsRegistry: Sendable {
         }
     }
 
+    /// Removes the series of the family registered as `name` whose label values match the
+    /// predicate; nothing when no family has that name.
+    package func removeSeries(of name: String, where predicate: ([String]) -> Bool) {
+        state.withLock { $0.families[name] }?.removeAll(where: predicate)
+    }
+
     /// Removes a whole family (for tests and reconfiguration).
     package func unregister(_ name: String) {
         state.withLock { s in
@@ -178,6 +184,7 @@ extension Histogram: MetricSeries {}
 protocol AnyMetricFamily: Sendable {
     func render(into out: inout ExpositionBuffer, format: ExpositionFormat)
     func renderProtobuf(into out: inout ExpositionBuffer)
+    func removeAll(where predicate: ([String]) -> Bool)
 }
 
 /// All series of one metric name. `labels(...)` creates a series on first use and returns the
