@@ -99,7 +99,7 @@ import Testing
               - {name: d, type: tcp, target: "192.0.2.1:8080"}
             """, file: "t.yml")
         #expect(c.probes.map { $0.tcp?.expect } == ["^SSH-2\\.0-", nil, nil, nil])
-        #expect(c.probes.map { $0.tcp?.canaryPort } == [1, nil, 9, 1])
+        #expect(c.probes.map { $0.tcp?.canaryPort } == [nil, nil, 9, 1], "a banner check needs no canary")
         #expect(c.probes[3].configuration.isEqual(to: try TCPProbeConfig(target: "192.0.2.1:8080")), "the default")
         _ = try CheckConfigCommand.check(c)
     }
@@ -441,7 +441,7 @@ import Testing
         ),
         (
             probe + "    type: tcp\n    target: 127.0.0.1:9\n    intervall: 10s\n",
-            "t.yml:5:5: probes[0].intervall: expected one of the keys name, type, target, interval, timeout, family, labels, http, dns, icmp, mtu, tcp, found an unknown key (did you mean \"interval\"?)"
+            "t.yml:5:5: probes[0].intervall: expected one of the keys name, type, target, interval, timeout, family, labels, http, icmp, dns, tcp, mtu, found an unknown key (did you mean \"interval\"?)"
         ),
         (
             probe + "    type: http\n    target: https://127.0.0.1/\n",
