@@ -4,7 +4,8 @@ import Testing
 @testable import Reachability
 
 /// The verdict's reasons: labels unique and stable, every label read back as the reason it was,
-/// an unknown label kept as read, and where each reason locates.
+/// an unknown label kept as read, where each reason locates, and the mixin's generated list of
+/// scope and reason labels agreeing with the types.
 @Suite struct VerdictReasonTests {
     @Test func labelsAreUnique() {
         let labels = VerdictReason.known.map(\.label)
@@ -68,5 +69,43 @@ import Testing
             #expect(reason.limitedLocation == expected[reason], "\(reason)")
             #expect(reason.explainsItself == (expected[reason] != nil), "\(reason)")
         }
+    }
+
+    /// The mixin reads scope and reason labels from mixin/lib/verdict_labels.json, which is this
+    /// rendering of the types. Regenerate it with `RX_WRITE_GENERATED=1` set for this test.
+    @Test func theMixinListIsTheType() throws {
+        let url = RepositoryRoot.url.appendingPathComponent("mixin/lib/verdict_labels.json")
+        let expected = Self.mixinList()
+        if ProcessInfo.processInfo.environment["RX_WRITE_GENERATED"] == "1" {
+            try Data(expected.utf8).write(to: url)
+        }
+        let shipped = try String(contentsOf: url, encoding: .utf8)
+        #expect(
+            shipped == expected,
+            "mixin/lib/verdict_labels.json differs from Scope and VerdictReason; expected:\n\(expected)")
+    }
+
+    /// The classifier's own reasons by case name, each group in declaration order.
+    static let ruleNames: [(String, VerdictReason)] = [
+        ("noProbes", .noProbes), ("partial", .partial), ("quorum", .quorum), ("unproven", .unproven),
+        ("portal", .portal),
+    ]
+
+    /// `{"scope": {label: label}, "rule": {case: label}, "path": {…}, "probe": {…}}`, one key a line.
+    static func mixinList() -> String {
+        #expect(ruleNames.map(\.1) == VerdictReason.rules, "a rule of VerdictReason is missing from ruleNames")
+        func group(_ name: String, _ pairs: [(String, String)]) -> String {
+            "  \"\(name)\": {\n" + pairs.map { "    \"\($0.0)\": \"\($0.1)\"" }.joined(separator: ",\n") + "\n  }"
+        }
+        let groups = [
+            group("scope", ([.overall] + IPFamily.allCases.map(Scope.family)).map { ($0.label, $0.label) }),
+            group("rule", ruleNames.map { ($0.0, $0.1.label) }),
+            group("path", PathUnsatisfiedReason.allCases.map { ("\($0)", VerdictReason.path($0).label) }),
+            group("probe", FailureReason.allCases.map { ("\($0)", VerdictReason.probe($0).label) }),
+        ]
+        return "{\n"
+            + "  \"//\": \"Generated from Scope and VerdictReason (Sources/Reachability/Verdict/VerdictReason.swift)"
+            + " by VerdictReasonTests, which fails when they differ: do not edit.\",\n"
+            + groups.joined(separator: ",\n") + "\n}\n"
     }
 }
