@@ -11,11 +11,11 @@ let reachability = Reachability(
         icmpHost: args.dropFirst().first ?? Probe.defaultICMPHost))  // pathMonitoring: true (netlink)
 
 let status = await reachability.check()  // one round now, no hysteresis
-print(status.state, status.reason ?? "", status.connectionType, status.isReachable)
+print(status.state, status.reason?.label ?? "", status.connectionType, status.isReachable)
 
 var rounds = 0
 for await status in reachability.statusStream {  // monitoring runs while someone iterates
-    print(status.state, status.reason ?? "", status.connectionType)
+    print(status.state, status.reason?.label ?? "", status.connectionType)
     rounds += 1
     if rounds == 3 { break }
 }

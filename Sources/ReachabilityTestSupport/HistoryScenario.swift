@@ -48,7 +48,7 @@ package struct HistoryScenario: Sendable {
     private func verdict(at t: Double) -> Verdict {
         let phase = (t - start).truncatingRemainder(dividingBy: outagePeriod)
         return phase >= outageOffset && phase < outageOffset + outageLength
-            ? Verdict(.limited, reason: "timeout") : Verdict(.full)
+            ? Verdict(.limited, reason: .probe(.timeout)) : Verdict(.full)
     }
 
     private func inGap(_ t: Double) -> Bool {
@@ -114,7 +114,10 @@ package struct HistoryScenario: Sendable {
             rounds += 1
             let record = RoundRecord(
                 time: t, duration: roundDuration, interval: interval, round: rounds, overall: v, since: since,
-                families: ["ipv4": v, "ipv6": Verdict(.none, reason: "no_default_route")],
+                families: [
+                    Scope.family(.ipv4).label: v,
+                    Scope.family(.ipv6).label: Verdict(.none, reason: .path(.noDefaultRoute)),
+                ],
                 probes: v.state == .full ? wave(probeRecords, at: t) : failing)
             try put(.round(record), at)
         }

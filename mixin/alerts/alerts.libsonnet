@@ -2,10 +2,14 @@
 // scrape or the agent adds, such as site) so Alertmanager can route per site, and links its
 // section of docs/runbook.md.
 local u = import '../lib/util.libsonnet';
+// Scope and reason label values, generated from the exporter's types (VerdictReasonTests holds it).
+local labels = import '../lib/verdict_labels.json';
 
 {
   prometheusAlerts+:: {
     local c = $._config,
+    // The config and the label values the expressions select: `%(overall)s`, `%(partial)s`, `%(mtu)s`.
+    local cl = c { overall: labels.scope.overall, partial: labels.rule.partial, mtu: labels.probe.mtu },
     local alert(name, severity, expr, forDuration, summary, description) = {
       alert: name,
       expr: expr,
@@ -39,7 +43,8 @@ local u = import '../lib/util.libsonnet';
     // ipv6) the unbound ones (probe names have no "@").
     local failingPathMTU =
       local sel = 'job=\\"%%s\\",instance=\\"%%s\\",%s=\\"%%s\\"' % c.siteLabel;
-      '{{ $bound := "" }}{{ if not (eq $labels.scope "overall" "ipv4" "ipv6") }}{{ $bound = printf "@%s" $labels.scope }}{{ end }}'
+      '{{ $bound := "" }}{{ if not (eq $labels.scope "%s" "%s" "%s") }}{{ $bound = printf "@%%s" $labels.scope }}{{ end }}'
+      % [labels.scope.overall, labels.scope.ipv4, labels.scope.ipv6]
       + '{{ with printf "reachability_path_mtu_bytes{%s,target=~\\"[^@]*%%s\\"} and on (target) (reachability_probe_success{probe=\\"mtu\\",%s} == 0)" $labels.job $labels.instance $labels.%s $bound $labels.job $labels.instance $labels.%s | query | sortByLabel "target" }}'
         % [sel, sel, c.siteLabel, c.siteLabel]
       + '; largest packet that passes: {{ range $i, $s := . }}{{ if $i }}, {{ end }}{{ $s.Value }} bytes ({{ $s.Labels.target }}){{ end }}{{ end }}',
@@ -56,13 +61,13 @@ local u = import '../lib/util.libsonnet';
           'ReachabilityInternetUnreachable', 'critical',
           |||
             max without (scope, state, reason) (
-              reachability_connectivity_info{%(selector)s, scope="overall", state=~"none|limited", reason!~"partial|mtu"}
+              reachability_connectivity_info{%(selector)s, scope="%(overall)s", state=~"none|limited", reason!~"%(partial)s|%(mtu)s"}
             ) == 1
-          ||| % c,
+          ||| % cl,
           c.internetUnreachableFor,
           '{{ $labels.instance }} cannot reach the internet',
           'The reachability verdict of {{ $labels.instance }} has been none or limited for %s%s.'
-          % [u.duration(c.internetUnreachableFor), currentVerdictAndFault('overall', '')],
+          % [u.duration(c.internetUnreachableFor), currentVerdictAndFault(labels.scope.overall, '')],
         ),
         alert(
           'ReachabilityCaptivePortal', 'warning',
@@ -70,7 +75,7 @@ local u = import '../lib/util.libsonnet';
           c.captivePortalFor,
           '{{ $labels.instance }} is behind a captive portal',
           'A captive portal (or another interceptor) answers in place of the internet on {{ $labels.instance }} (signal: %s).'
-          % currentVerdict('overall', '', '{{ .Labels.reason }}'),
+          % currentVerdict(labels.scope.overall, '', '{{ .Labels.reason }}'),
         ),
         // One uplink is not `full` (and not still `unknown`) while another uplink of the same
         // exporter is `full`: the failover path is what carries the traffic.
@@ -115,7 +120,7 @@ local u = import '../lib/util.libsonnet';
         // HTTP works while every HTTPS probe fails (Android's PARTIAL connectivity), per scope.
         alert(
           'ReachabilityPartialConnectivity', 'warning',
-          'max without (state, reason) (reachability_connectivity_info{%(selector)s, state="limited", reason="partial"}) == 1' % c,
+          'max without (state, reason) (reachability_connectivity_info{%(selector)s, state="limited", reason="%(partial)s"}) == 1' % cl,
           c.partialConnectivityFor,
           '{{ $labels.instance }} has partial connectivity ({{ $labels.scope }})',
           'Plain HTTP reaches the internet but HTTPS does not on {{ $labels.instance }} (scope {{ $labels.scope }}): a proxy or firewall blocks TLS.',
@@ -126,7 +131,7 @@ local u = import '../lib/util.libsonnet';
         // when the failure came from an `icmp` probe with `dont_fragment`, which measures nothing.
         alert(
           'ReachabilityPathMTUBlackHole', 'warning',
-          'max without (state, reason) (reachability_connectivity_info{%(selector)s, state="limited", reason="mtu"}) == 1' % c,
+          'max without (state, reason) (reachability_connectivity_info{%(selector)s, state="limited", reason="%(mtu)s"}) == 1' % cl,
           c.pathMTUBlackHoleFor,
           '{{ $labels.instance }} carries only small packets ({{ $labels.scope }})',
           'Only small packets have passed on {{ $labels.instance }} (scope {{ $labels.scope }}) for %s: full-size packets are lost on the way (a path-MTU black hole)%s. Pings and DNS work; page loads, TLS handshakes, downloads and SSH sessions stall.'

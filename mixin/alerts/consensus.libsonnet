@@ -4,6 +4,7 @@
 // ReachabilitySiteSilent / ReachabilitySiteOutageReported in deploy/fleet/fleet.rules.yml;
 // deploy/fleet/alertmanager.yml inhibits the per-site symptoms of both kinds of outage.
 local u = import '../lib/util.libsonnet';
+local labels = import '../lib/verdict_labels.json';
 
 {
   prometheusAlerts+:: {
@@ -75,7 +76,7 @@ local u = import '../lib/util.libsonnet';
               '{{ range $i, $s := . | sortByLabel "target" }}{{ if $i }}, {{ end }}{{ $s.Labels.target }} ({{ $s.Labels.probe }}){{ end }}'
             ),
             aboutSite(
-              'reachability_fault_info{%s,scope=\\"overall\\"}' % siteSel,
+              'reachability_fault_info{%s,scope=\\"%s\\"}' % [siteSel, labels.scope.overall],
               '{{ with first . }}; its verdict breaks at: {{ .Labels.location }}{{ end }}'
             ),
           ],

@@ -83,8 +83,8 @@ function(c, y) {
       [
         g.table('max by (job, %(site)s, instance) (reachability:site_failing_alone:bool{%(sel)s})' % v),
         g.table('max by (job, %(site)s, instance) (reachability:site_targets_failing_alone:count{%(sel)s})' % v),
-        g.table('max by (job, %(site)s, instance, state) (reachability_connectivity_info{%(sel)s, scope="overall"})' % v),
-        g.table('max by (job, %(site)s, instance, location) (reachability_fault_info{%(sel)s, scope="overall"})' % v),
+        g.table('max by (job, %(site)s, instance, state) (reachability_connectivity_info{%(sel)s, scope="%(overall)s"})' % v),
+        g.table('max by (job, %(site)s, instance, location) (reachability_fault_info{%(sel)s, scope="%(overall)s"})' % v),
       ]) + {
       fieldConfig: {
         defaults: {

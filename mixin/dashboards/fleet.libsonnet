@@ -237,14 +237,14 @@ function(c) {
     g.panel('table', 9, 'Sites', { x: 0, y: 22, w: 24, h: 9 },
       'One row per instance: verdict, reason, where it breaks (reachability_fault_info\'s location), time in state, availability (failed scrapes count as unknown, not online), p90 RTT of ICMP echoes and of HTTP(S) exchanges apart. Click an instance to open its host dashboard.',
       [
-        g.table('max by (job, %(site)s, instance, state, reason) (reachability_connectivity_info{%(sel)s, scope="overall"})' % v),
-        g.table('max by (job, %(site)s, instance) (time() - reachability_state_since_timestamp_seconds{%(sel)s, scope="overall"})' % v),
+        g.table('max by (job, %(site)s, instance, state, reason) (reachability_connectivity_info{%(sel)s, scope="%(overall)s"})' % v),
+        g.table('max by (job, %(site)s, instance) (time() - reachability_state_since_timestamp_seconds{%(sel)s, scope="%(overall)s"})' % v),
         g.table(v.availability('1d')),
         g.table(v.availability('7d')),
         g.table('histogram_quantile(0.9, sum by (job, %(site)s, instance, le) (rate(reachability_probe_duration_seconds_bucket{%(sel)s, probe="icmp"}[5m])%(probes)s))' % v),
         g.table('sum by (job, %(site)s, instance) (increase(reachability_state_transitions_total{%(sel)s}[$__range]))' % v),
         g.table('histogram_quantile(0.9, sum by (job, %(site)s, instance, le) (rate(reachability_probe_duration_seconds_bucket{%(sel)s, probe=~"https?"}[5m])%(probes)s))' % v),
-        g.table('max by (job, %(site)s, instance, location) (reachability_fault_info{%(sel)s, scope="overall"})' % v),
+        g.table('max by (job, %(site)s, instance, location) (reachability_fault_info{%(sel)s, scope="%(overall)s"})' % v),
       ]) + {
       fieldConfig: {
         defaults: {

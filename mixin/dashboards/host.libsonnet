@@ -60,7 +60,7 @@ function(c) {
         hide: false,
         iconColor: 'orange',
         name: 'State changes',
-        expr: 'changes(reachability_state_since_timestamp_seconds{%(sel)s, scope="overall"}[2m]) > 0' % v,
+        expr: 'changes(reachability_state_since_timestamp_seconds{%(sel)s, scope="%(overall)s"}[2m]) > 0' % v,
         step: '1m',
         titleFormat: 'overall state changed',
         textFormat: '{{instance}}',
@@ -152,7 +152,7 @@ function(c) {
     g.panel('stat', 4, 'In this state for', { x: 8, y: 1, w: 4, h: 5 },
       'Time since the overall state began (reachability_state_since_timestamp_seconds).',
       [
-        g.instant('time() - reachability_state_since_timestamp_seconds{%(sel)s, scope="overall"}' % v, '{{instance}}'),
+        g.instant('time() - reachability_state_since_timestamp_seconds{%(sel)s, scope="%(overall)s"}' % v, '{{instance}}'),
       ]) + {
       fieldConfig: {
         defaults: {

@@ -10,6 +10,8 @@ local ds = { type: 'prometheus', uid: '${datasource}' };
     local sel = 'job=~"$job", %s=~"$site", instance=~"$instance"' % c.siteLabel,
     sel: sel,
     site: c.siteLabel,
+    // The overall scope's label value (lib/verdict_labels.json, generated from the exporter's types).
+    overall: (import 'verdict_labels.json').scope.overall,
     local on = 'on (job, %s, instance, target)' % c.siteLabel,
     local chosen = std.join('', [', %s=~"$probe_%s"' % [l, l] for l in c.probeLabels]),
     // Appended to a per-probe vector: keeps the probes whose constant labels match the

@@ -138,7 +138,7 @@ package enum CheckCommand {
 
     static func renderText(_ s: ReachabilityStatus) -> String {
         var out = "\(s.overall.verdict.state.rawValue)"
-        if let r = s.overall.verdict.reason { out += " (\(r.escapingControlCharacters))" }
+        if let r = s.overall.verdict.reason { out += " (\(r.label.escapingControlCharacters))" }
         out += "\n"
         func breaks(_ scope: Scope) -> String {
             guard let f = s.faults[scope], f.location != .none else { return "" }
@@ -177,7 +177,7 @@ package enum CheckCommand {
                 "{\"location\":\(Logger.jsonString(f.location.rawValue)),\"detail\":\(Logger.jsonString(f.detail))\(last)}"
         }
         func verdict(_ v: Verdict, _ scope: Scope) -> String {
-            "{\"state\":\(Logger.jsonString(v.state.rawValue)),\"reason\":\(v.reason.map(Logger.jsonString) ?? "null"),"
+            "{\"state\":\(Logger.jsonString(v.state.rawValue)),\"reason\":\(v.reason.map { Logger.jsonString($0.label) } ?? "null"),"
                 + "\"fault\":\(fault(scope))}"
         }
         let families = IPFamily.allCases.compactMap { f in
@@ -201,7 +201,7 @@ package enum CheckCommand {
             return "{" + fields.joined(separator: ",") + "}"
         }
         return
-            "{\"state\":\(Logger.jsonString(s.state.rawValue)),\"reason\":\(s.overall.verdict.reason.map(Logger.jsonString) ?? "null"),"
+            "{\"state\":\(Logger.jsonString(s.state.rawValue)),\"reason\":\(s.overall.verdict.reason.map { Logger.jsonString($0.label) } ?? "null"),"
             + "\"fault\":\(fault(.overall)),\"families\":{\(families.joined(separator: ","))},\"uplinks\":{\(uplinks.joined(separator: ","))},"
             + "\"probes\":[\(probes.joined(separator: ","))],"
             + (traces.map { "\"traces\":[\($0.compactMap(traceJSON).joined(separator: ","))]," } ?? "")

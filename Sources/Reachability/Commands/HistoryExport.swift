@@ -141,7 +141,7 @@ extension HistoryExport {
         }
         typealias Family = (metric: String, label: String?, scopes: [(name: String, runs: [Segment])])
         let reachable: [Family] = [
-            ("reachability_internet_reachable", nil, [("overall", overall)]),
+            ("reachability_internet_reachable", nil, [(Scope.overall.label, overall)]),
             ("reachability_family_internet_reachable", "family", families),
             ("reachability_uplink_internet_reachable", "interface", uplinks),
         ]
@@ -156,7 +156,7 @@ extension HistoryExport {
             }
         }
         let stateFamilies: [Family] = [
-            ("reachability_connectivity_state", nil, [("overall", overall)]),
+            ("reachability_connectivity_state", nil, [(Scope.overall.label, overall)]),
             ("reachability_family_connectivity_state", "family", families),
             ("reachability_uplink_connectivity_state", "interface", uplinks),
         ]
@@ -181,7 +181,10 @@ extension HistoryExport {
                 for key in keys {
                     let name = series(
                         "reachability_connectivity_info",
-                        [("scope", scope.scope.label), ("state", key.state.rawValue), ("reason", key.reason ?? "")])
+                        [
+                            ("scope", scope.scope.label), ("state", key.state.rawValue),
+                            ("reason", key.reason?.label ?? ""),
+                        ])
                     points(scope.runs.filter { $0.verdict == key }) { t, _ in
                         out += "\(name) 1 \(time(t))\n"
                         flush()

@@ -47,7 +47,7 @@ extension OutageReport {
             + outages.map {
                 [
                     UTCTime.rfc3339($0.start), UTCTime.rfc3339($0.end), Self.duration($0.duration), $0.scope.label,
-                    $0.state.rawValue, $0.reason ?? "-", $0.ended.rawValue, $0.fault?.description ?? "-",
+                    $0.state.rawValue, $0.reason?.label ?? "-", $0.ended.rawValue, $0.fault?.description ?? "-",
                 ]
             }
     }
@@ -98,7 +98,7 @@ extension OutageReport {
                 [
                     UTCTime.rfc3339($0.start), UTCTime.rfc3339($0.end), String(Int($0.duration.rounded())),
                     $0.scope.label,
-                    $0.state.rawValue, $0.reason ?? "", $0.ended.rawValue, $0.fault?.location.rawValue ?? "",
+                    $0.state.rawValue, $0.reason?.label ?? "", $0.ended.rawValue, $0.fault?.location.rawValue ?? "",
                     $0.fault?.detail ?? "",
                 ]
             }
@@ -156,7 +156,7 @@ extension OutageReport {
             w.field("duration_seconds", o.duration, decimals: 3)
             w.field("state", o.state.rawValue)
             w.key("reason")
-            if let r = o.reason { w.value(r) } else { w.null() }
+            if let r = o.reason { w.value(r.label) } else { w.null() }
             w.field("ended", o.ended.rawValue)
             w.key("location")
             if let f = o.fault { w.value(f.location.rawValue) } else { w.null() }

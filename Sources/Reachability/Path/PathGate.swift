@@ -2,9 +2,9 @@
 /// scheduler needs. `nil` reason means a usable path.
 package protocol PathGate: Sendable {
     /// Why there is no usable path for the family (nil family: for any family), or nil.
-    func unsatisfiedReason(for family: IPFamily?) -> String?
+    func unsatisfiedReason(for family: IPFamily?) -> PathUnsatisfiedReason?
     /// Why the interface cannot carry traffic (down, no carrier, no address), or nil.
-    func unsatisfiedReason(interface: String) -> String?
+    func unsatisfiedReason(interface: String) -> PathUnsatisfiedReason?
     /// Interfaces that hold a default route now (for `uplinks: auto`).
     var defaultRouteInterfaces: [String] { get }
     /// A new element after each coalesced change.
@@ -33,8 +33,8 @@ extension PathGate {
 /// without netlink access) — probes alone decide.
 package struct OpenPathGate: PathGate {
     package init() {}
-    package func unsatisfiedReason(for family: IPFamily?) -> String? { nil }
-    package func unsatisfiedReason(interface: String) -> String? { nil }
+    package func unsatisfiedReason(for family: IPFamily?) -> PathUnsatisfiedReason? { nil }
+    package func unsatisfiedReason(interface: String) -> PathUnsatisfiedReason? { nil }
     package var defaultRouteInterfaces: [String] { [] }
     package func changes() -> AsyncStream<Void> { AsyncStream { _ in } }
 }

@@ -7,10 +7,14 @@
 /// Each reason is the first requirement that *no* interface meets, so it names the furthest
 /// any interface got: a host with a dead `eth0` holding the default route and a live `wlan0`
 /// without one reports `no_default_route`, not `no_carrier`.
-package enum PathUnsatisfiedReason: String, Sendable, CaseIterable, Codable {
+public enum PathUnsatisfiedReason: String, Sendable, CaseIterable, Codable {
+    /// No non-loopback interface is administratively up.
     case noInterface = "no_interface"
+    /// Interfaces are up, none has a carrier.
     case noCarrier = "no_carrier"
+    /// Interfaces have a carrier, none has a usable address of the family.
     case noAddress = "no_address"
+    /// Interfaces have a usable address, no main-table default route of the family goes through one.
     case noDefaultRoute = "no_default_route"
 }
 

@@ -15,25 +15,25 @@ package struct SnapshotPathGate: PathGate {
         return (byAddress, byIndex)
     }
 
-    package func unsatisfiedReason(for family: IPFamily?) -> String? {
+    package func unsatisfiedReason(for family: IPFamily?) -> PathUnsatisfiedReason? {
         let snapshot = source.current
         guard let family else {
             if snapshot.overallSatisfied { return nil }
-            return snapshot.status(for: .ipv4).reason?.rawValue ?? snapshot.status(for: .ipv6).reason?.rawValue
+            return snapshot.status(for: .ipv4).reason ?? snapshot.status(for: .ipv6).reason
         }
-        return snapshot.status(for: family).reason?.rawValue
+        return snapshot.status(for: family).reason
     }
 
-    package func unsatisfiedReason(interface: String) -> String? {
+    package func unsatisfiedReason(interface: String) -> PathUnsatisfiedReason? {
         let snapshot = source.current
         guard let i = snapshot.interfaces.first(where: { $0.name == interface }), i.isUp else {
-            return PathUnsatisfiedReason.noInterface.rawValue
+            return .noInterface
         }
-        if !i.hasCarrier { return PathUnsatisfiedReason.noCarrier.rawValue }
+        if !i.hasCarrier { return .noCarrier }
         let usable = snapshot.addresses.contains {
             $0.interfaceName == interface && $0.scope != .host && $0.scope != .link
         }
-        return usable ? nil : PathUnsatisfiedReason.noAddress.rawValue
+        return usable ? nil : .noAddress
     }
 
     package func gatewayRoute(for scope: Scope) -> GatewayRoute? {

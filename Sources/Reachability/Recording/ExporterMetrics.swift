@@ -275,7 +275,7 @@ package final class MetricsRecorder: RoundObserver {
         m.stateSince.labels(scope.label).set(v.since)
     }
 
-    private func setStates(_ current: ConnectivityState, reason: String?, scope: Scope) {
+    private func setStates(_ current: ConnectivityState, reason: VerdictReason?, scope: Scope) {
         for s in ConnectivityState.allCases {
             switch scope {
             case .overall: m.state.labels(s.rawValue).set(s == current)
@@ -284,7 +284,7 @@ package final class MetricsRecorder: RoundObserver {
             }
         }
         m.stateInfo.removeAll { $0[0] == scope.label }
-        m.stateInfo.labels(scope.label, current.rawValue, reason ?? "").set(1)
+        m.stateInfo.labels(scope.label, current.rawValue, reason?.label ?? "").set(1)
     }
 
     private func record(_ o: ProbeOutcome) {
@@ -320,7 +320,7 @@ package final class MetricsRecorder: RoundObserver {
         case .failure:
             m.failures.labels(t, target, r.reason?.rawValue ?? "error").inc()
         case .portal:
-            m.portalSignals.labels(t, target, r.reason?.rawValue ?? "portal").inc()
+            m.portalSignals.labels(t, target, r.reason?.rawValue ?? VerdictReason.portal.label).inc()
         }
         for (phase, d) in r.phases { s.phase(phase).set(d.seconds) }
         if let icmp = r.icmp {

@@ -84,7 +84,7 @@ extension ReachabilityMonitor {
     }
 
     /// Why this probe has no usable path now (its uplink, its family, or no path at all), or nil.
-    func pathProblem(_ spec: ProbeSpec, interface: String?) -> String? {
+    func pathProblem(_ spec: ProbeSpec, interface: String?) -> PathUnsatisfiedReason? {
         interface.flatMap { path.unsatisfiedReason(interface: $0) } ?? spec.family.flatMap {
             path.unsatisfiedReason(for: $0)
         } ?? path.unsatisfiedReason(for: nil)
@@ -100,7 +100,7 @@ extension ReachabilityMonitor {
         var lateness: Duration?
         // No usable path for this probe: fail at once, without traffic.
         if let reason = pathProblem(spec, interface: interface) {
-            result = .failure(.unreachable, "no path: \(reason)", duration: .zero)
+            result = .failure(.unreachable, "no path: \(reason.rawValue)", duration: .zero)
         } else {
             await concurrency.acquire()
             lateness = max(.zero, due.duration(to: clock.now))

@@ -71,7 +71,7 @@ public struct ReachabilityStatus: Sendable, Equatable {
     /// The overall five-state verdict.
     public var state: ConnectivityState { overall.verdict.state }
     /// Why the overall verdict is not `full` (nil when it is, or before the first round).
-    public var reason: String? { overall.verdict.reason }
+    public var reason: VerdictReason? { overall.verdict.reason }
     /// The internet is reachable: the overall verdict is `full`.
     public var isReachable: Bool { state == .full }
 }

@@ -20,18 +20,20 @@ public enum ConnectivityState: String, Sendable, CaseIterable, Codable, Comparab
 }
 
 /// A state with the reason it holds (nil for `full` and `unknown`). Reasons are low-cardinality
-/// label values: a path reason (`no_default_route`…), a probe failure reason (`timeout`, `dns`…),
-/// `partial`, or a portal signal (`redirect`, `body_mismatch`, `private_address`…).
+/// label values (`VerdictReason`): a path reason (`no_default_route`…), a probe failure reason
+/// (`timeout`, `dns`…), `partial`, or a portal signal (`redirect`, `body_mismatch`, `private_address`…).
 public struct Verdict: Sendable, Equatable, Codable, CustomStringConvertible {
     public var state: ConnectivityState
-    public var reason: String?
+    /// Why the scope holds `state`; nil for `full` and `unknown`.
+    public var reason: VerdictReason?
 
-    public init(_ state: ConnectivityState, reason: String? = nil) {
+    /// A verdict of `state` for `reason`.
+    public init(_ state: ConnectivityState, reason: VerdictReason? = nil) {
         self.state = state
         self.reason = reason
     }
 
     public static let unknown = Verdict(.unknown)
 
-    public var description: String { reason.map { "\(state.rawValue) (\($0))" } ?? state.rawValue }
+    public var description: String { reason.map { "\(state.rawValue) (\($0.label))" } ?? state.rawValue }
 }

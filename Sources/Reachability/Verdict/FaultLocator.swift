@@ -109,16 +109,9 @@ package enum FaultLocator {
     /// Whether locating the scope needs its gateway checked: the scope is `limited` and nothing
     /// in it proves the internet, for a reason the verdict does not explain by itself.
     package static func needsGateway(_ verdict: Verdict, entries: [RoundEntry]) -> Bool {
-        guard verdict.state == .limited, !explained.contains(verdict.reason ?? "") else { return false }
+        guard verdict.state == .limited, verdict.reason?.explainsItself != true else { return false }
         return entries.contains { !$0.result.succeeded } && !entries.contains(where: \.provesInternet)
     }
-
-    /// `limited` reasons the verdict explains by itself: no gateway check for them (`quorum`,
-    /// `unproven` and `no_probes` are configurations that cannot prove, not failures).
-    static let explained: Set<String> = [
-        "dns", FailureReason.mtu.rawValue, "partial", "quorum", RoundClassifier.unprovenReason, "no_probes",
-        FailureReason.forgedReply.rawValue, FailureReason.intercepted.rawValue,
-    ]
 
     /// The scope's fault; nil while `unknown`, and for a `limited` scope whose every probe
     /// succeeds again (recovering under hysteresis: the caller keeps the fault it had).
@@ -132,12 +125,12 @@ package enum FaultLocator {
         case .unknown:
             return nil
         case .none:
-            return Fault(.link, "no usable path: \(verdict.reason ?? "down")")
+            return Fault(.link, "no usable path: \(verdict.reason?.label ?? "down")")
         case .portal:
             let signal = entries.first { $0.result.status == .portal }
             return Fault(
                 .portal,
-                "the network intercepts (\(verdict.reason ?? "portal"))"
+                "the network intercepts (\((verdict.reason ?? .portal).label))"
                     + (signal.map { ": \($0.name) \(clip($0.result.detail))" } ?? ""))
         case .full:
             let failing = entries.filter { !$0.result.succeeded }
@@ -154,30 +147,33 @@ package enum FaultLocator {
         case .limited:
             break
         }
-        if verdict.reason == "dns" {
+        // The reasons that locate by themselves (`VerdictReason.limitedLocation`), in this order.
+        switch verdict.reason {
+        case .probe(.dns)?:
             let dns = entries.first { $0.type == .dns && !$0.result.succeeded }
             return Fault(
                 .dns,
                 "addresses answer, name resolution fails"
                     + (dns.map { ": \($0.name) \($0.result.reason?.rawValue ?? "error") (\(clip($0.result.detail)))" }
                         ?? ""))
-        }
-        if verdict.reason == FailureReason.mtu.rawValue {
+        case .probe(.mtu)?:
             let mtu = entries.first { $0.result.reason == .mtu }
             return Fault(
                 .upstream, "small packets pass, large ones vanish" + (mtu.map { ": \(clip($0.result.detail))" } ?? ""))
+        default:
+            break
         }
         // The path answered in a target's place: never the target's fault.
         if let faked = pathAnswered(entries.filter { !$0.result.succeeded }) { return faked }
-        if verdict.reason == "partial" {
+        switch verdict.reason {
+        case .partial?:
             return Fault(
                 .upstream,
                 "plain HTTP reaches the internet, HTTPS does not: something on the path blocks or intercepts TLS")
-        }
-        if let reason = verdict.reason, ["quorum", RoundClassifier.unprovenReason, "no_probes"].contains(reason),
-            !entries.contains(where: { !$0.result.succeeded })
-        {
-            return Fault(.none, "nothing failed; the probes cannot prove the internet (\(reason))")
+        case let reason? where reason.limitedLocation == FaultLocation.none && entries.allSatisfy(\.result.succeeded):
+            return Fault(.none, "nothing failed; the probes cannot prove the internet (\(reason.label))")
+        default:
+            break
         }
         if entries.contains(where: \.provesInternet) {
             let failing = entries.filter { !$0.result.succeeded }

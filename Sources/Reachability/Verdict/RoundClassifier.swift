@@ -47,48 +47,46 @@ package struct RoundEntry: Sendable, Equatable {
 /// `unproven` (every success could have come from the local network: a DNS-only configuration,
 /// or every target on the local network).
 package enum RoundClassifier {
-    /// Why a round is not full when no probe could prove the internet.
-    package static let unprovenReason = "unproven"
-
     package static func classify(
-        pathUnsatisfiedReason: String?, entries: [RoundEntry], policy: VerdictPolicy, familyScope: Bool = false
+        pathUnsatisfiedReason: PathUnsatisfiedReason?, entries: [RoundEntry], policy: VerdictPolicy,
+        familyScope: Bool = false
     ) -> Verdict {
-        if let reason = pathUnsatisfiedReason { return Verdict(.none, reason: reason) }
+        if let reason = pathUnsatisfiedReason { return Verdict(.none, reason: .path(reason)) }
         if let portal = entries.first(where: { $0.result.status == .portal }) {
-            return Verdict(.portal, reason: portal.result.reason?.rawValue ?? "portal")
+            return Verdict(.portal, reason: portal.result.reason.map(VerdictReason.probe) ?? .portal)
         }
         let counting = entries.filter { policy.counts($0.type) }
-        guard !counting.isEmpty else { return Verdict(.limited, reason: "no_probes") }
+        guard !counting.isEmpty else { return Verdict(.limited, reason: .noProbes) }
         let https = entries.filter { $0.type == .https }
         let httpOK = entries.contains { $0.type == .http && $0.result.succeeded }
         if !https.isEmpty, httpOK, https.allSatisfy({ !$0.result.succeeded }), policy != .icmp {
-            return Verdict(.limited, reason: "partial")
+            return Verdict(.limited, reason: .partial)
         }
         // An MTU probe whose small echoes came back but not the expected size, or a
         // don't-fragment echo too big for a link while other probes succeed: the internet works
         // for small packets only.
         let othersSucceed = { (e: RoundEntry) in entries.contains { $0.name != e.name && $0.provesInternet } }
         if entries.contains(where: { $0.result.reason == .mtu && ($0.type == .mtu || othersSucceed($0)) }) {
-            return Verdict(.limited, reason: FailureReason.mtu.rawValue)
+            return Verdict(.limited, reason: .probe(.mtu))
         }
         let dns = entries.filter { $0.type == .dns }
         // "While others succeed": when everything fails (a blackhole), the cause is not DNS.
         let othersOK = entries.contains { $0.type != .dns && $0.result.succeeded }
         if !dns.isEmpty, othersOK, dns.allSatisfy({ !$0.result.succeeded }), policy != .icmp {
-            return Verdict(.limited, reason: "dns")
+            return Verdict(.limited, reason: .probe(.dns))
         }
         let successes = counting.filter { $0.result.succeeded }.count
         let needed = neededSuccesses(policy, counting: counting.count, familyScope: familyScope)
         if successes >= needed, counting.contains(where: \.provesInternet) { return Verdict(.full) }
         let failed = counting.filter { !$0.result.succeeded }
         if let faked = failed.first(where: { $0.result.reason.map(OnPathCheck.pathAnswered.contains) ?? false }) {
-            return Verdict(.limited, reason: faked.result.reason!.rawValue)
+            return Verdict(.limited, reason: .probe(faked.result.reason!))
         }
         let capableFailed = failed.filter { $0.evidence == .internet }
-        if !capableFailed.isEmpty { return Verdict(.limited, reason: dominantReason(capableFailed)) }
-        if !failed.isEmpty { return Verdict(.limited, reason: dominantReason(failed)) }
+        if !capableFailed.isEmpty { return Verdict(.limited, reason: .probe(dominantReason(capableFailed))) }
+        if !failed.isEmpty { return Verdict(.limited, reason: .probe(dominantReason(failed))) }
         // Nothing failed: too few probes for the quorum, or nothing could prove.
-        return Verdict(.limited, reason: successes < needed ? "quorum" : unprovenReason)
+        return Verdict(.limited, reason: successes < needed ? .quorum : .unproven)
     }
 
     static func neededSuccesses(_ policy: VerdictPolicy, counting: Int, familyScope: Bool) -> Int {
@@ -103,17 +101,17 @@ package enum RoundClassifier {
         }
     }
 
-    static func dominantReason(_ failures: [RoundEntry]) -> String {
-        var counts: [String: Int] = [:]
-        var order: [String] = []
+    static func dominantReason(_ failures: [RoundEntry]) -> FailureReason {
+        var counts: [FailureReason: Int] = [:]
+        var order: [FailureReason] = []
         for f in failures {
-            let r = f.result.reason?.rawValue ?? "error"
+            let r = f.result.reason ?? .error
             if counts[r] == nil { order.append(r) }
             counts[r, default: 0] += 1
         }
         // The most common; among equals, the first seen.
-        var best: String?
+        var best: FailureReason?
         for r in order where best == nil || counts[r]! > counts[best!]! { best = r }
-        return best ?? "error"
+        return best ?? .error
     }
 }

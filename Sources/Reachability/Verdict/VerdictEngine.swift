@@ -1,11 +1,11 @@
 /// What the verdict engine needs to know of the path when a round ends.
 package struct PathFacts {
     /// Why the scope has no usable path, or nil.
-    package var unsatisfied: (Scope) -> String?
+    package var unsatisfied: (Scope) -> PathUnsatisfiedReason?
     /// Whether an answer from the address may have come from the local network.
     package var isLocal: (String) -> Bool
 
-    package init(unsatisfied: @escaping (Scope) -> String?, isLocal: @escaping (String) -> Bool) {
+    package init(unsatisfied: @escaping (Scope) -> PathUnsatisfiedReason?, isLocal: @escaping (String) -> Bool) {
         self.unsatisfied = unsatisfied
         self.isLocal = isLocal
     }
@@ -94,7 +94,7 @@ package struct VerdictEngine: Sendable {
             // A family with no probe of its own follows the path alone.
             let round =
                 entries.isEmpty
-                ? (reason.map { Verdict(.none, reason: $0) } ?? Verdict(.unknown))
+                ? (reason.map { Verdict(.none, reason: .path($0)) } ?? Verdict(.unknown))
                 : RoundClassifier.classify(
                     pathUnsatisfiedReason: reason, entries: entries, policy: policy, familyScope: true)
             familyRounds.append(round)

@@ -29,7 +29,7 @@ import Testing
         #expect(overall.count == expected.count)
         for (o, e) in zip(overall, expected) {
             #expect(abs(o.start - e.start) < 1e-6 && abs(o.end - e.end) < 1e-6, "\(o) vs \(e)")
-            #expect(o.state == .limited && o.reason == "timeout" && o.ended == .recovered)
+            #expect(o.state == .limited && o.reason == .probe(.timeout) && o.ended == .recovered)
         }
         #expect(report.outages.filter { $0.scope == .family(.ipv4) }.count == expected.count)
         // ipv6 never had a route: one `none` period per stretch between gaps.
@@ -37,7 +37,7 @@ import Testing
         #expect(v6.count == s.days + 1)
         #expect(
             v6.dropLast().allSatisfy {
-                $0.ended == .gap && $0.state == ConnectivityState.none && $0.reason == "no_default_route"
+                $0.ended == .gap && $0.state == ConnectivityState.none && $0.reason == .path(.noDefaultRoute)
             })
         #expect(v6.last?.ended == .ongoing)
 
@@ -100,7 +100,8 @@ import Testing
         times += stride(from: 50.0, through: 200, by: 10).map { t0 + $0 }
         for t in times {
             try store.append(
-                roundRecord(t, t < t0 + 100 ? .full : .limited, reason: "timeout", interval: 10).encoded(), now: t)
+                roundRecord(t, t < t0 + 100 ? .full : .limited, reason: .probe(.timeout), interval: 10).encoded(),
+                now: t)
         }
         store.close()
         let report = try OutageReport.build(directory: dir.path, since: .seconds(3600), now: t0 + 205)

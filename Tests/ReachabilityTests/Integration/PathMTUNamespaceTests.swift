@@ -149,7 +149,7 @@ import Testing
         #expect(gone.rtt == nil)
         #expect(gone.neighbour?.isUnresolved == true, "\(gone)")
         let fault = FaultLocator.locate(
-            Verdict(.limited, reason: "timeout"),
+            Verdict(.limited, reason: .probe(.timeout)),
             entries: [RoundEntry(name: "x", type: .icmp, result: .failure(.timeout, "", duration: .zero))],
             route: route, check: gone)
         #expect(fault?.location == .gateway)

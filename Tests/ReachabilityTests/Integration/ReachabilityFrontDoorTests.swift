@@ -31,7 +31,7 @@ import Testing
         defer { server.stop() }
         let status = await lab([.http(server.url("/generate_204"))], trust: false).check()
         #expect(status.state == .limited)
-        #expect(status.reason == "unproven")
+        #expect(status.reason == .unproven)
         #expect(!status.isReachable)
     }
 
@@ -40,7 +40,7 @@ import Testing
         defer { server.stop() }
         let status = await lab([.http(server.url("/generate_204"))]).check()
         #expect(status.state == .portal)
-        #expect(status.reason == "redirect")
+        #expect(status.reason == .probe(.redirect))
     }
 
     @Test func badProbesAreReportedAndFailWithTheirReason() async {

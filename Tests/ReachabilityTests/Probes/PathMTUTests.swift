@@ -216,11 +216,11 @@ import Testing
             Self.entry("mtu:x", .mtu, .failure, .mtu),
         ]
         let v = RoundClassifier.classify(pathUnsatisfiedReason: nil, entries: entries, policy: .parallel)
-        #expect(v == Verdict(.limited, reason: "mtu"))
+        #expect(v == Verdict(.limited, reason: .probe(.mtu)))
         // Alone, too: its small echoes came back.
         #expect(
             RoundClassifier.classify(pathUnsatisfiedReason: nil, entries: [entries[2]], policy: .icmp)
-                == Verdict(.limited, reason: "mtu"))
+                == Verdict(.limited, reason: .probe(.mtu)))
         // An mtu probe whose target is down is an ordinary failure; the others still prove full.
         let down = [Self.entry("icmp", .icmp, .success), Self.entry("mtu:x", .mtu, .failure, .timeout)]
         #expect(
@@ -234,7 +234,7 @@ import Testing
         let df = [Self.entry("web", .https, .success), Self.entry("big", .icmp, .failure, .mtu)]
         #expect(
             RoundClassifier.classify(pathUnsatisfiedReason: nil, entries: df, policy: .parallel)
-                == Verdict(.limited, reason: "mtu"))
+                == Verdict(.limited, reason: .probe(.mtu)))
         // A portal still wins, and no path is still none.
         #expect(
             RoundClassifier.classify(
@@ -242,7 +242,7 @@ import Testing
                 policy: .parallel
             ).state == .portal)
         #expect(
-            RoundClassifier.classify(pathUnsatisfiedReason: "no_carrier", entries: entries, policy: .parallel).state
+            RoundClassifier.classify(pathUnsatisfiedReason: .noCarrier, entries: entries, policy: .parallel).state
                 == .none)
     }
 

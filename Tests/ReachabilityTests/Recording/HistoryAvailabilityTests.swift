@@ -35,7 +35,7 @@ func status(
 @Suite struct HistoryAvailabilityTests {
     static let t0 = 1_767_225_600.0
     let full = Verdict(.full)
-    let down = Verdict(.limited, reason: "timeout")
+    let down = Verdict(.limited, reason: .probe(.timeout))
 
     @Test func aRoundCoversUntilTheNextButAtMostTwiceTheInterval() {
         var tl = VerdictTimeline()

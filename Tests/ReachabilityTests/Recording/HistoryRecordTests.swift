@@ -8,9 +8,11 @@ import Testing
 @Suite struct HistoryRecordTests {
     static let round = RoundRecord(
         time: 1_767_225_600.125, duration: 0.0523456, interval: 5, round: 42,
-        overall: Verdict(.limited, reason: "timeout"),
+        overall: Verdict(.limited, reason: .probe(.timeout)),
         since: 1_767_225_590.5,
-        families: ["ipv6": Verdict(.none, reason: "no_default_route"), "ipv4": Verdict(.limited, reason: "timeout")],
+        families: [
+            "ipv6": Verdict(.none, reason: .path(.noDefaultRoute)), "ipv4": Verdict(.limited, reason: .probe(.timeout)),
+        ],
         uplinks: ["wlan0": Verdict(.full)],
         probes: [
             ProbeRecord(
@@ -35,7 +37,8 @@ import Testing
             line(
                 .transition(
                     TransitionRecord(
-                        time: 10.5, scope: .overall, from: Verdict(.full), to: Verdict(.limited, reason: "dns"))))
+                        time: 10.5, scope: .overall, from: Verdict(.full), to: Verdict(.limited, reason: .probe(.dns))))
+            )
                 == #"{"v":1,"type":"transition","time":10.5,"scope":"overall","from":"full","to":"limited","reason":"dns"}"#
                 + "\n")
         #expect(
@@ -51,7 +54,8 @@ import Testing
         #expect(try HistoryRecord.decode(bytes) == .round(expected))
         #expect(try HistoryLineScanner.scan(bytes) == .round(RoundSummary(expected)))
         let t = TransitionRecord(
-            time: 3, scope: .uplink("eth0"), from: Verdict(.limited, reason: "x\u{1}\n"), to: Verdict(.full))
+            time: 3, scope: .uplink("eth0"), from: Verdict(.limited, reason: .unrecognized("x\u{1}\n")),
+            to: Verdict(.full))
         #expect(try HistoryRecord.decode(Array(HistoryRecord.transition(t).encoded().dropLast())) == .transition(t))
     }
 

@@ -30,7 +30,8 @@ final class ScratchDirectory {
 }
 
 func roundRecord(
-    _ t: Double, _ state: ConnectivityState = .full, reason: String? = nil, interval: Double = 1, since: Double? = nil
+    _ t: Double, _ state: ConnectivityState = .full, reason: VerdictReason? = nil, interval: Double = 1,
+    since: Double? = nil
 ) -> HistoryRecord {
     .round(
         RoundRecord(

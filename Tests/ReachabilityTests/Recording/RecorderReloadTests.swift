@@ -80,8 +80,9 @@ import Testing
             status(
                 at: 10, to, since: 10, transitions: [ScopeTransition(.overall, Transition(from: from, to: to, at: 10))])
         }
-        recorder.roundCompleted(round(Verdict(.full), Verdict(.limited, reason: "dns")))
-        recorder.roundCompleted(round(Verdict(.limited, reason: "dns"), Verdict(.limited, reason: "timeout")))
+        recorder.roundCompleted(round(Verdict(.full), Verdict(.limited, reason: .probe(.dns))))
+        recorder.roundCompleted(
+            round(Verdict(.limited, reason: .probe(.dns)), Verdict(.limited, reason: .probe(.timeout))))
         let text = registry.renderString()
         #expect(text.contains("reachability_state_transitions_total{from=\"full\",to=\"limited\"} 1"))
         #expect(!text.contains("from=\"limited\",to=\"limited\""))

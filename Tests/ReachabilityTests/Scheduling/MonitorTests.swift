@@ -104,7 +104,7 @@ import Testing
         #expect(await until { monitor.current?.round == 2 })
         task.cancel()
         #expect(prober.calls.count == 1, "no carrier: the round decides from the path, without traffic")
-        #expect(monitor.current?.overall.verdict == Verdict(.none, reason: "no_carrier"))
+        #expect(monitor.current?.overall.verdict == Verdict(.none, reason: .path(.noCarrier)))
         #expect(monitor.current?.round == 2)
     }
 
@@ -147,7 +147,7 @@ import Testing
         path.send(FakePathSource.snapshot(name: "eth0", type: .ethernet, families: [.ipv4], carrier: false))
         #expect(await clock.waitForSleepers(2))  // and the debounce waits
         clock.advance(by: .milliseconds(100))
-        #expect(await until { monitor.current?.overall.verdict == Verdict(.none, reason: "no_carrier") })
+        #expect(await until { monitor.current?.overall.verdict == Verdict(.none, reason: .path(.noCarrier)) })
         task.cancel()
         #expect(clock.now.offset == .milliseconds(100), "decided without waiting for the probe's 3 s")
         #expect(prober.calls.count == 1)
@@ -200,7 +200,7 @@ import Testing
         #expect(await monitor.check().state == .full)
         let third = await monitor.check()
         #expect(third.state == .limited)
-        #expect(third.overall.verdict.reason == "timeout")
+        #expect(third.overall.verdict.reason == .probe(.timeout))
         #expect(third.transitions.map(\.scope).contains(.overall))
     }
 
@@ -231,7 +231,7 @@ import Testing
         let probe = ProbeSpec(name: "a", type: .tcp, target: "a") { iface in iface == "wan0" ? bad : good }
         let monitor = ReachabilityMonitor(probes: [probe], settings: s, clock: clock, wallClock: { 0 })
         let status = await monitor.check()
-        #expect(status.uplinks["wan0"]?.verdict == Verdict(.limited, reason: "timeout"))
+        #expect(status.uplinks["wan0"]?.verdict == Verdict(.limited, reason: .probe(.timeout)))
         #expect(status.uplinks["wan1"]?.verdict.state == .full)
         #expect(status.state == .full)
         #expect(status.probes.count == 3)

@@ -84,7 +84,7 @@ import Testing
         status.doubted = []
         status.families = [.ipv4: ScopedVerdict(verdict: Verdict(.full), since: 0)]
         #expect(due(after: 5) == 0, "IPv4 full, IPv6 unknown: paused")
-        status.families[.ipv6] = ScopedVerdict(verdict: Verdict(.limited, reason: "timeout"), since: 0)
+        status.families[.ipv6] = ScopedVerdict(verdict: Verdict(.limited, reason: .probe(.timeout)), since: 0)
         #expect(due(after: 5) == 1, "a family worse than full: the routing table's probes run")
         status.families[.ipv6] = ScopedVerdict(verdict: Verdict(.full), since: 0)
         status.doubted = [.family(.ipv6)]
@@ -164,7 +164,7 @@ import Testing
         }
         let recorder = MetricsRecorder(registry: registry, probes: [spec], uplinks: [])
         var status = ReachabilityStatus(
-            overall: ScopedVerdict(verdict: Verdict(.none, reason: "no_route"), since: 0), families: [:],
+            overall: ScopedVerdict(verdict: Verdict(.none, reason: .path(.noDefaultRoute)), since: 0), families: [:],
             uplinks: [:], probes: [Self.outcome(.failure, at: 2, ran: false)], roundStarted: 2,
             roundDuration: .zero, transitions: [], round: 1)
         recorder.roundCompleted(status)

@@ -43,27 +43,27 @@ import Testing
                 fail(.http, .timeout), fail(.https, .timeout), fail(.icmp, .timeout),
                 fail(.icmp, .unreachable, nil, "v6"), ok(.dns, .local),
             ],
-            expected: Verdict(.limited, reason: "timeout")),
+            expected: Verdict(.limited, reason: .probe(.timeout))),
         Row(
             name: "a portal's 511 beats the local DNS answer",
             entries: [portal(.http, .networkAuthenticationRequired), fail(.https, .timeout), ok(.dns, .local)],
-            expected: Verdict(.portal, reason: "network_authentication_required")),
+            expected: Verdict(.portal, reason: .probe(.networkAuthenticationRequired))),
         // What cannot prove.
         Row(
             name: "DNS-only configuration, every lookup answered", entries: [ok(.dns, .local), ok(.dns, .local, "b")],
-            expected: Verdict(.limited, reason: "unproven")),
+            expected: Verdict(.limited, reason: .unproven)),
         Row(
             name: "the gateway answers ICMP, nothing beyond does", entries: [ok(.icmp, .local), fail(.http, .timeout)],
-            expected: Verdict(.limited, reason: "timeout")),
+            expected: Verdict(.limited, reason: .probe(.timeout))),
         Row(
             name: "an interceptor completes TCP to port 443", entries: [ok(.tcp, .local)],
-            expected: Verdict(.limited, reason: "unproven")),
+            expected: Verdict(.limited, reason: .unproven)),
         Row(
             name: "a portal page answers a plain-HTTP web check", entries: [ok(.http, .local), fail(.icmp, .timeout)],
-            expected: Verdict(.limited, reason: "timeout")),
+            expected: Verdict(.limited, reason: .probe(.timeout))),
         Row(
             name: "only local targets, refused: the failure, not 'unproven'", entries: [fail(.tcp, .refused, .local)],
-            expected: Verdict(.limited, reason: "refused")),
+            expected: Verdict(.limited, reason: .probe(.refused))),
         // What the path answered in the target's place names the round (issue: on-path evidence).
         Row(
             name: "the gateway forges echo replies while HTTP(S) time out (uplink down)",
@@ -72,11 +72,11 @@ import Testing
                 fail(.icmp, .forgedReply, nil, "v6"),
                 ok(.dns, .local),
             ],
-            expected: Verdict(.limited, reason: "forged_reply")),
+            expected: Verdict(.limited, reason: .probe(.forgedReply))),
         Row(
             name: "a middlebox completes every handshake, the DNS query fails",
             entries: [fail(.tcp, .intercepted), fail(.tcp, .intercepted, nil, "b"), fail(.dns, .timeout)],
-            expected: Verdict(.limited, reason: "intercepted")),
+            expected: Verdict(.limited, reason: .probe(.intercepted))),
         Row(
             name: "an intercepted TCP probe beside a verified HTTPS answer: full",
             entries: [ok(.https, .internet), fail(.tcp, .intercepted)],
@@ -92,7 +92,7 @@ import Testing
         // Local evidence still degrades and counts toward a quorum.
         Row(
             name: "DNS fails while a local ICMP succeeds", entries: [ok(.icmp, .local), fail(.dns, .timeout)],
-            expected: Verdict(.limited, reason: "dns")),
+            expected: Verdict(.limited, reason: .probe(.dns))),
         Row(
             name: "quorum 2: one internet and one local success",
             entries: [ok(.icmp, .internet), ok(.dns, .local), fail(.http, .timeout)],
@@ -100,18 +100,18 @@ import Testing
         Row(
             name: "quorum 2: two local successes, the internet probe fails",
             entries: [ok(.dns, .local), ok(.tcp, .local), fail(.http, .refused)],
-            policy: quorum2, expected: Verdict(.limited, reason: "refused")),
+            policy: quorum2, expected: Verdict(.limited, reason: .probe(.refused))),
         Row(
             name: "quorum 2: the internet probe succeeds, too few in all",
             entries: [ok(.http, .internet), fail(.dns, .servfail), fail(.tcp, .reset, .local)],
-            policy: quorum2, expected: Verdict(.limited, reason: "dns")),
+            policy: quorum2, expected: Verdict(.limited, reason: .probe(.dns))),
         // A family's scope caps quorum:N at its own probe count.
         Row(
             name: "quorum 2 in a family with one probe", entries: [ok(.icmp, .internet)], policy: quorum2,
             familyScope: true, expected: Verdict(.full)),
         Row(
             name: "quorum 2 overall with one probe", entries: [ok(.icmp, .internet)], policy: quorum2,
-            expected: Verdict(.limited, reason: "quorum")),
+            expected: Verdict(.limited, reason: .quorum)),
     ]
 
     @Test(arguments: rows)
@@ -259,8 +259,8 @@ import Testing
         for address in ["192.0.2.1", "192.0.2.50", "127.0.0.1"] {
             let m = monitor([("icmp", .icmp, Self.result(.success, address, .ipv4))])
             let status = await m.check()
-            #expect(status.overall.verdict == Verdict(.limited, reason: "unproven"), "\(address)")
-            #expect(status.families[.ipv4]?.verdict == Verdict(.limited, reason: "unproven"), "\(address)")
+            #expect(status.overall.verdict == Verdict(.limited, reason: .unproven), "\(address)")
+            #expect(status.families[.ipv4]?.verdict == Verdict(.limited, reason: .unproven), "\(address)")
         }
         let beyond = await monitor([("icmp", .icmp, Self.result(.success, "198.51.100.1", .ipv4))]).check()
         #expect(beyond.overall.verdict == Verdict(.full))
@@ -270,7 +270,7 @@ import Testing
         let m = monitor([("icmp", .icmp, Self.result(.success, "127.0.0.1", .ipv4))], trustLocal: true)
         #expect(await m.check().overall.verdict == Verdict(.full))
         let dns = monitor([("dns", .dns, Self.result(.success, nil, nil))], trustLocal: true)
-        #expect(await dns.check().overall.verdict == Verdict(.limited, reason: "unproven"))
+        #expect(await dns.check().overall.verdict == Verdict(.limited, reason: .unproven))
     }
 
     /// The issue's finding: the system resolver (no family) answered, every family's probes
@@ -305,11 +305,11 @@ import Testing
             [("v4", .icmp, Self.result(.success, "198.51.100.1", .ipv4))], policy: .quorum(minimum: 2, fraction: nil))
         m.restore(
             overall: Verdict(.full), since: 0,
-            families: [.ipv4: ScopedVerdict(verdict: Verdict(.limited, reason: "timeout"), since: 0)])
+            families: [.ipv4: ScopedVerdict(verdict: Verdict(.limited, reason: .probe(.timeout)), since: 0)])
         // The family is full on its one probe after recover_after rounds; the overall round is
         // limited (quorum 2 of 1) and, while the family is still limited, capped at once.
         let first = await m.check()
-        #expect(first.families[.ipv4]?.verdict == Verdict(.limited, reason: "timeout"))
+        #expect(first.families[.ipv4]?.verdict == Verdict(.limited, reason: .probe(.timeout)))
         #expect(first.overall.verdict.state != .full)
         #expect(first.transitions.contains { $0.scope == .overall && $0.transition.to.state != .full })
     }

@@ -27,45 +27,46 @@ import Testing
     @Test func theVerdictNamesLinkPortalDNSAndMTU() {
         #expect(FaultLocator.locate(Verdict(.unknown), entries: [], route: nil, check: nil) == nil)
         #expect(
-            FaultLocator.locate(Verdict(.none, reason: "no_carrier"), entries: Self.allFail, route: Self.v4, check: nil)
+            FaultLocator.locate(
+                Verdict(.none, reason: .path(.noCarrier)), entries: Self.allFail, route: Self.v4, check: nil)
                 == Fault(.link, "no usable path: no_carrier"))
         let portal = FaultLocator.locate(
-            Verdict(.portal, reason: "redirect"),
+            Verdict(.portal, reason: .probe(.redirect)),
             entries: [Self.entry("http://x/", .http, .portal, .redirect, detail: "302 to http://login/")],
             route: Self.v4, check: nil)
         #expect(portal == Fault(.portal, "the network intercepts (redirect): http://x/ 302 to http://login/"))
         let dns = FaultLocator.locate(
-            Verdict(.limited, reason: "dns"),
+            Verdict(.limited, reason: .probe(.dns)),
             entries: [
                 Self.entry("198.51.100.1", .icmp, .success),
                 Self.entry("example.com", .dns, .failure, .timeout, detail: "no answer"),
             ], route: Self.v4, check: nil)
         #expect(dns == Fault(.dns, "addresses answer, name resolution fails: example.com timeout (no answer)"))
         let mtu = FaultLocator.locate(
-            Verdict(.limited, reason: "mtu"),
+            Verdict(.limited, reason: .probe(.mtu)),
             entries: [Self.entry("mtu:x", .mtu, .failure, .mtu, detail: "path MTU 1400 bytes to x")], route: Self.v4,
             check: nil)
         #expect(mtu == Fault(.upstream, "small packets pass, large ones vanish: path MTU 1400 bytes to x"))
         for v in [
-            Verdict(.none, reason: "x"), Verdict(.portal), Verdict(.limited, reason: "dns"),
-            Verdict(.limited, reason: "mtu"), Verdict(.full),
+            Verdict(.none, reason: .unrecognized("x")), Verdict(.portal), Verdict(.limited, reason: .probe(.dns)),
+            Verdict(.limited, reason: .probe(.mtu)), Verdict(.full),
         ] {
             #expect(!FaultLocator.needsGateway(v, entries: Self.allFail), "\(v)")
         }
-        #expect(FaultLocator.needsGateway(Verdict(.limited, reason: "timeout"), entries: Self.allFail))
+        #expect(FaultLocator.needsGateway(Verdict(.limited, reason: .probe(.timeout)), entries: Self.allFail))
         // Configurations that cannot prove the internet are not failures: no gateway echo every round.
         let provesNothing = [Self.entry("example.com", .dns, .success)]
-        for reason in ["unproven", "quorum", "no_probes", "partial"] {
+        for reason: VerdictReason in [.unproven, .quorum, .noProbes, .partial] {
             #expect(!FaultLocator.needsGateway(Verdict(.limited, reason: reason), entries: Self.allFail), "\(reason)")
         }
-        #expect(!FaultLocator.needsGateway(Verdict(.limited, reason: "timeout"), entries: provesNothing))
+        #expect(!FaultLocator.needsGateway(Verdict(.limited, reason: .probe(.timeout)), entries: provesNothing))
         #expect(
             FaultLocator.locate(
-                Verdict(.limited, reason: "unproven"), entries: provesNothing, route: Self.v4, check: nil)
+                Verdict(.limited, reason: .unproven), entries: provesNothing, route: Self.v4, check: nil)
                 == Fault(.none, "nothing failed; the probes cannot prove the internet (unproven)"))
         #expect(
             FaultLocator.locate(
-                Verdict(.limited, reason: "partial"), entries: Self.allFail, route: Self.v4, check: nil)?
+                Verdict(.limited, reason: .partial), entries: Self.allFail, route: Self.v4, check: nil)?
                 .location == .upstream)
     }
 
@@ -79,19 +80,20 @@ import Testing
         // Every probe failing while still full is hysteresis, not yet a fault.
         #expect(FaultLocator.locate(Verdict(.full), entries: Self.allFail, route: Self.v4, check: nil) == Fault(.none))
         // Limited with internet evidence (a quorum not met): the targets, no gateway check.
-        #expect(!FaultLocator.needsGateway(Verdict(.limited, reason: "quorum"), entries: some))
+        #expect(!FaultLocator.needsGateway(Verdict(.limited, reason: .quorum), entries: some))
         #expect(
-            FaultLocator.locate(Verdict(.limited, reason: "timeout"), entries: some, route: Self.v4, check: nil)?
+            FaultLocator.locate(Verdict(.limited, reason: .probe(.timeout)), entries: some, route: Self.v4, check: nil)?
                 .location
                 == .target)
         // Every probe succeeding while recover_after holds the verdict: no new location (the
         // scheduler keeps the one it had).
         #expect(
-            FaultLocator.locate(Verdict(.limited, reason: "timeout"), entries: ok, route: Self.v4, check: nil) == nil)
+            FaultLocator.locate(Verdict(.limited, reason: .probe(.timeout)), entries: ok, route: Self.v4, check: nil)
+                == nil)
     }
 
     @Test func theGatewayCheckDecidesGatewayOrUpstream() {
-        let limited = Verdict(.limited, reason: "timeout")
+        let limited = Verdict(.limited, reason: .probe(.timeout))
         func locate(_ check: GatewayCheck?, route: GatewayRoute? = Self.v4) -> Fault? {
             FaultLocator.locate(limited, entries: Self.allFail, route: route, check: check)
         }
@@ -148,7 +150,7 @@ import Testing
     }
 
     @Test func theTraceNamesTheLastHopThatAnswers() {
-        let limited = Verdict(.limited, reason: "timeout")
+        let limited = Verdict(.limited, reason: .probe(.timeout))
         let answering = GatewayCheck(route: Self.v4, echo: .reply(.microseconds(420)))
         let fault = FaultLocator.locate(
             limited, entries: Self.allFail, route: Self.v4, check: answering, trace: Self.trace())
@@ -226,7 +228,7 @@ import Testing
                 limited, entries: Self.allFail, route: Self.v4, check: unresolved, trace: Self.trace(last: 1))?.location
                 == .gateway)
         let dns = FaultLocator.locate(
-            Verdict(.limited, reason: "dns"), entries: Self.allFail, route: Self.v4, check: answering,
+            Verdict(.limited, reason: .probe(.dns)), entries: Self.allFail, route: Self.v4, check: answering,
             trace: Self.trace())
         #expect(dns?.location == .dns && dns?.lastHop == nil)
     }
@@ -238,7 +240,7 @@ import Testing
             Self.entry("198.51.100.1", .icmp, .failure, .forgedReply, detail: "3/3 replies, ttl 64 (0 hops)"),
             Self.entry("http://198.51.100.1/", .http, .failure, .timeout),
         ]
-        let limited = Verdict(.limited, reason: "forged_reply")
+        let limited = Verdict(.limited, reason: .probe(.forgedReply))
         #expect(!FaultLocator.needsGateway(limited, entries: forged))
         #expect(
             FaultLocator.locate(limited, entries: forged, route: Self.v4, check: nil)
@@ -416,7 +418,7 @@ import Testing
     // MARK: where the fault shows
 
     static func status(_ fault: Fault?, state: ConnectivityState = .limited, mtu: Int? = nil) -> ReachabilityStatus {
-        let v = ScopedVerdict(verdict: Verdict(state, reason: state == .full ? nil : "timeout"), since: 1)
+        let v = ScopedVerdict(verdict: Verdict(state, reason: state == .full ? nil : .probe(.timeout)), since: 1)
         var result = ProbeResult(status: .success, duration: .milliseconds(2))
         result.mtu = mtu
         var s = ReachabilityStatus(
@@ -471,7 +473,8 @@ import Testing
         #expect(probes.first?["path_mtu_bytes"]?.number == 1400)
         // The transition record round-trips location and detail; older records have neither.
         let record = TransitionRecord(
-            time: 10, scope: .overall, from: Verdict(.full), to: Verdict(.limited, reason: "timeout"), fault: fault)
+            time: 10, scope: .overall, from: Verdict(.full), to: Verdict(.limited, reason: .probe(.timeout)),
+            fault: fault)
         let line = HistoryRecord.transition(record).encoded()
         #expect(
             String(decoding: line, as: UTF8.self).contains(
@@ -483,7 +486,8 @@ import Testing
             try HistoryRecord.decode(Array(old.utf8))
                 == .transition(
                     TransitionRecord(
-                        time: 10, scope: .overall, from: Verdict(.full), to: Verdict(.limited, reason: "timeout"))))
+                        time: 10, scope: .overall, from: Verdict(.full), to: Verdict(.limited, reason: .probe(.timeout))
+                    )))
         let later =
             #"{"v":1,"type":"transition","time":10,"scope":"overall","from":"full","to":"limited","location":"satellite"}"#
         if case .transition(let t) = try HistoryRecord.decode(Array(later.utf8)) {

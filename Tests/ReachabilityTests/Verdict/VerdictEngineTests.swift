@@ -30,15 +30,15 @@ import Testing
         let t = engine.decide(round, specs: [:], path: Self.openPath, now: 1)
         #expect(t.map(\.0.description) == ["overall", "ipv4", "ipv6", "wan1"])
         #expect(engine.overallVerdict.verdict == Verdict(.full))
-        #expect(engine.familyVerdicts[.ipv6]?.verdict == Verdict(.limited, reason: "timeout"))
-        #expect(engine.uplinkVerdicts["wan1"]?.verdict == Verdict(.limited, reason: "timeout"))
+        #expect(engine.familyVerdicts[.ipv6]?.verdict == Verdict(.limited, reason: .probe(.timeout)))
+        #expect(engine.uplinkVerdicts["wan1"]?.verdict == Verdict(.limited, reason: .probe(.timeout)))
     }
 
     @Test func aPathlessScopeIsNoneWithoutLookingAtProbes() {
         var engine = VerdictEngine(settings: VerdictSettings(), uplinks: [], now: 0)
-        let down = PathFacts(unsatisfied: { _ in "no_carrier" }, isLocal: { _ in false })
+        let down = PathFacts(unsatisfied: { _ in .noCarrier }, isLocal: { _ in false })
         _ = engine.decide([Self.outcome("v4", .success, "198.51.100.1", .ipv4)], specs: [:], path: down, now: 1)
-        #expect(engine.overallVerdict.verdict == Verdict(.none, reason: "no_carrier"))
+        #expect(engine.overallVerdict.verdict == Verdict(.none, reason: .path(.noCarrier)))
     }
 
     @Test func reconfigureKeepsVerdictsAndDropsRemovedUplinks() {

@@ -20,7 +20,7 @@ import Testing
 
     struct Row: Sendable, CustomTestStringConvertible {
         let name: String
-        let path: String?
+        let path: PathUnsatisfiedReason?
         let entries: [RoundEntry]
         let policy: VerdictPolicy
         let expected: Verdict
@@ -29,43 +29,43 @@ import Testing
 
     static let rows: [Row] = [
         Row(
-            name: "path down wins over successes", path: "no_carrier", entries: [ok(.http), ok(.icmp)],
-            policy: .parallel, expected: Verdict(.none, reason: "no_carrier")),
+            name: "path down wins over successes", path: .noCarrier, entries: [ok(.http), ok(.icmp)],
+            policy: .parallel, expected: Verdict(.none, reason: .path(.noCarrier))),
         Row(
             name: "any success under parallel", path: nil, entries: [fail(.http, .timeout), ok(.icmp)],
             policy: .parallel, expected: Verdict(.full)),
         Row(
             name: "portal overrides ICMP success", path: nil, entries: [portal(.http, .redirect), ok(.icmp)],
-            policy: .parallel, expected: Verdict(.portal, reason: "redirect")),
+            policy: .parallel, expected: Verdict(.portal, reason: .probe(.redirect))),
         Row(
             name: "DNS private answer is a portal", path: nil, entries: [ok(.icmp), portal(.dns, .privateAddress)],
-            policy: .parallel, expected: Verdict(.portal, reason: "private_address")),
+            policy: .parallel, expected: Verdict(.portal, reason: .probe(.privateAddress))),
         Row(
             name: "all time out", path: nil, entries: [fail(.http, .timeout), fail(.icmp, .timeout)], policy: .parallel,
-            expected: Verdict(.limited, reason: "timeout")),
+            expected: Verdict(.limited, reason: .probe(.timeout))),
         Row(
             name: "dominant reason", path: nil,
             entries: [fail(.http, .refused), fail(.icmp, .timeout), fail(.tcp, .timeout)], policy: .parallel,
-            expected: Verdict(.limited, reason: "timeout")),
+            expected: Verdict(.limited, reason: .probe(.timeout))),
         Row(
             name: "ICMP blocked, HTTP fine, parallel", path: nil, entries: [ok(.http), fail(.icmp, .timeout)],
             policy: .parallel, expected: Verdict(.full)),
         Row(
             name: "ICMP blocked, HTTP fine, icmp policy", path: nil, entries: [ok(.http), fail(.icmp, .timeout)],
-            policy: .icmp, expected: Verdict(.limited, reason: "timeout")),
+            policy: .icmp, expected: Verdict(.limited, reason: .probe(.timeout))),
         Row(
             name: "http policy ignores ICMP success", path: nil, entries: [fail(.http, .refused), ok(.icmp)],
-            policy: .http, expected: Verdict(.limited, reason: "refused")),
+            policy: .http, expected: Verdict(.limited, reason: .probe(.refused))),
         Row(
             name: "HTTPS intercepted, HTTP fine", path: nil, entries: [ok(.http), fail(.https, .tls), ok(.icmp)],
-            policy: .parallel, expected: Verdict(.limited, reason: "partial")),
+            policy: .parallel, expected: Verdict(.limited, reason: .partial)),
         Row(
             name: "DNS dead, IP fine", path: nil, entries: [ok(.icmp), fail(.dns, .timeout)], policy: .parallel,
-            expected: Verdict(.limited, reason: "dns")),
+            expected: Verdict(.limited, reason: .probe(.dns))),
         Row(
             name: "blackhole: DNS fails with everything else", path: nil,
             entries: [fail(.http, .timeout), fail(.dns, .timeout), fail(.icmp, .timeout)], policy: .parallel,
-            expected: Verdict(.limited, reason: "timeout")),
+            expected: Verdict(.limited, reason: .probe(.timeout))),
         Row(
             name: "DNS dead ignored under icmp", path: nil, entries: [ok(.icmp), fail(.dns, .timeout)], policy: .icmp,
             expected: Verdict(.full)),
@@ -74,17 +74,17 @@ import Testing
             policy: .quorum(minimum: 2, fraction: nil), expected: Verdict(.full)),
         Row(
             name: "quorum 2 not met", path: nil, entries: [ok(.http), fail(.icmp, .timeout), fail(.tcp, .refused)],
-            policy: .quorum(minimum: 2, fraction: nil), expected: Verdict(.limited, reason: "timeout")),
+            policy: .quorum(minimum: 2, fraction: nil), expected: Verdict(.limited, reason: .probe(.timeout))),
         Row(
             name: "quorum majority of 4 needs 2", path: nil,
             entries: [ok(.http), ok(.icmp), fail(.tcp, .refused), fail(.icmp, .timeout, "b")],
             policy: .quorum(minimum: nil, fraction: 0.5), expected: Verdict(.full)),
         Row(
             name: "no probes", path: nil, entries: [], policy: .parallel,
-            expected: Verdict(.limited, reason: "no_probes")),
+            expected: Verdict(.limited, reason: .noProbes)),
         Row(
             name: "no counting probes", path: nil, entries: [ok(.tcp)], policy: .icmp,
-            expected: Verdict(.limited, reason: "no_probes")),
+            expected: Verdict(.limited, reason: .noProbes)),
     ]
 
     @Test(arguments: rows)
@@ -106,9 +106,9 @@ import Testing
     func badPolicies(text: String) { #expect(VerdictPolicy.parse(text) == nil) }
 
     static let full = Verdict(.full)
-    static let timeout = Verdict(.limited, reason: "timeout")
-    static let portalV = Verdict(.portal, reason: "redirect")
-    static let noPath = Verdict(.none, reason: "no_default_route")
+    static let timeout = Verdict(.limited, reason: .probe(.timeout))
+    static let portalV = Verdict(.portal, reason: .probe(.redirect))
+    static let noPath = Verdict(.none, reason: .path(.noDefaultRoute))
 
     /// Feeds rounds one per second; returns the state after each round and the transitions.
     func run(_ rounds: [Verdict], failAfter: Int = 3, recoverAfter: Int = 2) -> ([ConnectivityState], [Transition]) {
@@ -167,8 +167,8 @@ import Testing
     }
 
     @Test func reasonChangeWhileLimitedIsATransition() {
-        let (_, tr) = run([Self.timeout, Verdict(.limited, reason: "dns")])
+        let (_, tr) = run([Self.timeout, Verdict(.limited, reason: .probe(.dns))])
         #expect(tr.count == 2)
-        #expect(tr.last?.to.reason == "dns")
+        #expect(tr.last?.to.reason == .probe(.dns))
     }
 }

@@ -35,7 +35,7 @@ import Testing
         h.replay(.start(time: t0, interval: 10))
         for i in 0..<120 {
             let t = t0 + Double(i) * 10
-            round(h, t, i >= 60 && i < 90 ? Verdict(.limited, reason: "timeout") : Verdict(.full))
+            round(h, t, i >= 60 && i < 90 ? Verdict(.limited, reason: .probe(.timeout)) : Verdict(.full))
         }
         h.replay(.stop(time: t0 + 1190.5))
         h.replay(.start(time: t0 + 2000, interval: 10))
@@ -51,7 +51,9 @@ import Testing
         #expect(s.timeline.first?.start == s.from && s.timeline.last?.end == now)
         for (a, b) in zip(s.timeline, s.timeline.dropFirst()) { #expect(a.end == b.start, "no holes, no overlaps") }
         let limited = s.timeline[2]
-        #expect(limited.start == Self.t0 + 600 && limited.end == Self.t0 + 900 && limited.verdict?.reason == "timeout")
+        #expect(
+            limited.start == Self.t0 + 600 && limited.end == Self.t0 + 900
+                && limited.verdict?.reason == .probe(.timeout))
         #expect(
             s.timeline[4].start == Self.t0 + 1190.5 && s.timeline[4].end == Self.t0 + 2000,
             "the stop ends coverage; the start resumes it")
@@ -60,7 +62,7 @@ import Testing
         #expect(s.outages.count == 1)
         #expect(
             outage.start == Self.t0 + 600 && outage.duration == 300 && outage.state == .limited
-                && outage.reason == "timeout" && outage.ended == .recovered)
+                && outage.reason == .probe(.timeout) && outage.ended == .recovered)
 
         #expect(s.days.count == StatusHistory.dayCount)
         let today = try #require(s.days.last)
@@ -73,7 +75,9 @@ import Testing
 
     @Test func anOngoingOutageIsListedFirst() throws {
         let h = Self.scripted()
-        for i in 0..<6 { Self.round(h, Self.t0 + 2400 + Double(i) * 10, Verdict(.none, reason: "no_default_route")) }
+        for i in 0..<6 {
+            Self.round(h, Self.t0 + 2400 + Double(i) * 10, Verdict(.none, reason: .path(.noDefaultRoute)))
+        }
         let s = h.snapshot(at: Self.t0 + 2455)
         let first = try #require(s.outages.first)
         #expect(
@@ -122,7 +126,7 @@ import Testing
         // An outage of 5 minutes every 6 hours: 240 outages in 60 days.
         for i in 0..<(60 * 1440) {
             let t = start + Double(i) * 60
-            Self.round(h, t, i % 360 < 5 ? Verdict(.limited, reason: "dns") : Verdict(.full), interval: 60)
+            Self.round(h, t, i % 360 < 5 ? Verdict(.limited, reason: .probe(.dns)) : Verdict(.full), interval: 60)
         }
         let s = h.snapshot(at: start + 60 * 86_400)
         #expect(s.outages.count == StatusHistory.outageCount)
@@ -139,7 +143,8 @@ import Testing
         let h = StatusHistory(interval: .seconds(10))
         let start = Self.t0 - 86_400
         for i in 0..<8640 {
-            Self.round(h, start + Double(i) * 10, i % 2 == 0 ? Verdict(.full) : Verdict(.limited, reason: "timeout"))
+            Self.round(
+                h, start + Double(i) * 10, i % 2 == 0 ? Verdict(.full) : Verdict(.limited, reason: .probe(.timeout)))
         }
         let s = h.snapshot(at: Self.t0)
         #expect(s.timeline.count >= 8000)
@@ -180,7 +185,7 @@ import Testing
         let h = StatusHistory(interval: .seconds(10))
         h.replay(.start(time: Self.t0, interval: 10))
         let full = Verdict(.full)
-        let down = Verdict(.limited, reason: "timeout")
+        let down = Verdict(.limited, reason: .probe(.timeout))
         for i in 0..<60 {
             let wanDown = i >= 20 && i < 40
             Self.scopedRound(

@@ -16,7 +16,7 @@ import Testing
         let h = StatusHistoryTests.scripted()
         let t = StatusHistoryTests.t0 + 2400
         StatusHistoryTests.round(
-            h, t, Verdict(.limited, reason: hostile),
+            h, t, Verdict(.limited, reason: .unrecognized(hostile)),
             probes: [StatusHistoryTests.probe(hostile, 12), StatusHistoryTests.probe("ok", 3)])
         return h
     }
@@ -43,7 +43,7 @@ import Testing
         for i in 0..<60 {
             StatusHistoryTests.scopedRound(
                 h, t0 + Double(i) * 10, overall: Verdict(.full), families: ["ipv4": Verdict(.full)],
-                uplinks: [Self.hostile: i >= 30 ? Verdict(.none, reason: "no_carrier") : Verdict(.full)])
+                uplinks: [Self.hostile: i >= 30 ? Verdict(.none, reason: .path(.noCarrier)) : Verdict(.full)])
         }
         let html = StatusHistoryView.render(h.snapshot(at: t0 + 595))
         #expect(html.occurrences(of: "<div class=\"scopeband\">") == 2)

@@ -3,7 +3,7 @@ import Testing
 @testable import Reachability
 
 @Suite struct StatusPageTests {
-    static func status(_ state: ConnectivityState, reason: String? = nil) -> ReachabilityStatus {
+    static func status(_ state: ConnectivityState, reason: VerdictReason? = nil) -> ReachabilityStatus {
         let ok = ProbeOutcome(
             name: "http://192.0.2.1/generate_204", type: .http, target: "http://192.0.2.1/generate_204", interface: nil,
             result: ProbeResult(
@@ -18,9 +18,9 @@ import Testing
             overall: ScopedVerdict(verdict: Verdict(state, reason: reason), since: 1000 - 3725),
             families: [
                 .ipv4: ScopedVerdict(verdict: Verdict(.full), since: 900),
-                .ipv6: ScopedVerdict(verdict: Verdict(.limited, reason: "timeout"), since: 950),
+                .ipv6: ScopedVerdict(verdict: Verdict(.limited, reason: .probe(.timeout)), since: 950),
             ],
-            uplinks: ["wan1": ScopedVerdict(verdict: Verdict(.limited, reason: "refused"), since: 980)],
+            uplinks: ["wan1": ScopedVerdict(verdict: Verdict(.limited, reason: .probe(.refused)), since: 980)],
             probes: [ok, bad], roundStarted: 990, roundDuration: .milliseconds(15), transitions: [], round: 7)
     }
 
@@ -29,7 +29,7 @@ import Testing
     }
 
     @Test func showsTheVerdictWithReasonAndAge() {
-        let html = page(Self.status(.limited, reason: "dns")).render()
+        let html = page(Self.status(.limited, reason: .probe(.dns))).render()
         #expect(html.contains("<div class=\"verdict\" id=\"verdict\" data-state=\"limited\""))
         #expect(html.contains("<div class=\"state\">Limited</div><div class=\"why\">reason: dns · for 1h 2m</div>"))
         #expect(html.contains("id=\"scope-ipv4\" data-state=\"full\""))

@@ -181,7 +181,7 @@ package struct HistoryLineScanner {
                     out.overall.state = st
                 case Word.reason:
                     bit = 32
-                    out.overall.reason = try optionalString(&s)
+                    out.overall.reason = try optionalReason(&s)
                 case Word.since:
                     bit = 64
                     out.since = try s.readNumber()
@@ -224,9 +224,9 @@ package struct HistoryLineScanner {
         }
     }
 
-    private mutating func optionalString(_ s: inout JSONScanner) throws(JSONScanError) -> String? {
+    private mutating func optionalReason(_ s: inout JSONScanner) throws(JSONScanError) -> VerdictReason? {
         if try s.readNull() { return nil }
-        return intern(s, try s.readString())
+        return VerdictReason(label: intern(s, try s.readString()))
     }
 
     /// `{"name":{"state":…,"reason":…},…}`; nil to fall back (duplicates, unusual keys).
@@ -251,7 +251,7 @@ package struct HistoryLineScanner {
                     verdict.state = st
                     seen |= 1
                 } else if w == Word.reason, seen & 2 == 0 {
-                    verdict.reason = try optionalString(&s)
+                    verdict.reason = try optionalReason(&s)
                     seen |= 2
                 } else {
                     return nil

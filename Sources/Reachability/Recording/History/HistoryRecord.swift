@@ -91,7 +91,7 @@ package enum HistoryRecord: Sendable, Equatable {
         }
         switch object[reasonKey] {
         case nil, .null?: return Verdict(state)
-        case .string(let r)?: return Verdict(state, reason: r)
+        case .string(let r)?: return Verdict(state, reason: VerdictReason(label: r))
         default: throw .corrupt("bad \(reasonKey)")
         }
     }
@@ -100,7 +100,7 @@ package enum HistoryRecord: Sendable, Equatable {
         _ v: Verdict, into w: inout JSONWriter, stateKey: String = "state", reasonKey: String = "reason"
     ) {
         w.field(stateKey, v.state.rawValue)
-        if let r = v.reason { w.field(reasonKey, r) }
+        if let r = v.reason { w.field(reasonKey, r.label) }
     }
 }
 

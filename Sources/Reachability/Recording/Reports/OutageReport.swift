@@ -16,7 +16,7 @@ package struct Outage: Sendable, Equatable {
     package var start: Double
     package var end: Double
     package var state: ConnectivityState
-    package var reason: String?
+    package var reason: VerdictReason?
     package var ended: End
     /// Where the path broke, from the transition record that began the period (nil in history
     /// written before fault localization).

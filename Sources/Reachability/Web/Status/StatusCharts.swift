@@ -25,7 +25,7 @@ enum StatusCharts {
     static func label(_ v: Verdict?) -> (colour: String, symbol: String, text: String) {
         guard let v, v.state != .unknown else { return (gapColour, "·", "No data") }
         let s = HTML.style(v.state)
-        return (s.colour, s.symbol, s.label + (v.reason.map { " (\($0))" } ?? ""))
+        return (s.colour, s.symbol, s.label + (v.reason.map { " (\($0.label))" } ?? ""))
     }
 
     /// Tick marks and `HH:MM` labels every three hours (UTC) along `y`.

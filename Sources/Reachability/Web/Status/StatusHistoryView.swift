@@ -91,7 +91,7 @@ package final class StatusHistoryView: Sendable {
                 <tr class="scope-outage" data-state="\(v.state.rawValue)"><td>\(HTML.escape(o.scope))</td>\
                 <td>\(String(UTCTime.rfc3339(o.span.start).map { $0 == "T" ? " " : $0 }))</td>\
                 <td class="num">\(HTML.age(o.span.length))</td><td><span style="color:\(st.colour)">\(st.symbol)</span> \(st.label)</td>\
-                <td>\(HTML.escape(v.reason ?? ""))</td><td>\(o.ended)</td></tr>
+                <td>\(HTML.escape(v.reason?.label ?? ""))</td><td>\(o.ended)</td></tr>
 
                 """
         }
@@ -137,7 +137,7 @@ package final class StatusHistoryView: Sendable {
             rows += """
                 <tr class="outage" data-state="\(o.state.rawValue)"><td>\(String(UTCTime.rfc3339(o.start).map { $0 == "T" ? " " : $0 }))</td>\
                 <td class="num">\(HTML.age(o.duration))</td><td><span style="color:\(st.colour)">\(st.symbol)</span> \(st.label)</td>\
-                <td>\(HTML.escape(o.reason ?? ""))</td><td>\(ended)</td></tr>
+                <td>\(HTML.escape(o.reason?.label ?? ""))</td><td>\(ended)</td></tr>
 
                 """
         }

@@ -58,7 +58,7 @@ package struct StatusPage: Sendable {
 
     private func verdictBlock(_ v: ScopedVerdict, now: Double) -> String {
         let st = HTML.style(v.verdict.state)
-        let why = v.verdict.reason.map { "reason: \(HTML.escape($0)) · " } ?? ""
+        let why = v.verdict.reason.map { "reason: \(HTML.escape($0.label)) · " } ?? ""
         return """
             <div class="verdict" id="verdict" data-state="\(v.verdict.state.rawValue)" style="background:\(st.colour)" role="status">
             <span class="sym" aria-hidden="true">\(st.symbol)</span>
@@ -96,7 +96,7 @@ package struct StatusPage: Sendable {
 
     private func card(_ title: String, _ v: ScopedVerdict, now: Double, id: String, fault: Fault?) -> String {
         let st = HTML.style(v.verdict.state)
-        let reason = v.verdict.reason.map { " (\(HTML.escape($0)))" } ?? ""
+        let reason = v.verdict.reason.map { " (\(HTML.escape($0.label)))" } ?? ""
         let breaks =
             fault.map { $0.location == .none ? "" : "<br><small>breaks at: \(HTML.escape($0.description))</small>" }
             ?? ""
