@@ -9,10 +9,14 @@
 #
 #   scripts/fuzz.sh [seconds-per-target] [target ...]      (default 20 s, every target)
 #
-# SwiftPM cannot build fuzz targets, so this compiles the Reachability module's sources plus
-# fuzz/FuzzTargets.swift with `swiftc -sanitize=fuzzer,address` (CShim's shim.c with clang, the
-# system OpenSSL linked). One binary; RX_FUZZ_TARGET selects the parser. Seeds come from
-# fuzz/corpus/<target>/ and the regression inputs; new corpus entries go to .build/fuzz/ only.
+# SwiftPM cannot build fuzz targets, so this compiles fuzz/FuzzTargets.swift with the Reachability
+# sources it needs (fuzz/sources.txt; when that list no longer compiles, scripts/fuzz-sources
+# finds the files again and rewrites it: commit the change; failing that, every source) with
+# `swiftc -sanitize=fuzzer,address` (CShim's shim.c with clang, the system OpenSSL linked). One
+# binary; RX_FUZZ_TARGET selects the parser; RX_FUZZ_JOBS targets run at a time (default: the
+# cores; each fuzzer is one process on one core, so each still has its seconds of a core). Seeds
+# come from fuzz/corpus/<target>/ and the regression inputs; new corpus entries go to .build/fuzz/
+# only.
 # A crash (or a broken output promise, which traps) fails the run and leaves the input in
 # .build/fuzz/artifacts/: copy it to fuzz/regressions/<target>/ so FuzzRegressionTests replays it.
 # Runs no network code: the parsers get bytes in memory.
@@ -29,25 +33,46 @@ flags+=(-DRX_FUZZ_CONFIG -DRX_FUZZ_HISTORY)
 # CShim's module map (SwiftPM writes its own under .build; this one points at the same header).
 printf 'module CShim {\n  umbrella header "%s/Sources/CShim/include/CShim.h"\n  export *\n}\n' "$PWD" >"$out/cshim/module.modulemap"
 clang -c -O1 -g -fsanitize=fuzzer-no-link,address -I Sources/CShim/include Sources/CShim/shim.c -o "$out/shim.o"
-mapfile -t sources < <(find Sources/Reachability -name '*.swift' | sort)
+includes=(-I "$out/cshim" -I Sources/COpenSSL -I Sources/CZlib -I Sources/CCrypt -I Sources/CYAML)
+every_source=""  # set when the listed sources would not compile even after finding them again
 build() {
+  local sources
+  if [ -n "$every_source" ]; then
+    mapfile -t sources < <(find Sources/Reachability -name '*.swift' | sort)
+  else
+    mapfile -t sources < <(grep -v '^#' fuzz/sources.txt)
+  fi
+  echo "fuzz: compiling ${#sources[@]} of $(find Sources/Reachability -name '*.swift' | wc -l) sources with -sanitize=fuzzer,address $*"
   swiftc -sanitize=fuzzer,address -parse-as-library -O -g -swift-version 6 -module-name Reachability -package-name reachability_exporter \
-    -I "$out/cshim" -I Sources/COpenSSL -I Sources/CZlib -I Sources/CCrypt -I Sources/CYAML "$@" "${sources[@]}" fuzz/FuzzTargets.swift "$out/shim.o" \
+    "${includes[@]}" "$@" "${sources[@]}" fuzz/FuzzTargets.swift "$out/shim.o" \
     -lssl -lcrypto -lz -lcrypt -lyaml -o "$out/reachability-fuzz"
+}
+# The list; if the tree moved what the targets need, the list found again; last, every source.
+build_listed() {
+  build "$@" 2>"$out/compile.log" && return 0
+  echo "NOTICE: fuzz: fuzz/sources.txt does not compile against this tree; finding the sources again (commit the new list)"
+  grep -m5 error: "$out/compile.log" || true
+  if scripts/fuzz-sources --write "${includes[@]}" "$@" >"$out/compile.log" 2>&1; then
+    git --no-pager diff --stat -- fuzz/sources.txt 2>/dev/null || true
+    build "$@" 2>"$out/compile.log" && return 0
+  fi
+  echo "NOTICE: fuzz: the sources found do not compile either; compiling every source"
+  grep -m5 error: "$out/compile.log" || true
+  every_source=1
+  build "$@" 2>"$out/compile.log"
 }
 stamp="${flags[*]:-none}"
 if [ -x "$out/reachability-fuzz" ] && [ "$(cat "$out/stamp" 2>/dev/null)" = "$stamp" ] &&
-   [ -z "$(find Sources/Reachability Sources/CShim fuzz/FuzzTargets.swift -newer "$out/reachability-fuzz" -print -quit)" ]; then
+   [ -z "$(find Sources/Reachability Sources/CShim fuzz/FuzzTargets.swift fuzz/sources.txt -newer "$out/reachability-fuzz" -print -quit)" ]; then
   echo "fuzz: binary up to date"
 else
-echo "fuzz: compiling ${#sources[@]} sources with -sanitize=fuzzer,address ${flags[*]:-}"
 rm -f "$out/stamp"
-if ! build "${flags[@]}" 2>"$out/compile.log"; then
+if ! build_listed "${flags[@]}"; then
   if ((${#flags[@]})); then
     echo "NOTICE: fuzz: the config/history targets do not compile against this tree (${flags[*]}); fuzzing without them"
     grep -m5 error: "$out/compile.log" || true
     flags=()
-    build 2>"$out/compile.log" || { cat "$out/compile.log"; exit 1; }
+    build_listed || { cat "$out/compile.log"; exit 1; }
   else
     cat "$out/compile.log"; exit 1
   fi
@@ -70,15 +95,12 @@ if [ ! -s "$out/tls/server.key" ]; then
 fi
 export RX_FUZZ_TLS_DIR="$PWD/$out/tls"
 
-failed=0
-printf '%-14s %10s %12s %8s %8s %s\n' target runs exec/s cov ft result
-for t in "${targets[@]}"; do
-  corpus="$out/corpus/$t"
+# One target: its row of the table (and the crash's lines) in $out/$t.row, its exit code in $out/$t.rc.
+fuzz_one() {
+  local t=$1 corpus="$out/corpus/$1" log="$out/$1.log" seeds=() rc runs eps cov ft result
   mkdir -p "$corpus"
-  seeds=()
   [ -d "fuzz/corpus/$t" ] && seeds+=("fuzz/corpus/$t")
   [ -d "fuzz/regressions/$t" ] && seeds+=("fuzz/regressions/$t")
-  log="$out/$t.log"
   set +e
   RX_FUZZ_TARGET=$t ASAN_OPTIONS=detect_leaks=0 "$out/reachability-fuzz" "$corpus" "${seeds[@]}" \
     -max_total_time="$seconds" -max_len=4096 -timeout=5 -rss_limit_mb=1024 -print_final_stats=1 \
@@ -93,9 +115,31 @@ for t in "${targets[@]}"; do
   if [ "$rc" != 0 ]; then
     # shellcheck disable=SC2012 # the newest artifact: ls -t orders by time, the names are ours
     result="CRASH (exit $rc): $(ls -t "$out"/artifacts/"$t"-* 2>/dev/null | head -1)"
-    failed=1
   fi
-  printf '%-14s %10s %12s %8s %8s %s\n' "$t" "${runs:-?}" "${eps:-?}" "${cov:-?}" "${ft:-?}" "$result"
-  [ "$rc" = 0 ] || grep -m12 -E 'ERROR|Fatal|panic|#[0-9] ' "$log" || true
+  {
+    printf '%-14s %10s %12s %8s %8s %s\n' "$t" "${runs:-?}" "${eps:-?}" "${cov:-?}" "${ft:-?}" "$result"
+    [ "$rc" = 0 ] || grep -m12 -E 'ERROR|Fatal|panic|#[0-9] ' "$log" || true
+  } >"$out/$t.row"
+  echo "$rc" >"$out/$t.rc"
+}
+
+jobs_at_once=${RX_FUZZ_JOBS:-$(nproc)}
+running=()
+for t in "${targets[@]}"; do
+  rm -f "$out/$t.row" "$out/$t.rc"
+  if ((${#running[@]} >= jobs_at_once)); then
+    wait "${running[0]}"
+    running=("${running[@]:1}")
+  fi
+  fuzz_one "$t" &
+  running+=("$!")
+done
+wait
+
+failed=0
+printf '%-14s %10s %12s %8s %8s %s\n' target runs exec/s cov ft result
+for t in "${targets[@]}"; do
+  cat "$out/$t.row" 2>/dev/null || echo "$t: no result"
+  [ "$(cat "$out/$t.rc" 2>/dev/null)" = 0 ] || failed=1
 done
 exit $failed

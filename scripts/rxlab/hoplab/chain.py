@@ -16,7 +16,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 import urllib.request
@@ -27,7 +26,6 @@ from ..exposition import Exposition
 from ..util import log, run
 
 # The directory holding the rxlab package (the web target runs as `python3 -m rxlab...`).
-SCRIPTS = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ROUTERS = 4
 NODES = ("site", "r1", "r2", "r3", "r4", "inet")  # node i is hop i
 TARGET = {"ipv4": "198.19.0.1", "ipv6": "2001:db8:ff::1"}
@@ -118,17 +116,8 @@ class Chain:
 
     def start_web(self):
         """The HTTP 204 target on inet's [::]:80 (both families)."""
-        p = subprocess.Popen(
-            ["ip", "netns", "exec", self.ns("inet"), sys.executable, "-m", "rxlab.hoplab.http204", str(WEB_PORT)],
-            stdout=subprocess.PIPE,
-            stderr=open(os.path.join(self.work, "http204.log"), "w"),
-            text=True,
-            env=dict(os.environ, PYTHONPATH=SCRIPTS, PYTHONDONTWRITEBYTECODE="1"),
-        )
-        self.processes.append(p)
-        line = p.stdout.readline()
-        if not line.startswith("ready"):
-            raise RuntimeError(f"the HTTP 204 server did not start: {line!r}")
+        log = os.path.join(self.work, "http204.log")
+        procs.start_module(self.ns("inet"), ("rxlab.hoplab.http204", str(WEB_PORT)), log, "ready", self.processes)
 
     # ---- faults ---------------------------------------------------------------------------
     def cut(self, hop, on=True):

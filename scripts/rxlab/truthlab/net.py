@@ -18,7 +18,6 @@ Only documentation, private and unique-local ranges; nothing routes out of the n
 import json
 import os
 import subprocess
-import sys
 import time
 
 from .. import netns, procs
@@ -27,7 +26,6 @@ from ..faultlab.addresses import LAB_NAME, V4_NET, V6_NET
 from ..faultlab.daemons import DNSMASQ
 from ..util import read_from, run, tail, wait_until
 
-SCRIPTS = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PORT = 10391
 STREAM_PORT = 9000
 LAN4, CLI4 = "192.168.42.1", "192.168.42.2"
@@ -114,18 +112,8 @@ class Bench:
 
     def serve(self, ns, kind, *args, expect="ready"):
         """Starts a truthlab server (or client) in `ns`; returns its Popen once it says `expect`."""
-        p = subprocess.Popen(
-            ["ip", "netns", "exec", ns, sys.executable, "-m", "rxlab.truthlab.servers", kind, *args],
-            stdout=subprocess.PIPE,
-            stderr=open(os.path.join(self.work, f"{kind}.log"), "a"),
-            text=True,
-            env=dict(os.environ, PYTHONPATH=SCRIPTS, PYTHONDONTWRITEBYTECODE="1"),
-        )
-        self.processes.append(p)
-        line = p.stdout.readline()
-        if not line.startswith(expect):
-            raise RuntimeError(f"{kind} in {ns} did not start: {line!r}")
-        return p
+        log = os.path.join(self.work, f"{kind}.log")
+        return procs.start_module(ns, ("rxlab.truthlab.servers", kind, *args), log, expect, self.processes)
 
     def stop(self, p):
         procs.stop(p, grace=2)

@@ -45,7 +45,6 @@ from ..exposition import Exposition
 from ..netns import enter, lab_arguments
 from ..util import connects, log, log_table, run, wait_until
 
-SCRIPTS = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 NODES = ("site", "isp1", "isp2", "inet")
 WEB, STREAM, FAR = "198.19.0.1", "198.19.0.2", "198.19.0.3"
 STREAM_PORT = 9000
@@ -140,18 +139,8 @@ class Lab:
         netns.nft(self.ns("isp2"), text + "}\n")
 
     def start(self, module_args, ns, expect):
-        p = subprocess.Popen(
-            ["ip", "netns", "exec", self.ns(ns), sys.executable, "-m", *module_args],
-            stdout=subprocess.PIPE,
-            stderr=open(os.path.join(self.work, f"{module_args[0]}.{ns}.log"), "a"),
-            text=True,
-            env=dict(os.environ, PYTHONPATH=SCRIPTS, PYTHONDONTWRITEBYTECODE="1"),
-        )
-        self.processes.append(p)
-        line = p.stdout.readline()
-        if not line.startswith(expect):
-            raise RuntimeError(f"{module_args[0]} did not start: {line!r}")
-        return p
+        log = os.path.join(self.work, f"{module_args[0]}.{ns}.log")
+        return procs.start_module(self.ns(ns), module_args, log, expect, self.processes)
 
     # ---- the exporter -------------------------------------------------------------------------
     def config(self, wwan0, interval="1s"):
