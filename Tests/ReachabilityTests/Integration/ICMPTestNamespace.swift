@@ -14,31 +14,34 @@ struct ICMPTestNamespace {
 
     /// Runs a command to completion and returns its exit status and combined output.
     @discardableResult
-    static func run(_ arguments: [String]) throws -> (status: Int32, output: String) {
+    static func run(_ arguments: [String], input: String? = nil) throws -> (status: Int32, output: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = arguments
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = pipe
+        let stdin = Pipe()
+        process.standardInput = stdin
         try process.run()
+        if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
+        try stdin.fileHandleForWriting.close()
         let data = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return (process.terminationStatus, String(decoding: data, as: UTF8.self))
     }
 
     /// Runs a command inside the namespace; throws when it fails.
-    func exec(_ arguments: [String]) throws {
-        let (status, output) = try Self.run(["ip", "netns", "exec", name] + arguments)
+    func exec(_ arguments: [String], input: String? = nil) throws {
+        let (status, output) = try Self.run(["ip", "netns", "exec", name] + arguments, input: input)
         if status != 0 { throw Failure(message: "\(arguments.joined(separator: " ")): \(output)") }
     }
 
-    /// Adds an nft rule set (a table `t` of family inet) inside the namespace.
+    /// Adds an nft rule set (a table `t` of family inet) inside the namespace. The script goes
+    /// through standard input: CI once saw `nft -f` read a temporary file (written with
+    /// `write(to:atomically:)`) with bytes after the script's end.
     func nft(_ script: String) throws {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("\(name)-\(UUID().uuidString).nft")
-        try script.write(to: file, atomically: true, encoding: .utf8)
-        defer { try? FileManager.default.removeItem(at: file) }
-        try exec(["nft", "-f", file.path])
+        try exec(["nft", "-f", "-"], input: script + "\n")
     }
 
     struct Failure: Error, CustomStringConvertible {

@@ -208,8 +208,10 @@ final class ICMPSocket: Sendable {
                 let key = ICMPAddressKey(destination)
                 let realtime = Self.realtimeNanos()
                 let now = clock.now
+                var others = 0  // echoes already pending: each may latch an error before this send
                 let registration: (token: UInt64, sequence: UInt16, nonce: UInt64, wake: Bool)? = state.withLock { s in
                     guard !s.retired, s.pending.count < Int(UInt16.max) else { return nil }
+                    others = s.pending.count
                     let (token, sequence, nonce) = s.register(
                         to: key, payloadSize: payloadSize, hopLimited: hopLimit != nil, deadline: deadline,
                         sentAt: now, realtime: realtime, secret: secret, waiter: .one(continuation))
@@ -258,8 +260,11 @@ final class ICMPSocket: Sendable {
                     if sendErrno == EINTR { continue }
                     // A ping socket with IP_RECVERR also latches each ICMP error in sk_err, and the
                     // next send on the socket fails with it (unsent), whatever its destination. Reading
-                    // the error clears it: a latched error does not repeat, a genuine one does.
-                    if kind == .datagram, retries < 3, Self.latchableErrors.contains(sendErrno) {
+                    // the error clears it: a latched error does not repeat, a genuine one does. Each
+                    // echo already pending on the socket may latch one error meanwhile (capped).
+                    if kind == .datagram, retries < 3 + min(others, 64),
+                        Self.latchableErrors.contains(sendErrno)
+                    {
                         retries += 1
                         continue
                     }
