@@ -6,73 +6,89 @@ package enum ProbeFlags {
     /// sending traffic off the machine.
     package static let refuseDefaultsVariable = "REACHABILITY_EXPORTER_REFUSE_DEFAULT_TARGETS"
 
-    static let specs: [FlagSpec] = [
-        kindFlag(.http),
-        FlagSpec(
-            "probe.http.each-family", .repeated, placeholder: "URL",
-            help:
-                "HTTP(S) captive-portal check run once per IP family, pinned (named ipv4:URL and ipv6:URL), so a portal that captures one family is seen; the --probe.http.* settings apply."
-        ),
-        FlagSpec(
-            "probe.http.expect-status", .value(default: nil), placeholder: "CODES",
-            help:
-                "Status codes the --probe.http checks expect: codes, ranges and classes, comma-separated (204, 200,204, 200-399, 2xx; default 204, or 200 with --probe.http.expect-body)."
-        ),
-        FlagSpec(
-            "probe.http.expect-body", .value(default: nil), placeholder: "TEXT",
-            help: "Text the --probe.http response bodies must contain (uses GET)."),
-        FlagSpec(
-            "probe.http.proxy-url", .value(default: nil), placeholder: "URL",
-            help:
-                "Send the --probe.http checks through this HTTP proxy (http://[user:password@]host[:port]; HTTPS through CONNECT)."
-        ),
-        FlagSpec(
-            "probe.http.proxy-from-environment", .bool(default: false),
-            help: "Send the --probe.http checks through the proxy HTTP_PROXY/HTTPS_PROXY name, except NO_PROXY hosts."),
-        kindFlag(.icmp), kindFlag(.dns), kindFlag(.tcp), kindFlag(.mtu),
-        FlagSpec(
-            "probe.mtu.expect", .value(default: String(MTUProber.Configuration.defaultExpect)), placeholder: "BYTES",
-            help: "The path MTU the --probe.mtu targets must carry (IP packet bytes)."),
-        FlagSpec(
-            "probe.interval", .value(default: DurationParser.format(MonitorSettings().interval)),
-            placeholder: "DURATION", help: "Time between probe rounds."),
-        FlagSpec(
-            "probe.timeout", .value(default: DurationParser.format(MonitorSettings().timeout)), placeholder: "DURATION",
-            help: "Deadline of each probe; must be below the interval."),
-        FlagSpec(
-            "probe.mode", .value(default: VerdictSettings().policy.description), placeholder: "POLICY",
-            help: "How results combine: parallel (any success), http, icmp, quorum, quorum:N, quorum:N%."),
-        FlagSpec(
-            "probe.fail-after", .value(default: String(VerdictSettings.defaultFailAfter)), placeholder: "N",
-            help: "Consecutive failed rounds before leaving full."),
-        FlagSpec(
-            "probe.recover-after", .value(default: String(VerdictSettings.defaultRecoverAfter)), placeholder: "N",
-            help: "Consecutive good rounds before returning to full."),
-        FlagSpec(
-            "probe.fast-recheck", .value(default: DurationParser.format(MonitorSettings().fastRecheck)),
-            placeholder: "DURATION",
-            help: "While not full, re-check after this, doubling up to the interval; 0 disables."),
-        FlagSpec(
-            "probe.trust-local-targets", .bool(default: false),
-            help:
-                "Let answers from loopback, on-link addresses and the gateway prove the internet (labs and tests only: on a real network a router or an interceptor answers there)."
-        ),
-        FlagSpec(
-            "probe.icmp.count", .value(default: String(ICMPProber.Configuration.defaultCount)), placeholder: "N",
-            help: "Echo requests per ICMP round."),
-        FlagSpec(
-            "probe.uplink", .repeated, placeholder: "INTERFACE",
-            help: "Also run every probe bound to this interface (SO_BINDTODEVICE), with its own verdict."),
-        FlagSpec(
-            "path.monitor", .bool(default: true),
-            help:
-                "Watch links, addresses and routes over netlink: no usable path means `none` at once, and any change re-probes at once."
-        ),
-    ]
+    static let specs: [FlagSpec] =
+        ProbeKind.all.flatMap { [kindFlag($0)] + settingFlags($0.types[0]) } + [
+            FlagSpec(
+                "probe.interval", .value(default: DurationParser.format(MonitorSettings().interval)),
+                placeholder: "DURATION", help: "Time between probe rounds."),
+            FlagSpec(
+                "probe.timeout", .value(default: DurationParser.format(MonitorSettings().timeout)),
+                placeholder: "DURATION",
+                help: "Deadline of each probe; must be below the interval."),
+            FlagSpec(
+                "probe.mode", .value(default: VerdictSettings().policy.description), placeholder: "POLICY",
+                help: "How results combine: parallel (any success), http, icmp, quorum, quorum:N, quorum:N%."),
+            FlagSpec(
+                "probe.fail-after", .value(default: String(VerdictSettings.defaultFailAfter)), placeholder: "N",
+                help: "Consecutive failed rounds before leaving full."),
+            FlagSpec(
+                "probe.recover-after", .value(default: String(VerdictSettings.defaultRecoverAfter)), placeholder: "N",
+                help: "Consecutive good rounds before returning to full."),
+            FlagSpec(
+                "probe.fast-recheck", .value(default: DurationParser.format(MonitorSettings().fastRecheck)),
+                placeholder: "DURATION",
+                help: "While not full, re-check after this, doubling up to the interval; 0 disables."),
+            FlagSpec(
+                "probe.trust-local-targets", .bool(default: false),
+                help:
+                    "Let answers from loopback, on-link addresses and the gateway prove the internet (labs and tests only: on a real network a router or an interceptor answers there)."
+            ),
+            FlagSpec(
+                "probe.icmp.count", .value(default: String(ICMPProber.Configuration.defaultCount)), placeholder: "N",
+                help: "Echo requests per ICMP round."),
+            FlagSpec(
+                "probe.uplink", .repeated, placeholder: "INTERFACE",
+                help: "Also run every probe bound to this interface (SO_BINDTODEVICE), with its own verdict."),
+            FlagSpec(
+                "path.monitor", .bool(default: true),
+                help:
+                    "Watch links, addresses and routes over netlink: no usable path means `none` at once, and any change re-probes at once."
+            ),
+        ]
 
     /// A kind's own flag (`--probe.icmp=HOST`), as its descriptor gives it: repeated, one probe each.
     private static func kindFlag(_ kind: ProbeKind) -> FlagSpec {
         FlagSpec(kind.flag.name, .repeated, placeholder: kind.flag.placeholder, help: kind.flag.help)
+    }
+
+    /// The flags that set up a kind's probes, listed after its own flag.
+    private static func settingFlags(_ type: ProbeType) -> [FlagSpec] {
+        switch type {
+        case .http, .https:
+            [
+                FlagSpec(
+                    "probe.http.each-family", .repeated, placeholder: "URL",
+                    help:
+                        "HTTP(S) captive-portal check run once per IP family, pinned (named ipv4:URL and ipv6:URL), so a portal that captures one family is seen; the --probe.http.* settings apply."
+                ),
+                FlagSpec(
+                    "probe.http.expect-status", .value(default: nil), placeholder: "CODES",
+                    help:
+                        "Status codes the --probe.http checks expect: codes, ranges and classes, comma-separated (204, 200,204, 200-399, 2xx; default 204, or 200 with --probe.http.expect-body)."
+                ),
+                FlagSpec(
+                    "probe.http.expect-body", .value(default: nil), placeholder: "TEXT",
+                    help: "Text the --probe.http response bodies must contain (uses GET)."),
+                FlagSpec(
+                    "probe.http.proxy-url", .value(default: nil), placeholder: "URL",
+                    help:
+                        "Send the --probe.http checks through this HTTP proxy (http://[user:password@]host[:port]; HTTPS through CONNECT)."
+                ),
+                FlagSpec(
+                    "probe.http.proxy-from-environment", .bool(default: false),
+                    help:
+                        "Send the --probe.http checks through the proxy HTTP_PROXY/HTTPS_PROXY name, except NO_PROXY hosts."
+                ),
+            ]
+        case .mtu:
+            [
+                FlagSpec(
+                    "probe.mtu.expect", .value(default: String(MTUProber.Configuration.defaultExpect)),
+                    placeholder: "BYTES",
+                    help: "The path MTU the --probe.mtu targets must carry (IP packet bytes).")
+            ]
+        case .icmp, .dns, .tcp, .doh: []
+        }
     }
 
     /// The built-in set (`Probe.defaultSet`, defined once) as the flags that give it. Never
@@ -137,23 +153,50 @@ package enum ProbeFlags {
                     value: url)
             }
         }
-        for url in source.strings("probe.http") {
-            try add(.http(url, expectation: expectation, proxy: proxy), flag: "probe.http", value: url)
-        }
-        for target in source.strings("probe.dns") {
-            let parts = target.split(separator: "@", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
-            try add(.dns(parts[0], server: parts.count == 2 ? parts[1] : nil), flag: "probe.dns", value: target)
-        }
-        for target in source.strings("probe.tcp") { try add(.tcp(target), flag: "probe.tcp", value: target) }
         let count =
             try flags.int("probe.icmp.count", range: 1...ICMPProber.Configuration.maxCount)
             ?? ICMPProber.Configuration.defaultCount
-        for host in source.strings("probe.icmp") { try add(.icmp(host, count: count), flag: "probe.icmp", value: host) }
         let expect =
             try flags.int("probe.mtu.expect", range: MTUProber.Configuration.expectRange)
             ?? MTUProber.Configuration.defaultExpect
-        for host in source.strings("probe.mtu") { try add(.mtu(host, expect: expect), flag: "probe.mtu", value: host) }
+        for kind in ProbeKind.all.sorted(by: { specOrder($0.types[0]) < specOrder($1.types[0]) }) {
+            for value in source.strings(kind.flag.name) {
+                let probe: Probe
+                switch kind.types[0] {
+                case .http, .https: probe = .http(value, expectation: expectation, proxy: proxy)
+                case .icmp: probe = .icmp(value, count: count)
+                case .mtu: probe = .mtu(value, expect: expect)
+                case .tcp: probe = .tcp(value)
+                case .dns:
+                    let (name, server) = nameAt(value)
+                    probe = .dns(name, server: server)
+                case .doh:
+                    let (name, url) = nameAt(value)
+                    probe = .doh(name, url: url ?? "")
+                }
+                try add(probe, flag: kind.flag.name, value: value)
+            }
+        }
         return specs
+    }
+
+    /// Where a kind's probes come in the flags' list (`Probe.defaultSet`'s order): HTTP, DNS,
+    /// TCP, ICMP, MTU, then the kinds added since.
+    private static func specOrder(_ type: ProbeType) -> Int {
+        switch type {
+        case .http, .https: 0
+        case .dns: 1
+        case .tcp: 2
+        case .icmp: 3
+        case .mtu: 4
+        case .doh: 5
+        }
+    }
+
+    /// `NAME@REST` → (NAME, REST); without `@`, (value, nil).
+    private static func nameAt(_ value: String) -> (String, String?) {
+        let parts = value.split(separator: "@", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+        return (parts[0], parts.count == 2 ? parts[1] : nil)
     }
 
     private static func httpProxy(_ flags: ParsedFlags) throws(UsageError) -> HTTPProxySetting {

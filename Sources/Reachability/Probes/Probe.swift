@@ -1,5 +1,5 @@
 /// One probe to run, built by a static factory: `.http(_:)`, `.icmp(_:)`, `.dns(_:server:)`,
-/// `.tcp(_:port:)`. The factories never throw: a value that cannot work (a bad URL, say) is
+/// `.tcp(_:port:)`, `.mtu(_:)`, `.doh(_:url:)`. The factories never throw: a value that cannot work (a bad URL, say) is
 /// reported by `problem`, and such a probe fails every round with that reason instead of
 /// running with something else. The command line's probe flags are built by the same factories.
 public struct Probe: Sendable {
@@ -95,6 +95,20 @@ public struct Probe: Sendable {
             return Probe(spec: .dns(config, .init(name: target, target: target)))
         } catch {
             return unusable(target, .dns, error.message)
+        }
+    }
+
+    /// A DNS-over-HTTPS lookup of `name` (RFC 8484): a GET of `url` (the server's, as
+    /// `https://dns.example/dns-query`) with the query, answered as a DNS probe's. Over https
+    /// with a verified certificate an answer proves the internet; over http:// it cannot.
+    /// Reported as `NAME@URL`.
+    public static func doh(_ name: String, url: String, recordType: DNSQueryType = .a) -> Probe {
+        let target = "\(name)@\(url)"
+        do throws(ProbeConfigError) {
+            let config = try DoHProbeConfig(name: name, queryType: recordType, url: url)
+            return Probe(spec: config.spec(.init(name: target, target: name)))
+        } catch {
+            return unusable(target, .doh, error.message)
         }
     }
 

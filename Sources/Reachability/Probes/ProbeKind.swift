@@ -52,7 +52,7 @@ package struct ProbeKind: Sendable {
     }
 
     /// Every kind, in the order the docs and `--help` list them.
-    package static let all: [ProbeKind] = [.http, .icmp, .dns, .tcp, .mtu]
+    package static let all: [ProbeKind] = [.http, .icmp, .dns, .tcp, .mtu, .doh]
 }
 
 extension ProbeType {
@@ -64,6 +64,7 @@ extension ProbeType {
         case .mtu: .mtu
         case .dns: .dns
         case .tcp: .tcp
+        case .doh: .doh
         }
     }
 }

@@ -2,6 +2,8 @@
 public enum ProbeType: String, Sendable, CaseIterable, Codable {
     /// `mtu`: don't-fragment ICMP echoes of several sizes at once, measuring the path MTU.
     case icmp, http, https, dns, tcp, mtu
+    /// DNS over HTTPS (RFC 8484): one lookup per round as a GET to a DoH server's URL.
+    case doh
 }
 
 /// What a probe round trip concluded.

@@ -420,11 +420,11 @@ import Testing
         ),
         (
             probe + "    target: 127.0.0.1:9\n",
-            "t.yml:2:5: probes[0]: expected a key \"type\" (http, https, icmp, dns, tcp or mtu), found none"
+            "t.yml:2:5: probes[0]: expected a key \"type\" (http, https, icmp, dns, tcp, mtu or doh), found none"
         ),
         (
             probe + "    type: ping\n    target: x\n",
-            "t.yml:3:11: probes[0].type: expected one of icmp, http, https, dns, tcp, mtu, found \"ping\""
+            "t.yml:3:11: probes[0].type: expected one of icmp, http, https, dns, tcp, mtu, doh, found \"ping\""
         ),
         (probe + "    type: tcp\n", "t.yml:2:5: probes[0]: expected a key \"target\" (host:port), found none"),
         (
@@ -441,7 +441,7 @@ import Testing
         ),
         (
             probe + "    type: tcp\n    target: 127.0.0.1:9\n    intervall: 10s\n",
-            "t.yml:5:5: probes[0].intervall: expected one of the keys name, type, target, interval, timeout, family, labels, http, icmp, dns, tcp, mtu, found an unknown key (did you mean \"interval\"?)"
+            "t.yml:5:5: probes[0].intervall: expected one of the keys name, type, target, interval, timeout, family, labels, http, icmp, dns, tcp, mtu, doh, found an unknown key (did you mean \"interval\"?)"
         ),
         (
             probe + "    type: http\n    target: https://127.0.0.1/\n",

@@ -117,7 +117,7 @@ import Testing
         #expect(bad.status == 78)
         #expect(
             bad.stderr
-                == "\(scratch.file):7:5: probes[0].intervall: expected one of the keys name, type, target, interval, timeout, family, labels, http, icmp, dns, tcp, mtu, found an unknown key (did you mean \"interval\"?)\n"
+                == "\(scratch.file):7:5: probes[0].intervall: expected one of the keys name, type, target, interval, timeout, family, labels, http, icmp, dns, tcp, mtu, doh, found an unknown key (did you mean \"interval\"?)\n"
         )
         #expect(bad.stdout.isEmpty)
         let missing = try ExporterProcess.run(["check-config", scratch.dir + "/absent.yml"])

@@ -35,6 +35,11 @@ import Testing
             return ICMPProber(.init(host: "127.0.2.1", count: 1, mode: .raw), engine: engine)
         case .mtu:
             return MTUProber(.init(host: "127.0.2.1", mode: .raw), engine: engine)
+        case .doh:
+            let server = try LoopbackHTTPServer(behavior: .silent)
+            hold.append(server)
+            return DoHProber(
+                config: try DoHProbeConfig(name: "example.com", url: "https://127.0.0.1:\(server.port)/dns-query"))
         }
     }
 

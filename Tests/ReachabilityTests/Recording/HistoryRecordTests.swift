@@ -248,7 +248,7 @@ import Testing
             (Word.unknown, "unknown"), (Word.success, "success"), (Word.failure, "failure"),
         ]
         for (word, text) in table { #expect(word == JSONScanner.pack(text), "\(text)") }
-        #expect(Set(ProbeType.allCases.map(\.rawValue)) == ["icmp", "http", "https", "dns", "tcp", "mtu"])
+        #expect(Set(ProbeType.allCases.map(\.rawValue)) == ["icmp", "http", "https", "dns", "tcp", "mtu", "doh"])
         #expect(Word.probeTypes == ProbeType.allCases.map { JSONScanner.pack(text: $0.rawValue) }, "every type's word")
         #expect(
             JSONScanner.pack(text: "icmp") == JSONScanner.pack("icmp") && JSONScanner.pack(text: "123456789") == nil)

@@ -160,7 +160,7 @@ import Testing
         let swappedWithoutTime = await until { journal.all.count >= 2 }
         #expect(swappedWithoutTime, "the reload waited for the stagger")
         if !swappedWithoutTime { clock.advance(by: .seconds(10)) }
-        await reload.value
+        _ = await reload.value
         // Without moving the clock: the staggered starts ran, then the swap, then a round of the new probe.
         #expect(old.map { $0.calls.map(\.offset) } == [[.zero], [.zero], [.zero]])
         #expect(await until { new.calls.count == 1 })

@@ -81,7 +81,7 @@ extension DNSProbeConfig: ProbeConfiguration {
     }
 
     /// `dns.expect_answer`: exactly one of `regex` and `addresses`.
-    private static func expectAnswer(_ m: ConfigMap) throws(ConfigError) -> DNSAnswerExpectation? {
+    static func expectAnswer(_ m: ConfigMap) throws(ConfigError) -> DNSAnswerExpectation? {
         guard let e = try m.map("expect_answer", keys: ["regex", "addresses"], what: "regex or addresses") else {
             return nil
         }

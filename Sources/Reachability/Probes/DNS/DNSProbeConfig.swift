@@ -191,7 +191,7 @@ package struct DNSProbeConfig: Sendable, Equatable {
         return address
     }
 
-    private static func check(_ expectation: DNSAnswerExpectation?, type: DNSQueryType) throws(ProbeConfigError) {
+    static func check(_ expectation: DNSAnswerExpectation?, type: DNSQueryType) throws(ProbeConfigError) {
         switch expectation {
         case nil: return
         case .regex(let pattern):

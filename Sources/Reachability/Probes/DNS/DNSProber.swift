@@ -67,7 +67,7 @@ package struct DNSProber: Prober {
                 outcome = .failed(
                     ProbeFailure(
                         .dnsUDPBlocked,
-                        "\(udp.message); the same server answered over TCP (\(Self.rcodeName(answer.header.rcode)) in \(ms) ms): DNS over UDP is blocked on the path"
+                        "\(udp.message); the same server answered over TCP (\(DNSAnswerJudge.rcodeName(answer.header.rcode)) in \(ms) ms): DNS over UDP is blocked on the path"
                     ))
             default:
                 break
@@ -88,7 +88,7 @@ package struct DNSProber: Prober {
                 let values = response.records(for: config.name, type: config.queryType).map(\.presentation)
                 await discoverNAT64(for: values, deadline: deadline)
             }
-            var r = conclude(response, via: "@\(server) over \(transport.rawValue)\(note)", elapsed: elapsed)
+            var r = answers.conclude(response, via: "@\(server) over \(transport.rawValue)\(note)", elapsed: elapsed)
             r.phases = phases
             r.dns?.transport = transport.rawValue
             r.address = server.ip
@@ -141,7 +141,7 @@ package struct DNSProber: Prober {
             let elapsed = ContinuousClock.now - start
             let addresses = found.map(\.ip)
             await discoverNAT64(for: addresses, deadline: deadline)
-            var r = judge(
+            var r = answers.judge(
                 values: addresses, detail: DNSDetail(rcode: nil, answers: addresses.count, addresses: addresses),
                 via: "system resolver", elapsed: elapsed)
             r.phases = [.resolve: elapsed]
@@ -214,82 +214,10 @@ package struct DNSProber: Prober {
         return fail(.timeout, "no reply to \(sent) queries over UDP\(ignored)")
     }
 
-    // MARK: Judging
-
-    /// Turns a matched response into the round's result.
-    private func conclude(_ response: DNSResponse, via: String, elapsed: Duration) -> ProbeResult {
-        let rcode = response.header.rcode
-        let records = response.records(for: config.name, type: config.queryType).map(\.presentation)
-        let addresses = config.queryType.isAddress ? records : []
-        let detail = DNSDetail(
-            rcode: rcode, answers: response.answers.count, addresses: addresses,
-            truncated: response.header.isTruncated, records: records)
-        guard rcode == 0 else {
-            let reason: FailureReason =
-                switch rcode {
-                case 2: .servfail
-                case 3: .nxdomain
-                case 5: .refused
-                default: .dns
-                }
-            var r = ProbeResult.failure(reason, "\(what) \(via): \(Self.rcodeName(rcode))", duration: elapsed)
-            r.dns = detail
-            return r
-        }
-        return judge(values: records, detail: detail, via: via, elapsed: elapsed)
-    }
-
-    /// The verdict on a NOERROR answer: no record, a portal signal, an answer that does not
-    /// meet the expectation, or success.
-    private func judge(values: [String], detail: DNSDetail, via: String, elapsed: Duration) -> ProbeResult {
-        let what = "\(what) \(via)"
-        let tc = detail.truncated && detail.transport != "tcp" ? " (TC set: truncated)" : ""
-        var result: ProbeResult
-        if values.isEmpty {
-            result = .failure(
-                .noAnswer, "\(what): no \(config.queryType.rawValue) records in \(detail.answers) answers\(tc)",
-                duration: elapsed)
-        } else if case let offending = DNSPortalRule.offendingAddresses(
-            config.queryType.isAddress ? values : [], name: config.name,
-            allowPrivateAnswers: config.allowPrivateAnswers, nat64: nat64.current), !offending.isEmpty
-        {
-            result = ProbeResult(
-                status: .portal, reason: .privateAddress,
-                detail: "\(what): public name answered with private address \(offending.joined(separator: ", "))\(tc)",
-                duration: elapsed)
-        } else if let expectation = config.expectAnswer, let problem = Self.mismatch(values, expectation) {
-            result = .failure(
-                .answerMismatch, "\(what): \(values.joined(separator: ", ")): \(problem)", duration: elapsed)
-        } else {
-            result = ProbeResult(
-                status: .success, detail: "\(what): \(values.joined(separator: ", "))\(tc)", duration: elapsed)
-        }
-        result.dns = detail
-        return result
-    }
-
-    /// Why `values` do not meet `expectation`; nil when they do.
-    static func mismatch(_ values: [String], _ expectation: DNSAnswerExpectation) -> String? {
-        switch expectation {
-        case .regex(let pattern):
-            // Validated at configuration time, so this compiles.
-            guard let regex = try? Regex(pattern) else { return "the pattern /\(pattern)/ does not compile" }
-            return values.contains { $0.contains(regex) } ? nil : "no answer matches /\(pattern)/"
-        case .addresses(let set):
-            let foreign = values.filter { !set.contains(SocketAddress(ip: $0)?.ip ?? $0) }
-            return foreign.isEmpty ? nil : "\(foreign.joined(separator: ", ")) not in the expected addresses"
-        }
-    }
-
-    static func rcodeName(_ rcode: Int) -> String {
-        switch rcode {
-        case 0: "NOERROR"
-        case 1: "FORMERR"
-        case 2: "SERVFAIL"
-        case 3: "NXDOMAIN"
-        case 4: "NOTIMP"
-        case 5: "REFUSED"
-        default: "rcode \(rcode)"
-        }
+    /// Judges this probe's matched answers (shared with DNS over HTTPS).
+    private var answers: DNSAnswerJudge {
+        DNSAnswerJudge(
+            name: config.name, queryType: config.queryType, allowPrivateAnswers: config.allowPrivateAnswers,
+            expectAnswer: config.expectAnswer, nat64: nat64.current)
     }
 }

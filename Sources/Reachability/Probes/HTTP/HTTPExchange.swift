@@ -17,13 +17,14 @@ struct HTTPExchange {
     let hostHeader: String
     /// SNI and certificate name for https.
     let serverName: String
-    let config: HTTPProbeConfig
+    /// How to connect and what to send beside the request line.
+    let client: HTTPClientSettings
     /// Whether the configured credential headers (`HTTPProbeConfig.credentialHeaders`) go with
     /// this request: false once a redirect has left the first URL's origin.
     var sendsCredentials = true
 
     /// The proxy this hop goes through, if any.
-    var proxy: HTTPProxy? { config.proxy.proxy(for: url) }
+    var proxy: HTTPProxy? { client.proxy.proxy(for: url) }
 
     func run(deadline: ContinuousClock.Instant, trace: inout HTTPRoundTrace) async throws(ProbeFailure) -> Response {
         let proxy = self.proxy
@@ -85,7 +86,7 @@ struct HTTPExchange {
     ) async throws(ProbeFailure) {
         trace.begin(.proxy)
         let authority = "\(url.bracketedHost):\(url.port)"
-        var text = "CONNECT \(authority) HTTP/1.1\r\nHost: \(authority)\r\nUser-Agent: \(config.userAgent)\r\n"
+        var text = "CONNECT \(authority) HTTP/1.1\r\nHost: \(authority)\r\nUser-Agent: \(client.userAgent)\r\n"
         if let authorization = proxy.authorization { text += "Proxy-Authorization: \(authorization)\r\n" }
         text += "\r\n"
         var parser = HTTPResponseParser(limits: .init(bodyBytes: 0), isHeadRequest: true)
@@ -135,7 +136,7 @@ struct HTTPExchange {
         trace.begin(.resolve)
         let addresses: [SocketAddress]
         do throws(Resolver.Failure) {
-            addresses = try await Resolver.resolve(host, port: port, family: config.family, deadline: deadline)
+            addresses = try await Resolver.resolve(host, port: port, family: client.family, deadline: deadline)
         } catch {
             throw ProbeFailure(.dns, error.message)
         }
@@ -151,7 +152,7 @@ struct HTTPExchange {
             trace.address = address
             do throws(StreamError) {
                 return try await StreamSocket.connect(
-                    to: address, interface: config.interface, deadline: attemptDeadline)
+                    to: address, interface: client.interface, deadline: attemptDeadline)
             } catch {
                 lastError = error
                 failures.append("\(address): \(error)")
@@ -172,7 +173,7 @@ struct HTTPExchange {
         trace.begin(.tls)
         let context: TLSContext
         do throws(TLSContext.Failure) {
-            context = try TLSContext.shared(config.tlsOptions)
+            context = try TLSContext.shared(client.tlsOptions)
         } catch {
             throw ProbeFailure(.tls, error.message)
         }
@@ -195,7 +196,7 @@ struct HTTPExchange {
     private func readResponse(
         from stream: any ByteStream, deadline: ContinuousClock.Instant, trace: inout HTTPRoundTrace
     ) async throws(ProbeFailure) -> Response {
-        var parser = HTTPResponseParser(limits: .init(bodyBytes: config.bodyLimit), isHeadRequest: method == .head)
+        var parser = HTTPResponseParser(limits: .init(bodyBytes: client.bodyLimit), isHeadRequest: method == .head)
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)
         var sawFirstByte = false
         while true {
@@ -240,13 +241,13 @@ struct HTTPExchange {
         let target = proxy == nil ? url.target : "http://\(url.authority)\(url.target)"
         var text = "\(method.rawValue) \(target) HTTP/1.1\r\nHost: \(hostHeader)\r\n"
         if let authorization = proxy?.authorization { text += "Proxy-Authorization: \(authorization)\r\n" }
-        let extras = Set(config.headers.map { $0.name.lowercased() })
-        if !extras.contains("user-agent") { text += "User-Agent: \(config.userAgent)\r\n" }
+        let extras = Set(client.headers.map { $0.name.lowercased() })
+        if !extras.contains("user-agent") { text += "User-Agent: \(client.userAgent)\r\n" }
         if !extras.contains("accept") { text += "Accept: */*\r\n" }
         if !extras.contains("cache-control") { text += "Cache-Control: no-cache\r\n" }
         if !extras.contains("pragma") { text += "Pragma: no-cache\r\n" }
         text += "Connection: close\r\n"
-        for header in config.headers
+        for header in client.headers
         where sendsCredentials || !HTTPProbeConfig.isCredentialHeader(header.name) {
             text += "\(header.name): \(header.value)\r\n"
         }

@@ -31,7 +31,7 @@ package struct HTTPProber: Prober {
                 url: url, method: config.method,
                 hostHeader: sameHost ? (config.hostHeader ?? url.authority) : url.authority,
                 serverName: sameHost ? (config.serverName ?? url.host) : url.host,
-                config: config, sendsCredentials: sendsCredentials)
+                client: config.client, sendsCredentials: sendsCredentials)
             let response: HTTPExchange.Response
             do throws(ProbeFailure) {
                 response = try await exchange.run(deadline: deadline, trace: &trace)
