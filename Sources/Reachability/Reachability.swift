@@ -7,8 +7,9 @@ import Synchronization
 /// ```swift
 /// let reachability = Reachability(configuration: .init(probeMode: .parallel, timeout: .seconds(5)))
 /// let status = await reachability.check()          // one round now, no hysteresis
+/// print(status.state, status.reason?.label ?? "", status.isReachable)
 /// for await status in reachability.statusStream {  // continuous rounds, any number of subscribers
-///     print(status.state, status.reason ?? "", status.connectionType, status.isReachable)
+///     print(status.state, status.reason?.label ?? "", status.connectionType, status.isReachable)
 /// }
 /// ```
 ///
