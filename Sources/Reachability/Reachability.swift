@@ -7,8 +7,9 @@ import Synchronization
 /// ```swift
 /// let reachability = Reachability(configuration: .init(probeMode: .parallel, timeout: .seconds(5)))
 /// let status = await reachability.check()          // one round now, no hysteresis
+/// print(status.state, status.reason?.label ?? "", status.isReachable)
 /// for await status in reachability.statusStream {  // continuous rounds, any number of subscribers
-///     print(status.state, status.reason ?? "", status.connectionType, status.isReachable)
+///     print(status.state, status.reason?.label ?? "", status.connectionType, status.isReachable)
 /// }
 /// ```
 ///
@@ -19,7 +20,9 @@ import Synchronization
 public final class Reachability: Sendable {
     /// What to probe and how the results combine.
     public struct Configuration: Sendable {
+        /// The probes each round runs.
         public var probes: [Probe]
+        /// How their results combine into the verdict.
         public var probeMode: ProbeMode
         /// The deadline of each probe.
         public var timeout: Duration
@@ -61,9 +64,9 @@ public final class Reachability: Sendable {
             self.pathMonitoring = pathMonitoring
         }
 
-        /// The exporter's defaults (one home: the scheduler's settings): rounds every 5 s, each
-        /// probe's deadline 3 s.
+        /// The exporter's time between rounds, 5 s (one home: the scheduler's settings).
         public static let defaultInterval = MonitorSettings().interval
+        /// The exporter's deadline of each probe, 3 s (one home: the scheduler's settings).
         public static let defaultTimeout = MonitorSettings().timeout
 
         /// The exporter's built-in probe set (`Probe.defaultSet`): public endpoints.
@@ -81,6 +84,7 @@ public final class Reachability: Sendable {
         }
     }
 
+    /// The configuration this instance was created with.
     public let configuration: Configuration
     /// One instance with `Configuration.default`, created on first use.
     public static let shared = Reachability(configuration: .default)
@@ -88,6 +92,8 @@ public final class Reachability: Sendable {
     private let core: ReachabilityCore
     private let streaming = Mutex<(subscribers: Int, run: Task<Void, Never>?)>((0, nil))
 
+    /// An instance that probes as `configuration` says; nothing runs until `check()` or a
+    /// subscriber of `statusStream`.
     public init(configuration: Configuration) {
         self.configuration = configuration
         var settings = MonitorSettings()

@@ -71,7 +71,14 @@ package struct NetworkInterface: Sendable, Equatable, Hashable, Codable {
 
 /// The seed library's connection type: what kind of link carries the default route.
 public enum ConnectionType: String, Sendable, CaseIterable, Codable {
-    case wifi, wired, cellular, other
+    /// A wireless LAN interface.
+    case wifi
+    /// A wired interface (Ethernet).
+    case wired
+    /// A cellular modem (metered).
+    case cellular
+    /// Any other kind: a VPN, a bridge, a virtual interface.
+    case other
     /// No usable path, or path monitoring is off.
     case unknown
 

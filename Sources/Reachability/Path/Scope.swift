@@ -22,6 +22,7 @@ public enum Scope: Hashable, Sendable, Comparable, CustomStringConvertible {
         }
     }
 
+    /// The label (`label`), so a scope prints as it is written in metrics and history.
     public var description: String { label }
 
     /// The scope a label names (the history codec's reading of `label`).

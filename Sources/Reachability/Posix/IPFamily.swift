@@ -1,12 +1,21 @@
 /// An IP family; the `family` label.
 public enum IPFamily: String, Sendable, CaseIterable, Codable {
-    case ipv4, ipv6
+    /// IPv4 (`ipv4`).
+    case ipv4
+    /// IPv6 (`ipv6`).
+    case ipv6
 }
 
 /// Which families a probe may use.
 public enum FamilyPreference: String, Sendable, CaseIterable, Codable {
-    case any, ipv4, ipv6
+    /// Either family: whatever the resolver and the routing table give.
+    case any
+    /// IPv4 only.
+    case ipv4
+    /// IPv6 only.
+    case ipv6
 
+    /// Whether a probe with this preference may use `family`.
     public func admits(_ family: IPFamily) -> Bool {
         switch self {
         case .any: true

@@ -5,11 +5,16 @@ import Synchronization
 /// Packets and bytes on the wire, each way: whole IP packets (IP and transport headers
 /// included, link-layer headers not), retransmissions included.
 public struct TrafficCount: Sendable, Equatable, Hashable {
+    /// IP packets sent.
     public var sentPackets: UInt64 = 0
+    /// Bytes sent, IP and transport headers included.
     public var sentBytes: UInt64 = 0
+    /// IP packets received.
     public var receivedPackets: UInt64 = 0
+    /// Bytes received, IP and transport headers included.
     public var receivedBytes: UInt64 = 0
 
+    /// A count of these packets and bytes (zero by default).
     public init(sentPackets: UInt64 = 0, sentBytes: UInt64 = 0, receivedPackets: UInt64 = 0, receivedBytes: UInt64 = 0)
     {
         self.sentPackets = sentPackets
@@ -23,8 +28,10 @@ public struct TrafficCount: Sendable, Equatable, Hashable {
         let (sum, overflow) = sentBytes.addingReportingOverflow(receivedBytes)
         return overflow ? .max : sum
     }
+    /// Nothing was sent or received.
     public var isZero: Bool { self == TrafficCount() }
 
+    /// Both counts added field by field, saturating at `UInt64.max`.
     public static func + (a: TrafficCount, b: TrafficCount) -> TrafficCount {
         // Saturating: a count read back from a file may be anything.
         func add(_ x: UInt64, _ y: UInt64) -> UInt64 {
@@ -37,6 +44,7 @@ public struct TrafficCount: Sendable, Equatable, Hashable {
             receivedBytes: add(a.receivedBytes, b.receivedBytes))
     }
 
+    /// Adds `b` to `a`, field by field, saturating at `UInt64.max`.
     public static func += (a: inout TrafficCount, b: TrafficCount) { a = a + b }
 }
 

@@ -131,8 +131,9 @@ public struct Probe: Sendable {
     /// The path MTU an MTU probe expects (the MTU prober's default).
     public static let defaultMTUExpect = MTUProber.Configuration.defaultExpect
 
-    /// The seed's HTTP check URL and ICMP host, the defaults of `Reachability.Configuration`.
+    /// The seed's HTTP check URL, the default `httpProbeURL` of `Reachability.Configuration`.
     public static let defaultHTTPURL = "http://connectivitycheck.gstatic.com/generate_204"
+    /// The seed's ICMP host, the default `icmpHost` of `Reachability.Configuration`.
     public static let defaultICMPHost = "1.1.1.1"
 
     /// The built-in set for real hosts, the exporter's default and `Reachability.shared`'s:

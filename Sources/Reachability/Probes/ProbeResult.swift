@@ -1,8 +1,18 @@
 /// The kinds of probe; the `probe` label of every probe metric.
 public enum ProbeType: String, Sendable, CaseIterable, Codable {
+    /// `icmp`: ICMP echo requests (ping).
+    case icmp
+    /// `http`: a plain HTTP request.
+    case http
+    /// `https`: an HTTP request over TLS.
+    case https
+    /// `dns`: a name lookup, through the system resolver or a direct query to a server.
+    case dns
+    /// `tcp`: a TCP connection (optionally with an expected banner).
+    case tcp
     /// `mtu`: don't-fragment ICMP echoes of several sizes at once, measuring the path MTU.
-    case icmp, http, https, dns, tcp, mtu
-    /// DNS over HTTPS (RFC 8484): one lookup per round as a GET to a DoH server's URL.
+    case mtu
+    /// `doh`: DNS over HTTPS (RFC 8484), one lookup per round as a GET to a DoH server's URL.
     case doh
 }
 
@@ -19,18 +29,32 @@ public enum ProbeStatus: String, Sendable, Codable {
 /// Why a probe did not succeed: a stable, low-cardinality label value (`reason`).
 /// Portal signals use the same type (`redirect`, `http_status`, `body_mismatch`, `private_address`).
 public enum FailureReason: String, Sendable, CaseIterable, Codable {
+    /// No answer before the probe's deadline.
     case timeout
+    /// The connection or query was refused (a TCP reset to the SYN, an ICMP port unreachable,
+    /// DNS REFUSED).
     case refused
+    /// No route to the target: a network or host unreachable error, locally or from a router.
     case unreachable
+    /// An established connection was reset.
     case reset
+    /// Name resolution failed (the target's name, or a DNS probe's answer with another rcode).
     case dns
+    /// The DNS server answered NXDOMAIN (rcode 3): the name does not exist.
     case nxdomain
+    /// The DNS server answered SERVFAIL (rcode 2).
     case servfail
+    /// The DNS answer held no record of the asked type.
     case noAnswer = "no_answer"
+    /// A portal signal: a public name resolved to a private, loopback, link-local or CGNAT address.
     case privateAddress = "private_address"
+    /// The TLS handshake or certificate check failed.
     case tls
+    /// An HTTP status other than the expected one (a 4xx or 5xx fails; an unexpected 2xx is a portal signal).
     case httpStatus = "http_status"
+    /// A portal signal: the HTTP body did not match the expected one.
     case bodyMismatch = "body_mismatch"
+    /// A portal signal: the HTTP answer was a redirect (3xx) the probe does not follow.
     case redirect
     /// HTTP 511 (RFC 6585): an intercepting proxy or portal wants the client to log in.
     case networkAuthenticationRequired = "network_authentication_required"
@@ -49,11 +73,14 @@ public enum FailureReason: String, Sendable, CaseIterable, Codable {
     /// The HTTP proxy refused the tunnel or could not reach the origin (a CONNECT answered
     /// with another status than 2xx; 502, 503 or 504 to a proxied plain-HTTP request).
     case proxyStatus = "proxy_status"
+    /// The HTTP response head was too large or had too many header fields.
     case tooLarge = "too_large"
     /// Packets of the expected size do not get through: the measured path MTU is below the `mtu`
     /// probe's `expect`, or a don't-fragment echo was too big for a link ("fragmentation needed",
     /// "packet too big", or EMSGSIZE from the local interface).
     case mtu
+    /// A malformed or truncated answer: an HTTP response or DNS reply that does not parse or
+    /// does not answer the request.
     case protocolError = "protocol"
     /// Echo replies from a target beyond the gateway arrived with a full initial TTL (0 hops
     /// away): the next router answered in the target's place, not the target.
@@ -64,19 +91,37 @@ public enum FailureReason: String, Sendable, CaseIterable, Codable {
     /// A TCP connection whose first bytes did not match the probe's `expect` (or that sent
     /// none): the handshake alone proves nothing.
     case bannerMismatch = "banner_mismatch"
+    /// The host refused to send (EPERM or EACCES): a local firewall rule, or no permission for
+    /// an ICMP socket.
     case permission
+    /// Echoes were lost. A label value kept for reading other versions' history; this build's
+    /// probers report an unanswered round as `timeout`.
     case loss
+    /// Anything else: the probe was cancelled, its configuration is unusable, or its socket
+    /// closed under it.
     case error
 }
 
 /// A phase of a probe, for `*_phase_duration_seconds{phase}`.
 public enum ProbePhase: String, Sendable, CaseIterable, Codable, Comparable {
-    /// `resolve`: name resolution (for a DNS probe, the whole lookup); `connect`: TCP connect
-    /// (to the proxy, when there is one); `proxy`: the CONNECT exchange with a proxy; `tls`:
-    /// the TLS handshake; `query`: a direct DNS query's exchange after connect and TLS;
-    /// `processing`: time to the first response byte; `transfer`: the rest of the response.
-    case resolve, connect, proxy, tls, query, processing, transfer, rtt
+    /// `resolve`: name resolution (for a DNS probe, the whole lookup).
+    case resolve
+    /// `connect`: the TCP connect (to the proxy, when there is one).
+    case connect
+    /// `proxy`: the CONNECT exchange with a proxy.
+    case proxy
+    /// `tls`: the TLS handshake.
+    case tls
+    /// `query`: a direct DNS query's exchange, after connect and TLS.
+    case query
+    /// `processing`: the time to the first response byte.
+    case processing
+    /// `transfer`: the rest of the response.
+    case transfer
+    /// `rtt`: an ICMP probe's mean round trip (for an MTU probe, the smallest size's).
+    case rtt
 
+    /// In the order a probe goes through them, as declared.
     public static func < (a: ProbePhase, b: ProbePhase) -> Bool {
         allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
     }
@@ -84,7 +129,9 @@ public enum ProbePhase: String, Sendable, CaseIterable, Codable, Comparable {
 
 /// ICMP echo details of one round.
 public struct ICMPDetail: Sendable, Equatable, Codable {
+    /// Echo requests sent.
     public var sent: Int
+    /// Echo replies received.
     public var received: Int
     /// Round trip of each echo that came back, in send order.
     public var rtts: [Duration]
@@ -109,6 +156,7 @@ public struct ICMPDetail: Sendable, Equatable, Codable {
         return initial - ttl
     }
 
+    /// The details of a round that sent `sent` echoes and got `received` replies.
     public init(sent: Int, received: Int, rtts: [Duration], ttl: Int? = nil) {
         self.sent = sent
         self.received = received
@@ -116,20 +164,28 @@ public struct ICMPDetail: Sendable, Equatable, Codable {
         self.ttl = ttl
     }
 
+    /// The share of echoes that got no reply, 0 to 1 (0 when none was sent).
     public var lossRatio: Double { sent == 0 ? 0 : Double(sent - received) / Double(sent) }
 }
 
 /// HTTP(S) details of one round.
 public struct HTTPDetail: Sendable, Equatable, Codable {
+    /// The final response's status code; nil when no response head came.
     public var statusCode: Int?
+    /// Redirects followed.
     public var redirects: Int = 0
+    /// The `Location` header of a redirect answer, when there was one.
     public var location: String?
+    /// Bytes of response body read.
     public var bodyBytes: Int = 0
+    /// The negotiated TLS version (`TLSv1.3`); nil for plain HTTP.
     public var tlsVersion: String?
+    /// The negotiated TLS cipher suite; nil for plain HTTP.
     public var tlsCipher: String?
     /// The leaf certificate's notAfter, in seconds since the Unix epoch.
     public var certificateNotAfter: Double?
 
+    /// Details with this status code and nothing else yet.
     public init(statusCode: Int? = nil) { self.statusCode = statusCode }
 }
 
@@ -137,7 +193,9 @@ public struct HTTPDetail: Sendable, Equatable, Codable {
 public struct DNSDetail: Sendable, Equatable, Codable {
     /// The response code (0 NOERROR, 2 SERVFAIL, 3 NXDOMAIN, 5 REFUSED); nil for the system resolver.
     public var rcode: Int?
+    /// Records in the answer section, of any type (for the system resolver, the addresses).
     public var answers: Int
+    /// The addresses answered, for A and AAAA queries (empty for the other types).
     public var addresses: [String]
     /// The server set TC over UDP: the answer did not fit in the datagram (it is asked again
     /// over TCP; `transport` says which answer was judged).
@@ -148,6 +206,7 @@ public struct DNSDetail: Sendable, Equatable, Codable {
     /// How the judged answer came: `udp`, `tcp`, `tls`; nil for the system resolver.
     public var transport: String?
 
+    /// The details of one answer; `records` defaults to `addresses`.
     public init(
         rcode: Int? = nil, answers: Int, addresses: [String], truncated: Bool = false, records: [String]? = nil,
         transport: String? = nil
@@ -195,6 +254,7 @@ public struct ProbeResult: Sendable, Equatable {
         if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.fields) }
     }
 
+    /// Whether the round trip succeeded, failed, or met a portal.
     public var status: ProbeStatus {
         get { storage.fields.status }
         _modify {
@@ -226,6 +286,7 @@ public struct ProbeResult: Sendable, Equatable {
             yield &storage.fields.duration
         }
     }
+    /// The time spent in each phase the probe went through.
     public var phases: [ProbePhase: Duration] {
         get { storage.fields.phases }
         _modify {
@@ -241,6 +302,7 @@ public struct ProbeResult: Sendable, Equatable {
             yield &storage.fields.address
         }
     }
+    /// The IP family of `address`; nil when no address was tried.
     public var family: IPFamily? {
         get { storage.fields.family }
         _modify {
@@ -248,6 +310,7 @@ public struct ProbeResult: Sendable, Equatable {
             yield &storage.fields.family
         }
     }
+    /// The echo details of an ICMP or MTU probe; nil for other probes.
     public var icmp: ICMPDetail? {
         get { storage.fields.icmp }
         _modify {
@@ -255,6 +318,7 @@ public struct ProbeResult: Sendable, Equatable {
             yield &storage.fields.icmp
         }
     }
+    /// The HTTP details of an HTTP(S) probe; nil for other probes.
     public var http: HTTPDetail? {
         get { storage.fields.http }
         _modify {
@@ -262,6 +326,7 @@ public struct ProbeResult: Sendable, Equatable {
             yield &storage.fields.http
         }
     }
+    /// The answer details of a DNS probe that got an answer; nil otherwise.
     public var dns: DNSDetail? {
         get { storage.fields.dns }
         _modify {
@@ -279,6 +344,7 @@ public struct ProbeResult: Sendable, Equatable {
         }
     }
 
+    /// A result with these fields (`mtu` nil).
     public init(
         status: ProbeStatus, reason: FailureReason? = nil, detail: String = "", duration: Duration,
         phases: [ProbePhase: Duration] = [:], address: String? = nil, family: IPFamily? = nil,
@@ -290,15 +356,18 @@ public struct ProbeResult: Sendable, Equatable {
                 family: family, icmp: icmp, http: http, dns: dns, mtu: nil))
     }
 
+    /// Equal fields (shared storage is equal without comparing them).
     public static func == (a: ProbeResult, b: ProbeResult) -> Bool {
         a.storage === b.storage || a.storage.fields == b.storage.fields
     }
 
+    /// A failed result for `reason`, with `detail` for logs.
     public static func failure(
         _ reason: FailureReason, _ detail: String, duration: Duration, phases: [ProbePhase: Duration] = [:]
     ) -> ProbeResult {
         ProbeResult(status: .failure, reason: reason, detail: detail, duration: duration, phases: phases)
     }
 
+    /// The status is `success`.
     public var succeeded: Bool { status == .success }
 }

@@ -28,15 +28,21 @@ struct ProbeRecent: Sendable {
 /// connection type, the verdict per IP family and uplink, and every probe's latest result.
 /// What `Reachability.check()` returns and `Reachability.statusStream` yields.
 public struct ReachabilityStatus: Sendable, Equatable {
+    /// The verdict of what the routing table gives applications.
     public var overall: ScopedVerdict
+    /// The verdict of each IP family.
     public var families: [IPFamily: ScopedVerdict]
+    /// The verdict of each uplink, by interface name.
     public var uplinks: [String: ScopedVerdict]
+    /// Every probe's latest outcome.
     public var probes: [ProbeOutcome]
-    /// Unix seconds when the round started and how long it took.
+    /// Unix seconds when the round started.
     public var roundStarted: Double
+    /// How long the round took.
     public var roundDuration: Duration
     /// Transitions this round caused: overall first, then the families, then the uplinks.
     public var transitions: [ScopeTransition]
+    /// The round's number, counted from 1 by the monitor that ran it.
     public var round: Int
     /// The probe interval this round ran under (a reload may change it); nil when unknown
     /// (statuses built by hand), and observers then use the interval they were created with.
@@ -78,9 +84,12 @@ public struct ReachabilityStatus: Sendable, Equatable {
 
 /// A scope's transition in a round.
 public struct ScopeTransition: Sendable, Equatable {
+    /// The scope whose verdict changed.
     public var scope: Scope
+    /// The change: from which verdict to which, and when.
     public var transition: Transition
 
+    /// `transition` of `scope`.
     public init(_ scope: Scope, _ transition: Transition) {
         self.scope = scope
         self.transition = transition

@@ -4,10 +4,14 @@ import Synchronization
 /// `bytes` both ways per `period`, in windows that start at `start` (Unix seconds; 0 unless
 /// `budget_start` names the billing day) and follow each other.
 public struct TrafficBudget: Sendable, Equatable, Hashable {
+    /// Bytes allowed per window, sent and received together.
     public var bytes: UInt64
+    /// The length of a window.
     public var period: Duration
+    /// Unix seconds when a window starts; the others follow it every `period`.
     public var start: Double
 
+    /// A budget of `bytes` per `period` (30 days by default), windows aligned to `start`.
     public init(bytes: UInt64, period: Duration = .seconds(30 * 86_400), start: Double = 0) {
         self.bytes = bytes
         self.period = period
@@ -29,13 +33,16 @@ public struct UplinkPace: Sendable, Equatable {
     /// Why: `interval` (the configured or global one), `budget` (stretched to last the window),
     /// `exhausted` (nothing left: the probes wait for the next window).
     public var cause: String
+    /// The uplink's budget; nil when it has none (only its own interval).
     public var budget: TrafficBudget?
     /// Bytes used in the current window (every byte charged to the uplink, `RoundTraffic`).
     public var used: UInt64 = 0
+    /// Unix seconds when the current window ends (0 without a budget).
     public var windowEnd: Double = 0
     /// Bytes a round of the uplink's own probes costs lately (nil before one ran).
     public var perRound: Double?
 
+    /// Bytes left in the current window (0 without a budget, or when it is spent).
     public var remaining: UInt64 { budget.map { $0.bytes > used ? $0.bytes - used : 0 } ?? 0 }
 }
 

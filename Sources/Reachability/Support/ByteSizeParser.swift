@@ -1,7 +1,10 @@
 /// Byte sizes as flags take them: `65536`, `512KiB`, `64MiB`, `1GiB`, `2TiB` (powers of 1024)
 /// or `500kB`/`500KB`, `64MB`, `1GB`, `2TB` (powers of 1000), and a bare `B`.
 package enum ByteSizeParser {
-    package struct Invalid: Error, Equatable { public let message: String }
+    package struct Invalid: Error, Equatable {
+        /// What the text should have looked like.
+        public let message: String
+    }
 
     package static func parse(_ text: String) throws(Invalid) -> Int {
         let digits = text.prefix(while: { $0.isASCII && $0.isNumber })

@@ -1,6 +1,9 @@
 /// Durations as Prometheus writes them: `500ms`, `5s`, `1m30s`, `2h`, `1d`, `1w`, `0`.
 package enum DurationParser {
-    package struct Invalid: Error, Equatable { public let message: String }
+    package struct Invalid: Error, Equatable {
+        /// What the text should have looked like.
+        public let message: String
+    }
 
     package static func parse(_ text: String) throws(Invalid) -> Duration {
         if text == "0" { return .zero }

@@ -23,6 +23,7 @@ public enum ConnectivityState: String, Sendable, CaseIterable, Codable, Comparab
 /// label values (`VerdictReason`): a path reason (`no_default_route`…), a probe failure reason
 /// (`timeout`, `dns`…), `partial`, or a portal signal (`redirect`, `body_mismatch`, `private_address`…).
 public struct Verdict: Sendable, Equatable, Codable, CustomStringConvertible {
+    /// One of the five states.
     public var state: ConnectivityState
     /// Why the scope holds `state`; nil for `full` and `unknown`.
     public var reason: VerdictReason?
@@ -33,7 +34,9 @@ public struct Verdict: Sendable, Equatable, Codable, CustomStringConvertible {
         self.reason = reason
     }
 
+    /// `unknown` with no reason: the verdict before the first round.
     public static let unknown = Verdict(.unknown)
 
+    /// The state, and the reason's label in parentheses when there is one: `limited (timeout)`.
     public var description: String { reason.map { "\(state.rawValue) (\($0.label))" } ?? state.rawValue }
 }

@@ -21,12 +21,16 @@ public enum FaultLocation: String, Sendable, CaseIterable, Codable {
 
 /// A scope's fault: where it breaks and what showed it ("gateway 192.168.1.1 on wlan0: no ARP reply").
 public struct Fault: Sendable, Equatable {
+    /// Where the path breaks.
     public var location: FaultLocation
+    /// What showed it, a sentence for people ("gateway 192.168.1.1 on wlan0: no ARP reply");
+    /// may be empty.
     public var detail: String
     /// For `upstream` when nothing beyond the host answers: the farthest router that still
     /// answers a TTL-limited echo toward a failing target (also in `detail`). Nil when no trace ran.
     public var lastHop: LastHop?
 
+    /// A fault at `location`, with `detail` and the trace's `lastHop` when one ran.
     public init(_ location: FaultLocation, _ detail: String = "", lastHop: LastHop? = nil) {
         self.location = location
         self.detail = detail

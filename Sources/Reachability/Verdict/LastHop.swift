@@ -23,6 +23,7 @@ public struct LastHop: Sendable, Equatable {
     /// The gateway of the route traced out of, when it has one (it is hop 1).
     public var gateway: String?
 
+    /// An answer from `address` at `hop` on the way to `destination`.
     public init(
         hop: Int, address: String, destination: String, reached: Bool = false, error: String? = nil,
         silentHops: [Int] = [], gateway: String? = nil

@@ -1,6 +1,8 @@
 /// A state change, for `reachability_state_transitions_total{from,to}` and the history.
 public struct Transition: Sendable, Equatable {
+    /// The verdict before.
     public var from: Verdict
+    /// The verdict after.
     public var to: Verdict
     /// Unix seconds (wall clock) when it happened.
     public var at: Double

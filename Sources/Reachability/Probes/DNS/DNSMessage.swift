@@ -1,12 +1,19 @@
 /// The record type a DNS probe asks for. A and AAAA answers are addresses (judged by the
 /// portal rule); the others are judged by their presence, and by `expect_answer` when set.
 public enum DNSQueryType: String, Sendable, CaseIterable, Codable {
+    /// `A`: IPv4 addresses.
     case a = "A"
+    /// `AAAA`: IPv6 addresses.
     case aaaa = "AAAA"
+    /// `CNAME`: the canonical name of an alias.
     case cname = "CNAME"
+    /// `MX`: mail exchangers.
     case mx = "MX"
+    /// `TXT`: text records.
     case txt = "TXT"
+    /// `NS`: the zone's name servers.
     case ns = "NS"
+    /// `SOA`: the zone's start of authority.
     case soa = "SOA"
 
     /// The QTYPE code on the wire.
