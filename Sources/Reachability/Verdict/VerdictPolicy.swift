@@ -87,7 +87,8 @@ extension ProbeSpec {
     package static func evidenceWarning(_ specs: [ProbeSpec], policy: VerdictPolicy) -> String? {
         let counting = specs.filter { policy.counts($0.type) }
         guard !counting.isEmpty, !counting.contains(where: { $0.evidence == .internet }) else { return nil }
-        return "no probe can prove that the internet is reachable (answers of DNS probes, plain-HTTP web checks and "
+        return "no probe can prove that the internet is reachable (answers of DNS probes, DNS over HTTPS without a "
+            + "verified certificate, plain-HTTP web checks and "
             + "TCP connects to ports 53, 80 and 443 can come from the local network): the verdict will never be full, "
             + "at best limited (unproven); add a captive HTTP(S) check, an ICMP probe or a TCP probe to another port"
     }

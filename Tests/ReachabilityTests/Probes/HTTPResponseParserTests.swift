@@ -133,6 +133,9 @@ import Testing
             #expect(p.bodyTruncated)
             #expect(p.body.count == 10)
         }
+        // The excess and the body's end in one read: still truncated.
+        let whole = try parse("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n" + long, limits: limits, atEOF: false)
+        #expect(whole.isComplete && whole.bodyTruncated && whole.body.count == 10)
         let exact = try parse("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n0123456789", limits: limits, atEOF: false)
         #expect(exact.isComplete && !exact.bodyTruncated)
     }

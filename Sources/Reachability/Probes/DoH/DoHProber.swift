@@ -26,6 +26,9 @@ package struct DoHProbeConfig: Sendable, Equatable {
     /// A DoH answer proves only over https with a verified certificate.
     package var evidence: Evidence { url.scheme == .https && !client.insecureSkipVerify ? .internet : .local }
 
+    /// The longest URL: a label value is at most 1024 bytes, and the destination is `NAME@URL`.
+    static let maxURLBytes = 768
+
     /// The largest DNS message (RFC 8484 §6: the media type carries one, of at most 65,535 bytes).
     static let maxAnswerBytes = 65_535
 
@@ -43,6 +46,18 @@ package struct DoHProbeConfig: Sendable, Equatable {
             _ = try DNSMessage.validatedLabels(name)
         } catch {
             throw ProbeConfigError(.target, "doh name \(name.debugDescription): \(error)")
+        }
+        // RFC 8484's URI template as servers publish it: its one variable is the query we add.
+        let url = url.hasSuffix("{?dns}") ? String(url.dropLast(6)) : url
+        guard !url.contains("{") && !url.contains("}") else {
+            throw ProbeConfigError(
+                .dohURL, "doh url \(url.debugDescription): a URI template other than {?dns} at its end is not expanded")
+        }
+        guard url.utf8.count <= Self.maxURLBytes else {
+            throw ProbeConfigError(
+                .dohURL,
+                "doh url: \(url.utf8.count) bytes, at most \(Self.maxURLBytes) (the probe's destination label NAME@URL carries it)"
+            )
         }
         guard !url.isEmpty else {
             throw ProbeConfigError(

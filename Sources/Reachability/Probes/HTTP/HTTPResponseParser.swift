@@ -227,10 +227,11 @@ package struct HTTPResponseParser: Sendable {
             let n = min(remaining, bytes.endIndex - i)
             let dropped = keep(bytes[i..<(i + n)])
             i += n
-            if remaining == n {
-                stage = .done
-            } else if dropped || body.count >= limits.bodyBytes {
+            // Bytes past the limit make it truncated even when they were the body's last.
+            if dropped || (remaining != n && body.count >= limits.bodyBytes) {
                 finishTruncated()
+            } else if remaining == n {
+                stage = .done
             } else {
                 stage = .body(.length(remaining: remaining - n))
             }
