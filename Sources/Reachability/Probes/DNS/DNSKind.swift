@@ -56,21 +56,10 @@ extension DNSProbeConfig: ProbeConfiguration {
                 "an IP address, optionally with a port and a scheme (192.0.2.53, [2001:db8::53]:5353, tls://192.0.2.53)"
         )
         let transport = try m?.choice("transport", DNSTransport.self)
-        var recordType = DNSQueryType.a
-        let types = DNSQueryType.allCases.map(\.rawValue).joined(separator: ", ")
-        if let m, let text = try m.string("record_type", expected: types) {
-            guard let t = DNSQueryType(rawValue: text.uppercased()) else {
-                throw m.fail("record_type", expected: types)
-            }
-            recordType = t
-        }
-        let allowPrivate = try m?.bool("allow_private_answers") ?? false
+        let q = try DNSSectionKeys(m)
+        let (recordType, allowPrivate, expectAnswer) = (q.recordType, q.allowPrivateAnswers, q.expectAnswer)
+        let (caFile, serverName, insecure) = (q.caFile, q.serverName, q.insecureSkipVerify)
         let tcpFallback = try m?.bool("tcp_fallback") ?? true
-        let expectAnswer = try m.flatMap { m throws(ConfigError) in try Self.expectAnswer(m) }
-        let t = try m?.map("tls", keys: ["ca_file", "server_name", "insecure_skip_verify"], what: "the TLS options")
-        let caFile = try t?.string("ca_file", expected: "a path to a PEM file of CA certificates")
-        let serverName = try t?.string("server_name", expected: "a host name")
-        let insecure = try t?.bool("insecure_skip_verify") ?? false
         let name = entry.target
         return try entry.checked { () throws(ProbeConfigError) in
             try DNSProbeConfig(
@@ -110,5 +99,36 @@ extension DNSProbeConfig: ProbeConfiguration {
         var placed = at
         placed.target = serverText.map { "\(at.target)@\($0)" } ?? at.target
         return .dns(self, placed)
+    }
+}
+
+/// The keys the sections of kinds that ask DNS questions share (`dns:`, `doh:`): `record_type`,
+/// `allow_private_answers`, `expect_answer` and `tls` (`ca_file`, `server_name`,
+/// `insecure_skip_verify`), each at its default when absent.
+struct DNSSectionKeys {
+    var recordType = DNSQueryType.a
+    var allowPrivateAnswers = false
+    var expectAnswer: DNSAnswerExpectation?
+    var caFile: String?
+    var serverName: String?
+    var insecureSkipVerify = false
+    /// The `tls` map, when written.
+    var tls: ConfigMap?
+
+    init(_ m: ConfigMap?) throws(ConfigError) {
+        guard let m else { return }
+        let types = DNSQueryType.allCases.map(\.rawValue).joined(separator: ", ")
+        if let text = try m.string("record_type", expected: types) {
+            guard let t = DNSQueryType(rawValue: text.uppercased()) else {
+                throw m.fail("record_type", expected: types)
+            }
+            recordType = t
+        }
+        allowPrivateAnswers = try m.bool("allow_private_answers") ?? false
+        expectAnswer = try DNSProbeConfig.expectAnswer(m)
+        tls = try m.map("tls", keys: ["ca_file", "server_name", "insecure_skip_verify"], what: "the TLS options")
+        caFile = try tls?.string("ca_file", expected: "a path to a PEM file of CA certificates")
+        serverName = try tls?.string("server_name", expected: "a host name")
+        insecureSkipVerify = try tls?.bool("insecure_skip_verify") ?? false
     }
 }

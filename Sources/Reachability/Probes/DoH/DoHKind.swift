@@ -41,26 +41,14 @@ extension DoHProbeConfig: ProbeConfiguration {
         guard let url = try m.string("url", expected: ProbeField.dohURL.expected) else {
             throw m.missing("url", expected: ProbeField.dohURL.expected)
         }
-        var recordType = DNSQueryType.a
-        let types = DNSQueryType.allCases.map(\.rawValue).joined(separator: ", ")
-        if let text = try m.string("record_type", expected: types) {
-            guard let t = DNSQueryType(rawValue: text.uppercased()) else {
-                throw m.fail("record_type", expected: types)
-            }
-            recordType = t
-        }
-        let allowPrivate = try m.bool("allow_private_answers") ?? false
-        let expectAnswer = try DNSProbeConfig.expectAnswer(m)
-        let t = try m.map("tls", keys: ["ca_file", "server_name", "insecure_skip_verify"], what: "the TLS options")
-        for e in t?.entries ?? [] { entry.marks["doh.tls.\(e.key)"] = e.value.mark }
-        let caFile = try t?.string("ca_file", expected: "a path to a PEM file of CA certificates")
-        let serverName = try t?.string("server_name", expected: "a host name")
-        let insecure = try t?.bool("insecure_skip_verify") ?? false
+        let q = try DNSSectionKeys(m)
+        for e in q.tls?.entries ?? [] { entry.marks["doh.tls.\(e.key)"] = e.value.mark }
         let (name, family) = (entry.target, entry.family ?? .any)
         return try entry.checked { () throws(ProbeConfigError) in
             try DoHProbeConfig(
-                name: name, queryType: recordType, url: url, family: family, allowPrivateAnswers: allowPrivate,
-                expectAnswer: expectAnswer, serverName: serverName, caFile: caFile, insecureSkipVerify: insecure)
+                name: name, queryType: q.recordType, url: url, family: family,
+                allowPrivateAnswers: q.allowPrivateAnswers, expectAnswer: q.expectAnswer, serverName: q.serverName,
+                caFile: q.caFile, insecureSkipVerify: q.insecureSkipVerify)
         }
     }
 
