@@ -1,11 +1,12 @@
 """Small things every lab and proof uses: the repository root, logging, running a command,
-reading the end of a log, waiting for a condition, loopback ports."""
+reading the end of a log, waiting for a condition or an HTTP answer, loopback ports."""
 
 import os
 import shutil
 import socket
 import subprocess
 import time
+import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -67,6 +68,19 @@ def poll(fetch, predicate, timeout, step=0.05):
         if time.time() > deadline:
             return None
         time.sleep(step)
+
+
+def wait_http(url, timeout, step=0.2):
+    """GETs `url` (from this thread's namespace) until it answers with a success status, trying
+    every `step` seconds for `timeout` seconds: the body (bytes), or None when it never did."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            with urllib.request.urlopen(url, timeout=1) as r:
+                return r.read()
+        except OSError:
+            time.sleep(step)
+    return None
 
 
 def log_table(head, rows):
