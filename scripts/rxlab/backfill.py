@@ -15,44 +15,16 @@ Every process is started here and stopped by its PID; everything lives in one te
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
 from . import procs, util
 from .prom import Prometheus, start_prometheus
-from .util import free_port
+from .util import Listener, free_port
 
 ENV = dict(os.environ, REACHABILITY_EXPORTER_REFUSE_DEFAULT_TARGETS="1")
-
-
-class Listener(threading.Thread):
-    """Accepts and closes TCP connections on 127.0.0.1:port until stopped."""
-
-    def __init__(self, port):
-        super().__init__(daemon=True)
-        self.sock = socket.socket()
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.sock.bind(("127.0.0.1", port))
-        self.sock.listen(64)
-        self.sock.settimeout(0.2)
-        self.stopped = threading.Event()
-
-    def run(self):
-        while not self.stopped.is_set():
-            try:
-                conn, _ = self.sock.accept()
-                conn.close()
-            except OSError:
-                continue
-        self.sock.close()
-
-    def stop(self):
-        self.stopped.set()
-        self.join(2)
 
 
 def wait_http(url, limit=20.0):
