@@ -28,6 +28,7 @@ ENV = dict(os.environ, REACHABILITY_EXPORTER_REFUSE_DEFAULT_TARGETS="1")
 
 
 def wait_http(url, limit=20.0):
+    """util.wait_http; the proof fails when `url` never answers."""
     body = util.wait_http(url, limit)
     if body is None:
         raise SystemExit(f"FAIL: {url} did not answer in {limit} s")
