@@ -33,8 +33,9 @@ import urllib.request
 
 from . import protobuf_reference
 from .exposition import Exposition
-from .prom import Prometheus
-from .util import free_port
+from .procs import stop_all
+from .prom import Prometheus, start_prometheus
+from .util import free_port, wait_http
 
 ENV = dict(os.environ, REACHABILITY_EXPORTER_REFUSE_DEFAULT_TARGETS="1")
 PROTOBUF = "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited"
@@ -81,13 +82,9 @@ def start_exporter(binary, port, http_port, mode, tmp, procs):
     args += [f"--probe.http=http://127.0.0.1:{http_port}/{mode}/{t}" for t in TARGETS]
     p = subprocess.Popen(args, env=ENV, stdout=subprocess.DEVNULL, stderr=log)
     procs.append(p)  # stopped in main's finally even if it never gets ready
-    for _ in range(100):
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/-/ready", timeout=1).read()
-            return p
-        except OSError:
-            time.sleep(0.1)
-    raise SystemExit(f"exporter ({mode}) did not start; see {log.name}")
+    if wait_http(f"http://127.0.0.1:{port}/-/ready", 10, step=0.1) is None:
+        raise SystemExit(f"exporter ({mode}) did not start; see {log.name}")
+    return p
 
 
 def fetch(port, accept=None, gz=False):
@@ -108,149 +105,168 @@ def series_per_target_text(text, target):
     )
 
 
-def main():
-    binary = sys.argv[1]
+def check_bad_value(binary):
     bad = subprocess.run([binary, "--metrics.histograms=sparse"], env=ENV, capture_output=True, text=True)
     check(
         bad.returncode == 64 and "metrics.histograms" in bad.stderr,
         f"--metrics.histograms=sparse refused: exit {bad.returncode}, {bad.stderr.strip()[:90]!r}",
     )
 
-    tmp = tempfile.mkdtemp(prefix="rx-native-")
-    procs = []
+
+def serve_delayed():
+    """The loopback HTTP server the exporters probe (Delayed), in a thread: (server, its port)."""
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Delayed)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    http_port = server.server_address[1]
-    try:
-        ports = {m: free_port() for m in ["both", "classic", "native"]}
-        exporters = {}
-        for mode in ports:
-            exporters[mode] = start_exporter(binary, ports[mode], http_port, mode, tmp, procs)
-        proms = {}
-        for name, flags in [("native", ["--enable-feature=native-histograms"]), ("classic", [])]:
-            pport = free_port()
-            cfg = os.path.join(tmp, f"prometheus-{name}.yml")
-            with open(cfg, "w") as f:
-                f.write(
-                    "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
-                    "scrape_configs:\n"
-                    f"  - job_name: rx\n    static_configs: [{{targets: ['127.0.0.1:{ports['both']}']}}]\n"
-                )
-            procs.append(
-                subprocess.Popen(
-                    [
-                        "prometheus",
-                        f"--config.file={cfg}",
-                        f"--storage.tsdb.path={tmp}/tsdb-{name}",
-                        f"--web.listen-address=127.0.0.1:{pport}",
-                        *flags,
-                    ],
-                    stdout=subprocess.DEVNULL,
-                    stderr=open(os.path.join(tmp, f"prometheus-{name}.log"), "w"),
-                )
-            )
-            proms[name] = Prometheus(f"http://127.0.0.1:{pport}", timeout=5)
+    return server, server.server_address[1]
 
+
+def start_exporters(binary, http_port, tmp, procs):
+    """One exporter per mode (both, classic, native): {mode: its port}."""
+    ports = {m: free_port() for m in ["both", "classic", "native"]}
+    for mode in ports:
+        start_exporter(binary, ports[mode], http_port, mode, tmp, procs)
+    return ports
+
+
+def start_prometheus_pair(exporter_port, tmp, procs):
+    """Prometheus N (native histograms) and C (classic) scraping the exporter every second:
+    {"native": N, "classic": C}."""
+    proms = {}
+    for name, flags in [("native", ["--enable-feature=native-histograms"]), ("classic", [])]:
+        pport = free_port()
+        cfg = os.path.join(tmp, f"prometheus-{name}.yml")
+        with open(cfg, "w") as f:
+            f.write(
+                "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
+                "scrape_configs:\n"
+                f"  - job_name: rx\n    static_configs: [{{targets: ['127.0.0.1:{exporter_port}']}}]\n"
+            )
+        log = os.path.join(tmp, f"prometheus-{name}.log")
+        procs.append(start_prometheus(cfg, f"{tmp}/tsdb-{name}", pport, log, *flags))
+        proms[name] = Prometheus(f"http://127.0.0.1:{pport}", timeout=5)
+    return proms
+
+
+def check_sizes(ports):
+    """Bytes and series per mode: a table row each, and what each mode's protobuf holds."""
+    print(
+        "\n| mode | text bytes | text gzip | protobuf bytes | protobuf gzip | text series per target | "
+        "protobuf histogram per target |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    for mode, port in ports.items():
+        check_size(mode, port)
+
+
+def check_size(mode, port):
+    text, _ = fetch(port)
+    text_gz = len(gzip.compress(text, 1))
+    pb, ctype = fetch(port, PROTOBUF)
+    pb_gz = len(gzip.compress(pb, 1))
+    s = protobuf_reference.decode(pb)
+    check(
+        ctype.startswith("application/vnd.google.protobuf") and not s["not_canonical"],
+        f"{mode}: protobuf served ({ctype.split(';')[0]}), reference decoder re-encodes it byte for byte",
+    )
+    per_target = series_per_target_text(text.decode(), TARGETS[0])
+    desc = {"classic": "classic buckets", "native": "native buckets", "both": "both"}[mode]
+    print(f"| {mode} | {len(text):,} | {text_gz:,} | {len(pb):,} | {pb_gz:,} | {per_target} | 1 ({desc}) |")
+    if mode == "classic":
+        check(s["native_histograms"] == 0 and s["classic_buckets"] > 0, "classic: no native part in protobuf")
+    elif mode == "native":
+        check(
+            s["native_histograms"] > 0 and s["classic_buckets"] == 0 and per_target == 3,
+            "native: no classic buckets; text keeps +Inf, _sum, _count (3 series per target)",
+        )
+    else:
+        check(s["native_histograms"] > 0 and s["classic_buckets"] > 0, "both: classic and native in protobuf")
+
+
+def check_stored_series(query):
+    """N stores one native series per target; C the classic ones (counted, printed)."""
+    raw = query("native", 'reachability_probe_duration_seconds{probe="http"}')
+    check(
+        len(raw) == len(TARGETS) and all("histogram" in r for r in raw),
+        f"Prometheus N stores {len(raw)} native histogram series (one per target)",
+    )
+    n_series = query(
+        "native", f'count({{__name__=~"reachability_probe_duration_seconds.*",target=~".*/{TARGETS[0]}"}})'
+    )
+    c_series = query(
+        "classic", f'count({{__name__=~"reachability_probe_duration_seconds.*",target=~".*/{TARGETS[0]}"}})'
+    )
+    print(
+        f"  series per target in the TSDB: native {n_series[0]['value'][1] if n_series else 0}, "
+        f"classic {c_series[0]['value'][1] if c_series else 0}"
+    )
+    check(n_series and n_series[0]["value"][1] == "1", "native: one series per target in Prometheus")
+
+
+def check_quantiles(query, at):
+    """histogram_quantile over N's native series against C's classic buckets (and the server's
+    own delays), q = 0.5, 0.9, 0.99: a table row each."""
+    with Delayed.lock:
+        delays = sorted(d for mode, when, d in Delayed.delays if mode == "both" and when <= at)
+    bounds = sorted(
+        {
+            float(r["metric"]["le"])
+            for r in query("classic", f'reachability_probe_duration_seconds_bucket{{target=~".*/{TARGETS[0]}"}}')
+        }
+    )
+    print(f"\n{len(delays)} requests served to the exporter scraped; quantiles of all HTTP probes (sum over targets):")
+    print("| q | true (server delay) | native (N) | classic (C) | classic bucket |")
+    print("|---|---|---|---|---|")
+    for q in [0.5, 0.9, 0.99]:
+        check_quantile(query, q, delays, bounds)
+
+
+def check_quantile(query, q, delays, bounds):
+    factor = 2 ** (1 / 8)
+    nat = query("native", f'histogram_quantile({q}, sum(reachability_probe_duration_seconds{{probe="http"}}))')
+    cla = query(
+        "classic",
+        f'histogram_quantile({q}, sum by (le) (reachability_probe_duration_seconds_bucket{{probe="http"}}))',
+    )
+    if not nat or not cla:
+        check(False, f"q={q}: both Prometheus answer (native {nat}, classic {cla})")
+        return
+    n, c = float(nat[0]["value"][1]), float(cla[0]["value"][1])
+    hi = next((b for b in bounds if b >= c), math.inf)
+    lo = max([b for b in bounds if b < c], default=0.0)
+    truth = delays[min(len(delays) - 1, int(q * len(delays)))]
+    print(
+        f"| {q} | {truth * 1000:.2f} ms | {n * 1000:.2f} ms | {c * 1000:.2f} ms | "
+        f"({lo * 1000:.3g}, {hi * 1000:.3g}] ms |"
+    )
+    check(lo / factor <= n <= hi * factor, f"q={q}: native {n:.5f} within the classic bucket ({lo}, {hi}]")
+    # Printed, not checked: a probe's duration is the server's delay plus connecting and the
+    # Python server starting a thread (1-2 ms at the median, tens of ms in the tail when
+    # the three exporters' rounds meet).
+    if q <= 0.9:  # the 99th percentile of a few hundred requests is too few of them to compare
+        check(n >= truth / factor, f"q={q}: native {n * 1000:.2f} ms not below the server's own delay")
+
+
+def main():
+    binary = sys.argv[1]
+    check_bad_value(binary)
+    tmp = tempfile.mkdtemp(prefix="rx-native-")
+    procs = []
+    server, http_port = serve_delayed()
+    try:
+        ports = start_exporters(binary, http_port, tmp, procs)
+        proms = start_prometheus_pair(ports["both"], tmp, procs)
         print(f"probing {len(TARGETS)} delayed HTTP targets for {RUN_SECONDS} s; two Prometheus scrape every second")
         time.sleep(RUN_SECONDS)
-
-        # ---- bytes and series per mode -------------------------------------------------------
-        print(
-            "\n| mode | text bytes | text gzip | protobuf bytes | protobuf gzip | text series per target | "
-            "protobuf histogram per target |"
-        )
-        print("|---|---|---|---|---|---|---|")
-        for mode, port in ports.items():
-            text, _ = fetch(port)
-            text_gz = len(gzip.compress(text, 1))
-            pb, ctype = fetch(port, PROTOBUF)
-            pb_gz = len(gzip.compress(pb, 1))
-            s = protobuf_reference.decode(pb)
-            check(
-                ctype.startswith("application/vnd.google.protobuf") and not s["not_canonical"],
-                f"{mode}: protobuf served ({ctype.split(';')[0]}), reference decoder re-encodes it byte for byte",
-            )
-            per_target = series_per_target_text(text.decode(), TARGETS[0])
-            desc = {"classic": "classic buckets", "native": "native buckets", "both": "both"}[mode]
-            print(f"| {mode} | {len(text):,} | {text_gz:,} | {len(pb):,} | {pb_gz:,} | {per_target} | 1 ({desc}) |")
-            if mode == "classic":
-                check(s["native_histograms"] == 0 and s["classic_buckets"] > 0, "classic: no native part in protobuf")
-            elif mode == "native":
-                check(
-                    s["native_histograms"] > 0 and s["classic_buckets"] == 0 and per_target == 3,
-                    "native: no classic buckets; text keeps +Inf, _sum, _count (3 series per target)",
-                )
-            else:
-                check(s["native_histograms"] > 0 and s["classic_buckets"] > 0, "both: classic and native in protobuf")
-
-        # ---- quantiles through the two Prometheus ----------------------------------------------
+        check_sizes(ports)
         at = time.time() - 2
 
         def query(name, expr):
             return proms[name].result(expr, at)
 
-        raw = query("native", 'reachability_probe_duration_seconds{probe="http"}')
-        check(
-            len(raw) == len(TARGETS) and all("histogram" in r for r in raw),
-            f"Prometheus N stores {len(raw)} native histogram series (one per target)",
-        )
-        n_series = query(
-            "native", f'count({{__name__=~"reachability_probe_duration_seconds.*",target=~".*/{TARGETS[0]}"}})'
-        )
-        c_series = query(
-            "classic", f'count({{__name__=~"reachability_probe_duration_seconds.*",target=~".*/{TARGETS[0]}"}})'
-        )
-        print(
-            f"  series per target in the TSDB: native {n_series[0]['value'][1] if n_series else 0}, "
-            f"classic {c_series[0]['value'][1] if c_series else 0}"
-        )
-        check(n_series and n_series[0]["value"][1] == "1", "native: one series per target in Prometheus")
-
-        with Delayed.lock:
-            delays = sorted(d for mode, when, d in Delayed.delays if mode == "both" and when <= at)
-        bounds = sorted(
-            {
-                float(r["metric"]["le"])
-                for r in query("classic", f'reachability_probe_duration_seconds_bucket{{target=~".*/{TARGETS[0]}"}}')
-            }
-        )
-        print(
-            f"\n{len(delays)} requests served to the exporter scraped; quantiles of all HTTP probes (sum over targets):"
-        )
-        print("| q | true (server delay) | native (N) | classic (C) | classic bucket |")
-        print("|---|---|---|---|---|")
-        factor = 2 ** (1 / 8)
-        for q in [0.5, 0.9, 0.99]:
-            nat = query("native", f'histogram_quantile({q}, sum(reachability_probe_duration_seconds{{probe="http"}}))')
-            cla = query(
-                "classic",
-                f'histogram_quantile({q}, sum by (le) (reachability_probe_duration_seconds_bucket{{probe="http"}}))',
-            )
-            if not nat or not cla:
-                check(False, f"q={q}: both Prometheus answer (native {nat}, classic {cla})")
-                continue
-            n, c = float(nat[0]["value"][1]), float(cla[0]["value"][1])
-            hi = next((b for b in bounds if b >= c), math.inf)
-            lo = max([b for b in bounds if b < c], default=0.0)
-            truth = delays[min(len(delays) - 1, int(q * len(delays)))]
-            print(
-                f"| {q} | {truth * 1000:.2f} ms | {n * 1000:.2f} ms | {c * 1000:.2f} ms | "
-                f"({lo * 1000:.3g}, {hi * 1000:.3g}] ms |"
-            )
-            check(lo / factor <= n <= hi * factor, f"q={q}: native {n:.5f} within the classic bucket ({lo}, {hi}]")
-            # Printed, not checked: a probe's duration is the server's delay plus connecting and the
-            # Python server starting a thread (1-2 ms at the median, tens of ms in the tail when
-            # the three exporters' rounds meet).
-            if q <= 0.9:  # the 99th percentile of a few hundred requests is too few of them to compare
-                check(n >= truth / factor, f"q={q}: native {n * 1000:.2f} ms not below the server's own delay")
+        check_stored_series(query)
+        check_quantiles(query, at)
     finally:
-        for p in procs:
-            p.terminate()
-        for p in procs:
-            try:
-                p.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                p.kill()
+        stop_all(procs, grace=10)
         server.shutdown()
         if failures:
             print(f"logs kept in {tmp}")

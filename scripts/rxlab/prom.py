@@ -1,10 +1,28 @@
-"""Prometheus' HTTP API, one client for every lab and proof."""
+"""Prometheus' HTTP API, one client for every lab and proof; and starting a Prometheus on loopback."""
 
 import json
+import subprocess
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
+
+
+def start_prometheus(config, tsdb, port, log_path, *flags):
+    """Starts a Prometheus (the one on PATH) on the configuration file `config` and the TSDB
+    directory `tsdb`, listening on 127.0.0.1:`port`, its log (stderr) in `log_path`, with `flags`
+    after those: the Popen. The caller stops it by its PID (procs.stop)."""
+    return subprocess.Popen(
+        [
+            "prometheus",
+            f"--config.file={config}",
+            f"--storage.tsdb.path={tsdb}",
+            f"--web.listen-address=127.0.0.1:{port}",
+            *flags,
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=open(log_path, "w"),
+    )
 
 
 class PrometheusError(RuntimeError):

@@ -1,11 +1,14 @@
 """Small things every lab and proof uses: the repository root, logging, running a command,
-reading the end of a log, waiting for a condition, loopback ports."""
+reading the end of a log, waiting for a condition or an HTTP answer, loopback ports and a TCP
+listener on one."""
 
 import os
 import shutil
 import socket
 import subprocess
+import threading
 import time
+import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -69,6 +72,19 @@ def poll(fetch, predicate, timeout, step=0.05):
         time.sleep(step)
 
 
+def wait_http(url, timeout, step=0.2):
+    """GETs `url` (from this thread's namespace) until it answers with a success status, trying
+    every `step` seconds for `timeout` seconds: the body (bytes), or None when it never did."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            with urllib.request.urlopen(url, timeout=1) as r:
+                return r.read()
+        except OSError:
+            time.sleep(step)
+    return None
+
+
 def log_table(head, rows):
     """Logs `rows` (tuples of cells) under `head` as a Markdown table, each column as wide as its
     widest cell."""
@@ -128,3 +144,31 @@ def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+class Listener(threading.Thread):
+    """Accepts and closes TCP connections on 127.0.0.1:`port` (0: a free one; `self.port`
+    either way) until stopped: a TCP probe's target. Start it with start()."""
+
+    def __init__(self, port=0):
+        super().__init__(daemon=True)
+        self.sock = socket.socket()
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", port))
+        self.sock.listen(64)
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.stopped = threading.Event()
+
+    def run(self):
+        while not self.stopped.is_set():
+            try:
+                conn, _ = self.sock.accept()
+                conn.close()
+            except OSError:
+                continue
+        self.sock.close()
+
+    def stop(self):
+        self.stopped.set()
+        self.join(2)

@@ -36,8 +36,8 @@ import urllib.request
 
 from . import certs
 from .prom import Prometheus
-from .util import CURL_STATUS, ROOT, free_port
-from .websecurity_load import RSS_PER_SLOW_KIB_LIMIT, SLOW, Listener, rss_kib, slow_clients
+from .util import CURL_STATUS, ROOT, Listener, free_port
+from .websecurity_load import RSS_PER_SLOW_KIB_LIMIT, SLOW, rss_kib, slow_clients
 
 ENV = dict(os.environ, REACHABILITY_EXPORTER_REFUSE_DEFAULT_TARGETS="1")
 

@@ -1,29 +1,8 @@
-"""The web security proof's load (websecurity.py): the loopback TCP listener its exporters
-probe, the slow clients that hold half-sent requests or ClientHellos, and the exporter's RSS
-they are measured by."""
+"""The web security proof's load (websecurity.py): the slow clients that hold half-sent
+requests or ClientHellos, and the exporter's RSS they are measured by. (The loopback TCP
+listener its exporters probe is util.Listener.)"""
 
 import socket
-import threading
-
-
-class Listener(threading.Thread):
-    """A TCP listener on 127.0.0.1 that accepts and closes connections (the exporters' probe target)."""
-
-    def __init__(self):
-        super().__init__(daemon=True)
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(64)
-        self.sock.settimeout(0.2)
-        self.port = self.sock.getsockname()[1]
-        self.stopped = threading.Event()
-
-    def run(self):
-        while not self.stopped.is_set():
-            try:
-                self.sock.accept()[0].close()
-            except OSError:
-                pass
 
 
 def rss_kib(pid):

@@ -243,31 +243,7 @@ class Locate:
                 if mtu:
                     problems += self.mtu_problems(m, *mtu)
             problems += self.check(row, m.verdict()[0], location, detail_has)
-            record, seen = self.history(state, reason, location, t0)
-            if record is None:
-                row.history = "missing"
-                found = "; ".join(
-                    f"{t.get('to')}"
-                    + (f"({t['reason']})" if t.get("reason") else "")
-                    + f" at {t.get('location') or '-'}"
-                    for t in seen
-                )
-                problems.append(
-                    f"no history transition overall -> {state}({reason or '*'}) at {location}; "
-                    f"recorded since the fault: {found or 'none'}"
-                )
-            elif not isinstance(record.get("fault"), str) or not record["fault"].strip():
-                row.history = "no detail"
-                problems.append(f"history transition without a fault detail: {record}")
-            else:
-                row.history = "ok"
-                row.notes.append(
-                    f"history: {record.get('to')}({record.get('reason') or '-'}) "
-                    f"at {record.get('location')}: {record['fault']}"
-                )
-                if detail_has and not any(a in record["fault"] for a in detail_has):
-                    row.history = "detail"
-                    problems.append(f"history fault detail {record['fault']!r} names none of {', '.join(detail_has)}")
+            record = self.judge_history(row, problems, state, reason, location, t0, detail_has)
             if met:
                 since = Runner.since(m)
                 row.detect = (record["time"] if record else since) - t0
@@ -283,17 +259,51 @@ class Locate:
                 except Exception as e:
                     problems.append(f"could not revert: {e}")
         if applied:
-            back = self.r.wait(self.clean, recover_timeout)
-            if back is None:
-                problems.append(
-                    f"not full without a location within {recover_timeout:.0f} s of the revert: "
-                    + self.describe(self.lab.scrape())
-                )
-            elif row.detect is not None:  # a recovery from a fault that was seen
-                row.recover = Runner.since(back) - t1
-                if mtu:
-                    row.notes.append(f"after the revert: {self.describe(back)}")
+            self.judge_recovery(row, problems, t1, recover_timeout, mtu)
         self.finish(row, problems)
+
+    def judge_history(self, row, problems, state, reason, location, t0, detail_has):
+        """The history's transition for the fault (overall -> `state` at `location`, since `t0`)
+        with a fault detail naming one of `detail_has`: row.history set, `problems` added to;
+        the record, or None."""
+        record, seen = self.history(state, reason, location, t0)
+        if record is None:
+            row.history = "missing"
+            found = "; ".join(
+                f"{t.get('to')}" + (f"({t['reason']})" if t.get("reason") else "") + f" at {t.get('location') or '-'}"
+                for t in seen
+            )
+            problems.append(
+                f"no history transition overall -> {state}({reason or '*'}) at {location}; "
+                f"recorded since the fault: {found or 'none'}"
+            )
+        elif not isinstance(record.get("fault"), str) or not record["fault"].strip():
+            row.history = "no detail"
+            problems.append(f"history transition without a fault detail: {record}")
+        else:
+            row.history = "ok"
+            row.notes.append(
+                f"history: {record.get('to')}({record.get('reason') or '-'}) "
+                f"at {record.get('location')}: {record['fault']}"
+            )
+            if detail_has and not any(a in record["fault"] for a in detail_has):
+                row.history = "detail"
+                problems.append(f"history fault detail {record['fault']!r} names none of {', '.join(detail_has)}")
+        return record
+
+    def judge_recovery(self, row, problems, t1, recover_timeout, mtu):
+        """After the revert (at `t1`): full without a location again within `recover_timeout`
+        seconds, its recovery time on the row."""
+        back = self.r.wait(self.clean, recover_timeout)
+        if back is None:
+            problems.append(
+                f"not full without a location within {recover_timeout:.0f} s of the revert: "
+                + self.describe(self.lab.scrape())
+            )
+        elif row.detect is not None:  # a recovery from a fault that was seen
+            row.recover = Runner.since(back) - t1
+            if mtu:
+                row.notes.append(f"after the revert: {self.describe(back)}")
 
     def finish(self, row, problems):
         row.notes = problems + row.notes
@@ -339,28 +349,7 @@ def phase_locate(r, lab, args):
             wait_timeout=GATEWAY_WAIT,
             recover_timeout=30.0,
         )
-        # (b) The gateway answers (ARP, ND, ICMP "net unreachable" from 198.18.1.1); beyond it
-        # nothing: dnsmasq still answers the name from its cache.
-        counted = {"before": router.gateway_echoes()}
-        s.fault(
-            "router uplink down",
-            "limited, location upstream",
-            lambda: router.uplink(False),
-            lambda: router.uplink(True),
-            "limited",
-            None,
-            "upstream",
-            detail_has=("answers",),
-            on_met=lambda: counted.update(met=router.gateway_echoes()),
-        )
-        # The counter that read 0 while healthy does see the daemon's checks (read before the
-        # scenario's `check` run), so that 0 means something.
-        daemon = counted.get("met", counted["before"]) - counted["before"]
-        log(f"  gateway echo requests by the daemon until the outage was located: {daemon}")
-        if not daemon:
-            row = r.rows[-1]
-            row.status = "FAIL"
-            row.notes.insert(0, "no gateway echo request counted while limited: the counter or the check is broken")
+        uplink_down(r, s, router)  # (b)
         # (c) dnsmasq never sees a query; HTTP, ICMP and the MTU probe (IP addresses) all pass.
         s.fault(
             "only DNS dies (router drops :53)",
@@ -387,3 +376,29 @@ def phase_locate(r, lab, args):
         lab.stop_exporter()
     finally:
         lab.enter(lab.client)
+
+
+def uplink_down(r, s, router):
+    """Scenario (b), the router's uplink down: the gateway answers (ARP, ND, ICMP "net
+    unreachable" from 198.18.1.1); beyond it nothing: dnsmasq still answers the name from its
+    cache. The daemon's echo requests to the gateway are counted until the outage was located."""
+    counted = {"before": router.gateway_echoes()}
+    s.fault(
+        "router uplink down",
+        "limited, location upstream",
+        lambda: router.uplink(False),
+        lambda: router.uplink(True),
+        "limited",
+        None,
+        "upstream",
+        detail_has=("answers",),
+        on_met=lambda: counted.update(met=router.gateway_echoes()),
+    )
+    # The counter that read 0 while healthy does see the daemon's checks (read before the
+    # scenario's `check` run), so that 0 means something.
+    daemon = counted.get("met", counted["before"]) - counted["before"]
+    log(f"  gateway echo requests by the daemon until the outage was located: {daemon}")
+    if not daemon:
+        row = r.rows[-1]
+        row.status = "FAIL"
+        row.notes.insert(0, "no gateway echo request counted while limited: the counter or the check is broken")

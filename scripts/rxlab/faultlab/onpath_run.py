@@ -135,131 +135,173 @@ def observe(c, live, rows, waited, key, what):
     return seen_ok, seen, done
 
 
+class ClassRun:
+    """One class's run: its rows (healthy and uplink down, per set) and whether its fault (the
+    uplink cut) is in place, for the cleanup."""
+
+    def __init__(self, lab, onet, c):
+        self.lab, self.onet, self.c = lab, onet, c
+        self.rows_h = {s.label: Row(f"onpath: {c.name}, healthy [{s.label}]", "full") for s in c.sets}
+        self.rows_d = {s.label: Row(f"onpath: {c.name}, uplink down [{s.label}]", s.expected_down()) for s in c.sets}
+        self.faulted = False
+
+
 def run_class(r, lab, onet, c, port):
     """Healthy, then the uplink cut with the class's fault: a row per set for each."""
-    rows_h = {s.label: Row(f"onpath: {c.name}, healthy [{s.label}]", "full") for s in c.sets}
-    rows_d = {s.label: Row(f"onpath: {c.name}, uplink down [{s.label}]", s.expected_down()) for s in c.sets}
-    faulted = False
+    run = ClassRun(lab, onet, c)
     try:
         if c.setup:
             c.setup()
         lab.enter(c.ns)
-        for i, s in enumerate(c.sets):
-            s.write(onet.work, c.key)
-            if s.path:  # a key the binary does not know yet fails the set's rows, not the class
-                p = subprocess.run(
-                    ["ip", "netns", "exec", c.ns, lab.args.exporter_bin, "check-config", s.path],
-                    capture_output=True,
-                    text=True,
-                    timeout=30,
-                )
-                if p.returncode != 0:
-                    s.refused = (p.stdout + p.stderr).strip().splitlines()[-1:] or [f"exit {p.returncode}"]
-                    s.refused = f"configuration refused (check-config exit {p.returncode}): {s.refused[0][:150]}"
-                    continue
-            try:
-                s.exporter = Exporter(lab, c.ns, f"onpath-{c.key}-{s.label}", s.argv(), port + i).start()
-            except RuntimeError as e:
-                s.refused = f"exporter did not start: {str(e).splitlines()[0][:150]}"
-        live = [s for s in c.sets if s.exporter]
-
-        # ---- healthy
-        healthy = wait_sets(live, lambda s, m: m.verdict()[0] == "full", HEALTHY_WAIT)
-        seen_ok, seen, done = observe(c, live, rows_h, healthy, "healthy", "healthy")
-        for s in live:
-            row, (m, met), (_code, state, reason, _daemon, problem) = rows_h[s.label], healthy[s.label], done[s.label]
-            bad = (
-                [] if met else [f"not full within {HEALTHY_WAIT:.0f} s: {describe(m.verdict()) if m else 'no scrape'}"]
-            )
-            bad += [problem] if problem else []
-            bad += [] if state == "full" else [f"check said {describe((state, reason))}"]
-            bad += [] if seen_ok else ["the lab did not show the healthy path as designed: " + seen]
-            row.notes = bad + ([] if not bad else ["exporter log tail:\n" + s.exporter.tail(6)])
-            row.status = "FAIL" if bad else "PASS"
-
-        # ---- the uplink cut, with the class's imitation
-        before = {s.label: scrape(s) for s in live}
-        t0 = time.time()
-        faulted = True
-        onet.uplink(False)
-        if c.fault:
-            c.fault(True)
-        down = wait_sets(live, lambda s, m: s.down_ok(m.verdict()), DOWN_WAIT)
-        full_seen, end = {}, time.time() + HOLD
-        while time.time() < end:  # once detected, never full again while the fault holds
-            for s in live:
-                m = scrape(s)
-                if m is not None and down[s.label][1] and m.verdict()[0] == "full":
-                    full_seen.setdefault(s.label, time.time() - t0)
-            time.sleep(0.1)
-        seen_ok, seen, done = observe(c, live, rows_d, down, "down", "uplink down")
-        for s in live:
-            row, (m, met), (_code, state, reason, _daemon, problem) = rows_d[s.label], down[s.label], done[s.label]
-            bad = []
-            if met:
-                since = Runner.since(m)
-                if since is not None and since >= t0 - 0.05:
-                    row.detect = since - t0
-            else:
-                bad.append(
-                    f"not {s.expected_down()} within {DOWN_WAIT:.0f} s: daemon {describe(m.verdict()) if m else 'no scrape'}"
-                )
-            if s.label in full_seen:
-                bad.append(f"full again at +{full_seen[s.label]:.1f}s")
-            if problem:
-                bad.append(problem)
-            elif not s.down_ok((state, reason)):
-                bad.append(f"check said {describe((state, reason))}, want {s.expected_down()}")
-            if not seen_ok:
-                bad.append("the lab did not show the imitation as designed: " + seen)
-            if before.get(s.label) is not None and before[s.label].verdict()[0] != "full":
-                row.notes.append(f"not full before the cut ({describe(before[s.label].verdict())})")
-            row.notes = bad + row.notes + ([] if not bad else ["exporter log tail:\n" + s.exporter.tail(6)])
-            row.status = "FAIL" if bad else "PASS"
-
-        # ---- back to healthy
-        t1 = time.time()
-        faulted = False
-        if c.fault:
-            c.fault(False)
-        onet.uplink(True)
-        back = wait_sets(live, lambda s, m: m.verdict()[0] == "full", RECOVER_WAIT)
-        for s in live:
-            m, met = back[s.label]
-            if met:
-                since = Runner.since(m)
-                rows_d[s.label].recover = since - t1 if since is not None and since >= t1 - 0.05 else None
-            elif healthy[s.label][1]:  # full before the cut, and not again after it
-                rows_d[s.label].notes.insert(
-                    0, f"did not recover within {RECOVER_WAIT:.0f} s: {describe(m.verdict()) if m else '-'}"
-                )
-                rows_d[s.label].status = "FAIL"
+        live = start_sets(run, port)
+        healthy = check_healthy(run, live)
+        check_down(run, live)
+        check_recovered(run, live, healthy)
     except Exception as e:  # a class that cannot run fails its rows; the next class still runs
-        for row in list(rows_h.values()) + list(rows_d.values()):
+        for row in list(run.rows_h.values()) + list(run.rows_d.values()):
             if row.status != "PASS" or not row.observed:
                 row.status, row.observed = "FAIL", row.observed or "did not run"
                 row.notes.append(f"{c.name}: {str(e)[:400]}")
     finally:
-        if faulted:
-            try:
-                if c.fault:
-                    c.fault(False)
-                onet.uplink(True)
-            except Exception as e:
-                log(f"  could not undo '{c.name}': {e}")
-        for s in c.sets:
-            if s.exporter:
-                s.exporter.stop()
-        if c.teardown:
-            try:
-                c.teardown()
-            except Exception as e:
-                log(f"  could not tear down '{c.name}': {e}")
-        lab.enter(onet.client)
+        undo(run)
     for s in c.sets:
         if s.refused:
-            for row in (rows_h[s.label], rows_d[s.label]):
+            for row in (run.rows_h[s.label], run.rows_d[s.label]):
                 row.status, row.observed = "FAIL", "did not run"
                 row.notes.insert(0, s.refused)
-        r.add(rows_h[s.label])
-        r.add(rows_d[s.label])
+        r.add(run.rows_h[s.label])
+        r.add(run.rows_d[s.label])
+
+
+def start_sets(run, port):
+    """An exporter per set (a configuration the binary refuses, or an exporter that does not
+    start, marks the set refused): the sets that run."""
+    lab, c = run.lab, run.c
+    for i, s in enumerate(c.sets):
+        s.write(run.onet.work, c.key)
+        if s.path:  # a key the binary does not know yet fails the set's rows, not the class
+            p = subprocess.run(
+                ["ip", "netns", "exec", c.ns, lab.args.exporter_bin, "check-config", s.path],
+                capture_output=True,
+                text=True,
+                timeout=30,
+            )
+            if p.returncode != 0:
+                s.refused = (p.stdout + p.stderr).strip().splitlines()[-1:] or [f"exit {p.returncode}"]
+                s.refused = f"configuration refused (check-config exit {p.returncode}): {s.refused[0][:150]}"
+                continue
+        try:
+            s.exporter = Exporter(lab, c.ns, f"onpath-{c.key}-{s.label}", s.argv(), port + i).start()
+        except RuntimeError as e:
+            s.refused = f"exporter did not start: {str(e).splitlines()[0][:150]}"
+    return [s for s in c.sets if s.exporter]
+
+
+def check_healthy(run, live):
+    """Every set full, `check` and the witness agreeing: the healthy rows. The waits'
+    outcome (label -> (scrape, met))."""
+    healthy = wait_sets(live, lambda s, m: m.verdict()[0] == "full", HEALTHY_WAIT)
+    seen_ok, seen, done = observe(run.c, live, run.rows_h, healthy, "healthy", "healthy")
+    for s in live:
+        row, (m, met), (_code, state, reason, _daemon, problem) = run.rows_h[s.label], healthy[s.label], done[s.label]
+        bad = [] if met else [f"not full within {HEALTHY_WAIT:.0f} s: {describe(m.verdict()) if m else 'no scrape'}"]
+        bad += [problem] if problem else []
+        bad += [] if state == "full" else [f"check said {describe((state, reason))}"]
+        bad += [] if seen_ok else ["the lab did not show the healthy path as designed: " + seen]
+        row.notes = bad + ([] if not bad else ["exporter log tail:\n" + s.exporter.tail(6)])
+        row.status = "FAIL" if bad else "PASS"
+    return healthy
+
+
+def check_down(run, live):
+    """The uplink cut, with the class's imitation: each set detects it as expected and never
+    shows full again while it holds; the uplink-down rows."""
+    c = run.c
+    before = {s.label: scrape(s) for s in live}
+    t0 = time.time()
+    run.faulted = True
+    run.onet.uplink(False)
+    if c.fault:
+        c.fault(True)
+    down = wait_sets(live, lambda s, m: s.down_ok(m.verdict()), DOWN_WAIT)
+    full_seen, end = {}, time.time() + HOLD
+    while time.time() < end:  # once detected, never full again while the fault holds
+        for s in live:
+            m = scrape(s)
+            if m is not None and down[s.label][1] and m.verdict()[0] == "full":
+                full_seen.setdefault(s.label, time.time() - t0)
+        time.sleep(0.1)
+    seen_ok, seen, done = observe(c, live, run.rows_d, down, "down", "uplink down")
+    for s in live:
+        judge_down(s, run.rows_d[s.label], down[s.label], done[s.label], t0, full_seen, before, (seen_ok, seen))
+
+
+def judge_down(s, row, waited, done, t0, full_seen, before, witness):
+    """One set's uplink-down row from its wait (scrape, met), its check, when it showed full
+    again (`full_seen`), its scrape before the cut and the witness (ok, what it saw)."""
+    (m, met), (_code, state, reason, _daemon, problem), (seen_ok, seen) = waited, done, witness
+    bad = []
+    if met:
+        since = Runner.since(m)
+        if since is not None and since >= t0 - 0.05:
+            row.detect = since - t0
+    else:
+        bad.append(
+            f"not {s.expected_down()} within {DOWN_WAIT:.0f} s: daemon {describe(m.verdict()) if m else 'no scrape'}"
+        )
+    if s.label in full_seen:
+        bad.append(f"full again at +{full_seen[s.label]:.1f}s")
+    if problem:
+        bad.append(problem)
+    elif not s.down_ok((state, reason)):
+        bad.append(f"check said {describe((state, reason))}, want {s.expected_down()}")
+    if not seen_ok:
+        bad.append("the lab did not show the imitation as designed: " + seen)
+    if before.get(s.label) is not None and before[s.label].verdict()[0] != "full":
+        row.notes.append(f"not full before the cut ({describe(before[s.label].verdict())})")
+    row.notes = bad + row.notes + ([] if not bad else ["exporter log tail:\n" + s.exporter.tail(6)])
+    row.status = "FAIL" if bad else "PASS"
+
+
+def check_recovered(run, live, healthy):
+    """The fault undone: each set full again (recovery times on the uplink-down rows; a set
+    that was full before the cut and is not again fails its row)."""
+    c, rows_d = run.c, run.rows_d
+    t1 = time.time()
+    run.faulted = False
+    if c.fault:
+        c.fault(False)
+    run.onet.uplink(True)
+    back = wait_sets(live, lambda s, m: m.verdict()[0] == "full", RECOVER_WAIT)
+    for s in live:
+        m, met = back[s.label]
+        if met:
+            since = Runner.since(m)
+            rows_d[s.label].recover = since - t1 if since is not None and since >= t1 - 0.05 else None
+        elif healthy[s.label][1]:  # full before the cut, and not again after it
+            rows_d[s.label].notes.insert(
+                0, f"did not recover within {RECOVER_WAIT:.0f} s: {describe(m.verdict()) if m else '-'}"
+            )
+            rows_d[s.label].status = "FAIL"
+
+
+def undo(run):
+    """Whatever happened: the fault undone if it is still in place, the exporters stopped, the
+    class torn down, this thread back in the client namespace."""
+    c, onet = run.c, run.onet
+    if run.faulted:
+        try:
+            if c.fault:
+                c.fault(False)
+            onet.uplink(True)
+        except Exception as e:
+            log(f"  could not undo '{c.name}': {e}")
+    for s in c.sets:
+        if s.exporter:
+            s.exporter.stop()
+    if c.teardown:
+        try:
+            c.teardown()
+        except Exception as e:
+            log(f"  could not tear down '{c.name}': {e}")
+    run.lab.enter(onet.client)

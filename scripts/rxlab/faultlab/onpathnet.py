@@ -150,7 +150,17 @@ class OnpathNet(OnpathFaults):
     def start_daemons(self):
         """Everything but squid; each waited for on its ports (this thread must be in the client
         namespace, which reaches the router and, through it, the inet)."""
-        w, i, r = self.work, self.inet, self.router
+        self.start_inet_daemons()
+        self.start_router_daemons()
+        self.start_tayga()
+        self.wait_tcp("page server", [(PAGE_V4, 80)])
+        self.wait_tcp("lab web", [(WEB_V4, 443)])
+        self.wait_dns()
+
+    def start_inet_daemons(self):
+        """The lab internet's: reachability-lab's web, the upstream unbounds, the page and
+        banner servers."""
+        w, i = self.work, self.inet
         lw = self.lab.work
         self.daemon(
             i,
@@ -194,6 +204,10 @@ class OnpathNet(OnpathFaults):
             "banner",
             wait_line="listening",
         )
+
+    def start_router_daemons(self):
+        """The router's: the silent listener, dnsmasq and the dns64 unbound."""
+        w, r = self.work, self.router
         self.daemon(
             r,
             ["python3", "-u", f"{w}/listener.py", "--silent", str(SILENT_PORT), "-", "::"],
@@ -225,10 +239,6 @@ class OnpathNet(OnpathFaults):
                 wka2=nat64("192.0.0.171"),
             ),
         )
-        self.start_tayga()
-        self.wait_tcp("page server", [(PAGE_V4, 80)])
-        self.wait_tcp("lab web", [(WEB_V4, 443)])
-        self.wait_dns()
 
     def daemon(self, ns, argv, name, wait_line=None):
         log = os.path.join(self.work, f"{name}.log")

@@ -11,8 +11,15 @@ def phase_single_uplink(r, lab, args):
     """One uplink, the parallel policy: every fault of the table but the policy and uplink ones."""
     lab.start_exporter("parallel", probe_flags())
     scopes = ("overall", "ipv4", "ipv6")
-    up1, c = lab.up1, lab.client
+    single_healthy(r, lab, scopes)
+    single_link_faults(r, lab, scopes)
+    single_service_faults(r, lab, scopes)
+    single_icmp_blocked(r, lab, args)
+    single_flapping(r, lab, args, scopes)
 
+
+def single_healthy(r, lab, scopes):
+    """Every probe succeeds, every scope full."""
     row = Row("healthy", "full (ipv4 full, ipv6 full)")
     m = r.baseline(scopes)
     bad = [lab["target"] for lab, v in m.all("reachability_probe_success") if v != 1]
@@ -21,6 +28,11 @@ def phase_single_uplink(r, lab, args):
     if bad:
         row.notes.append(f"probes not succeeding: {bad}")
     r.add(row)
+
+
+def single_link_faults(r, lab, scopes):
+    """The link's faults: carrier lost, link down, default routes deleted, everything dropped."""
+    up1, c = lab.up1, lab.client
 
     # The kernel's linkwatch sends a non-urgent carrier change at most once a second (a veth
     # whose peer has the same ifindex, like most NICs, is non-urgent): settle first, so the
@@ -72,6 +84,11 @@ def phase_single_uplink(r, lab, args):
     )
     r.add(row)
 
+
+def single_service_faults(r, lab, scopes):
+    """The lab services' faults (DNS, portals, a wrong certificate) and IPv6 dropped."""
+    up1 = lab.up1
+
     # Faults the lab services play on command: (scenario, fault, restore, expected state and reason).
     for name, fault, restore, (state, reason) in [
         ("DNS servers dead, IP fine", "dns dead", "dns normal", ("limited", "dns")),
@@ -100,6 +117,10 @@ def phase_single_uplink(r, lab, args):
     )
     r.add(row)
 
+
+def single_icmp_blocked(r, lab, args):
+    """ICMP echo dropped while HTTP is fine: the parallel policy stays full."""
+    up1 = lab.up1
     row = Row("ICMP blocked, HTTP fine (parallel)", f"stays full {args.hold:.0f}s, 0 transitions")
     lab.nft(up1, DROP_PING)
     try:
@@ -119,6 +140,10 @@ def phase_single_uplink(r, lab, args):
         row.notes.append("no ICMP probe series: the exporter runs no ICMP probe")
     r.add(row)
 
+
+def single_flapping(r, lab, args, scopes):
+    """The carrier flapping: a bounded number of transitions, full after."""
+    up1 = lab.up1
     row = Row(
         f"flapping carrier ({args.flaps}x {args.flap_down}s down/{args.flap_up}s up)",
         f"<= {2 * args.flaps} transitions, full after",

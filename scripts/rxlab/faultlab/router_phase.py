@@ -92,14 +92,7 @@ class RouterScenario:
         def healthy(m):
             return all(m.verdict(s)[0] == "full" for s in recover_scopes)
 
-        for label, ex, _ in self.sets:
-            if self.wait(ex, healthy, 30) is None:
-                raise RuntimeError(
-                    f"[{label}] not healthy before '{self.name}': "
-                    + self.describe(ex.scrape(), scopes)
-                    + "\n"
-                    + ex.tail()
-                )
+        self.wait_healthy(healthy, scopes)
         samplers = {label: Sampler(ex) for label, ex, _ in self.sets}
         for s in samplers.values():
             s.start()
@@ -109,16 +102,7 @@ class RouterScenario:
             if apply:
                 t0 = apply() or t0
                 reverted = revert is None
-            met, deadline = {}, time.time() + (wait_timeout if apply else hold)
-            while time.time() < deadline and (not apply or len(met) < len(self.sets)):
-                for label, ex, _ in self.sets:
-                    try:
-                        m = ex.scrape()
-                    except OSError:
-                        continue
-                    if label not in met and self.meets(m, expect):
-                        met[label] = m
-                time.sleep(0.05)
+            met = self.watch(expect, wait_timeout if apply else hold, until_all=bool(apply))
             if during:
                 ok, text = during()
                 self.notes.append(text)
@@ -144,40 +128,73 @@ class RouterScenario:
                 except Exception as e:
                     log(f"  could not revert '{self.name}': {e}")
         for label, ex, _ in self.sets:
-            row, sampler = self.rows[label], samplers[label]
-            code, state, reason, probes, settled = checks[label]
-            m = met.get(label, settled)
-            ok = self.meets(m, expect) and not self.bad
-            row.observed = f"{self.describe(m, scopes)}, check {code}"
-            if apply and recovered.get(label) is None:
-                row.notes.append("did not recover within 20 s")
-                ok = False
-            elif apply and label in met:
-                row.detect = Runner.since(m) - t0
-                row.recover = Runner.since(recovered[label]) - t1
-            daemon = settled.verdict()[0]
-            if code != EXIT_STATUS.get(daemon):
-                row.notes.append(f"check exited {code} ({state} {reason}) while the daemon said {daemon}")
-                ok = False
-            if sampler.violations:
-                when, families = sampler.violations[0]
-                row.notes.append(
-                    f"overall full while no family was, in {len(sampler.violations)} of {sampler.samples} samples "
-                    f"(first at +{when - t0:.1f}s: {families})"
-                )
-                ok = False
-            if sampler.samples < 5:
-                row.notes.append(f"only {sampler.samples} samples ({sampler.errors} scrape errors)")
-                ok = False
-            if not self.meets(m, expect):
-                row.notes.append(
-                    f"states seen: {sorted(s for s in sampler.states if s)}; check said {state}({reason}): {probes}"
-                )
-            row.notes.extend(self.notes)
-            row.status = "PASS" if ok else "FAIL"
-            if not ok:
-                row.notes.append("exporter log tail:\n" + ex.tail(8))
+            outcome = (met.get(label), checks[label], recovered.get(label), samplers[label])
+            self.judge(label, ex, outcome, expect, scopes, bool(apply), (t0, t1))
         return self
+
+    def wait_healthy(self, healthy, scopes):
+        """Every exporter healthy before the scenario (RuntimeError naming the first that is not)."""
+        for label, ex, _ in self.sets:
+            if self.wait(ex, healthy, 30) is None:
+                raise RuntimeError(
+                    f"[{label}] not healthy before '{self.name}': "
+                    + self.describe(ex.scrape(), scopes)
+                    + "\n"
+                    + ex.tail()
+                )
+
+    def watch(self, expect, seconds, until_all):
+        """Scrapes every exporter for `seconds` (or, `until_all`, until each met `expect`):
+        label -> the first scrape that met it."""
+        met, deadline = {}, time.time() + seconds
+        while time.time() < deadline and (not until_all or len(met) < len(self.sets)):
+            for label, ex, _ in self.sets:
+                try:
+                    m = ex.scrape()
+                except OSError:
+                    continue
+                if label not in met and self.meets(m, expect):
+                    met[label] = m
+            time.sleep(0.05)
+        return met
+
+    def judge(self, label, ex, outcome, expect, scopes, applied, times):
+        """One exporter's row: `outcome` is (the scrape that met `expect` or None, its check
+        (exit, state, reason, probes, the scrape then), the scrape that recovered or None, its
+        sampler); `times` (fault applied, reverted)."""
+        (first, (code, state, reason, probes, settled), back, sampler), (t0, t1) = outcome, times
+        row = self.rows[label]
+        m = settled if first is None else first
+        ok = self.meets(m, expect) and not self.bad
+        row.observed = f"{self.describe(m, scopes)}, check {code}"
+        if applied and back is None:
+            row.notes.append("did not recover within 20 s")
+            ok = False
+        elif applied and first is not None:
+            row.detect = Runner.since(m) - t0
+            row.recover = Runner.since(back) - t1
+        daemon = settled.verdict()[0]
+        if code != EXIT_STATUS.get(daemon):
+            row.notes.append(f"check exited {code} ({state} {reason}) while the daemon said {daemon}")
+            ok = False
+        if sampler.violations:
+            when, families = sampler.violations[0]
+            row.notes.append(
+                f"overall full while no family was, in {len(sampler.violations)} of {sampler.samples} samples "
+                f"(first at +{when - t0:.1f}s: {families})"
+            )
+            ok = False
+        if sampler.samples < 5:
+            row.notes.append(f"only {sampler.samples} samples ({sampler.errors} scrape errors)")
+            ok = False
+        if not self.meets(m, expect):
+            row.notes.append(
+                f"states seen: {sorted(s for s in sampler.states if s)}; check said {state}({reason}): {probes}"
+            )
+        row.notes.extend(self.notes)
+        row.status = "PASS" if ok else "FAIL"
+        if not ok:
+            row.notes.append("exporter log tail:\n" + ex.tail(8))
 
     def fail(self, error):
         for row in self.rows.values():
@@ -208,89 +225,103 @@ def phase_router(r, lab, args):
             f"IPv6 static {homerouter.HOME_V6}; dnsmasq --min-cache-ttl={homerouter.MIN_CACHE_TTL} (the lab DNS TTL is 60 s)"
         )
         down = {"overall": ("limited", None), "ipv4": ("limited", None), "ipv6": ("limited", None)}
-
-        def resolver(what, fault, source):
-            """The home's lookup must answer during the fault, and dnsmasq's log must show the
-            source: "upstream" (its own queries leave the blackholed router; the blackhole
-            empties its cache first) or "cached" (nothing reaches the upstream)."""
-            mark = {}
-
-            def apply():
-                mark["at"] = router.dns_log_mark()
-                return fault()
-
-            def check():
-                ok, text = router.resolve(LAB_NAME)
-                n = router.dns_answers_since(mark.get("at", 0))
-                good = n["upstream"] > 0 if source == "upstream" else n["cached"] > 0 and n["upstream"] == 0
-                return ok and V4_NET in text and good, (
-                    f"home resolver during {what}: {'answers ' + text if ok else 'FAILS: ' + text}; dnsmasq answered "
-                    f"{n['cached']}x from cache, {n['upstream']} upstream records, {n['forwarded']} forwarded (want {source})"
-                )
-
-            return dict(apply=apply, during=check)
-
-        def scenario(name, expected, **kw):
-            sc = RouterScenario(r, sets, name, expected)
-            try:
-                sc.run(**kw)
-            except Exception as e:  # one broken scenario fails its rows; the others still run
-                sc.fail(f"{name}: {e}")
-            sc.add()
-            return sc
-
         scenario(
+            r,
+            sets,
             "healthy",
             "full (ipv4 full, ipv6 full)",
             expect={s: ("full", None) for s in ("overall",) + FAMILIES},
             hold=3.0,
         )
         scenario(
+            r,
+            sets,
             "blackhole (router drops all forwarded)",
             "limited (ipv4 limited, ipv6 limited)",
             expect=down,
             revert=lambda: router.blackhole(False),
-            **resolver("the blackhole", lambda: router.blackhole(True), "upstream"),
+            **resolver(router, "the blackhole", lambda: router.blackhole(True), "upstream"),
         )
         scenario(
+            r,
+            sets,
             "router uplink down",
             "limited (ipv4 limited, ipv6 limited)",
             expect=down,
             revert=lambda: router.uplink(True),
-            **resolver("the uplink outage", lambda: router.uplink(False), "cached"),
+            **resolver(router, "the uplink outage", lambda: router.uplink(False), "cached"),
         )
-
-        # openNDS handles IPv4 only (its docs: disable IPv6 on the managed interface), so the
-        # hotspot LAN has no IPv6: no default route at the home, ipv6 `none` throughout.
-        router.home_ipv6(False)
-        try:
-
-            def portal_answers():
-                get = router.http("GET", V4_NET, "/generate_204")
-                head = router.http("HEAD", V4_NET, "/generate_204")
-                ok = get[0] == 307 and ":2050/" in get[1] and head[0] == 511
-                text = f"openNDS before auth: GET {get[0]} -> {get[1][:60]}..., HEAD {head[0]}"
-                log("  " + text)
-                return ok, text
-
-            def auth():
-                p = router.ndsctl("auth", router.client_ip)
-                if "authenticated" not in p.stdout:
-                    raise RuntimeError(f"ndsctl auth {router.client_ip}: {p.stdout}{p.stderr}")
-
-            scenario(
-                "openNDS portal, then ndsctl auth",
-                "portal (ipv4 portal, ipv6 none); full after auth",
-                expect={"overall": ("portal", None), "ipv4": ("portal", None), "ipv6": ("none", None)},
-                apply=router.start_opennds,
-                revert=auth,
-                during=portal_answers,
-                recover_scopes=("overall", "ipv4"),
-            )
-        finally:
-            router.stop_opennds()
-            router.home_ipv6(True)
+        portal_scenario(r, sets, router)
         for _, ex, _ in sets:
             ex.stop()
     finally:
         lab.enter(lab.client)
+
+
+def scenario(r, sets, name, expected, **kw):
+    """One RouterScenario: run, its rows added."""
+    sc = RouterScenario(r, sets, name, expected)
+    try:
+        sc.run(**kw)
+    except Exception as e:  # one broken scenario fails its rows; the others still run
+        sc.fail(f"{name}: {e}")
+    sc.add()
+    return sc
+
+
+def resolver(router, what, fault, source):
+    """The home's lookup must answer during the fault, and dnsmasq's log must show the
+    source: "upstream" (its own queries leave the blackholed router; the blackhole
+    empties its cache first) or "cached" (nothing reaches the upstream)."""
+    mark = {}
+
+    def apply():
+        mark["at"] = router.dns_log_mark()
+        return fault()
+
+    def check():
+        ok, text = router.resolve(LAB_NAME)
+        n = router.dns_answers_since(mark.get("at", 0))
+        good = n["upstream"] > 0 if source == "upstream" else n["cached"] > 0 and n["upstream"] == 0
+        return ok and V4_NET in text and good, (
+            f"home resolver during {what}: {'answers ' + text if ok else 'FAILS: ' + text}; dnsmasq answered "
+            f"{n['cached']}x from cache, {n['upstream']} upstream records, {n['forwarded']} forwarded (want {source})"
+        )
+
+    return dict(apply=apply, during=check)
+
+
+def portal_scenario(r, sets, router):
+    """openNDS's portal, then ndsctl auth. openNDS handles IPv4 only (its docs: disable IPv6 on
+    the managed interface), so the hotspot LAN has no IPv6: no default route at the home, ipv6
+    `none` throughout."""
+    router.home_ipv6(False)
+    try:
+
+        def portal_answers():
+            get = router.http("GET", V4_NET, "/generate_204")
+            head = router.http("HEAD", V4_NET, "/generate_204")
+            ok = get[0] == 307 and ":2050/" in get[1] and head[0] == 511
+            text = f"openNDS before auth: GET {get[0]} -> {get[1][:60]}..., HEAD {head[0]}"
+            log("  " + text)
+            return ok, text
+
+        def auth():
+            p = router.ndsctl("auth", router.client_ip)
+            if "authenticated" not in p.stdout:
+                raise RuntimeError(f"ndsctl auth {router.client_ip}: {p.stdout}{p.stderr}")
+
+        scenario(
+            r,
+            sets,
+            "openNDS portal, then ndsctl auth",
+            "portal (ipv4 portal, ipv6 none); full after auth",
+            expect={"overall": ("portal", None), "ipv4": ("portal", None), "ipv6": ("none", None)},
+            apply=router.start_opennds,
+            revert=auth,
+            during=portal_answers,
+            recover_scopes=("overall", "ipv4"),
+        )
+    finally:
+        router.stop_opennds()
+        router.home_ipv6(True)

@@ -62,7 +62,8 @@ def static_checks(rows):
         rows.add(name, "SUCCESS", p.returncode == 0, "SUCCESS" if p.returncode == 0 else " / ".join(out[-3:]))
 
 
-def main():
+def arguments():
+    """The lab's options, parsed and checked (--isolate defaults to the site after --cut)."""
     ap = lab_arguments(
         "scripts/lab fleet",
         __doc__,
@@ -121,6 +122,11 @@ def main():
     args.isolate = args.isolate or args.cut % args.sites + 1
     if not 1 <= args.isolate <= args.sites:
         ap.error("--isolate must be one of the sites")
+    return args
+
+
+def main():
+    args = arguments()
 
     def stop(signum, _frame):
         raise KeyboardInterrupt(f"signal {signum}")

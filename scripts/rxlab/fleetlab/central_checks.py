@@ -41,6 +41,15 @@ class CentralChecks:
     `others`, `i` (the scrape interval) and `t` (the timeline's times)."""
 
     def assert_samples(self):
+        """Every site's samples over the whole run (the others stayed full), the cut site's
+        series without a gap and its outage at the central where its history puts it."""
+        self.account_samples()
+        self.assert_no_gap()
+        self.assert_outage_samples()
+
+    def account_samples(self):
+        """self.summary: site -> series -> (present, expected, lost, max gap) in the window;
+        self.cut_points: the cut site's reachable samples; a row per other site."""
         c, s, i, t = self.c, self.cut_site, self.i, self.t
         end = t["end"]
         span = int(end - t["base"]) + 2 * i
@@ -70,7 +79,9 @@ class CentralChecks:
                     f"    {site.name} {name}: {present}/{expected} samples in the window, lost {lost}, max gap {gap:.1f}s"
                 )
 
-        pts = self.cut_points
+    def assert_no_gap(self):
+        """The cut site's reachable and up series: no gap over three intervals, nothing lost."""
+        s, i = self.cut_site, self.i
         present, expected, lost, gap = self.summary[s.name]["reachability_internet_reachable"]
         up_present, up_expected, up_lost, up_gap = self.summary[s.name]["up"]
         self.rows.add(
@@ -81,7 +92,10 @@ class CentralChecks:
             f"up {up_present}/{up_expected} (lost {up_lost}, max gap {up_gap:.1f}s)",
         )
 
-        # The exporter's own record of the outage, from its history.
+    def assert_outage_samples(self):
+        """The exporter's own record of the outage, from its history, against its reachable==0
+        samples at the central."""
+        s, i, t, pts = self.cut_site, self.i, self.t, self.cut_points
         trans = history_transitions(s)
         down = next((r for r in trans if r["time"] >= t["cut"] and r.get("from") == "full"), None)
         up = next((r for r in trans if down and r["time"] > down["time"] and r.get("to") == "full"), None)

@@ -229,47 +229,9 @@ class HopLab:
             t0 = time.time()
             self.c.cut(hop)
             applied = True
-            want = {f: hop for f in FAMILIES}
-            met, wrong, m = {}, {f: set() for f in FAMILIES}, None
-            while len(met) < len(FAMILIES) and time.time() < t0 + DETECT_TIMEOUT:
-                m = self.c.scrape()
-                now = time.time()
-                for f in FAMILIES:
-                    got = last_hops(m, f)
-                    if f not in met and got == [want[f]]:
-                        met[f] = now - t0
-                    elif got and got != [want[f]]:
-                        wrong[f].update(got)
-                time.sleep(0.05)
-            m = self.c.scrape()
-            for f in FAMILIES:
-                row, got = rows[f], last_hops(m, f)
-                # The metric has the hop; the address comes from check's last_hop (details()).
-                row.hop = str(got[0]) if len(got) == 1 else ("-" if not got else "many")
-                row.detect = met.get(f)
-                if f not in met:
-                    problems[f].append(f"no last hop {want[f]} within {DETECT_TIMEOUT:.0f} s: {self.describe(m)}")
-                if wrong[f]:
-                    problems[f].append(f"the metric also showed {sorted(wrong[f])}")
-            overall = last_hops(m, "overall")
-            if len(overall) != 1 or overall[0] not in want.values():
-                for f in FAMILIES:
-                    problems[f].append(f"scope overall's last hop {overall}, want one of {list(want.values())}")
+            self.judge_last_hop(hop, t0, rows, problems)
             if count:
-                counted = self.count_per_round()
-                for f in FAMILIES:
-                    per_round = counted[f]
-                    text = f"{'IPv4' if f == 'ipv4' else 'IPv6'} {'/'.join(map(str, per_round))} in {len(per_round)} rounds"
-                    rows[f].notes.append(f"trace echoes per round, {COUNT_SECONDS:.0f} s into the outage: {text}")
-                    self.measured.append(f"cut {name}: trace echoes per round {text} ({COUNT_SECONDS:.0f} s)")
-                    # One trace at the outage's start (16 echoes), then none within the minute it stands.
-                    key = "trace4" if f == "ipv4" else "trace6"
-                    total = self.c.echoes()[key] - before[key]
-                    rows[f].notes.append(f"trace echoes since the cut: {total}")
-                    if len(per_round) < 2 or any(per_round) or total != 16:
-                        problems[f].append(
-                            f"want one trace of 16 echoes, then none within the minute: {text}, {total} in all"
-                        )
+                self.judge_trace_echoes(name, before, rows, problems)
             self.details(hop, silent, t0, rows, problems)
         except Exception as e:  # a broken scenario fails its rows; the others still run
             for f in FAMILIES:
@@ -278,19 +240,68 @@ class HopLab:
             t1 = time.time()
             self.c.heal()
         if applied:
-            back = self.wait_clean(RECOVER_TIMEOUT)
-            for f in FAMILIES:
-                if back is None:
-                    problems[f].append(
-                        f"still not full without a last hop {RECOVER_TIMEOUT:.0f} s after the repair: "
-                        + self.describe(self.c.scrape())
-                    )
-                else:
-                    rows[f].notes.append(f"repaired: full, last hop series gone in {time.time() - t1:.2f}s")
+            self.judge_repair(t1, rows, problems)
         for f in FAMILIES:
             if problems[f]:
                 rows[f].notes.append("exporter log tail:\n" + self.c.tail(8))
             self.add(rows[f], problems[f])
+
+    def judge_last_hop(self, hop, t0, rows, problems):
+        """The metric: every family's last hop is `hop` within DETECT_TIMEOUT of the cut (at `t0`),
+        never another one, and the overall scope's is one of theirs."""
+        want = {f: hop for f in FAMILIES}
+        met, wrong, m = {}, {f: set() for f in FAMILIES}, None
+        while len(met) < len(FAMILIES) and time.time() < t0 + DETECT_TIMEOUT:
+            m = self.c.scrape()
+            now = time.time()
+            for f in FAMILIES:
+                got = last_hops(m, f)
+                if f not in met and got == [want[f]]:
+                    met[f] = now - t0
+                elif got and got != [want[f]]:
+                    wrong[f].update(got)
+            time.sleep(0.05)
+        m = self.c.scrape()
+        for f in FAMILIES:
+            row, got = rows[f], last_hops(m, f)
+            # The metric has the hop; the address comes from check's last_hop (details()).
+            row.hop = str(got[0]) if len(got) == 1 else ("-" if not got else "many")
+            row.detect = met.get(f)
+            if f not in met:
+                problems[f].append(f"no last hop {want[f]} within {DETECT_TIMEOUT:.0f} s: {self.describe(m)}")
+            if wrong[f]:
+                problems[f].append(f"the metric also showed {sorted(wrong[f])}")
+        overall = last_hops(m, "overall")
+        if len(overall) != 1 or overall[0] not in want.values():
+            for f in FAMILIES:
+                problems[f].append(f"scope overall's last hop {overall}, want one of {list(want.values())}")
+
+    def judge_trace_echoes(self, name, before, rows, problems):
+        """One trace at the outage's start (16 echoes), then none within the minute it stands
+        (counted per round; `before`: the echo counters before the cut)."""
+        counted = self.count_per_round()
+        for f in FAMILIES:
+            per_round = counted[f]
+            text = f"{'IPv4' if f == 'ipv4' else 'IPv6'} {'/'.join(map(str, per_round))} in {len(per_round)} rounds"
+            rows[f].notes.append(f"trace echoes per round, {COUNT_SECONDS:.0f} s into the outage: {text}")
+            self.measured.append(f"cut {name}: trace echoes per round {text} ({COUNT_SECONDS:.0f} s)")
+            key = "trace4" if f == "ipv4" else "trace6"
+            total = self.c.echoes()[key] - before[key]
+            rows[f].notes.append(f"trace echoes since the cut: {total}")
+            if len(per_round) < 2 or any(per_round) or total != 16:
+                problems[f].append(f"want one trace of 16 echoes, then none within the minute: {text}, {total} in all")
+
+    def judge_repair(self, t1, rows, problems):
+        """After the repair (at `t1`): full without a last hop again within RECOVER_TIMEOUT."""
+        back = self.wait_clean(RECOVER_TIMEOUT)
+        for f in FAMILIES:
+            if back is None:
+                problems[f].append(
+                    f"still not full without a last hop {RECOVER_TIMEOUT:.0f} s after the repair: "
+                    + self.describe(self.c.scrape())
+                )
+            else:
+                rows[f].notes.append(f"repaired: full, last hop series gone in {time.time() - t1:.2f}s")
 
     def details(self, hop, silent, t0, rows, problems):
         """The fault detail of the daemon (status page, history) and of `check --output=json`."""

@@ -152,9 +152,21 @@ PROMETHEUSRULE_SCHEMA = custom_resource(
 
 
 def check_kubernetes(rules):
-    import jsonschema
-
     k8s = os.path.join(ROOT, "deploy/kubernetes")
+    check_generated(k8s)
+    docs = manifests(k8s)
+    check_sources(docs, rules)
+    check_schemas(docs)
+    pod = docs["DaemonSet"]["spec"]["template"]["spec"]
+    c = pod["containers"][0]
+    for good, what in expectations(docs, pod, c):
+        (ok if good else fail)(f"kubernetes: {what}")
+    check_kustomization(k8s, pod, c, docs["ServiceMonitor"])
+    return c["args"]
+
+
+def check_generated(k8s):
+    """Both generated files equal what generate.py makes."""
     with tempfile.TemporaryDirectory() as tmp:
         subprocess.run([sys.executable, os.path.join(k8s, "generate.py"), tmp], check=True)
         for f in ("configmap.yaml", "prometheusrule.yaml"):
@@ -163,12 +175,21 @@ def check_kubernetes(rules):
                     fail(
                         f"kubernetes: {f} is not what generate.py makes from its source; run deploy/kubernetes/generate.py"
                     )
+
+
+def manifests(k8s):
+    """The manifests (all but kustomization.yaml), parsed: {kind: document}."""
     docs = {}
     for f in sorted(os.listdir(k8s)):
         if f.endswith(".yaml") and f != "kustomization.yaml":
             with open(os.path.join(k8s, f)) as fh:
                 d = yaml.safe_load(fh)
             docs[d["kind"]] = d
+    return docs
+
+
+def check_sources(docs, rules):
+    """The PrometheusRule holds the shipped rules, the ConfigMap the shipped configuration."""
     pr = docs["PrometheusRule"]
     if pr["spec"] != rules:
         fail("kubernetes: PrometheusRule spec differs from deploy/prometheus/reachability.rules.yml")
@@ -177,17 +198,26 @@ def check_kubernetes(rules):
     with open(os.path.join(ROOT, "deploy/reachability_exporter.yml")) as fh:
         if yaml.safe_load(docs["ConfigMap"]["data"]["reachability_exporter.yml"]) != yaml.safe_load(fh):
             fail("kubernetes: ConfigMap reachability_exporter.yml differs from deploy/reachability_exporter.yml")
+
+
+def check_schemas(docs):
+    """The ServiceMonitor and the PrometheusRule against the subsets of their CRD schemas."""
+    import jsonschema
+
     for kind, schema in (("ServiceMonitor", SERVICEMONITOR_SCHEMA), ("PrometheusRule", PROMETHEUSRULE_SCHEMA)):
         try:
             jsonschema.validate(docs[kind], schema)
             ok(f"kubernetes: {kind} matches the subset of its CRD schema we use (additional properties refused)")
         except jsonschema.ValidationError as e:
             fail(f"kubernetes: {kind}: {e.message} at {list(e.absolute_path)}")
+
+
+def expectations(docs, pod, c):
+    """What the DaemonSet, the Service and the ServiceMonitor must say, each with its line: a
+    table of (holds, what)."""
     ds, svc, sm = docs["DaemonSet"], docs["Service"], docs["ServiceMonitor"]
-    pod = ds["spec"]["template"]["spec"]
-    c = pod["containers"][0]
     sc = c.get("securityContext", {})
-    expect = [
+    return [
         (pod.get("hostNetwork") is True, "DaemonSet uses hostNetwork"),
         (sc.get("capabilities", {}).get("add") == ["NET_RAW"], "DaemonSet adds NET_RAW only"),
         (sc.get("capabilities", {}).get("drop") == ["ALL"], "DaemonSet drops ALL capabilities"),
@@ -246,8 +276,11 @@ def check_kubernetes(rules):
             "kubelet probes do not ask an endpoint that needs the password",
         ),
     ]
-    for good, what in expect:
-        (ok if good else fail)(f"kubernetes: {what}")
+
+
+def check_kustomization(k8s, pod, c, sm):
+    """kustomization.yaml lists every manifest; its secretGenerator makes every Secret key used,
+    from files make-web-secret.sh writes."""
     with open(os.path.join(k8s, "kustomization.yaml")) as fh:
         kz = yaml.safe_load(fh)
     listed = set(kz["resources"])
@@ -273,7 +306,6 @@ def check_kubernetes(rules):
     (ok if {os.path.basename(f) for f in wanted} <= made else fail)(
         f"kubernetes: make-web-secret.sh writes every generated file ({sorted(wanted - made) or 'all'})"
     )
-    return c["args"]
 
 
 # ---- compose ----------------------------------------------------------------------------------

@@ -108,21 +108,31 @@ class Links(HTMLParser):
 
 
 def check(page_path, dom_path, log_path, allowed):
-    import html5lib
-
     page = open(page_path, encoding="utf-8").read()
     dom = open(dom_path, encoding="utf-8").read()
-    failures = []
+    failures = check_parse(page) + check_references(page) + check_dom(dom) + check_requests(page, log_path, allowed)
+    for f in failures:
+        print("FAIL:", f)
+    return 1 if failures else 0
 
-    # 1. Strict HTML5 parse of what the exporter serves.
+
+def check_parse(page):
+    """1. Strict HTML5 parse of what the exporter serves: the failures."""
+    import html5lib
+
+    failures = []
     parser = html5lib.HTMLParser(strict=True)
     try:
         parser.parse(page)
         print("html5lib strict parse: no errors")
     except Exception as e:  # html5lib raises ParseError at the first error in strict mode
         failures.append(f"html5lib strict parse: {e} (errors: {parser.errors[:3]})")
+    return failures
 
-    # 2. Nothing outside the exporter, by construction.
+
+def check_references(page):
+    """2. Nothing outside the exporter, by construction: the failures."""
+    failures = []
     links = Links()
     links.feed(page)
     for css in re.findall(r"<style>(.*?)</style>", page, re.S):
@@ -138,8 +148,12 @@ def check(page_path, dom_path, log_path, allowed):
         print(
             f"references: {links.count} link/src attributes, all relative to the exporter; no script, image or stylesheet element"
         )
+    return failures
 
-    # 3. The browser's DOM shows what the history holds.
+
+def check_dom(dom):
+    """3. The browser's DOM shows what the history holds: the failures."""
+    failures = []
     state = re.search(r'<div class="verdict" id="verdict" data-state="([a-z]+)"', dom)
     overall = re.search(r'id="timeline".*?</svg>', dom, re.S)
     segments = re.findall(r'<rect class="seg" data-state="([a-z]+)"', overall.group(0) if overall else "")
@@ -166,10 +180,15 @@ def check(page_path, dom_path, log_path, allowed):
         failures.append("the outage log lacks the generated outages")
     if len(rtt) < 3:
         failures.append("expected RTT charts for the two generated probes and the live one")
+    return failures
 
-    # 4. Every request the page caused went to the exporter. Requests with the page as Referer
-    #    are the page's (subresources, navigations); the browser's own background requests
-    #    (component updates, network time) carry none: they are listed, and the proxy refused them.
+
+def check_requests(page, log_path, allowed):
+    """4. Every request the page caused went to the exporter: the failures. Requests with the
+    page as Referer are the page's (subresources, navigations); the browser's own background
+    requests (component updates, network time) carry none: they are listed, and the proxy
+    refused them."""
+    failures = []
     if re.search(r'<meta[^>]+name="referrer"', page, re.I) or "referrerpolicy" in page.lower():
         failures.append("the page sets a referrer policy, which would hide its requests from this check")
     requests = [line.split() for line in open(log_path) if line.strip()]
@@ -191,10 +210,7 @@ def check(page_path, dom_path, log_path, allowed):
         failures.append("the proxy saw no request to the exporter: the browser did not use it, so nothing was proven")
     if outside:
         failures.append("requests from the page outside the exporter: " + ", ".join(" ".join(r) for r in outside[:5]))
-
-    for f in failures:
-        print("FAIL:", f)
-    return 1 if failures else 0
+    return failures
 
 
 if __name__ == "__main__":
