@@ -36,7 +36,7 @@ enum ConfigWiring {
                     logger.warn(warning, ("file", file.file))
                 }
                 logger.info(
-                    "configuration loaded", ("file", file.file), ("probes", String(setup.specs.count)),
+                    "configuration loaded", ("file", file.file), ("probes", setup.specs.count),
                     ("uplinks", uplinks.joined(separator: ",")))
             }
             return .success(setup)

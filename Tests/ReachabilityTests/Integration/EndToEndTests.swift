@@ -35,7 +35,7 @@ import Testing
         #expect(exporter.process.isRunning)
         let (status, _) = try exporter.stop(signal: SIGINT)
         #expect(status == 0)
-        #expect(exporter.stderr.contains("\"level\":\"info\",\"msg\":\"listening\""))
+        #expect(exporter.stderr.contains("\"level\":\"INFO\",\"source\":\"Exporter.swift:"))
     }
 
     @Test(arguments: [
