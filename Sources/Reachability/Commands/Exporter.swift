@@ -16,11 +16,15 @@ struct Exporter: Sendable {
         let listeners: [HTTPServer.Listener]
         var serverOptions = HTTPServer.Options()
         let histograms: HistogramMode
+        let paths: WebPaths
         do throws(UsageError) {
             logger = Logger(
                 level: try flags.choice("log.level", as: LogLevel.self) ?? .info,
                 format: try flags.choice("log.format", as: LogFormat.self) ?? .logfmt)
             listeners = try Self.listeners(flags)
+            paths = try WebPaths(
+                routePrefix: flags.string("web.route-prefix"), externalURL: flags.string("web.external-url"),
+                telemetryPath: flags.string("web.telemetry-path"))
             _ = try ConfigWiring.autoReloadInterval(flags)  // checked here; read again below
             histograms = try flags.choice("metrics.histograms", as: HistogramMode.self) ?? .both
             serverOptions.maxConnections =
@@ -46,7 +50,10 @@ struct Exporter: Sendable {
             }
         }
         registry.gauge(MetricCatalog.exporterBuildInfo)
-            .labels(BuildInfo.version, BuildInfo.revision, BuildInfo.branch, BuildInfo.swiftVersion).set(1)
+            .labels(
+                BuildInfo.version, BuildInfo.revision, BuildInfo.branch, BuildInfo.swiftVersion, BuildInfo.os,
+                BuildInfo.arch
+            ).set(1)
 
         // The file is read first: its `global.path_monitor` decides whether the path monitor runs.
         let file: ExporterConfig?
@@ -78,7 +85,8 @@ struct Exporter: Sendable {
             logger.warn(warning)
         }
         let parts = Parts(
-            logger: logger, registry: registry, path: path, options: options, flags: flags, fileDigest: fileDigest)
+            logger: logger, registry: registry, path: path, options: options, flags: flags, fileDigest: fileDigest,
+            paths: paths)
         return parts.assemble(listeners: listeners, serverOptions: serverOptions, security: security)
     }
 
@@ -134,6 +142,7 @@ private struct Parts {
     let flags: ParsedFlags
     /// SHA-256 of the configuration file as loaded: a change after it is a change to reload.
     let fileDigest: [UInt8]?
+    let paths: WebPaths
     var specs: [ProbeSpec] { options.specs }
     var settings: MonitorSettings { options.settings }
 
@@ -172,7 +181,9 @@ private struct Parts {
         let monitor = core.monitor
         history?.restore(into: monitor, logger: logger)
         var web = WebRoutes(registry: registry) { monitor.current != nil }
+        web.paths = paths
         var page = StatusPage(status: { monitor.current })
+        page.paths = paths
         page.addSection(StatusHistoryView(history: history?.summary).render)
         web.statusPage = page
         // Reloads (SIGHUP, POST /-/reload) swap probes and settings in the monitor.
@@ -187,11 +198,18 @@ private struct Parts {
         web.add(ConfigWiring.reloadRoute(reloader, enabled: flags.bool("web.enable-lifecycle")))
         routes.set(web)
         logger.info(
-            "probing", ("probes", String(specs.count)), ("interval", DurationParser.format(settings.interval)),
+            "probing", ("probes", specs.count), ("interval", DurationParser.format(settings.interval)),
             ("timeout", DurationParser.format(settings.timeout)), ("policy", settings.verdict.policy.description))
-        let serving = WebService(server) { [logger] addresses in
+        let exposure = WebExposure(security?.current())
+        let serving = WebService(server) { [logger, paths] addresses in
             for address in addresses {
-                logger.info("listening", ("address", address.description), ("version", BuildInfo.version))
+                logger.info(
+                    "listening", ("address", address.description), ("version", BuildInfo.version),
+                    ("route_prefix", paths.prefix.isEmpty ? "/" : paths.prefix), ("telemetry_path", paths.telemetry))
+                if let warning = exposure.warning(address) {
+                    logger.warn(
+                        warning, ("address", address.description), ("tls", exposure.tls), ("auth", exposure.auth))
+                }
             }
             // systemd's Type=notify: started once the endpoint answers. READY=1 may wait longer
             // for room than the other messages (a boot storm can fill systemd's queue for more
