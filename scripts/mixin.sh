@@ -2,22 +2,26 @@
 # The monitoring mixin (mixin/) and the files generated from it.
 #
 #   scripts/mixin.sh render OUTDIR [--selector=MATCHERS] [--runbook-url-base=URL]
-#       Renders into OUTDIR, laid out as the repository: deploy/prometheus/reachability.rules.yml,
-#       deploy/kubernetes/prometheusrule.yaml (through deploy/kubernetes/generate.py),
-#       dashboards/reachability-{host,fleet}.json. `scripts/mixin.sh render .` regenerates the
-#       shipped files; --selector='job="edge",site!=""' renders for another scrape job.
+#       Renders into OUTDIR, laid out as the repository: deploy/prometheus/reachability_alerts.yml
+#       and reachability_rules.yml (alerts and recording rules apart, as node-mixin renders
+#       node_alerts.yaml and node_rules.yaml), deploy/kubernetes/prometheusrule.yaml (both, through
+#       deploy/kubernetes/generate.py), dashboards/reachability-{host,fleet}.json.
+#       `scripts/mixin.sh render .` regenerates the shipped files; --selector='job="edge",site!=""'
+#       renders for another scrape job.
 #   scripts/mixin.sh check
 #       Fails (with a diff) when the shipped files are not the default rendering; runs
 #       `promtool check rules` and the rule unit tests (deploy/prometheus/reachability.rules.test.yml)
-#       on it; renders with a custom selector, which must pass `promtool check rules`, must not
+#       on them; renders with a custom selector, which must pass `promtool check rules`, must not
 #       mention job="reachability" anywhere, and must pass a unit test of its own (the fleet
 #       consensus counting the selected sites only, too); `amtool check-config` on the fleet's and
 #       compose's Alertmanager configurations, whose inhibitions must name only alerts that exist
-#       (the rendered rules and deploy/fleet/fleet.rules.yml).
+#       (the rendered alerts and deploy/fleet/fleet.rules.yml).
 set -euo pipefail
 cd "$(dirname "$(realpath "$0")")/.."
 
-generated=(deploy/prometheus/reachability.rules.yml deploy/kubernetes/prometheusrule.yaml
+alerts=deploy/prometheus/reachability_alerts.yml
+rules=deploy/prometheus/reachability_rules.yml
+generated=("$alerts" "$rules" deploy/kubernetes/prometheusrule.yaml
            dashboards/reachability-host.json dashboards/reachability-fleet.json)
 alertmanagers=(deploy/fleet/alertmanager.yml deploy/compose/alertmanager.yml)
 
@@ -36,16 +40,15 @@ render() {  # render OUTDIR [jsonnet --tla-str arguments...]
   mkdir -p "$out/deploy/prometheus" "$out/deploy/kubernetes" "$out/dashboards"
   jsonnet -S -m "$out" --tla-str what=rules "$@" mixin/render.jsonnet >/dev/null
   jsonnet -m "$out" --tla-str what=dashboards "$@" mixin/render.jsonnet >/dev/null
-  # The PrometheusRule embeds the rule file's text; generate.py's own function makes it.
-  python3 -B - "$out" <<'EOF'
+  # The PrometheusRule holds both files' groups; generate.py's own function makes it.
+  python3 -B - "$out" "$rules" "$alerts" <<'EOF'
 import os, sys
 sys.path.insert(0, "deploy/kubernetes")
 import generate
-out = sys.argv[1]
-with open(os.path.join(out, "deploy/prometheus/reachability.rules.yml")) as f:
-    text = generate.prometheusrule(f.read())
+out, rules, alerts = sys.argv[1:]
+texts = [open(os.path.join(out, f)).read() for f in (rules, alerts)]
 with open(os.path.join(out, "deploy/kubernetes/prometheusrule.yaml"), "w") as f:
-    f.write(text)
+    f.write(generate.prometheusrule(*texts))
 EOF
 }
 
@@ -81,16 +84,15 @@ cmd_check() {
   done
 
   echo "== promtool check rules and the unit tests, default rendering"
-  promtool check rules "$tmp/default/deploy/prometheus/reachability.rules.yml"
+  promtool check rules "$tmp/default/$alerts" "$tmp/default/$rules"
   cp deploy/prometheus/reachability.rules.test.yml "$tmp/default/deploy/prometheus/"
   (cd "$tmp/default/deploy/prometheus" && promtool test rules reachability.rules.test.yml)
 
   local selector='job="edge",site!=""'
   echo "== custom selector $selector"
   render "$tmp/custom" --tla-str "selector=$selector"
-  local rules="$tmp/custom/deploy/prometheus/reachability.rules.yml"
-  promtool check rules "$rules"
-  if grep -n 'job="reachability"' "$rules" "$tmp/custom/dashboards/"*.json; then
+  promtool check rules "$tmp/custom/$alerts" "$tmp/custom/$rules"
+  if grep -n 'job="reachability"' "$tmp/custom/$alerts" "$tmp/custom/$rules" "$tmp/custom/dashboards/"*.json; then
     echo "  FAIL the custom rendering still selects job=\"reachability\" (above): a selector is hard-coded"
     failed=1
   else
@@ -106,7 +108,7 @@ cmd_check() {
   done
   # The selector applies in full: an exporter without a site label is not one of these.
   cat > "$tmp/custom/deploy/prometheus/custom.test.yml" <<'EOF'
-rule_files: [reachability.rules.yml]
+rule_files: [reachability_rules.yml, reachability_alerts.yml]
 evaluation_interval: 1m
 tests:
   - interval: 1m
@@ -168,7 +170,7 @@ EOF
 
   echo "== the Alertmanager configurations: amtool check-config; every alert name they match exists"
   amtool check-config "${alertmanagers[@]}" | grep -E '^Checking|SUCCESS|FAIL'
-  if python3 - "$tmp/default/deploy/prometheus/reachability.rules.yml" deploy/fleet/fleet.rules.yml "${alertmanagers[@]}" <<'EOF'
+  if python3 - "$tmp/default/$alerts" deploy/fleet/fleet.rules.yml "${alertmanagers[@]}" <<'EOF'
 import re, sys
 import yaml
 rule_files, configs = sys.argv[1:3], sys.argv[3:]
