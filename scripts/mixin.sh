@@ -122,7 +122,7 @@ tests:
         exp_alerts:
           - exp_labels: {severity: critical, job: edge, site: north, instance: a}
             exp_annotations:
-              summary: "reachability_exporter on a is down"
+              summary: "Prometheus cannot scrape a reachability_exporter."
               description: "Prometheus has not been able to scrape a for 2 minutes; this site's internet reachability is unknown."
               runbook_url: "https://github.com/reachability-exporter/reachability_exporter/blob/main/docs/runbook.md#reachabilityexporterdown"
   - interval: 1m
@@ -134,8 +134,8 @@ tests:
         exp_alerts:
           - exp_labels: {severity: critical, job: edge}
             exp_annotations:
-              summary: "No reachability_exporter is scraped"
-              description: "Prometheus has no up{job=\"edge\",site!=\"\"} series: service discovery or the scrape configuration lost every exporter."
+              summary: "No reachability_exporter is scraped."
+              description: "Prometheus has had no up{job=\"edge\",site!=\"\"} series for 10 minutes: service discovery or the scrape configuration lost every exporter of job edge."
               runbook_url: "https://github.com/reachability-exporter/reachability_exporter/blob/main/docs/runbook.md#reachabilityexporterabsent"
   # Fleet consensus counts the selected sites only (synthetic series, documentation addresses): e1..e4 fail 192.0.2.99, e5 reaches it (4 of 5).
   # Counted, the site without a site label and the job="reachability" one (both reaching it)
@@ -162,7 +162,7 @@ tests:
         exp_alerts:
           - exp_labels: {severity: warning, job: edge, probe: icmp, target: 192.0.2.99}
             exp_annotations:
-              summary: "192.0.2.99 is down from 80% of sites"
+              summary: "A probe target is down from at least 80% of the sites."
               description: "4 of 5 sites that reach other targets have failed icmp probes to 192.0.2.99 for 5 minutes (threshold: 80% of at least 3 sites): the target, or the path every site shares to it, is down, not the sites."
               runbook_url: "https://github.com/reachability-exporter/reachability_exporter/blob/main/docs/runbook.md#reachabilitytargetdown"
 EOF
