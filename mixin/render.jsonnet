@@ -5,13 +5,13 @@
 // override _config when not empty.
 local yaml = import 'lib/yaml.libsonnet';
 
-function(what, selector='', runbookURLBase='')
-  local given = { selector: selector, runbookURLBase: runbookURLBase };
+function(what, job='', extraMatchers='', selector='', runbookURLBase='')
+  local given = { job: job, extraMatchers: extraMatchers, selector: selector, runbookURLBase: runbookURLBase };
   local m = (import 'mixin.libsonnet') + { _config+:: { [k]: given[k] for k in std.objectFields(given) if given[k] != '' } };
   local header(first) = first + |||
-    # GENERATED from mixin/ by scripts/mixin.sh: edit the mixin (mixin/config.libsonnet for the
-    # thresholds and the selector), then run `scripts/mixin.sh render .`. What each alert means and
-    # what to do: docs/runbook.md. Unit tests of both files: reachability.rules.test.yml
+    # GENERATED from mixin/ by scripts/mixin.sh: edit the mixin (mixin/config.libsonnet for the job
+    # and the thresholds), then run `scripts/mixin.sh render .`. What each alert means and what to
+    # do: docs/runbook.md. Unit tests of both files: reachability.rules.test.yml
     # (`promtool test rules reachability.rules.test.yml`).
   |||;
   // Without its final newline: jsonnet -S -m ends every file with one of its own.

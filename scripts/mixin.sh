@@ -1,21 +1,24 @@
 #!/usr/bin/env bash
 # The monitoring mixin (mixin/) and the files generated from it.
 #
-#   scripts/mixin.sh render OUTDIR [--selector=MATCHERS] [--runbook-url-base=URL]
+#   scripts/mixin.sh render OUTDIR [--job=NAME] [--extra-matchers=MATCHERS] [--selector=MATCHERS]
+#                                  [--runbook-url-base=URL]
 #       Renders into OUTDIR, laid out as the repository: deploy/prometheus/reachability_alerts.yml
 #       and reachability_rules.yml (alerts and recording rules apart, as node-mixin renders
 #       node_alerts.yaml and node_rules.yaml), deploy/kubernetes/prometheusrule.yaml (both, through
 #       deploy/kubernetes/generate.py), dashboards/reachability-{host,fleet}.json.
-#       `scripts/mixin.sh render .` regenerates the shipped files; --selector='job="edge",site!=""'
-#       renders for another scrape job.
+#       `scripts/mixin.sh render .` regenerates the shipped files; --job=edge renders for another
+#       scrape job, --extra-matchers='site!=""' adds matchers to every rule, alert and dashboard
+#       query, --selector replaces what the rules and alerts select.
 #   scripts/mixin.sh check
-#       Fails (with a diff) when the shipped files are not the default rendering; runs
-#       `promtool check rules` and the rule unit tests (deploy/prometheus/reachability.rules.test.yml)
-#       on them; renders with a custom selector, which must pass `promtool check rules`, must not
-#       mention job="reachability" anywhere, and must pass a unit test of its own (the fleet
-#       consensus counting the selected sites only, too); `amtool check-config` on the fleet's and
-#       compose's Alertmanager configurations, whose inhibitions must name only alerts that exist
-#       (the rendered alerts and deploy/fleet/fleet.rules.yml).
+#       1. The shipped files are the default rendering (a diff if not).
+#       2. `promtool check rules` and the rule unit tests (deploy/prometheus/reachability.rules.test.yml).
+#       3. Job edge with site!="": `promtool check rules` passes, no job="reachability" is left,
+#          the dashboards open on edge, and a unit test of its own (the fleet consensus counting
+#          the selected sites only, too) passes.
+#       4. `amtool check-config` on the fleet's and compose's Alertmanager configurations, whose
+#          inhibitions must name only alerts that exist (the rendered alerts and
+#          deploy/fleet/fleet.rules.yml).
 set -euo pipefail
 cd "$(dirname "$(realpath "$0")")/.."
 
@@ -24,11 +27,13 @@ rules=deploy/prometheus/reachability_rules.yml
 generated=("$alerts" "$rules" deploy/kubernetes/prometheusrule.yaml
            dashboards/reachability-host.json dashboards/reachability-fleet.json)
 alertmanagers=(deploy/fleet/alertmanager.yml deploy/compose/alertmanager.yml)
+usage="usage: scripts/mixin.sh render OUTDIR [--job=NAME] [--extra-matchers=MATCHERS] [--selector=MATCHERS] [--runbook-url-base=URL] | check"
 
 need_apt=()
 command -v jsonnet >/dev/null || need_apt+=(jsonnet)
 command -v promtool >/dev/null || need_apt+=(prometheus)
 command -v amtool >/dev/null || need_apt+=(prometheus-alertmanager)
+python3 -c 'import yaml' 2>/dev/null || need_apt+=(python3-yaml)
 if ((${#need_apt[@]})); then
   echo "installing: ${need_apt[*]}"
   apt-get update -qq
@@ -53,11 +58,13 @@ EOF
 }
 
 cmd_render() {
-  [ $# -ge 1 ] || { echo "usage: scripts/mixin.sh render OUTDIR [--selector=MATCHERS] [--runbook-url-base=URL]" >&2; exit 64; }
+  [ $# -ge 1 ] || { echo "$usage" >&2; exit 64; }
   local out=$1; shift
   local args=()
   for a in "$@"; do
     case "$a" in
+      --job=*) args+=(--tla-str "job=${a#--job=}") ;;
+      --extra-matchers=*) args+=(--tla-str "extraMatchers=${a#--extra-matchers=}") ;;
       --selector=*) args+=(--tla-str "selector=${a#--selector=}") ;;
       --runbook-url-base=*) args+=(--tla-str "runbookURLBase=${a#--runbook-url-base=}") ;;
       *) echo "scripts/mixin.sh render: unknown argument $a" >&2; exit 64 ;;
@@ -67,47 +74,46 @@ cmd_render() {
   for f in "${generated[@]}"; do echo "$out/$f"; done
 }
 
-cmd_check() {
-  tmp=$(mktemp -d /tmp/rx-mixin.XXXXXX)
-  trap 'rm -rf "$tmp"' EXIT
-  local failed=0
-
-  echo "== the shipped files are the mixin's default rendering"
-  render "$tmp/default"
-  for f in "${generated[@]}"; do
-    if diff -u --label "$f (shipped)" --label "$f (rendered)" "$f" "$tmp/default/$f"; then
-      echo "  ok   $f"
-    else
-      echo "  FAIL $f differs from the mixin's rendering: run scripts/mixin.sh render ."
-      failed=1
-    fi
-  done
-
-  echo "== promtool check rules and the unit tests, default rendering"
-  promtool check rules "$tmp/default/$alerts" "$tmp/default/$rules"
-  cp deploy/prometheus/reachability.rules.test.yml "$tmp/default/deploy/prometheus/"
-  (cd "$tmp/default/deploy/prometheus" && promtool test rules reachability.rules.test.yml)
-
-  local selector='job="edge",site!=""'
-  echo "== custom selector $selector"
-  render "$tmp/custom" --tla-str "selector=$selector"
-  promtool check rules "$tmp/custom/$alerts" "$tmp/custom/$rules"
-  if grep -n 'job="reachability"' "$tmp/custom/$alerts" "$tmp/custom/$rules" "$tmp/custom/dashboards/"*.json; then
-    echo "  FAIL the custom rendering still selects job=\"reachability\" (above): a selector is hard-coded"
-    failed=1
+check_custom() {  # OUTDIR: rendered for job edge with site!=""
+  local out=$1 failed=0
+  promtool check rules "$out/$alerts" "$out/$rules" || failed=1
+  if python3 - "$out" "${generated[@]}" <<'EOF'
+import json, os, sys
+out, files = sys.argv[1], sys.argv[2:]
+bad = 0
+def strings(v):
+    if isinstance(v, dict):
+        for x in v.values(): yield from strings(x)
+    elif isinstance(v, list):
+        for x in v: yield from strings(x)
+    elif isinstance(v, str):
+        yield v
+for f in files:
+    text = open(os.path.join(out, f)).read()
+    found = [s for s in strings(json.loads(text))] if f.endswith(".json") else text.splitlines()
+    for s in found:
+        if 'job="reachability"' in s:
+            print(f"  FAIL {f}: still selects the default job: {s[:140]}")
+            bad = 1
+    if f.endswith(".json"):
+        v = {x["name"]: x for x in json.loads(text)["templating"]["list"]}
+        for name in ("job", "site", "instance"):
+            q = v[name]["query"]["query"]
+            if 'site!=""' not in q:
+                print(f"  FAIL {f}: ${name} does not select site!=\"\": {q}")
+                bad = 1
+        if v["job"]["current"].get("value") != "edge":
+            print(f"  FAIL {f}: $job opens on {v['job']['current']}, not edge")
+            bad = 1
+sys.exit(bad)
+EOF
+  then
+    echo "  ok   no job=\"reachability\" left; the dashboards open on edge and their variables select site!=\"\""
   else
-    echo "  ok   no job=\"reachability\" left in the rules and dashboards"
+    failed=1
   fi
-  for d in "$tmp/custom/dashboards/"*.json; do
-    if grep -qF 'reachability_exporter_build_info{job=\"edge\",site!=\"\"}' "$d"; then
-      echo "  ok   $(basename "$d"): the variables select with the custom selector"
-    else
-      echo "  FAIL $(basename "$d"): the variables do not use the custom selector"
-      failed=1
-    fi
-  done
   # The selector applies in full: an exporter without a site label is not one of these.
-  cat > "$tmp/custom/deploy/prometheus/custom.test.yml" <<'EOF'
+  cat > "$out/deploy/prometheus/custom.test.yml" <<'EOF'
 rule_files: [reachability_rules.yml, reachability_alerts.yml]
 evaluation_interval: 1m
 tests:
@@ -135,7 +141,7 @@ tests:
           - exp_labels: {severity: critical, job: edge}
             exp_annotations:
               summary: "No reachability_exporter is scraped."
-              description: "Prometheus has had no up{job=\"edge\",site!=\"\"} series for 10 minutes: service discovery or the scrape configuration lost every exporter of job edge."
+              description: "Prometheus has had no up{job=\"edge\", site!=\"\"} series for 10 minutes: service discovery or the scrape configuration lost every exporter of job edge."
               runbook_url: "https://github.com/reachability-exporter/reachability_exporter/blob/main/docs/runbook.md#reachabilityexporterabsent"
   # Fleet consensus counts the selected sites only (synthetic series, documentation addresses): e1..e4 fail 192.0.2.99, e5 reaches it (4 of 5).
   # Counted, the site without a site label and the job="reachability" one (both reaching it)
@@ -166,11 +172,13 @@ tests:
               description: "4 of 5 sites that reach other targets have failed icmp probes to 192.0.2.99 for 5 minutes (threshold: 80% of at least 3 sites): the target, or the path every site shares to it, is down, not the sites."
               runbook_url: "https://github.com/reachability-exporter/reachability_exporter/blob/main/docs/runbook.md#reachabilitytargetdown"
 EOF
-  (cd "$tmp/custom/deploy/prometheus" && promtool test rules custom.test.yml)
+  (cd "$out/deploy/prometheus" && promtool test rules custom.test.yml) || failed=1
+  return "$failed"
+}
 
-  echo "== the Alertmanager configurations: amtool check-config; every alert name they match exists"
+check_alertmanagers() {  # ALERTS: the rendered alerts
   amtool check-config "${alertmanagers[@]}" | grep -E '^Checking|SUCCESS|FAIL'
-  if python3 - "$tmp/default/$alerts" deploy/fleet/fleet.rules.yml "${alertmanagers[@]}" <<'EOF'
+  if python3 - "$1" deploy/fleet/fleet.rules.yml "${alertmanagers[@]}" <<'EOF'
 import re, sys
 import yaml
 rule_files, configs = sys.argv[1:3], sys.argv[3:]
@@ -195,8 +203,37 @@ EOF
   then
     echo "  ok   every alert name in the inhibitions is an alert of the shipped or fleet rules"
   else
-    failed=1
+    return 1
   fi
+}
+
+cmd_check() {
+  tmp=$(mktemp -d /tmp/rx-mixin.XXXXXX)
+  trap 'rm -rf "$tmp"' EXIT
+  local failed=0
+
+  echo "== the shipped files are the mixin's default rendering"
+  render "$tmp/default"
+  for f in "${generated[@]}"; do
+    if diff -u --label "$f (shipped)" --label "$f (rendered)" "$f" "$tmp/default/$f"; then
+      echo "  ok   $f"
+    else
+      echo "  FAIL $f differs from the mixin's rendering: run scripts/mixin.sh render ."
+      failed=1
+    fi
+  done
+
+  echo "== promtool check rules and the unit tests, default rendering"
+  promtool check rules "$tmp/default/$alerts" "$tmp/default/$rules"
+  cp deploy/prometheus/reachability.rules.test.yml "$tmp/default/deploy/prometheus/"
+  (cd "$tmp/default/deploy/prometheus" && promtool test rules reachability.rules.test.yml)
+
+  echo "== job edge, extra matchers site!=\"\""
+  render "$tmp/custom" --tla-str job=edge --tla-str 'extraMatchers=site!=""'
+  check_custom "$tmp/custom" || failed=1
+
+  echo "== the Alertmanager configurations: amtool check-config; every alert name they match exists"
+  check_alertmanagers "$tmp/default/$alerts" || failed=1
 
   if [ "$failed" != 0 ]; then echo "mixin check: FAILED"; exit 1; fi
   echo "mixin check: passed"
@@ -205,5 +242,5 @@ EOF
 case "${1:-}" in
   render) shift; cmd_render "$@" ;;
   check) shift; cmd_check "$@" ;;
-  *) echo "usage: scripts/mixin.sh render OUTDIR [--selector=MATCHERS] [--runbook-url-base=URL] | check" >&2; exit 64 ;;
+  *) echo "$usage" >&2; exit 64 ;;
 esac
