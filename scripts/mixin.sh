@@ -13,10 +13,13 @@
 #   scripts/mixin.sh check
 #       1. The shipped files are the default rendering (a diff if not).
 #       2. `promtool check rules` and the rule unit tests (deploy/prometheus/reachability.rules.test.yml).
-#       3. Job edge with site!="": `promtool check rules` passes, no job="reachability" is left,
-#          the dashboards open on edge, and a unit test of its own (the fleet consensus counting
-#          the selected sites only, too) passes.
-#       4. `amtool check-config` on the fleet's and compose's Alertmanager configurations, whose
+#       3. The guideline checker (scripts/mixinlint.py: mixtool lint's rules, mixin/.lint's
+#          exclusions) passes, and fails on two variants rendered to break it: an alert whose
+#          summary is a template, a panel that ignores $job.
+#       4. Job edge with site!="": `promtool check rules` and the checker pass, no
+#          job="reachability" is left, the dashboards open on edge, and a unit test of its own
+#          (the fleet consensus counting the selected sites only, too) passes.
+#       5. `amtool check-config` on the fleet's and compose's Alertmanager configurations, whose
 #          inhibitions must name only alerts that exist (the rendered alerts and
 #          deploy/fleet/fleet.rules.yml).
 set -euo pipefail
@@ -74,9 +77,56 @@ cmd_render() {
   for f in "${generated[@]}"; do echo "$out/$f"; done
 }
 
+# The guideline checker: lint JOB ALERTS RULES DASHBOARD...
+lint() {
+  local job=$1 a=$2 r=$3; shift 3
+  python3 -B scripts/mixinlint.py --lint mixin/.lint --runbook docs/runbook.md --job "$job" --alerts "$a" --rules "$r" "$@"
+}
+
+# expect_lint_failure WHAT RULE OUTDIR: the checker must fail on OUTDIR's files, naming RULE.
+expect_lint_failure() {
+  local what=$1 rule=$2 out=$3 log
+  if log=$(lint reachability "$out/$alerts" "$out/$rules" "$out"/dashboards/*.json); then
+    echo "  FAIL the checker passed $what"; return 1
+  elif grep -q "^\[$rule\]" <<<"$log"; then
+    echo "  ok   the checker fails $what: $(grep -m1 "^\[$rule\]" <<<"$log" | cut -c1-150)"
+  else
+    echo "  FAIL the checker failed $what, but not with [$rule]:"; echo "$log"; return 1
+  fi
+}
+
+check_guidelines() {  # OUTDIR: the default rendering
+  local out=$1 bad=$tmp/bad failed=0
+  lint reachability "$out/$alerts" "$out/$rules" "$out"/dashboards/*.json || failed=1
+  # Variants rendered from the mixin to break one guideline each; the checker must catch both.
+  mkdir -p "$bad/deploy/prometheus" "$bad/dashboards"
+  cp "$out/$rules" "$bad/$rules"
+  cp "$out"/dashboards/*.json "$bad/dashboards/"
+  jsonnet -S -J mixin -e "
+    local m = (import 'mixin.libsonnet') + { prometheusAlerts+:: { groups: [
+      g { rules: [r + (if r.alert == 'ReachabilityExporterDown'
+                       then { annotations+: { summary: '{{ \$labels.instance }} is down.' } } else {})
+                  for r in g.rules] }
+      for g in super.groups
+    ] } };
+    (import 'lib/yaml.libsonnet').manifest(m.prometheusAlerts)" > "$bad/$alerts" || return 1
+  expect_lint_failure "a templated summary" alert-summary-templating "$bad" || failed=1
+  cp "$out/$alerts" "$bad/$alerts"
+  python3 - "$bad/dashboards/reachability-host.json" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+t = next(t for p in d["panels"] for t in p.get("targets", []))
+t["expr"] = t["expr"].replace('job=~"$job"', 'job="reachability"')
+json.dump(d, open(sys.argv[1], "w"))
+EOF
+  expect_lint_failure "a panel that selects job=\"reachability\"" target-job-rule "$bad" || failed=1
+  return "$failed"
+}
+
 check_custom() {  # OUTDIR: rendered for job edge with site!=""
   local out=$1 failed=0
   promtool check rules "$out/$alerts" "$out/$rules" || failed=1
+  lint edge "$out/$alerts" "$out/$rules" "$out"/dashboards/*.json || failed=1
   if python3 - "$out" "${generated[@]}" <<'EOF'
 import json, os, sys
 out, files = sys.argv[1], sys.argv[2:]
@@ -227,6 +277,9 @@ cmd_check() {
   promtool check rules "$tmp/default/$alerts" "$tmp/default/$rules"
   cp deploy/prometheus/reachability.rules.test.yml "$tmp/default/deploy/prometheus/"
   (cd "$tmp/default/deploy/prometheus" && promtool test rules reachability.rules.test.yml)
+
+  echo "== the guidelines (scripts/mixinlint.py, mixtool lint's rules), default rendering and two broken variants"
+  check_guidelines "$tmp/default" || failed=1
 
   echo "== job edge, extra matchers site!=\"\""
   render "$tmp/custom" --tla-str job=edge --tla-str 'extraMatchers=site!=""'
