@@ -19,7 +19,9 @@
 #       4. Job edge with site!="": `promtool check rules` and the checker pass, no
 #          job="reachability" is left, the dashboards open on edge, and a unit test of its own
 #          (the fleet consensus counting the selected sites only, too) passes.
-#       5. `amtool check-config` on the fleet's and compose's Alertmanager configurations, whose
+#       5. The mixin vendored into a scratch project as jsonnet-bundler lays it out, rendered
+#          there with `jsonnet -J vendor` and the job overridden (see check_vendored).
+#       6. `amtool check-config` on the fleet's and compose's Alertmanager configurations, whose
 #          inhibitions must name only alerts that exist (the rendered alerts and
 #          deploy/fleet/fleet.rules.yml).
 set -euo pipefail
@@ -226,6 +228,44 @@ EOF
   return "$failed"
 }
 
+# A scratch project that uses the mixin as jsonnet-bundler would lay it out: jsonnetfile.json
+# naming it by local path (jb vendors a local source as vendor/<the directory's base name>, here
+# vendor/mixin; jb itself is not packaged here), vendor/mixin a copy of mixin/ alone (what a git
+# source with subdir mixin gives: no import may reach outside it), main.jsonnet the project's
+# mixin with the job overridden, and alerts, rules and dashboards rendered as node-mixin's
+# Makefile does, with `jsonnet -J vendor`, from another directory than the repository.
+check_vendored() {
+  local project=$tmp/project failed=0
+  mkdir -p "$project/vendor" "$project/dashboards_out"
+  cp -r mixin "$project/vendor/mixin"
+  local source; source=$(realpath --relative-to="$project" mixin)
+  printf '{\n  "version": 1,\n  "dependencies": [\n    {"source": {"local": {"directory": "%s"}}, "version": ""}\n  ],\n  "legacyImports": true\n}\n' \
+    "$source" > "$project/jsonnetfile.json"
+  cp "$project/jsonnetfile.json" "$project/jsonnetfile.lock.json"  # what jb install writes for a local source
+  cat > "$project/main.jsonnet" <<'EOF'
+// The project's reachability mixin: the vendored one with the scrape job this project uses.
+(import 'mixin/mixin.libsonnet') + { _config+:: { job: 'edge' } }
+EOF
+  echo "std.manifestYamlDoc((import 'main.jsonnet').prometheusAlerts)" > "$project/alerts.jsonnet"
+  echo "std.manifestYamlDoc((import 'main.jsonnet').prometheusRules)" > "$project/rules.jsonnet"
+  echo "(import 'main.jsonnet').grafanaDashboards" > "$project/dashboards.jsonnet"
+  (
+    cd "$project"
+    jsonnet -J vendor -S alerts.jsonnet > reachability_alerts.yml
+    jsonnet -J vendor -S rules.jsonnet > reachability_rules.yml
+    jsonnet -J vendor -m dashboards_out dashboards.jsonnet >/dev/null
+  ) || return 1
+  echo "  project: jsonnetfile.json (local source $source), vendor/mixin/ ($(find "$project/vendor/mixin" -type f | wc -l) files), main.jsonnet (job edge)"
+  promtool check rules "$project/reachability_alerts.yml" "$project/reachability_rules.yml" || failed=1
+  lint edge "$project/reachability_alerts.yml" "$project/reachability_rules.yml" "$project"/dashboards_out/*.json || failed=1
+  if grep -rn -e 'job="reachability"' -e 'job=\\"reachability\\"' "$project"/*.yml "$project"/dashboards_out; then
+    echo "  FAIL the vendored rendering still selects job=\"reachability\" (above)"; failed=1
+  else
+    echo "  ok   no job=\"reachability\" in the vendored rendering; every panel selects job=~\"\$job\", \$job opens on edge (the checker)"
+  fi
+  return "$failed"
+}
+
 check_alertmanagers() {  # ALERTS: the rendered alerts
   amtool check-config "${alertmanagers[@]}" | grep -E '^Checking|SUCCESS|FAIL'
   if python3 - "$1" deploy/fleet/fleet.rules.yml "${alertmanagers[@]}" <<'EOF'
@@ -284,6 +324,9 @@ cmd_check() {
   echo "== job edge, extra matchers site!=\"\""
   render "$tmp/custom" --tla-str job=edge --tla-str 'extraMatchers=site!=""'
   check_custom "$tmp/custom" || failed=1
+
+  echo "== vendored: a scratch project renders the mixin from vendor/ with jsonnet -J vendor, job edge"
+  check_vendored || failed=1
 
   echo "== the Alertmanager configurations: amtool check-config; every alert name they match exists"
   check_alertmanagers "$tmp/default/$alerts" || failed=1
