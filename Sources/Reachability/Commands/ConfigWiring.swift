@@ -80,7 +80,12 @@ enum ConfigWiring {
 
     /// `POST /-/reload`: 403 unless `enabled` (`--web.enable-lifecycle`) and for a request a
     /// browser sent from another site; 400 without `--config.file` (there is nothing to reload).
-    static func reloadRoute(_ reloader: ConfigReloader?, enabled: Bool) -> WebRoutes.Route {
+    /// With `--modules.file`, the module file is re-read too (after the configuration file, when
+    /// both are given; a failure of either is the answer's `500`).
+    static func reloadRoute(
+        _ reloader: ConfigReloader?, enabled: Bool,
+        modules: (@Sendable () -> Result<Int, ConfigError>)? = nil
+    ) -> WebRoutes.Route {
         { request in
             guard request.path == "/-/reload" else { return nil }
             guard request.method == "POST" else { return WebRoutes.methodNotAllowed("POST") }
@@ -88,11 +93,25 @@ enum ConfigWiring {
                 return HTTPResponse(status: 403, text: "Lifecycle API is not enabled (--web.enable-lifecycle).\n")
             }
             if let why = crossSiteRefusal(request) { return HTTPResponse(status: 403, text: why + "\n") }
-            guard let reloader else {
+            guard reloader != nil || modules != nil else {
                 return HTTPResponse(
-                    status: 400, text: "nothing to reload: the exporter was started without --config.file\n")
+                    status: 400,
+                    text: "nothing to reload: the exporter was started without --config.file and --modules.file\n")
             }
-            return await reloader.route(request)
+            var answer: HTTPResponse?
+            if let reloader {
+                let r = await reloader.route(request)
+                guard let r, r.status == 200 else { return r }
+                answer = r
+            }
+            guard let modules else { return answer }
+            switch modules() {
+            case .success(let n):
+                let before = answer.map { String(decoding: $0.body, as: UTF8.self) } ?? ""
+                return HTTPResponse(status: 200, text: before + "modules reloaded: \(n) modules\n")
+            case .failure(let error):
+                return HTTPResponse(status: 500, text: "modules reload failed; keeping the running modules: \(error)\n")
+            }
         }
     }
 

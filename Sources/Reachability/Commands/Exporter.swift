@@ -17,12 +17,14 @@ struct Exporter: Sendable {
         var serverOptions = HTTPServer.Options()
         let histograms: HistogramMode
         let paths: WebPaths
+        let modulesOptions: ProbeEndpoint.Options?
         do throws(UsageError) {
             logger = Logger(
                 level: try flags.choice("log.level", as: LogLevel.self) ?? .info,
                 format: try flags.choice("log.format", as: LogFormat.self) ?? .logfmt)
             listeners = try Self.listeners(flags)
             paths = try Self.webPaths(flags)
+            modulesOptions = try ModulesWiring.options(flags)
             _ = try ConfigWiring.autoReloadInterval(flags)  // checked here; read again below
             histograms = try flags.choice("metrics.histograms", as: HistogramMode.self) ?? .both
             serverOptions.maxConnections =
@@ -44,6 +46,15 @@ struct Exporter: Sendable {
                 security = try WebSecurity(path: path, logger: logger.with("component", "web"), registry: registry)
             } catch {
                 writeErr("reachability_exporter: error: web configuration: \(error.description)\n")
+                return .failure(ExitStatus(78))
+            }
+        }
+        var probeEndpoint: ProbeEndpoint?
+        if let modulesOptions {
+            do throws(ConfigError) {
+                probeEndpoint = try ModulesWiring.endpoint(flags, options: modulesOptions)
+            } catch {
+                writeErr("reachability_exporter: error: modules: \(error.description)\n")
                 return .failure(ExitStatus(78))
             }
         }
@@ -84,7 +95,7 @@ struct Exporter: Sendable {
         }
         let parts = Parts(
             logger: logger, registry: registry, path: path, options: options, flags: flags, fileDigest: fileDigest,
-            paths: paths)
+            paths: paths, probeEndpoint: probeEndpoint)
         return parts.assemble(listeners: listeners, serverOptions: serverOptions, security: security)
     }
 
@@ -152,6 +163,8 @@ private struct Parts {
     /// SHA-256 of the configuration file as loaded: a change after it is a change to reload.
     let fileDigest: [UInt8]?
     let paths: WebPaths
+    /// `/probe`, with `--modules.file`.
+    let probeEndpoint: ProbeEndpoint?
     var specs: [ProbeSpec] { options.specs }
     var settings: MonitorSettings { options.settings }
 
@@ -204,7 +217,19 @@ private struct Parts {
                 runningUplinks: monitor.configuration.settings.uplinks
             ) { await monitor.reconfigure(probes: $0, settings: $1, runRound: $2) }
         }
-        web.add(ConfigWiring.reloadRoute(reloader, enabled: flags.bool("web.enable-lifecycle")))
+        var reloadModules: (@Sendable (String) -> Result<Int, ConfigError>)?
+        var reloadModulesByHTTP: (@Sendable () -> Result<Int, ConfigError>)?
+        if let probeEndpoint, let modulesPath = flags.string("modules.file") {
+            let reload: @Sendable (String) -> Result<Int, ConfigError> = { [logger] trigger in
+                ModulesWiring.reload(probeEndpoint, path: modulesPath, logger: logger, trigger: trigger)
+            }
+            reloadModules = reload
+            reloadModulesByHTTP = { reload("http") }
+            web.add(probeEndpoint.route)
+        }
+        web.add(
+            ConfigWiring.reloadRoute(
+                reloader, enabled: flags.bool("web.enable-lifecycle"), modules: reloadModulesByHTTP))
         routes.set(web)
         logger.info(
             "probing", ("probes", specs.count), ("interval", DurationParser.format(settings.interval)),
@@ -244,9 +269,10 @@ private struct Parts {
         let services: [any Service] =
             [path] + (history.map { [$0] } ?? []) + [monitor] + (passive.map { [$0] } ?? [])
             + (reloader.map { [$0] } ?? []) + [serving]
-        let onHangup: @Sendable () -> Void = { [logger] in
+        let onHangup: @Sendable () -> Void = { [logger, reloadModules] in
+            _ = reloadModules?("SIGHUP")
             guard let reloader else {
-                logger.info("SIGHUP received; nothing to reload without --config.file")
+                if reloadModules == nil { logger.info("SIGHUP received; nothing to reload without --config.file") }
                 return
             }
             reloader.requestReload(trigger: "SIGHUP")

@@ -56,7 +56,8 @@ package enum ExporterCommand {
                 help:
                     "Histogram forms to keep and serve: classic (the _bucket series), native (exponential buckets, served to protobuf scrapes), both."
             ),
-        ] + [ConfigWiring.flag, ConfigWiring.autoReloadFlag, ConfigWiring.lifecycleFlag] + ProbeFlags.specs
+        ] + [ConfigWiring.flag, ConfigWiring.autoReloadFlag, ConfigWiring.lifecycleFlag] + ModulesWiring.flags
+        + ProbeFlags.specs
         + HistoryFlags.specs + PassiveFlags.specs + commonFlags
 
     static var usage: String {

@@ -184,6 +184,10 @@ public struct HTTPDetail: Sendable, Equatable, Codable {
     public var tlsCipher: String?
     /// The leaf certificate's notAfter, in seconds since the Unix epoch.
     public var certificateNotAfter: Double?
+    /// The final response's protocol version (`HTTP/1.1`); nil when no response head came.
+    public var version: String?
+    /// The final response's `Content-Length`, when it had a valid one.
+    public var contentLength: Int?
 
     /// Details with this status code and nothing else yet.
     public init(statusCode: Int? = nil) { self.statusCode = statusCode }

@@ -12,7 +12,7 @@ package struct WebPaths: Sendable, Equatable {
     package private(set) var externalURL: String?
 
     /// The routes the exporter serves itself; the telemetry path may not take one of them.
-    static let reserved: Set<String> = ["/", "/-/healthy", "/-/ready", "/-/reload", "/debug/probe"]
+    static let reserved: Set<String> = ["/", "/-/healthy", "/-/ready", "/-/reload", "/debug/probe", "/probe"]
 
     package init() {}
 

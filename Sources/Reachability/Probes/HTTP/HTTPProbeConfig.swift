@@ -71,6 +71,9 @@ package struct HTTPProbeConfig: Sendable, Equatable {
     package let userAgent: String
     /// Direct, one proxy for every request, or the environment's choice per URL.
     package let proxy: HTTPProxySetting
+    /// Web mode: what the final answer must be beyond 200–399 (a `/probe` module's checks);
+    /// nil: 200–399.
+    package let checks: HTTPAnswerChecks?
 
     /// The probe type, from the URL scheme.
     package var probeType: ProbeType { url.scheme == .https ? .https : .http }
@@ -87,7 +90,8 @@ package struct HTTPProbeConfig: Sendable, Equatable {
         caFile: String? = nil,
         insecureSkipVerify: Bool = false, family: FamilyPreference = .any, interface: String? = nil,
         bodyLimit: Int = 65_536, cacheBust: CacheBust? = nil, headers: [Header] = [],
-        userAgent: String = HTTPProbeConfig.defaultUserAgent, proxy: HTTPProxySetting = .direct
+        userAgent: String = HTTPProbeConfig.defaultUserAgent, proxy: HTTPProxySetting = .direct,
+        checks: HTTPAnswerChecks? = nil
     ) throws(ProbeConfigError) {
         func fail(_ field: ProbeField, _ message: String) -> ProbeConfigError {
             ProbeConfigError(field, message, heading: Self.heading(field))
@@ -108,6 +112,16 @@ package struct HTTPProbeConfig: Sendable, Equatable {
                 throw fail(.httpExpectedStatus, "\(bad) is not an HTTP status code")
             }
         }
+        if let checks {
+            guard case .web = mode else {
+                throw fail(.httpExpectedStatus, "answer checks are for web checks; a captive check has its expectation")
+            }
+            if let bad = checks.statusCodes.first(where: { !(100...599).contains($0) }) {
+                throw fail(.httpExpectedStatus, "\(bad) is not an HTTP status code")
+            }
+            checksBody = checks.readsBody
+        }
+        self.checks = checks
         self.method = method ?? .get
         if checksBody && self.method == .head {
             throw fail(.httpMethod, "a body expectation needs GET (HEAD has no body)")

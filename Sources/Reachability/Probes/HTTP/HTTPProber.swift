@@ -41,6 +41,8 @@ package struct HTTPProber: Prober {
             let status = response.head.status
             trace.detail.statusCode = status
             trace.detail.bodyBytes = response.body.count
+            trace.detail.version = response.head.version
+            trace.detail.contentLength = response.head.value(of: "Content-Length").flatMap { Int($0) }
             let location = response.head.value(of: "Location")
             if (300...399).contains(status), let location { trace.detail.location = location }
             switch config.mode {
@@ -52,6 +54,10 @@ package struct HTTPProber: Prober {
                     return trace.result(.portal, .networkAuthenticationRequired, Self.loginWanted(response.head))
                 }
                 guard config.followRedirects, (300...399).contains(status), let location else {
+                    if let checks = config.checks {
+                        let (verdict, reason, text) = checks.judge(response)
+                        return trace.result(verdict, reason, text)
+                    }
                     let ok = (200...399).contains(status)
                     return trace.result(ok ? .success : .failure, .httpStatus, response.head.statusLine)
                 }

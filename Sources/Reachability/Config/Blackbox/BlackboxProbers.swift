@@ -1,0 +1,152 @@
+/// A blackbox `tcp` module: connect, and optionally read a banner that must match `expect`
+/// (a `query_response` of one `expect` step). The interception canary of the file's TCP probes
+/// is off: `/probe` connects to the target only, as blackbox does.
+package struct BlackboxTCP: Sendable {
+    var expect: String?
+
+    init() {}
+
+    init(_ s: ConfigMap) throws(ConfigError) {
+        if let steps = try s.list("query_response", expected: "a list of steps") {
+            for (i, step) in steps.enumerated() {
+                let m = try ConfigMap(
+                    step, path: KeyPath.index(s.path("query_response"), i), file: s.file,
+                    keys: ["expect", "expect_bytes", "send", "starttls", "labels"], what: "a query_response step")
+                for key in ["send", "starttls", "expect_bytes", "labels"] where m.has(key) {
+                    throw m.fail(
+                        key, expected: "only expect", hint: "the TCP prober reads one banner and sends nothing")
+                }
+                guard i == 0 else {
+                    throw ConfigError(
+                        file: s.file, mark: step.mark, path: KeyPath.index(s.path("query_response"), i),
+                        expected: "one step", found: "step \(i + 1)", hint: "the TCP prober reads one banner")
+                }
+                if let pattern = try m.scalar("expect", expected: "a regular expression")?.text {
+                    if let problem = HTTPAnswerChecks.problem(pattern) {
+                        throw m.fail("expect", expected: "a regular expression", hint: problem)
+                    }
+                    expect = pattern
+                }
+            }
+        }
+        if try s.bool("tls") == true {
+            throw s.fail("tls", expected: "false or no key", found: "true", hint: "the TCP prober does not speak TLS")
+        }
+        if s.has("tls_config") {
+            throw s.fail("tls_config", expected: "no tls_config", hint: "the TCP prober does not speak TLS")
+        }
+    }
+
+    func config(target: HostPort, interface: String?) throws(ProbeConfigError) -> TCPProbeConfig {
+        // blackbox matches `expect` line by line: `^` and `$` at every line.
+        try TCPProbeConfig(
+            target: target, interface: interface, maxAddresses: 1, expect: expect.map { "(?m)" + $0 }, canaryPort: nil)
+    }
+}
+
+/// A blackbox `icmp` module: one echo request, of blackbox's payload size unless
+/// `payload_size` says otherwise, with `dont_fragment` on IPv4 and IPv6 alike.
+package struct BlackboxICMP: Sendable {
+    /// blackbox's payload is the 28 bytes "Prometheus Blackbox Exporter" (the nonce needs 8 of them).
+    static let defaultPayloadSize = 28
+    var payloadSize = defaultPayloadSize
+    var dontFragment = false
+
+    init() {}
+
+    init(_ s: ConfigMap) throws(ConfigError) {
+        // 0 (or no key) is blackbox's 28-byte payload.
+        let size = try s.int("payload_size", 0...ICMPProber.Configuration.maxPayloadSize) ?? 0
+        payloadSize = size == 0 ? Self.defaultPayloadSize : size
+        dontFragment = try s.bool("dont_fragment") ?? false
+        // blackbox sends with TTL 64 unless told (0: the system's, 64 on Linux).
+        if let ttl = try s.int("ttl", 0...255), ttl != 0, ttl != 64 {
+            throw s.fail(
+                "ttl", expected: "64 or 0", hint: "echoes leave with the system's TTL (net.ipv4.ip_default_ttl, 64)")
+        }
+    }
+
+    func config(host: String, interface: String?) throws(ProbeConfigError) -> ICMPProber.Configuration {
+        let c = ICMPProber.Configuration(
+            host: host, count: 1, payloadSize: payloadSize, interface: interface, dontFragment: dontFragment)
+        try c.validate()
+        return c
+    }
+}
+
+/// A blackbox `dns` module: one query of `query_name` to the target server. The answer is
+/// judged as blackbox judges it, by `valid_rcodes` (default NOERROR): no answer records is
+/// still a success, a private address too (the module asks the operator's own server).
+package struct BlackboxDNS: Sendable {
+    var name = ""
+    var type: DNSQueryType = .a
+    var transport: DNSTransport = .udp
+    var caFile: String?
+    var serverName: String?
+    var insecureSkipVerify = false
+    /// Rcodes that make the probe a success.
+    var validRcodes: Set<Int> = [0]
+
+    static let rcodes: [String: Int] = [
+        "NOERROR": 0, "FORMERR": 1, "SERVFAIL": 2, "NXDOMAIN": 3, "NOTIMP": 4, "REFUSED": 5, "YXDOMAIN": 6,
+        "YXRRSET": 7, "NXRRSET": 8, "NOTAUTH": 9, "NOTZONE": 10,
+    ]
+
+    init() {}
+
+    init(_ s: ConfigMap) throws(ConfigError) {
+        guard let name = try s.string("query_name", expected: "the name to look up") else {
+            throw s.missing("query_name", expected: "the name to look up")
+        }
+        self.name = name
+        let types = DNSQueryType.allCases.map(\.rawValue).joined(separator: ", ")
+        guard let typeText = try s.string("query_type", expected: types) else {
+            throw s.missing("query_type", expected: "\(types) (blackbox's default ANY is not asked here)")
+        }
+        guard let type = DNSQueryType(rawValue: typeText.uppercased()) else {
+            throw s.fail("query_type", expected: types)
+        }
+        self.type = type
+        if let c = try s.string("query_class", expected: "IN"), c.uppercased() != "IN" {
+            throw s.fail("query_class", expected: "IN", hint: "only the Internet class is asked")
+        }
+        if try s.bool("recursion_desired") == false {
+            throw s.fail("recursion_desired", expected: "true or no key", hint: "every query asks for recursion")
+        }
+        switch try s.string("transport_protocol", expected: "udp or tcp") {
+        case nil, "udp": transport = .udp
+        case "tcp": transport = .tcp
+        default: throw s.fail("transport_protocol", expected: "udp or tcp")
+        }
+        if try s.bool("dns_over_tls") == true {
+            // blackbox fails every such probe at run time ("Expected transport protocol tcp for DoT").
+            guard transport == .tcp else {
+                throw s.fail("dns_over_tls", expected: "transport_protocol: tcp beside it", found: "true")
+            }
+            transport = .tls
+        }
+        (caFile, serverName, insecureSkipVerify) = try BlackboxKeys.tls(s)
+        if transport != .tls, s.has("tls_config") {
+            throw s.fail("tls_config", expected: "dns_over_tls: true beside it")
+        }
+        if let list = try s.list("valid_rcodes", expected: "a list of rcode names (NOERROR, NXDOMAIN…)") {
+            validRcodes = []
+            for (i, item) in list.enumerated() {
+                guard let code = item.scalar.flatMap({ Self.rcodes[$0.text.uppercased()] }) else {
+                    throw ConfigError(
+                        file: s.file, mark: item.mark, path: KeyPath.index(s.path("valid_rcodes"), i),
+                        expected: "an rcode name: " + Self.rcodes.keys.sorted().joined(separator: ", "),
+                        found: item.foundDescription)
+                }
+                validRcodes.insert(code)
+            }
+        }
+    }
+
+    func config(server: String, interface: String?) throws(ProbeConfigError) -> DNSProbeConfig {
+        try DNSProbeConfig(
+            name: name, queryType: type, server: server, transport: transport, interface: interface,
+            allowPrivateAnswers: true, expectAnswer: nil, tlsServerName: serverName, caFile: caFile,
+            insecureSkipVerify: insecureSkipVerify, tcpFallback: false)
+    }
+}

@@ -1,0 +1,102 @@
+/// What a web check asks of its final answer beyond "200–399": the settings of a
+/// blackbox_exporter `http` module (`valid_status_codes`, `valid_http_versions`,
+/// `fail_if_header_matches`, `fail_if_header_not_matches`, `fail_if_body_matches_regexp`,
+/// `fail_if_body_not_matches_regexp`), judged in blackbox's order: status, headers, body, version.
+///
+/// Patterns are Swift `Regex` (close to Go's RE2 for the patterns modules use: classes,
+/// anchors, alternation, repetition; Swift adds look-around and back-references, RE2 has
+/// neither), checked when the module loads. The body is matched as read, up to the prober's body
+/// limit; a body cut at the limit fails a body check with `too_large`, as blackbox's
+/// `body_size_limit` does.
+package struct HTTPAnswerChecks: Sendable, Equatable {
+    /// A header check: every value of `header` (any case) against `pattern`.
+    package struct HeaderMatch: Sendable, Equatable {
+        package var header: String
+        package var pattern: String
+        /// When the header is absent: true lets the check pass, false fails it.
+        package var allowMissing: Bool
+        package init(header: String, pattern: String, allowMissing: Bool = false) {
+            self.header = header
+            self.pattern = pattern
+            self.allowMissing = allowMissing
+        }
+    }
+
+    /// Acceptable final status codes; empty: any 2xx (blackbox's default).
+    package var statusCodes: Set<Int> = []
+    /// Acceptable versions of the final answer (`HTTP/1.1`, `HTTP/1.0`); empty: any.
+    package var versions: Set<String> = []
+    package var failIfHeaderMatches: [HeaderMatch] = []
+    package var failIfHeaderNotMatches: [HeaderMatch] = []
+    package var failIfBodyMatches: [String] = []
+    package var failIfBodyNotMatches: [String] = []
+
+    package init() {}
+
+    /// Whether any check reads the body (it then needs a body limit above 0 and a GET).
+    package var readsBody: Bool { !failIfBodyMatches.isEmpty || !failIfBodyNotMatches.isEmpty }
+
+    /// Why `pattern` is not a usable regular expression; nil when it is.
+    package static func problem(_ pattern: String) -> String? {
+        do {
+            _ = try Regex(pattern)
+            return nil
+        } catch {
+            return "\(pattern.debugDescription) is not a regular expression: \(error)"
+        }
+    }
+
+    /// The verdict on a final answer: success, or the failure with its reason and text.
+    func judge(_ response: HTTPExchange.Response) -> (ProbeStatus, FailureReason?, String) {
+        let head = response.head
+        let statusOK =
+            statusCodes.isEmpty ? (200...299).contains(head.status) : statusCodes.contains(head.status)
+        guard statusOK else {
+            let wanted = statusCodes.isEmpty ? "2xx" : HTTPStatusSet.format(statusCodes)
+            return (.failure, .httpStatus, "\(head.statusLine), expected \(wanted)")
+        }
+        for m in failIfHeaderMatches {
+            let values = head.values(of: m.header)
+            if let hit = values.first(where: { Self.matches(m.pattern, $0) }) {
+                return (.failure, .bodyMismatch, "header \(m.header) \(hit.debugDescription) matches /\(m.pattern)/")
+            }
+        }
+        for m in failIfHeaderNotMatches {
+            let values = head.values(of: m.header)
+            if values.isEmpty {
+                if m.allowMissing { continue }
+                return (.failure, .bodyMismatch, "no header \(m.header) to match /\(m.pattern)/")
+            }
+            if !values.contains(where: { Self.matches(m.pattern, $0) }) {
+                return (.failure, .bodyMismatch, "header \(m.header) does not match /\(m.pattern)/")
+            }
+        }
+        if readsBody {
+            if response.bodyTruncated {
+                return (
+                    .failure, .tooLarge, "the body is longer than the body limit (\(response.body.count) bytes read)"
+                )
+            }
+            let text = String(decoding: response.body, as: UTF8.self)
+            if let p = failIfBodyMatches.first(where: { Self.matches($0, text) }) {
+                return (.failure, .bodyMismatch, "the body matches /\(p)/")
+            }
+            if let p = failIfBodyNotMatches.first(where: { !Self.matches($0, text) }) {
+                return (.failure, .bodyMismatch, "the body does not match /\(p)/")
+            }
+        }
+        if !versions.isEmpty, !versions.contains(head.version) {
+            return (
+                .failure, .protocolError,
+                "\(head.version) is not one of \(versions.sorted().joined(separator: ", "))"
+            )
+        }
+        return (.success, nil, head.statusLine)
+    }
+
+    /// Whether `pattern` (checked at load) matches anywhere in `text`.
+    static func matches(_ pattern: String, _ text: String) -> Bool {
+        guard let regex = try? Regex(pattern) else { return false }
+        return text.contains(regex)
+    }
+}
