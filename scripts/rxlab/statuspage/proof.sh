@@ -65,7 +65,7 @@ wait_for 10 test -s "$tmp/listener.port" || { echo "listener did not start"; exi
   --probe.tcp="127.0.0.1:$(cat "$tmp/listener.port")" --probe.interval=1s --probe.timeout=500ms \
   --history.dir="$tmp/history" 2>"$tmp/exporter.log" &
 pids+=($!)
-wait_for 30 grep -q 'msg=listening' "$tmp/exporter.log" || { echo "exporter did not start"; exit 1; }
+wait_for 30 grep -qs 'msg=listening' "$tmp/exporter.log" || { echo "exporter did not start"; exit 1; }
 addr=$(sed -n 's/.*msg=listening address=\([^ ]*\).*/\1/p' "$tmp/exporter.log")
 page_ready() {
   curl -fsS --max-time 2 "http://$addr/" -o "$tmp/page.html" && grep -q '<tr class="probe"' "$tmp/page.html" \
