@@ -7,6 +7,9 @@
 #   scripts/lab status-page
 #   RX_BIN_DIR=/path/to/bin scripts/lab status-page   (prebuilt binaries; no swift build)
 #
+# This is its first part; the entry then runs the second, prefix.py beside this file (the page
+# behind nginx at a path prefix; alone: scripts/lab status-page-prefix).
+#
 # 1. history_bench writes 30 days of synthetic history ending now (1-minute rounds, an outage of
 #    5 minutes every 6 hours, a 10-minute gap every day) into a temp dir.
 # 2. The built exporter starts on 127.0.0.1:0 with that --history.dir and one live loopback probe
