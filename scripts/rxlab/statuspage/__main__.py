@@ -80,6 +80,15 @@ URL_ATTRS = {
 }
 
 
+def relative(value):
+    """Whether a URL attribute stays on the server that served the page: a relative reference
+    (`./metrics`, `../`, `/metrics`, `#gap-hatch`), with neither a scheme (`http:`, `data:`,
+    `javascript:`) nor a host (`//cdn.example/`; a browser reads `\\` as `/`)."""
+    value = value.strip().replace("\\", "/")
+    target = urlsplit(value)
+    return not target.scheme and not target.netloc and not value.startswith("//")
+
+
 class Links(HTMLParser):
     def __init__(self):
         super().__init__()
@@ -91,8 +100,7 @@ class Links(HTMLParser):
             value = value or ""
             if name in URL_ATTRS:
                 self.count += 1
-                # Relative to the exporter: a path ("/metrics") or a fragment ("#gap-hatch").
-                if not (value.startswith("/") and not value.startswith("//") or value.startswith("#")):
+                if not relative(value):
                     self.bad.append(f"<{tag} {name}={value!r}>")
             if name == "style" or name == "fill":
                 for url in re.findall(r"url\(([^)]*)\)", value):
