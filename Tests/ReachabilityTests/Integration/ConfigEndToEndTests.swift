@@ -308,7 +308,7 @@ import Testing
         let port = try exporter.waitListening()
         let r = try Self.request(port, "POST", "/-/reload")
         #expect(r.status == 400)
-        #expect(r.body == "nothing to reload: the exporter was started without --config.file\n")
+        #expect(r.body == "nothing to reload: the exporter was started without --config.file and --modules.file\n")
         #expect(!(try exporter.get("/metrics").body.contains("config_last_reload")))
         #expect(try exporter.stop().status == 0)
     }

@@ -50,7 +50,7 @@ import Testing
         ),
         (
             ["--web.telemetry-path=/-/ready"],
-            "reachability_exporter: error: invalid value \"/-/ready\" for flag '--web.telemetry-path': it must name a path of its own, not one of /, /-/healthy, /-/ready, /-/reload, /debug/probe, try --help\n"
+            "reachability_exporter: error: invalid value \"/-/ready\" for flag '--web.telemetry-path': it must name a path of its own, not one of /, /-/healthy, /-/ready, /-/reload, /debug/probe, /probe, try --help\n"
         ),
         (
             ["--web.external-url=https://u:secret@proxy.example/rx/"],

@@ -1,0 +1,236 @@
+import Foundation
+import ReachabilityTestSupport
+import Testing
+
+@testable import Reachability
+
+/// `/probe` as blackbox_exporter answers it: parameters, status codes, timeout, metric names and
+/// values, against loopback servers (blackbox's behaviour: docs/probe-endpoint.md).
+@Suite struct ProbeEndpointTests {
+    func endpoint(_ yaml: String, options: ProbeEndpoint.Options = .init()) throws -> ProbeEndpoint {
+        ProbeEndpoint(try BlackboxModuleFile.parse(Array(yaml.utf8), file: "blackbox.yml"), options: options)
+    }
+
+    func get(_ e: ProbeEndpoint, _ query: String, headers: [(name: String, value: String)] = []) async -> (
+        status: Int, text: String
+    ) {
+        let r = await e.route(HTTPRequest(method: "GET", target: "/probe?" + query, headers: headers))
+        return (r?.status ?? 0, r.map { String(decoding: $0.body, as: UTF8.self) } ?? "")
+    }
+
+    /// `name value` lines of an exposition, by series text (`name{labels}`).
+    func samples(_ text: String) -> [String: Double] {
+        var out: [String: Double] = [:]
+        for line in text.split(separator: "\n") where !line.hasPrefix("#") {
+            guard let space = line.lastIndex(of: " ") else { continue }
+            out[String(line[..<space])] = Double(line[line.index(after: space)...])
+        }
+        return out
+    }
+
+    static func escaped(_ s: String) -> String {
+        s.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? s
+    }
+
+    /// blackbox's `getTimeout`, row by row of what Debian's blackbox measured (docs/probe-endpoint.md).
+    @Test(
+        arguments: [
+            (nil, nil, 119.5), (nil, 3.0, 3), ("0.3", nil, 0), ("0.3", 3.0, 3), ("2", nil, 1.5), ("2", 3.0, 1.5),
+            ("10", nil, 9.5), ("10", 3.0, 3), ("-5", nil, 0), ("-5", 3.0, 3), ("0", nil, 119.5),
+        ] as [(String?, Double?, Double)])
+    func timeouts(header: String?, module: Double?, seconds: Double) throws {
+        var m = try #require(
+            try BlackboxModuleFile.parse(Array("modules:\n  m:\n    prober: icmp\n".utf8), file: "b").modules["m"])
+        m.timeout = module.map { .milliseconds(Int64($0 * 1000)) }
+        guard case .success(let t) = ProbeEndpoint.timeout(header: header, module: m, offset: .milliseconds(500)) else {
+            Issue.record("refused")
+            return
+        }
+        #expect(abs(t.secondsValue - seconds) < 1e-9, "\(header ?? "nil") \(module ?? 0): \(t)")
+        guard case .failure = ProbeEndpoint.timeout(header: "abc", module: m, offset: .zero) else {
+            Issue.record("abc accepted")
+            return
+        }
+    }
+
+    @Test func blackboxsStatusCodes() async throws {
+        let e = try endpoint("modules:\n  http_2xx:\n    prober: http\n    http:\n      headers: {Host: a.example}\n")
+        #expect(await get(e, "target=x&module=nope") == (400, "Unknown module \"nope\"\n"))
+        #expect(await get(e, "module=http_2xx") == (400, "Target parameter is missing\n"))
+        #expect(await get(e, "target=") == (400, "Target parameter is missing\n"), "no module means http_2xx")
+        let bad = await get(e, "target=x", headers: [("X-Prometheus-Scrape-Timeout-Seconds", "abc")])
+        #expect(bad.status == 500 && bad.text.hasPrefix("Failed to parse timeout from Prometheus header: "))
+        #expect(
+            await get(e, "target=x&hostname=b.example")
+                == (
+                    400,
+                    "host header defined both in module configuration (a.example) and with URL-parameter 'hostname' (b.example)\n"
+                ))
+        let post = await e.route(HTTPRequest(method: "POST", target: "/probe?target=x"))
+        #expect(post?.status == 405)
+        #expect(await e.route(HTTPRequest(method: "GET", target: "/probes")) == nil)
+    }
+
+    @Test func httpModules() async throws {
+        let server = try LoopbackHTTPServer(
+            behavior: .routes([
+                "/ok": .init(
+                    200, "OK", headers: [("Access-Control-Allow-Origin", "*")], body: "Download the latest version here"
+                ),
+                "/db": .init(200, "OK", body: "Could not connect to database"),
+                "/moved": .init(302, "Found", headers: [("Location", "/ok")]),
+                "/missing": .init(404, "Not Found"),
+            ]))
+        defer { server.stop() }
+        let e = try endpoint(
+            """
+            modules:
+              http_2xx:
+                prober: http
+              http_example:
+                prober: http
+                http:
+                  preferred_ip_protocol: ip4
+                  valid_http_versions: ["HTTP/1.1"]
+                  fail_if_body_matches_regexp: ["Could not connect to database"]
+                  fail_if_header_not_matches:
+                    - {header: Access-Control-Allow-Origin, regexp: '(\\*|example\\.com)'}
+              http_404:
+                prober: http
+                http: {valid_status_codes: [404]}
+              http_no_follow:
+                prober: http
+                http: {follow_redirects: false}
+              https_only:
+                prober: http
+                http: {fail_if_not_ssl: true}
+
+            """)
+        let ok = samples(await get(e, "target=" + Self.escaped(server.url("/ok"))).text)
+        #expect(ok["probe_success"] == 1 && ok["probe_http_status_code"] == 200 && ok["probe_http_ssl"] == 0)
+        #expect(ok["probe_ip_protocol"] == 4 && ok["probe_ip_addr_hash"] == 3_668_918_509, "127.0.0.1's FNV-1a")
+        #expect(ok["probe_http_version"] == 1.1 && ok["probe_http_content_length"] == 32)
+        #expect(ok["probe_failed_due_to_regex"] == 0 && ok["probe_http_redirects"] == 0)
+        #expect(ok[#"probe_http_duration_seconds{phase="transfer"}"#] != nil)
+        #expect(ok[#"reachability_probe_result_info{status="success",reason=""}"#] == 1)
+        // Without a scheme, http:// is prefixed.
+        let bare = samples(await get(e, "target=127.0.0.1:\(server.port)/ok").text)
+        #expect(bare["probe_success"] == 1)
+        let example = samples(await get(e, "module=http_example&target=" + Self.escaped(server.url("/ok"))).text)
+        #expect(example["probe_success"] == 1)
+        let db = samples(await get(e, "module=http_example&target=" + Self.escaped(server.url("/db"))).text)
+        #expect(db["probe_success"] == 0 && db["probe_failed_due_to_regex"] == 1)
+        let missing = samples(await get(e, "target=" + Self.escaped(server.url("/missing"))).text)
+        #expect(missing["probe_success"] == 0 && missing["probe_http_status_code"] == 404)
+        #expect(
+            samples(await get(e, "module=http_404&target=" + Self.escaped(server.url("/missing"))).text)[
+                "probe_success"] == 1)
+        let moved = samples(await get(e, "target=" + Self.escaped(server.url("/moved"))).text)
+        #expect(
+            moved["probe_success"] == 1 && moved["probe_http_redirects"] == 1 && moved["probe_http_status_code"] == 200)
+        let stay = samples(await get(e, "module=http_no_follow&target=" + Self.escaped(server.url("/moved"))).text)
+        #expect(stay["probe_success"] == 0 && stay["probe_http_status_code"] == 302)
+        #expect(
+            samples(await get(e, "module=https_only&target=" + Self.escaped(server.url("/ok"))).text)["probe_success"]
+                == 0)
+    }
+
+    @Test func aFailedProbeIsAMetricNotAnError() async throws {
+        let closed = try TCPTestListener(listening: false)
+        let e = try endpoint("modules:\n  tcp_connect:\n    prober: tcp\n  http_2xx:\n    prober: http\n")
+        let refused = await get(e, "module=tcp_connect&target=\(closed.address)")
+        #expect(refused.status == 200 && samples(refused.text)["probe_success"] == 0)
+        #expect(samples(refused.text)[#"reachability_probe_result_info{status="failure",reason="refused"}"#] == 1)
+        let noPort = await get(e, "module=tcp_connect&target=127.0.0.1")
+        #expect(noPort.status == 200 && samples(noPort.text)["probe_success"] == 0)
+        let badURL = await get(e, "target=" + Self.escaped("http://[::1/"))
+        #expect(badURL.status == 200 && samples(badURL.text)["probe_success"] == 0)
+    }
+
+    @Test func tcpExpectReadsLines() async throws {
+        let banner = try TCPTestListener(
+            greeting: Array("220-mail.example ESMTP\r\n220 ready\r\n".utf8), holdsOpen: true)
+        defer { banner.stop() }
+        let e = try endpoint(
+            """
+            modules:
+              smtp:
+                prober: tcp
+                tcp:
+                  query_response:
+                    - expect: "^220 "
+              ssh:
+                prober: tcp
+                tcp:
+                  query_response:
+                    - expect: "^SSH-2.0-"
+
+            """)
+        let smtp = samples(await get(e, "module=smtp&target=\(banner.address)").text)
+        #expect(smtp["probe_success"] == 1 && smtp["probe_failed_due_to_regex"] == 0)
+        let ssh = samples(
+            await get(
+                e, "module=ssh&target=\(banner.address)", headers: [("X-Prometheus-Scrape-Timeout-Seconds", "1.5")]
+            ).text)
+        #expect(ssh["probe_success"] == 0 && ssh["probe_timeout_seconds"] == 1)
+    }
+
+    @Test func dnsIsJudgedByRcode() async throws {
+        let server = try DNSTestServer(behaviour: .rcode(3))
+        defer { server.stop() }
+        let e = try endpoint(
+            """
+            modules:
+              nx_ok:
+                prober: dns
+                dns: {query_name: gone.example, query_type: A, valid_rcodes: [NXDOMAIN]}
+              default:
+                prober: dns
+                dns: {query_name: gone.example, query_type: A}
+
+            """)
+        let target = server.address.description
+        let nx = samples(await get(e, "module=nx_ok&target=\(target)").text)
+        #expect(nx["probe_success"] == 1 && nx["probe_dns_query_succeeded"] == 1 && nx["probe_dns_answer_rrs"] == 0)
+        #expect(samples(await get(e, "module=default&target=\(target)").text)["probe_success"] == 0)
+    }
+
+    @Test func allowListAndConcurrency() async throws {
+        let server = try LoopbackHTTPServer(behavior: .silent)
+        defer { server.stop() }
+        var options = ProbeEndpoint.Options()
+        options.allowed = try TargetAllowList(["192.0.2.0/24", "*.example.com"])
+        let e = try endpoint("modules:\n  http_2xx:\n    prober: http\n", options: options)
+        let refused = await get(e, "target=" + Self.escaped(server.url("/")))
+        #expect(refused.status == 403 && refused.text.contains("is not allowed by --modules.allow-target"))
+        #expect(options.allowed.allows(name: "a.example.com", address: nil))
+        #expect(!options.allowed.allows(name: "example.com", address: nil))
+        #expect(options.allowed.allows(name: nil, address: SocketAddress(ip: "::ffff:192.0.2.9")))
+        #expect(!options.allowed.allows(name: nil, address: SocketAddress(ip: "192.0.3.1")))
+        #expect(throws: TargetAllowList.Invalid.self) { try TargetAllowList(["10.0.0.0/33"]) }
+        #expect(throws: TargetAllowList.Invalid.self) { try TargetAllowList(["a b"]) }
+
+        var one = ProbeEndpoint.Options()
+        one.maxConcurrent = 1
+        let busy = try endpoint("modules:\n  http_2xx:\n    prober: http\n", options: one)
+        let slow = "target=" + Self.escaped(server.url("/"))
+        let headers = [(name: "X-Prometheus-Scrape-Timeout-Seconds", value: "1.5")]
+        async let first = get(busy, slow, headers: headers)
+        try await Task.sleep(for: .milliseconds(200))
+        let second = await get(busy, slow, headers: headers)
+        #expect(second == (503, "Too many probes in flight (--modules.max-concurrent=1)\n"))
+        #expect(await first.status == 200)
+    }
+
+    @Test func debugOutput() async throws {
+        let e = try endpoint("modules:\n  icmp:\n    prober: icmp\n    icmp: {preferred_ip_protocol: ip4}\n")
+        let d = await get(e, "module=icmp&target=127.0.0.1&debug=true")
+        #expect(d.status == 200)
+        // blackbox's layout: each section after the last line of the one before, three blank lines.
+        let logs = try #require(d.text.range(of: "\n\n\n\nMetrics that would have been returned:\n# HELP "))
+        let module = try #require(d.text.range(of: "\n\n\n\nModule configuration:\n"))
+        #expect(d.text.hasPrefix("Logs for the probe:\ntime=") && logs.upperBound < module.lowerBound)
+        #expect(d.text[..<logs.lowerBound].contains("msg=\"Beginning probe\""))
+        #expect(d.text[module.upperBound...] == "  icmp:\n    prober: icmp\n    icmp: {preferred_ip_protocol: ip4}\n\n")
+    }
+}
