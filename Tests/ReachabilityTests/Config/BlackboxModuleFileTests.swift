@@ -87,12 +87,12 @@ import Testing
     /// What the probers cannot do is refused with the file, line, key and why; never ignored.
     @Test(arguments: [
         (
-            "modules:\n  p:\n    prober: http\n    http:\n      method: POST\n",
-            "blackbox.yml:5:15: modules.p.http.method: expected GET or HEAD, found \"POST\" (the HTTP client sends no request body)"
+            "modules:\n  p:\n    prober: http\n    http:\n      method: TRACE\n",
+            "blackbox.yml:5:15: modules.p.http.method: expected HEAD, GET, POST, PUT, PATCH, DELETE, OPTIONS, found \"TRACE\""
         ),
         (
             "modules:\n  p:\n    prober: http\n    http:\n      body: '{}'\n",
-            "modules.p.http.body: expected no body (not supported by this exporter)"
+            "modules.p.http.method: expected POST, PUT, PATCH, DELETE or OPTIONS with a body"
         ),
         ("modules:\n  p:\n    prober: tcp\n    tcp:\n      tls: true\n", "the TCP prober does not speak TLS"),
         (

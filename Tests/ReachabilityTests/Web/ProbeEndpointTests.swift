@@ -135,6 +135,36 @@ import Testing
                 == 0)
     }
 
+    /// blackbox's `http_post_2xx`: a POST with its body; a 303 answer is followed with a GET.
+    @Test func postWithABody() async throws {
+        let server = try LoopbackHTTPServer(
+            behavior: .routes([
+                "/api": .init(200, "OK", body: "{}"),
+                "/form": .init(303, "See Other", headers: [("Location", "/api")]),
+            ]))
+        defer { server.stop() }
+        let e = try endpoint(
+            """
+            modules:
+              http_post_2xx:
+                prober: http
+                timeout: 5s
+                http:
+                  method: POST
+                  headers:
+                    Content-Type: application/json
+                  body: '{}'
+
+            """)
+        let ok = samples(await get(e, "module=http_post_2xx&target=" + Self.escaped(server.url("/api"))).text)
+        #expect(ok["probe_success"] == 1)
+        let sent = try #require(server.requests.last)
+        #expect(sent.hasPrefix("POST /api HTTP/1.1\r\n") && sent.contains("Content-Length: 2"), "\(sent)")
+        let moved = samples(await get(e, "module=http_post_2xx&target=" + Self.escaped(server.url("/form"))).text)
+        #expect(moved["probe_success"] == 1 && moved["probe_http_redirects"] == 1)
+        #expect(server.requests.last?.hasPrefix("GET /api HTTP/1.1\r\n") == true, "\(server.requests)")
+    }
+
     @Test func aFailedProbeIsAMetricNotAnError() async throws {
         let closed = try TCPTestListener(listening: false)
         let e = try endpoint("modules:\n  tcp_connect:\n    prober: tcp\n  http_2xx:\n    prober: http\n")

@@ -2,6 +2,8 @@
 /// check for one target.
 package struct BlackboxHTTP: Sendable {
     var method: HTTPProbeConfig.Method = .get
+    /// `body` or `body_file` (read at load, as the module is).
+    var body: [UInt8] = []
     var headers: [HTTPProbeConfig.Header] = []
     /// A `Host` header in `headers`: sent instead of the URL's authority.
     var hostHeader: String?
@@ -23,11 +25,22 @@ package struct BlackboxHTTP: Sendable {
 
     init(_ s: ConfigMap) throws(ConfigError) {
         let dir = s.file.contains("/") ? String(s.file[..<s.file.lastIndex(of: "/")!]) : "."
-        if let text = try s.string("method", expected: "GET or HEAD") {
-            guard let m = HTTPProbeConfig.Method(rawValue: text.uppercased()) else {
-                throw s.fail("method", expected: "GET or HEAD", hint: "the HTTP client sends no request body")
-            }
+        let methods = HTTPProbeConfig.Method.allCases.map(\.rawValue).joined(separator: ", ")
+        if let text = try s.string("method", expected: methods) {
+            guard let m = HTTPProbeConfig.Method(rawValue: text.uppercased()) else { throw s.fail("method", expected: methods) }
             method = m
+        }
+        if let text = try s.scalar("body", expected: "the request body")?.text { body = Array(text.utf8) }
+        if let name = try s.string("body_file", expected: "a file name") {
+            guard body.isEmpty else { throw s.fail("body_file", expected: "body or body_file, not both") }
+            let path = name.hasPrefix("/") ? name : dir + "/" + name
+            guard let bytes = try? FileContents.read(path, limit: 1 << 20) else {
+                throw s.fail("body_file", expected: "a readable file of at most 1 MiB")
+            }
+            body = bytes
+        }
+        if !body.isEmpty && method.isSafe {
+            throw s.fail("method", expected: "POST, PUT, PATCH, DELETE or OPTIONS with a body", hint: "a GET or HEAD sends no body")
         }
         if let node = s.value("headers") {
             guard case .map(let entries) = node.kind else {
@@ -133,7 +146,7 @@ package struct BlackboxHTTP: Sendable {
         return try HTTPProbeConfig(
             url: connect, method: method, mode: .web, followRedirects: followRedirects, hostHeader: host,
             serverName: name, caFile: caFile, insecureSkipVerify: insecureSkipVerify, interface: interface,
-            bodyLimit: bodyLimit, headers: headers, proxy: proxy, checks: checks)
+            bodyLimit: bodyLimit, headers: headers, proxy: proxy, checks: checks, requestBody: body)
     }
 
     private static func headerMatches(_ s: ConfigMap, _ key: String) throws(ConfigError) -> [HTTPAnswerChecks

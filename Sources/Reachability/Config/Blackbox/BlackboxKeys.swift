@@ -13,7 +13,7 @@ enum BlackboxKeys {
                 "no_follow_redirects", "fail_if_ssl", "fail_if_not_ssl", "fail_if_body_matches_regexp",
                 "fail_if_body_not_matches_regexp", "fail_if_header_matches", "fail_if_header_not_matches",
                 "body_size_limit", "basic_auth", "authorization", "bearer_token", "bearer_token_file", "tls_config",
-                "proxy_url", "proxy_from_environment", "enable_http2", "enable_http3", "compression",
+                "proxy_url", "proxy_from_environment", "enable_http2", "enable_http3", "compression", "body", "body_file",
                 "skip_resolve_phase_with_proxy",
             ]
         case .tcp: ipProtocol + ["query_response", "tls", "tls_config"]
@@ -34,8 +34,6 @@ enum BlackboxKeys {
         switch prober {
         case .http:
             return [
-                ("body", "the HTTP client sends GET and HEAD requests only, without a body"),
-                ("body_file", "the HTTP client sends GET and HEAD requests only, without a body"),
                 ("fail_if_body_json_matches_cel", "CEL expressions are not evaluated here"),
                 ("fail_if_body_json_not_matches_cel", "CEL expressions are not evaluated here"),
                 ("oauth2", "OAuth 2.0 client credentials are not fetched here"),

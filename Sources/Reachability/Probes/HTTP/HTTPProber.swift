@@ -24,14 +24,17 @@ package struct HTTPProber: Prober {
         // https-to-http downgrade included, host or port), they are not sent again this round,
         // even if a later hop comes back (as Go since CVE-2024-45336).
         var sendsCredentials = true
+        var method = config.method
+        var body = config.requestBody
         while true {
             let sameHost = url.host == config.url.host
             sendsCredentials = sendsCredentials && url.isSameOrigin(as: config.url)
-            let exchange = HTTPExchange(
-                url: url, method: config.method,
+            var exchange = HTTPExchange(
+                url: url, method: method,
                 hostHeader: sameHost ? (config.hostHeader ?? url.authority) : url.authority,
                 serverName: sameHost ? (config.serverName ?? url.host) : url.host,
                 client: config.client, sendsCredentials: sendsCredentials)
+            exchange.body = body
             let response: HTTPExchange.Response
             do throws(ProbeFailure) {
                 response = try await exchange.run(deadline: deadline, trace: &trace)
@@ -71,6 +74,11 @@ package struct HTTPProber: Prober {
                     return trace.result(.failure, .redirect, "cannot follow \(response.head.statusLine): \(error)")
                 }
                 trace.detail.redirects += 1
+                // 301, 302 and 303 turn a request with a body into a GET without it (307 and 308 keep both).
+                if [301, 302, 303].contains(status) && !method.isSafe {
+                    method = .get
+                    body = []
+                }
             }
         }
     }
