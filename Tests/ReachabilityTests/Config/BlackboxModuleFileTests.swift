@@ -94,10 +94,9 @@ import Testing
             "modules:\n  p:\n    prober: http\n    http:\n      body: '{}'\n",
             "modules.p.http.method: expected POST, PUT, PATCH, DELETE or OPTIONS with a body"
         ),
-        ("modules:\n  p:\n    prober: tcp\n    tcp:\n      tls: true\n", "the TCP prober does not speak TLS"),
         (
-            "modules:\n  p:\n    prober: tcp\n    tcp:\n      query_response:\n        - expect: a\n        - send: b\n",
-            "modules.p.tcp.query_response[1].send: expected only expect"
+            "modules:\n  p:\n    prober: tcp\n    tcp:\n      query_response:\n        - expect: a\n          labels: [{name: x, value: y}]\n",
+            "modules.p.tcp.query_response[0].labels: expected no labels"
         ),
         ("modules:\n  p:\n    prober: icmp\n    icmp:\n      ttl: 5\n", "modules.p.icmp.ttl: expected 64 or 0"),
         (

@@ -205,6 +205,53 @@ import Testing
         #expect(ssh["probe_success"] == 0 && ssh["probe_timeout_seconds"] == 1)
     }
 
+    /// blackbox's `ssh_banner` and a `tls: true` module: expect, then send (with `\n`), over
+    /// plain TCP and over TLS with the module's CA.
+    @Test func tcpQueryResponse() async throws {
+        let said = LockedLines()
+        let behavior = LoopbackHTTPBehavior { c in
+            _ = c.write("SSH-2.0-OpenSSH_9.2 Debian\r\n")
+            var line: [UInt8] = []
+            while let b = c.readExactly(1), b != [0x0A] { line += b }
+            said.append(String(decoding: line, as: UTF8.self))
+            _ = c.write("+OK done\r\n")
+        }
+        let plain = try LoopbackHTTPServer(behavior: behavior)
+        defer { plain.stop() }
+        let certs = try TestCertificates.shared()
+        let tls = try LoopbackHTTPServer(tls: try certs.valid.identity(), behavior: behavior)
+        defer { tls.stop() }
+        let e = try endpoint(
+            """
+            modules:
+              ssh_banner:
+                prober: tcp
+                tcp:
+                  query_response:
+                    - expect: "^SSH-2.0-([^ ]+)"
+                      send: "SSH-2.0-blackbox-ssh-check ${1}"
+                    - expect: '^\\+OK'
+              tls_banner:
+                prober: tcp
+                tcp:
+                  tls: true
+                  tls_config: {ca_file: \(certs.caFile), server_name: localhost}
+                  query_response:
+                    - expect: "^SSH-2.0-"
+
+            """)
+        let ssh = samples(await get(e, "module=ssh_banner&target=127.0.0.1:\(plain.port)").text)
+        #expect(ssh["probe_success"] == 1 && ssh["probe_failed_due_to_regex"] == 0, "\(ssh)")
+        #expect(said.lines == ["SSH-2.0-blackbox-ssh-check OpenSSH_9.2"])
+        let overTLS = samples(await get(e, "module=tls_banner&target=127.0.0.1:\(tls.port)").text)
+        #expect(
+            overTLS["probe_success"] == 1 && overTLS[#"probe_tls_version_info{version="TLS 1.3"}"#] == 1, "\(overTLS)")
+        #expect(overTLS["probe_ssl_earliest_cert_expiry"] ?? 0 > 0)
+        let plainAsTLS = samples(await get(e, "module=tls_banner&target=127.0.0.1:\(plain.port)").text)
+        #expect(plainAsTLS["probe_success"] == 0)
+        #expect(TCPDialog.expand("a ${1}-$2 $x ${9}", ["all", "one", "two"]) == "a one-two $x ")
+    }
+
     @Test func dnsIsJudgedByRcode() async throws {
         let server = try DNSTestServer(behaviour: .rcode(3))
         defer { server.stop() }
@@ -263,4 +310,12 @@ import Testing
         #expect(d.text[..<logs.lowerBound].contains("msg=\"Beginning probe\""))
         #expect(d.text[module.upperBound...] == "  icmp:\n    prober: icmp\n    icmp: {preferred_ip_protocol: ip4}\n\n")
     }
+}
+
+/// Lines a loopback server received, read by the test.
+final class LockedLines: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: [String] = []
+    func append(_ line: String) { lock.withLock { stored.append(line) } }
+    var lines: [String] { lock.withLock { stored } }
 }

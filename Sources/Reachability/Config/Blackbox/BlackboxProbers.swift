@@ -2,45 +2,54 @@
 /// (a `query_response` of one `expect` step). The interception canary of the file's TCP probes
 /// is off: `/probe` connects to the target only, as blackbox does.
 package struct BlackboxTCP: Sendable {
-    var expect: String?
+    var dialog = TCPDialog()
 
     init() {}
 
     init(_ s: ConfigMap) throws(ConfigError) {
+        let dir = s.file.contains("/") ? String(s.file[..<s.file.lastIndex(of: "/")!]) : "."
         if let steps = try s.list("query_response", expected: "a list of steps") {
             for (i, step) in steps.enumerated() {
                 let m = try ConfigMap(
                     step, path: KeyPath.index(s.path("query_response"), i), file: s.file,
                     keys: ["expect", "expect_bytes", "send", "starttls", "labels"], what: "a query_response step")
-                for key in ["send", "starttls", "expect_bytes", "labels"] where m.has(key) {
-                    throw m.fail(
-                        key, expected: "only expect", hint: "the TCP prober reads one banner and sends nothing")
+                if m.has("labels") {
+                    throw m.fail("labels", expected: "no labels", hint: "probe_expect_info is not written here")
                 }
-                guard i == 0 else {
-                    throw ConfigError(
-                        file: s.file, mark: step.mark, path: KeyPath.index(s.path("query_response"), i),
-                        expected: "one step", found: "step \(i + 1)", hint: "the TCP prober reads one banner")
-                }
+                var out = TCPDialog.Step()
                 if let pattern = try m.scalar("expect", expected: "a regular expression")?.text {
                     if let problem = HTTPAnswerChecks.problem(pattern) {
                         throw m.fail("expect", expected: "a regular expression", hint: problem)
                     }
-                    expect = pattern
+                    out.expect = pattern
                 }
+                if let bytes = try m.scalar("expect_bytes", expected: "the bytes to expect")?.text {
+                    guard out.expect == nil else { throw m.fail("expect_bytes", expected: "expect or expect_bytes, not both") }
+                    out.expectBytes = Array(bytes.utf8)
+                }
+                out.send = try m.scalar("send", expected: "the text to send")?.text
+                out.startTLS = try m.bool("starttls") ?? false
+                dialog.steps.append(out)
             }
         }
-        if try s.bool("tls") == true {
-            throw s.fail("tls", expected: "false or no key", found: "true", hint: "the TCP prober does not speak TLS")
-        }
-        if s.has("tls_config") {
-            throw s.fail("tls_config", expected: "no tls_config", hint: "the TCP prober does not speak TLS")
+        dialog.tls = try s.bool("tls") ?? false
+        (dialog.caFile, dialog.serverName, dialog.insecureSkipVerify) = try BlackboxKeys.tls(s)
+        dialog.caFile = dialog.caFile.map { $0.hasPrefix("/") ? $0 : dir + "/" + $0 }
+        if let caFile = dialog.caFile {
+            do throws(TLSContext.Failure) {
+                _ = try TLSContext.shared(TLSContext.Options(caFile: caFile, insecureSkipVerify: false))
+            } catch { throw s.fail("tls_config", expected: "a readable CA file", hint: error.message) }
         }
     }
 
-    func config(target: HostPort, interface: String?) throws(ProbeConfigError) -> TCPProbeConfig {
-        // blackbox matches `expect` line by line: `^` and `$` at every line.
-        try TCPProbeConfig(
-            target: target, interface: interface, maxAddresses: 1, expect: expect.map { "(?m)" + $0 }, canaryPort: nil)
+    /// The probe of `target` (its resolved address); `name` is the TLS name when the module
+    /// gives none (the target's host name, or the `hostname` parameter).
+    func config(target: HostPort, name: String?, interface: String?) throws(ProbeConfigError) -> TCPProbeConfig {
+        var c = try TCPProbeConfig(target: target, interface: interface, maxAddresses: 1, canaryPort: nil)
+        var d = dialog
+        d.serverName = d.serverName ?? name
+        c.dialog = d
+        return c
     }
 }
 

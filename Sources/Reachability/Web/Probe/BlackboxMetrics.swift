@@ -62,19 +62,7 @@ final class BlackboxMetrics {
                 h?.version.flatMap { Double($0.dropFirst("HTTP/".count)) } ?? 0)
             let regexFailed = result.reason == .bodyMismatch || result.reason == .tooLarge
             gauge("probe_failed_due_to_regex", "Indicates if probe failed due to regex", regexFailed ? 1 : 0)
-            if let v = h?.tlsVersion {
-                gauge(
-                    "probe_tls_version_info", "Returns the TLS version used or NaN when unknown", label: "version",
-                    [(Self.tlsVersion(v), 1)])
-                if let c = h?.tlsCipher {
-                    gauge(
-                        "probe_tls_cipher_info", "Returns the TLS cipher negotiated during handshake", label: "cipher",
-                        [(c, 1)])
-                }
-                if let notAfter = h?.certificateNotAfter {
-                    gauge("probe_ssl_earliest_cert_expiry", "Returns last SSL chain expiry in unixtime", notAfter)
-                }
-            }
+            tlsSet(h, cipher: true)
         case .icmp:
             gauge(
                 "probe_icmp_duration_seconds", "Duration of icmp request by phase", label: "phase",
@@ -95,10 +83,13 @@ final class BlackboxMetrics {
                 "probe_dns_query_succeeded", "Displays whether or not the query was executed successfully",
                 result.dns?.rcode == nil ? 0 : 1)
         case .tcp:
-            let regexFailed = result.reason == .bannerMismatch
-            if case .tcp(let t) = module.settings, t.expect != nil {
-                gauge("probe_failed_due_to_regex", "Indicates if probe failed due to regex", regexFailed ? 1 : 0)
+            // Registered once the connection is made (blackbox): 1 when an expect met the end of the stream.
+            if result.phases[.connect] != nil, result.reason != .refused, result.reason != .unreachable {
+                gauge(
+                    "probe_failed_due_to_regex", "Indicates if probe failed due to regex",
+                    result.reason == .bannerMismatch ? 1 : 0)
             }
+            tlsSet(result.http, cipher: false)
         }
         // What only this exporter says: why a probe failed or proves nothing, in its own words.
         registry.gauge(
@@ -107,6 +98,20 @@ final class BlackboxMetrics {
                 "1 for the probe's status (success, portal, failure) and reason (intercepted, forged_reply, timeout…; empty on success), as reachability_exporter judges it.",
             labels: ["status", "reason"]
         ).labels(result.status.rawValue, result.reason?.rawValue ?? "").set(1)
+    }
+
+    /// blackbox's TLS metrics, when the connection was TLS (the cipher: http only, as blackbox).
+    private func tlsSet(_ h: HTTPDetail?, cipher: Bool) {
+        guard let v = h?.tlsVersion else { return }
+        gauge(
+            "probe_tls_version_info", "Returns the TLS version used or NaN when unknown", label: "version",
+            [(Self.tlsVersion(v), 1)])
+        if cipher, let c = h?.tlsCipher {
+            gauge("probe_tls_cipher_info", "Returns the TLS cipher negotiated during handshake", label: "cipher", [(c, 1)])
+        }
+        if let notAfter = h?.certificateNotAfter {
+            gauge("probe_ssl_earliest_cert_expiry", "Returns last SSL chain expiry in unixtime", notAfter)
+        }
     }
 
     /// `TLSv1.3` (OpenSSL) as Go writes it: `TLS 1.3`.

@@ -157,7 +157,9 @@ struct ProbeRun {
                 prober = HTTPProber(try h.config(url: httpURL!, address: resolved.address, interface: module.uplink))
             case .tcp(let t):
                 prober = TCPProber(
-                    config: try t.config(target: HostPort(host: ip, port: port), interface: module.uplink))
+                    config: try t.config(
+                        target: HostPort(host: ip, port: port), name: hostname ?? resolved.name ?? ip,
+                        interface: module.uplink))
             case .icmp(var i):
                 // blackbox sets don't-fragment on IPv4 only.
                 if resolved.address.ipFamily == .ipv6 { i.dontFragment = false }
