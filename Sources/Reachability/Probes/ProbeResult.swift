@@ -209,6 +209,11 @@ public struct DNSDetail: Sendable, Equatable, Codable {
     public var records: [String] = []
     /// How the judged answer came: `udp`, `tcp`, `tls`; nil for the system resolver.
     public var transport: String?
+    /// The header's authority and additional record counts (nil for the system resolver).
+    package var authorityCount: Int?
+    package var additionalCount: Int?
+    /// Every answer record as miekg/dns writes it (`DNSRecord.zoneText`), for `/probe`'s validators.
+    package var answerTexts: [String] = []
 
     /// The details of one answer; `records` defaults to `addresses`.
     public init(

@@ -116,8 +116,8 @@ import Testing
             "modules.p.dns.dns_over_tls: expected transport_protocol: tcp beside it"
         ),
         (
-            "modules:\n  p:\n    prober: dns\n    dns:\n      query_name: a.example\n      query_type: A\n      validate_answer_rrs:\n        fail_if_matches_regexp: [x]\n",
-            "modules.p.dns.validate_answer_rrs: expected no validate_answer_rrs (not supported by this exporter)"
+            "modules:\n  p:\n    prober: dns\n    dns:\n      query_name: a.example\n      query_type: A\n      validate_authority_rrs:\n        fail_if_matches_regexp: [x]\n",
+            "modules.p.dns.validate_authority_rrs: expected no validate_authority_rrs (not supported by this exporter)"
         ),
         (
             "modules:\n  p:\n    prober: http\n    http:\n      fail_if_body_matches_regexp: ['(']\n",

@@ -272,6 +272,39 @@ import Testing
         #expect(samples(await get(e, "module=default&target=\(target)").text)["probe_success"] == 0)
     }
 
+    /// blackbox's `dns_udp_example` validators, on the records as miekg writes them.
+    @Test func dnsAnswerValidators() async throws {
+        let server = try DNSTestServer(behaviour: .answer(["192.0.2.1", "192.0.2.2"]))
+        defer { server.stop() }
+        let e = try endpoint(
+            """
+            modules:
+              pass:
+                prober: dns
+                dns:
+                  query_name: www.example
+                  query_type: A
+                  validate_answer_rrs:
+                    fail_if_not_matches_regexp: ['www\\.example\\.\\t[0-9]+\\tIN\\tA\\t192\\.0\\.2\\.[12]']
+                    fail_if_none_matches_regexp: ['192\\.0\\.2\\.2$']
+              fail:
+                prober: dns
+                dns:
+                  query_name: www.example
+                  query_type: A
+                  validate_answer_rrs:
+                    fail_if_matches_regexp: ['192\\.0\\.2\\.2']
+
+            """)
+        let target = server.address.description
+        let pass = samples(await get(e, "module=pass&target=\(target)").text)
+        #expect(
+            pass["probe_success"] == 1 && pass["probe_dns_answer_rrs"] == 2 && pass["probe_dns_authority_rrs"] == 0,
+            "\(pass)")
+        let fail = await get(e, "module=fail&target=\(target)&debug=true")
+        #expect(samples(fail.text)["probe_success"] == 0 && fail.text.contains("At least one RR matched regexp"))
+    }
+
     @Test func allowListAndConcurrency() async throws {
         let server = try LoopbackHTTPServer(behavior: .silent)
         defer { server.stop() }

@@ -21,7 +21,7 @@ enum BlackboxKeys {
         case .dns:
             ipProtocol + [
                 "query_name", "query_type", "query_class", "valid_rcodes", "transport_protocol", "dns_over_tls",
-                "tls_config", "recursion_desired",
+                "tls_config", "recursion_desired", "validate_answer_rrs",
             ]
         }
     }
@@ -47,9 +47,8 @@ enum BlackboxKeys {
         case .dns:
             return [
                 source,
-                ("validate_answer_rrs", "answer records are judged by rcode only here"),
-                ("validate_authority_rrs", "authority records are not judged here"),
-                ("validate_additional_rrs", "additional records are not judged here"),
+                ("validate_authority_rrs", "the authority section is counted, not read"),
+                ("validate_additional_rrs", "the additional section is counted, not read"),
             ]
         }
     }

@@ -95,6 +95,49 @@ package struct BlackboxDNS: Sendable {
     var insecureSkipVerify = false
     /// Rcodes that make the probe a success.
     var validRcodes: Set<Int> = [0]
+    /// `validate_answer_rrs`.
+    var answerChecks = RRChecks()
+
+    /// blackbox's `DNSRRValidator`, judged as blackbox's `validRRs` judges (its
+    /// `fail_if_all_match_regexp` fails unless every record matches every pattern).
+    struct RRChecks: Sendable {
+        var failIfMatches: [String] = []
+        var failIfAllMatch: [String] = []
+        var failIfNotMatches: [String] = []
+        var failIfNoneMatches: [String] = []
+
+        static let keys = [
+            "fail_if_matches_regexp", "fail_if_all_match_regexp", "fail_if_not_matches_regexp",
+            "fail_if_none_matches_regexp",
+        ]
+
+        init() {}
+
+        init(_ m: ConfigMap) throws(ConfigError) {
+            failIfMatches = try BlackboxKeys.patterns(m, "fail_if_matches_regexp")
+            failIfAllMatch = try BlackboxKeys.patterns(m, "fail_if_all_match_regexp")
+            failIfNotMatches = try BlackboxKeys.patterns(m, "fail_if_not_matches_regexp")
+            failIfNoneMatches = try BlackboxKeys.patterns(m, "fail_if_none_matches_regexp")
+        }
+
+        /// Nil when the records pass, else why not.
+        func problem(_ records: [String]) -> String? {
+            let m = HTTPAnswerChecks.matches
+            if records.isEmpty && !failIfNotMatches.isEmpty { return "fail_if_not_matches_regexp specified but no RRs returned" }
+            if records.isEmpty && !failIfNoneMatches.isEmpty { return "fail_if_none_matches_regexp specified but no RRs returned" }
+            var allMatch = true
+            var anyMatch = false
+            for rr in records {
+                if let p = failIfMatches.first(where: { m($0, rr) }) { return "At least one RR matched regexp /\(p)/: \(rr)" }
+                if failIfAllMatch.contains(where: { !m($0, rr) }) { allMatch = false }
+                if let p = failIfNotMatches.first(where: { !m($0, rr) }) { return "At least one RR did not match regexp /\(p)/: \(rr)" }
+                if failIfNoneMatches.contains(where: { m($0, rr) }) { anyMatch = true }
+            }
+            if !failIfAllMatch.isEmpty && !allMatch { return "Not all RRs matched regexp" }
+            if !failIfNoneMatches.isEmpty && !anyMatch { return "None of the RRs did matched any regexp" }
+            return nil
+        }
+    }
 
     static let rcodes: [String: Int] = [
         "NOERROR": 0, "FORMERR": 1, "SERVFAIL": 2, "NXDOMAIN": 3, "NOTIMP": 4, "REFUSED": 5, "YXDOMAIN": 6,
@@ -137,6 +180,9 @@ package struct BlackboxDNS: Sendable {
         (caFile, serverName, insecureSkipVerify) = try BlackboxKeys.tls(s)
         if transport != .tls, s.has("tls_config") {
             throw s.fail("tls_config", expected: "dns_over_tls: true beside it")
+        }
+        if let v = try s.map("validate_answer_rrs", keys: RRChecks.keys, what: "the answer's validators") {
+            answerChecks = try RRChecks(v)
         }
         if let list = try s.list("valid_rcodes", expected: "a list of rcode names (NOERROR, NXDOMAIN…)") {
             validRcodes = []

@@ -75,9 +75,17 @@ final class BlackboxMetrics {
                 "probe_dns_duration_seconds", "Duration of DNS request by phase", label: "phase",
                 [("resolve", lookupSeconds), ("connect", phase(.connect)), ("request", phase(.query))])
             if let d = result.dns {
-                gauge(
-                    "probe_dns_answer_rrs", "Returns number of entries in the answer resource record list",
-                    Double(d.answers))
+                gauge("probe_dns_answer_rrs", "Returns number of entries in the answer resource record list", Double(d.answers))
+                if let n = d.authorityCount {
+                    gauge(
+                        "probe_dns_authority_rrs", "Returns number of entries in the authority resource record list",
+                        Double(n))
+                }
+                if let n = d.additionalCount {
+                    gauge(
+                        "probe_dns_additional_rrs", "Returns number of entries in the additional resource record list",
+                        Double(n))
+                }
             }
             gauge(
                 "probe_dns_query_succeeded", "Displays whether or not the query was executed successfully",

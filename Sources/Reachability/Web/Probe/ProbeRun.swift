@@ -195,9 +195,15 @@ struct ProbeRun {
             return success
         case .dns(let d):
             guard let rcode = result.dns?.rcode else { return false }
-            let ok = d.validRcodes.contains(rcode)
-            if !ok { log(&out, .error, "Rcode is not one of the valid rcodes", ("rcode", rcode)) }
-            return ok
+            guard d.validRcodes.contains(rcode) else {
+                log(&out, .error, "Rcode is not one of the valid rcodes", ("rcode", rcode))
+                return false
+            }
+            if let problem = d.answerChecks.problem(result.dns?.answerTexts ?? []) {
+                log(&out, .error, problem)
+                return false
+            }
+            return true
         case .tcp, .icmp:
             return success
         }
