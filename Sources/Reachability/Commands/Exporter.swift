@@ -22,9 +22,7 @@ struct Exporter: Sendable {
                 level: try flags.choice("log.level", as: LogLevel.self) ?? .info,
                 format: try flags.choice("log.format", as: LogFormat.self) ?? .logfmt)
             listeners = try Self.listeners(flags)
-            paths = try WebPaths(
-                routePrefix: flags.string("web.route-prefix"), externalURL: flags.string("web.external-url"),
-                telemetryPath: flags.string("web.telemetry-path"))
+            paths = try Self.webPaths(flags)
             _ = try ConfigWiring.autoReloadInterval(flags)  // checked here; read again below
             histograms = try flags.choice("metrics.histograms", as: HistogramMode.self) ?? .both
             serverOptions.maxConnections =
@@ -88,6 +86,17 @@ struct Exporter: Sendable {
             logger: logger, registry: registry, path: path, options: options, flags: flags, fileDigest: fileDigest,
             paths: paths)
         return parts.assemble(listeners: listeners, serverOptions: serverOptions, security: security)
+    }
+
+    /// `--web.route-prefix`, `--web.external-url` and `--web.telemetry-path`.
+    private static func webPaths(_ flags: ParsedFlags) throws(UsageError) -> WebPaths {
+        do throws(WebPaths.Invalid) {
+            return try WebPaths(
+                routePrefix: flags.string("web.route-prefix"), externalURL: flags.string("web.external-url"),
+                telemetryPath: flags.string("web.telemetry-path"))
+        } catch {
+            throw UsageError(error.message)
+        }
     }
 
     /// `--web.listen-address` (repeatable; the default when none is given), or the sockets

@@ -16,8 +16,15 @@ package struct WebPaths: Sendable, Equatable {
 
     package init() {}
 
+    /// A flag's value these paths cannot take; `message` names the flag, as usage errors do.
+    package struct Invalid: Error, Equatable {
+        package let message: String
+        /// A URL's user information in the message is replaced (`Redaction`).
+        init(message: String) { self.message = Redaction.userinfo(in: message) }
+    }
+
     /// Validates the three flags' values (`nil` when not given).
-    package init(routePrefix: String?, externalURL: String?, telemetryPath: String?) throws(UsageError) {
+    package init(routePrefix: String?, externalURL: String?, telemetryPath: String?) throws(Invalid) {
         if let externalURL {
             self.externalURL = externalURL
             prefix = try Self.normalized(Self.path(ofExternalURL: externalURL), flag: "web.external-url")
@@ -26,8 +33,9 @@ package struct WebPaths: Sendable, Equatable {
         if let telemetryPath {
             let t = try Self.normalized(telemetryPath, flag: "web.telemetry-path")
             guard !t.isEmpty, !Self.reserved.contains(t) else {
-                throw UsageError(
-                    "invalid value \"\(telemetryPath)\" for flag '--web.telemetry-path': "
+                throw Invalid(
+                    message:
+                        "invalid value \"\(telemetryPath)\" for flag '--web.telemetry-path': "
                         + "it must name a path of its own, not one of \(Self.reserved.sorted().joined(separator: ", "))"
                 )
             }
@@ -62,33 +70,36 @@ package struct WebPaths: Sendable, Equatable {
 
     /// The characters a route may hold: letters, digits, `-._~` and `/` (no `%`, `?`, `#`, `:`,
     /// spaces or `..`: a route is matched as sent and must read the same in a link).
-    private static func normalized(_ text: String, flag: String) throws(UsageError) -> String {
+    private static func normalized(_ text: String, flag: String) throws(Invalid) -> String {
         let allowed = text.unicodeScalars.allSatisfy {
             ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0)
                 || "-._~/".unicodeScalars.contains($0)
         }
         let segments = text.split(separator: "/")
         guard allowed, !segments.contains(where: { $0 == "." || $0 == ".." }), text.count <= 256 else {
-            throw UsageError(
-                "invalid value \"\(text)\" for flag '--\(flag)': a path holds letters, digits, '-', '.', '_', '~' "
+            throw Invalid(
+                message:
+                    "invalid value \"\(text)\" for flag '--\(flag)': a path holds letters, digits, '-', '.', '_', '~' "
                     + "and '/' only, without '.' or '..' segments, up to 256 characters")
         }
         return segments.isEmpty ? "" : "/" + segments.joined(separator: "/")
     }
 
     /// The path of an absolute `http(s)://` URL, `/` when it has none.
-    private static func path(ofExternalURL url: String) throws(UsageError) -> String {
+    private static func path(ofExternalURL url: String) throws(Invalid) -> String {
         let lower = url.lowercased()
         guard let scheme = ["http://", "https://"].first(where: { lower.hasPrefix($0) }) else {
-            throw UsageError(
-                "invalid value \"\(url)\" for flag '--web.external-url': an absolute http:// or https:// URL, "
+            throw Invalid(
+                message:
+                    "invalid value \"\(url)\" for flag '--web.external-url': an absolute http:// or https:// URL, "
                     + "as in https://proxy.example/rx/")
         }
         let rest = url.dropFirst(scheme.count)
         let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
         guard !authority.isEmpty, !authority.contains("@"), !url.contains("?"), !url.contains("#") else {
-            throw UsageError(
-                "invalid value \"\(url)\" for flag '--web.external-url': it needs a host and no user, query or fragment"
+            throw Invalid(
+                message:
+                    "invalid value \"\(url)\" for flag '--web.external-url': it needs a host and no user, query or fragment"
             )
         }
         let path = rest.dropFirst(authority.count)

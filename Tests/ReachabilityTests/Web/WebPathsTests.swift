@@ -36,7 +36,7 @@ import Testing
             (nil, nil, "/m:x", "'--web.telemetry-path': a path holds letters"),
         ]
         for (prefix, url, telemetry, message) in refused {
-            #expect(throws: UsageError.self) {
+            #expect(throws: WebPaths.Invalid.self) {
                 try WebPaths(routePrefix: prefix, externalURL: url, telemetryPath: telemetry)
             }
             do {
@@ -69,7 +69,8 @@ import Testing
         routes.paths = try WebPaths(routePrefix: "/rx", externalURL: nil, telemetryPath: "/stats")
         routes.add { $0.path == "/-/reload" ? HTTPResponse(status: 204, text: "") : nil }
         #expect(await get(routes, "/rx/stats").status == 200)
-        #expect(String(decoding: await get(routes, "/rx/stats?x=1").body, as: UTF8.self).contains("demo_value{k=\"v\"} 1"))
+        #expect(
+            String(decoding: await get(routes, "/rx/stats?x=1").body, as: UTF8.self).contains("demo_value{k=\"v\"} 1"))
         #expect(await get(routes, "/rx/metrics").status == 404, "another telemetry path leaves /metrics a 404")
         #expect(await get(routes, "/stats").status == 404)
         #expect(await get(routes, "/metrics").status == 404)
