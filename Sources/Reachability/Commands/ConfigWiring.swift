@@ -10,20 +10,38 @@ enum ConfigWiring {
 
     /// The file named by `--config.file` with the SHA-256 of the bytes read (nil without the
     /// flag), or the exit status after printing the error.
-    static func loadFile(_ flags: ParsedFlags) -> Result<(config: ExporterConfig, digest: [UInt8])?, ExitStatus> {
+    /// The daemon passes its `logger`: the error is then a log record (`level=ERROR`), as
+    /// Prometheus logs a configuration it cannot load; `check` prints it plain.
+    static func loadFile(_ flags: ParsedFlags, logger: Logger? = nil) -> Result<
+        (config: ExporterConfig, digest: [UInt8])?, ExitStatus
+    > {
         guard let path = flags.string("config.file") else { return .success(nil) }
         do throws(ConfigError) { return .success(try ConfigLoader.loadWithDigest(path: path)) } catch {
-            writeErr("reachability_exporter: error: \(error)\n")
+            startError("error loading the configuration file", error.description, file: path, logger: logger)
             return .failure(ExitStatus(78))
+        }
+    }
+
+    /// A start-up error that is not the command line's: a log record with the daemon's
+    /// logger, else `reachability_exporter: error: …` (the subcommands).
+    static func startError(_ message: String, _ error: String, file: String?, logger: Logger?) {
+        if let logger {
+            if let file {
+                logger.error(message, ("file", file), ("err", error))
+            } else {
+                logger.error(message, ("err", error))
+            }
+        } else {
+            writeErr("reachability_exporter: error: \(error)\n")
         }
     }
 
     /// Flags and file (if any) combined, or the exit status (64 for a flag, 78 for the file)
     /// after printing why. With a file, logs what was loaded, with the uplinks the probes start
     /// on (`uplinks: auto` as `path` shows them now).
-    static func setup(_ flags: ParsedFlags, file: ExporterConfig?, path: any PathGate, logger: Logger) -> Result<
-        ExporterOptions, ExitStatus
-    > {
+    static func setup(
+        _ flags: ParsedFlags, file: ExporterConfig?, path: any PathGate, logger: Logger, daemon: Bool = false
+    ) -> Result<ExporterOptions, ExitStatus> {
         do throws(ExporterOptions.Failure) {
             let setup = try ExporterOptions.resolve(
                 flags: flags, file: file, environment: processEnvironment())
@@ -46,7 +64,7 @@ enum ConfigWiring {
                 writeErr("reachability_exporter: error: \(e.message), try --help\n")
                 return .failure(ExitStatus(64))
             case .config(let e):
-                writeErr("reachability_exporter: error: \(e)\n")
+                startError("error in the configuration", e.description, file: nil, logger: daemon ? logger : nil)
                 return .failure(ExitStatus(78))
             }
         }

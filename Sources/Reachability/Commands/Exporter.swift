@@ -45,7 +45,8 @@ struct Exporter: Sendable {
             do throws(ConfigError) {
                 security = try WebSecurity(path: path, logger: logger.with("component", "web"), registry: registry)
             } catch {
-                writeErr("reachability_exporter: error: web configuration: \(error.description)\n")
+                ConfigWiring.startError(
+                    "error loading the web configuration file", error.description, file: path, logger: logger)
                 return .failure(ExitStatus(78))
             }
         }
@@ -67,7 +68,7 @@ struct Exporter: Sendable {
         // The file is read first: its `global.path_monitor` decides whether the path monitor runs.
         let file: ExporterConfig?
         let fileDigest: [UInt8]?
-        switch ConfigWiring.loadFile(flags) {
+        switch ConfigWiring.loadFile(flags, logger: logger) {
         case .success(let f): (file, fileDigest) = (f?.config, f?.digest)
         case .failure(let exit): return .failure(exit)
         }
@@ -76,7 +77,7 @@ struct Exporter: Sendable {
         if let problem = path.problem { logger.warn("path monitor unavailable; probes alone decide", ("err", problem)) }
         if let monitor = path.monitor { PathMetrics.register(in: registry, source: monitor) }
         let options: ExporterOptions
-        switch ConfigWiring.setup(flags, file: file, path: path.gate, logger: logger) {
+        switch ConfigWiring.setup(flags, file: file, path: path.gate, logger: logger, daemon: true) {
         case .success(let o): options = o
         case .failure(let exit): return .failure(exit)
         }
@@ -237,9 +238,16 @@ private struct Parts {
         let exposure = WebExposure(security?.current())
         let serving = WebService(server) { [logger, paths] addresses in
             for address in addresses {
-                logger.info(
-                    "listening", ("address", address.description), ("version", BuildInfo.version),
-                    ("route_prefix", paths.prefix.isEmpty ? "/" : paths.prefix), ("telemetry_path", paths.telemetry))
+                let prefix = paths.prefix.isEmpty ? "/" : paths.prefix
+                if let url = paths.externalURL {
+                    logger.info(
+                        "listening", ("address", address.description), ("version", BuildInfo.version),
+                        ("route_prefix", prefix), ("telemetry_path", paths.telemetry), ("external_url", url))
+                } else {
+                    logger.info(
+                        "listening", ("address", address.description), ("version", BuildInfo.version),
+                        ("route_prefix", prefix), ("telemetry_path", paths.telemetry))
+                }
                 if let warning = exposure.warning(address) {
                     logger.warn(
                         warning, ("address", address.description), ("tls", exposure.tls), ("auth", exposure.auth))
@@ -288,11 +296,11 @@ private struct Parts {
         }
         switch failure {
         case .held(let pid):
-            writeErr(
-                "reachability_exporter: error: history directory \(dir) is in use by another exporter"
-                    + (pid.map { " (pid \($0))" } ?? "") + "; give each exporter its own --history.dir\n")
+            logger.error(
+                "history directory \(dir) is in use by another exporter"
+                    + (pid.map { " (pid \($0))" } ?? "") + "; give each exporter its own --history.dir", ("dir", dir))
         case .failed(let error):
-            writeErr("reachability_exporter: error: cannot lock history directory \(dir) (\(dir)/.lock): \(error)\n")
+            logger.error("cannot lock the history directory", ("dir", dir), ("err", "\(dir)/.lock: \(error)"))
         case .unusableDirectory: return .success(())
         }
         return .failure(ExitStatus(78))

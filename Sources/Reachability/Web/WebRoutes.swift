@@ -80,7 +80,7 @@ package struct WebRoutes: Sendable {
     var landingPage: String {
         """
         <!DOCTYPE html>
-        <html lang="en"><head><meta charset="utf-8"><title>reachability_exporter</title></head>
+        <html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>reachability_exporter</title></head>
         <body>
         <h1>reachability_exporter</h1>
         <p>Does this host reach the internet, through which uplink, and if not, why.</p>

@@ -35,6 +35,8 @@ LINKS_JS = """(() => {
   for (const e of document.querySelectorAll('*')) for (const a of attrs) {
     const raw = e.getAttribute(a);
     if (raw === null) continue;
+    // The page's empty icon (no request at all): not a link to check.
+    if (e.localName === 'link' && e.getAttribute('rel') === 'icon' && raw === 'data:,') continue;
     let resolved;
     try { resolved = new URL(raw, document.baseURI).href } catch (x) { resolved = 'invalid' }
     out.push({tag: e.localName, attr: a, raw: raw, resolved: resolved, text: e.textContent.trim().slice(0, 40)});

@@ -399,7 +399,8 @@ class Proof:
         """Every request the proxy saw and the browser reported went to nginx under the prefix."""
         lines = [line.split() for line in read_from(self.proxy_log, proxy_mark).splitlines() if line.strip()]
         host = urlsplit(self.origin).netloc
-        # The one request outside a prefix that no page can prevent without declaring an icon:
+        # The one request outside a prefix no page can prevent: the HTML pages declare an empty
+        # icon, but a plain-text answer clicked in the browser (metrics, health) cannot;
         # the browser's own GET of /favicon.ico at the origin's root (once per browser), counted apart.
         icon = [r for r in lines if r[0] == "GET" and r[1] == self.origin + FAVICON]
         lines = [r for r in lines if r not in icon]
@@ -415,7 +416,11 @@ class Proof:
         print(
             f"  requests: the proxy saw {len(to_nginx)} to nginx ({', '.join(paths)}), the browser reported "
             f"{len(reported)}; refused, the browser's own: {', '.join(sorted(refused)) or 'none'}"
-            + (f"; and the browser's own {FAVICON} (the page declares no icon)" if icon else "")
+            + (
+                f"; and the browser's own {FAVICON} (for a plain-text page; the HTML pages declare an empty icon)"
+                if icon
+                else ""
+            )
         )
         if not to_nginx:
             self.fail(site, "the proxy saw no request to nginx: the browser did not use it, so nothing was proven")

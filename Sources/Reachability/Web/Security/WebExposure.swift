@@ -20,8 +20,8 @@ struct WebExposure: Sendable {
         guard !Self.isLoopback(address), !(tls && auth) else { return nil }
         let missing = [tls ? nil : "TLS", auth ? nil : "authentication"].compactMap { $0 }.joined(separator: " or ")
         return "serving without \(missing) on a non-loopback address: whoever reaches it reads the status page, "
-            + "/debug/probe and /metrics (targets, interfaces, gateways); listen on a loopback or LAN address, "
-            + "or set TLS and basic_auth_users in --web.config.file (docs/security.md)"
+            + "/debug/probe and /metrics (targets, interfaces, gateways); on a host with an untrusted side, listen "
+            + "on a trusted address only, or set TLS and basic_auth_users in --web.config.file (docs/security.md)"
     }
 
     /// `127.0.0.0/8`, `::1` and `::ffff:127.0.0.0/104`; the unspecified address is every address.

@@ -50,6 +50,7 @@ package struct StatusPage: Sendable {
         <!DOCTYPE html>
         <html lang="en"><head><meta charset="utf-8">
         <meta name="viewport" content="width=device-width,initial-scale=1">
+        <link rel="icon" href="data:,">
         <meta http-equiv="refresh" content="\(refreshSeconds)">
         <title>\(HTML.escape(title))</title>
         <style>\(HTML.css)</style></head>
