@@ -53,9 +53,11 @@ struct Exporter: Sendable {
         var probeEndpoint: ProbeEndpoint?
         if let modulesOptions {
             do throws(ConfigError) {
-                probeEndpoint = try ModulesWiring.endpoint(flags, options: modulesOptions)
+                probeEndpoint = try ModulesWiring.endpoint(flags, options: modulesOptions, logger: logger)
             } catch {
-                writeErr("reachability_exporter: error: modules: \(error.description)\n")
+                ConfigWiring.startError(
+                    "error loading the module file", error.description, file: flags.string("modules.file"),
+                    logger: logger)
                 return .failure(ExitStatus(78))
             }
         }

@@ -47,9 +47,20 @@ enum ModulesWiring {
         return o
     }
 
-    /// Loads the module file for the endpoint; an error names the file, line and key.
-    static func endpoint(_ flags: ParsedFlags, options: ProbeEndpoint.Options) throws(ConfigError) -> ProbeEndpoint {
-        ProbeEndpoint(try BlackboxModuleFile.load(path: flags.string("modules.file")!), options: options)
+    /// Loads the module file for the endpoint; an error names the file, line and key. Each
+    /// refused module is logged.
+    static func endpoint(_ flags: ParsedFlags, options: ProbeEndpoint.Options, logger: Logger) throws(ConfigError)
+        -> ProbeEndpoint
+    {
+        let file = try BlackboxModuleFile.load(path: flags.string("modules.file")!)
+        logRefused(file, logger: logger)
+        return ProbeEndpoint(file, options: options)
+    }
+
+    static func logRefused(_ file: BlackboxModuleFile, logger: Logger) {
+        for (name, error) in file.refused.sorted(by: { $0.key < $1.key }) {
+            logger.error("module refused: /probe answers 400 for it", ("module", name), ("err", error.description))
+        }
     }
 
     /// Re-reads the module file into the endpoint, or keeps the running modules and says why.
@@ -60,7 +71,10 @@ enum ModulesWiring {
         do throws(ConfigError) {
             let file = try BlackboxModuleFile.load(path: path)
             endpoint.replace(file)
-            logger.info("modules reloaded", ("trigger", trigger), ("file", path), ("modules", file.modules.count))
+            logRefused(file, logger: logger)
+            logger.info(
+                "modules reloaded", ("trigger", trigger), ("file", path), ("modules", file.modules.count),
+                ("refused", file.refused.count))
             return .success(file.modules.count)
         } catch {
             logger.error(

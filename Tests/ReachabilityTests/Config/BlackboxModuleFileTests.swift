@@ -8,10 +8,10 @@ import Testing
         try BlackboxModuleFile.parse(Array(text.utf8), file: "blackbox.yml")
     }
 
+    /// The file's error, else its first refused module's.
     func error(_ text: String) -> String? {
         do throws(ConfigError) {
-            _ = try parse(text)
-            return nil
+            return try parse(text).refused.values.first?.description
         } catch { return error.description }
     }
 
@@ -82,6 +82,72 @@ import Testing
         let defaults = try #require(file.modules["http_2xx"])
         #expect(defaults.ipProtocol.preferred == .ipv4 && defaults.ipProtocol.fallback)
         #expect(file.modules["icmp"]?.ipProtocol.preferred == .ipv6, "blackbox prefers ip6 by default")
+        #expect(file.refused.isEmpty)
+    }
+
+    /// Debian's own /etc/prometheus/blackbox.yml (upstream 0.23.0's) loads: its grpc modules and
+    /// icmp_ttl5 are refused each with the key and why; every other module works.
+    @Test func debiansBlackboxYmlLoadsWithItsRefusedModules() throws {
+        let file = try parse(
+            """
+            modules:
+              http_2xx:
+                prober: http
+              http_post_2xx:
+                prober: http
+                http:
+                  method: POST
+              tcp_connect:
+                prober: tcp
+              pop3s_banner:
+                prober: tcp
+                tcp:
+                  query_response:
+                  - expect: "^+OK"
+                  tls: true
+                  tls_config:
+                    insecure_skip_verify: false
+              grpc:
+                prober: grpc
+                grpc:
+                  tls: true
+                  preferred_ip_protocol: "ip4"
+              grpc_plain:
+                prober: grpc
+                grpc:
+                  tls: false
+                  service: "service1"
+              ssh_banner:
+                prober: tcp
+                tcp:
+                  query_response:
+                  - expect: "^SSH-2.0-"
+                  - send: "SSH-2.0-blackbox-ssh-check"
+              irc_banner:
+                prober: tcp
+                tcp:
+                  query_response:
+                  - send: "NICK prober"
+                  - send: "USER prober prober prober :prober"
+                  - expect: "PING :([^ ]+)"
+                    send: "PONG ${1}"
+                  - expect: "^:[^ ]+ 001"
+              icmp:
+                prober: icmp
+              icmp_ttl5:
+                prober: icmp
+                timeout: 5s
+                icmp:
+                  ttl: 5
+
+            """)
+        #expect(
+            file.modules.keys.sorted() == [
+                "http_2xx", "http_post_2xx", "icmp", "irc_banner", "pop3s_banner", "ssh_banner", "tcp_connect",
+            ])
+        #expect(file.refused.keys.sorted() == ["grpc", "grpc_plain", "icmp_ttl5"])
+        #expect(file.refused["grpc"]?.description.contains("blackbox.yml:19:13: modules.grpc.prober") == true)
+        #expect(file.refused["icmp_ttl5"]?.description.contains("modules.icmp_ttl5.icmp.ttl: expected 64 or 0") == true)
     }
 
     /// What the probers cannot do is refused with the file, line, key and why; never ignored.
@@ -140,6 +206,10 @@ import Testing
             "the HTTP client speaks HTTP/1.1 only"
         ),
         ("modules:\n  p:\n    prober: http\n    timeout: 0s\n", "modules.p.timeout: expected a duration above 0"),
+        (
+            "modules:\n  p:\n    prober: http\n    http:\n      valid_http_versions: [HTTP/2.0]\n",
+            "modules.p.http.valid_http_versions: expected HTTP/1.1 or HTTP/1.0 among them"
+        ),
         ("probes: []\n", "expected one of the keys modules"),
         ("", "found an empty file"),
     ])

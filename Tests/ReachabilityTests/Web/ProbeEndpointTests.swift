@@ -165,6 +165,62 @@ import Testing
         #expect(server.requests.last?.hasPrefix("GET /api HTTP/1.1\r\n") == true, "\(server.requests)")
     }
 
+    /// What the side-by-side lab found differing from blackbox, each pinned.
+    @Test func asBlackboxOnTheEdges() async throws {
+        let big = String(repeating: "x", count: 4096)
+        let server = try LoopbackHTTPServer(
+            behavior: .routes([
+                "/plain": .init(200, "OK", body: "ok"),
+                "/big": .init(200, "OK", body: big),
+                "/moved": .init(301, "Moved", headers: [("Location", "/plain")], body: "moved here"),
+            ]))
+        defer { server.stop() }
+        let e = try endpoint(
+            """
+            modules:
+              no_header:
+                prober: http
+                http:
+                  fail_if_header_matches: [{header: X-Lab, regexp: "^bad$"}]
+              allow_missing:
+                prober: http
+                http:
+                  fail_if_header_matches: [{header: X-Lab, regexp: "^bad$", allow_missing: true}]
+              limited:
+                prober: http
+                http: {body_size_limit: 1KB}
+              stay:
+                prober: http
+                http: {follow_redirects: false, valid_status_codes: [301]}
+              http_2xx:
+                prober: http
+
+            """)
+        #expect(
+            samples(await get(e, "module=no_header&target=" + Self.escaped(server.url("/plain"))).text)["probe_success"]
+                == 0)
+        #expect(
+            samples(await get(e, "module=allow_missing&target=" + Self.escaped(server.url("/plain"))).text)[
+                "probe_success"] == 1)
+        let limited = samples(await get(e, "module=limited&target=" + Self.escaped(server.url("/big"))).text)
+        #expect(limited["probe_success"] == 0 && limited["probe_failed_due_to_regex"] == 0, "\(limited)")
+        #expect(samples(await get(e, "target=" + Self.escaped(server.url("/big"))).text)["probe_success"] == 1)
+        let stay = samples(await get(e, "module=stay&target=" + Self.escaped(server.url("/moved"))).text)
+        #expect(stay["probe_success"] == 1 && stay["probe_http_redirects"] == 1, "\(stay)")
+        #expect(stay["probe_http_uncompressed_body_length"] == 0)
+        let closed = try TCPTestListener(listening: false)
+        let none = samples(await get(e, "target=http://\(closed.address)/").text)
+        #expect(
+            none["probe_success"] == 0 && none["probe_http_content_length"] == 0 && none["probe_http_status_code"] == 0)
+        let unparsable = samples(await get(e, "target=" + Self.escaped("http://[::1/")).text)
+        #expect(unparsable["probe_success"] == 0 && unparsable["probe_http_status_code"] == 0, "\(unparsable)")
+        #expect(unparsable[#"probe_http_duration_seconds{phase="connect"}"#] == 0)
+        let unknown = await e.route(HTTPRequest(method: "GET", target: "/probe?target=x&module=a%01b"))
+        #expect(String(decoding: unknown?.body ?? [], as: UTF8.self) == "Unknown module \"a\\x01b\"\n")
+        #expect(unknown?.headers.contains { $0.name == "X-Content-Type-Options" && $0.value == "nosniff" } == true)
+        #expect(HTTPAnswerChecks.matches("^+OK", "OK then") && !HTTPAnswerChecks.matches("^+OK", "+OK then"))
+    }
+
     @Test func aFailedProbeIsAMetricNotAnError() async throws {
         let closed = try TCPTestListener(listening: false)
         let e = try endpoint("modules:\n  tcp_connect:\n    prober: tcp\n  http_2xx:\n    prober: http\n")
@@ -330,6 +386,38 @@ import Testing
         let second = await get(busy, slow, headers: headers)
         #expect(second == (503, "Too many probes in flight (--modules.max-concurrent=1)\n"))
         #expect(await first.status == 200)
+    }
+
+    /// `debug=true` shows the module as written, but never a credential (blackbox shows `<secret>`).
+    @Test func debugShowsNoSecret() async throws {
+        let e = try endpoint(
+            """
+            modules:
+              auth:
+                prober: http
+                http:
+                  basic_auth: {username: u, password: hunter2}
+                  headers:
+                    X-Api-Key: k3y-value
+              bearer:
+                prober: http
+                http:
+                  bearer_token: t0ken-value
+                  proxy_url: http://alice:pr0xy-pw@127.0.0.1:9/
+
+            """)
+        for module in ["auth", "bearer"] {
+            let d = await get(
+                e, "module=\(module)&target=" + Self.escaped("http://bob:t4rget-pw@127.0.0.1:9/") + "&debug=true")
+            for secret in ["hunter2", "k3y-value", "t0ken-value", "pr0xy-pw", "t4rget-pw"] {
+                #expect(!d.text.contains(secret), "\(module): \(secret) in \(d.text)")
+            }
+            #expect(d.text.contains("<secret>"), "\(d.text)")
+        }
+        #expect(
+            Redaction.yamlSecrets(
+                in: "  basic_auth: {username: u, password: p}\n  password: \"x y\"\n  key_file: k.pem")
+                == "  basic_auth: {username: u, password: <secret>}\n  password: <secret>\n  key_file: k.pem")
     }
 
     @Test func debugOutput() async throws {

@@ -2,8 +2,10 @@
 /// check for one target.
 package struct BlackboxHTTP: Sendable {
     var method: HTTPProbeConfig.Method = .get
-    /// `body` or `body_file` (read at load, as the module is).
+    /// `body`.
     var body: [UInt8] = []
+    /// `body_file`, read at each probe (as blackbox reads it).
+    var bodyFile: String?
     var headers: [HTTPProbeConfig.Header] = []
     /// A `Host` header in `headers`: sent instead of the URL's authority.
     var hostHeader: String?
@@ -27,20 +29,20 @@ package struct BlackboxHTTP: Sendable {
         let dir = s.file.contains("/") ? String(s.file[..<s.file.lastIndex(of: "/")!]) : "."
         let methods = HTTPProbeConfig.Method.allCases.map(\.rawValue).joined(separator: ", ")
         if let text = try s.string("method", expected: methods) {
-            guard let m = HTTPProbeConfig.Method(rawValue: text.uppercased()) else { throw s.fail("method", expected: methods) }
+            guard let m = HTTPProbeConfig.Method(rawValue: text.uppercased()) else {
+                throw s.fail("method", expected: methods)
+            }
             method = m
         }
         if let text = try s.scalar("body", expected: "the request body")?.text { body = Array(text.utf8) }
         if let name = try s.string("body_file", expected: "a file name") {
             guard body.isEmpty else { throw s.fail("body_file", expected: "body or body_file, not both") }
-            let path = name.hasPrefix("/") ? name : dir + "/" + name
-            guard let bytes = try? FileContents.read(path, limit: 1 << 20) else {
-                throw s.fail("body_file", expected: "a readable file of at most 1 MiB")
-            }
-            body = bytes
+            bodyFile = name.hasPrefix("/") ? name : dir + "/" + name
         }
-        if !body.isEmpty && method.isSafe {
-            throw s.fail("method", expected: "POST, PUT, PATCH, DELETE or OPTIONS with a body", hint: "a GET or HEAD sends no body")
+        if (!body.isEmpty || bodyFile != nil) && method.isSafe {
+            throw s.fail(
+                "method", expected: "POST, PUT, PATCH, DELETE or OPTIONS with a body",
+                hint: "a GET or HEAD sends no body")
         }
         if let node = s.value("headers") {
             guard case .map(let entries) = node.kind else {
@@ -67,6 +69,11 @@ package struct BlackboxHTTP: Sendable {
         }
         if let versions = try s.list("valid_http_versions", expected: "a list such as [HTTP/1.1, HTTP/2.0]") {
             for v in versions { checks.versions.insert(v.scalar?.text ?? "") }
+            if !checks.versions.isEmpty && !checks.versions.contains(where: { $0.hasPrefix("HTTP/1.") }) {
+                throw s.fail(
+                    "valid_http_versions", expected: "HTTP/1.1 or HTTP/1.0 among them",
+                    hint: "the HTTP client speaks HTTP/1.1 only: no answer could be valid")
+            }
         }
         checks.failIfBodyMatches = try BlackboxKeys.patterns(s, "fail_if_body_matches_regexp")
         checks.failIfBodyNotMatches = try BlackboxKeys.patterns(s, "fail_if_body_not_matches_regexp")
@@ -89,6 +96,7 @@ package struct BlackboxHTTP: Sendable {
                     "body_size_limit", expected: "a size from 1B to 16MiB (KB, MB are powers of 1024, as in blackbox)")
             }
             bodyLimit = bytes
+            checks.failsPastLimit = true
         }
         (caFile, serverName, insecureSkipVerify) = try BlackboxKeys.tls(s)
         caFile = caFile.map { $0.hasPrefix("/") ? $0 : dir + "/" + $0 }
@@ -142,6 +150,13 @@ package struct BlackboxHTTP: Sendable {
         }
         if address != nil, !url.isIPLiteral {
             name = name ?? url.host
+        }
+        var body = self.body
+        if let bodyFile {
+            guard let bytes = try? FileContents.read(bodyFile, limit: 1 << 20) else {
+                throw ProbeConfigError(.httpBodyLimit, "body_file \(bodyFile): not a readable file of at most 1 MiB")
+            }
+            body = bytes
         }
         return try HTTPProbeConfig(
             url: connect, method: method, mode: .web, followRedirects: followRedirects, hostHeader: host,

@@ -13,7 +13,8 @@ enum BlackboxKeys {
                 "no_follow_redirects", "fail_if_ssl", "fail_if_not_ssl", "fail_if_body_matches_regexp",
                 "fail_if_body_not_matches_regexp", "fail_if_header_matches", "fail_if_header_not_matches",
                 "body_size_limit", "basic_auth", "authorization", "bearer_token", "bearer_token_file", "tls_config",
-                "proxy_url", "proxy_from_environment", "enable_http2", "enable_http3", "compression", "body", "body_file",
+                "proxy_url", "proxy_from_environment", "enable_http2", "enable_http3", "compression", "body",
+                "body_file",
                 "skip_resolve_phase_with_proxy",
             ]
         case .tcp: ipProtocol + ["query_response", "tls", "tls_config"]

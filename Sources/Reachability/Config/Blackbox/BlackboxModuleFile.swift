@@ -1,13 +1,18 @@
 /// A blackbox_exporter configuration file (`blackbox.yml`) as `/probe` reads it: `modules:`,
 /// each a `prober` (`http`, `tcp`, `icmp`, `dns`), an optional `timeout` and its prober's
-/// section. The same file blackbox reads loads here unchanged when it asks for what the probers
-/// can do; what they cannot (a request body, client certificates, gRPC…) is refused at load
-/// with the key and the reason, never ignored, and a key blackbox does not know either is an
-/// unknown key (with a suggestion), as blackbox's strict parsing has it. docs/probe-endpoint.md
-/// lists every key.
+/// section. The same file blackbox reads loads here unchanged; a module that asks for what the
+/// probers cannot do (gRPC, client certificates, a TTL…) is refused at load with the key and
+/// the reason, never ignored, and so is a module with a key blackbox does not know either (with
+/// a suggestion). A file that is not YAML, or not `modules:`, is refused whole.
+/// docs/probe-endpoint.md lists every key.
 package struct BlackboxModuleFile: Sendable {
     /// The modules by name.
     package var modules: [String: BlackboxModule] = [:]
+    /// Modules that asked for what these probers cannot do (or were written wrong), with the
+    /// error: the file loads without them, each is logged at load, and `/probe` answers `400`
+    /// with the error for it. Debian's own `blackbox.yml` has two `grpc` modules: the file's
+    /// other modules still work.
+    package var refused: [String: ConfigError] = [:]
     /// The file it was read from.
     package var file: String
 
@@ -45,10 +50,16 @@ package struct BlackboxModuleFile: Sendable {
                     file: file, mark: e.keyMark, path: KeyPath.child("modules", e.key),
                     expected: "a module name of 1 to 200 printable bytes", found: e.key.debugDescription)
             }
-            let m = try ConfigMap(
-                e.value, path: KeyPath.child("modules", e.key), file: file, keys: BlackboxModule.keys,
-                what: "a module")
-            var module = try BlackboxModule.decode(name: e.key, m)
+            var module: BlackboxModule
+            do throws(ConfigError) {
+                let m = try ConfigMap(
+                    e.value, path: KeyPath.child("modules", e.key), file: file, keys: BlackboxModule.keys,
+                    what: "a module")
+                module = try BlackboxModule.decode(name: e.key, m)
+            } catch {
+                out.refused[e.key] = error
+                continue
+            }
             // The module as written, for `debug=true`: its lines, up to the next module.
             let first = max(0, e.keyMark.line - 1)
             let next = i + 1 < entries.count ? entries[i + 1].keyMark.line - 1 : lines.count

@@ -24,7 +24,9 @@ package struct BlackboxTCP: Sendable {
                     out.expect = pattern
                 }
                 if let bytes = try m.scalar("expect_bytes", expected: "the bytes to expect")?.text {
-                    guard out.expect == nil else { throw m.fail("expect_bytes", expected: "expect or expect_bytes, not both") }
+                    guard out.expect == nil else {
+                        throw m.fail("expect_bytes", expected: "expect or expect_bytes, not both")
+                    }
                     out.expectBytes = Array(bytes.utf8)
                 }
                 out.send = try m.scalar("send", expected: "the text to send")?.text
@@ -34,12 +36,8 @@ package struct BlackboxTCP: Sendable {
         }
         dialog.tls = try s.bool("tls") ?? false
         (dialog.caFile, dialog.serverName, dialog.insecureSkipVerify) = try BlackboxKeys.tls(s)
+        // Read when a probe needs it, as blackbox reads it: a missing file fails that probe.
         dialog.caFile = dialog.caFile.map { $0.hasPrefix("/") ? $0 : dir + "/" + $0 }
-        if let caFile = dialog.caFile {
-            do throws(TLSContext.Failure) {
-                _ = try TLSContext.shared(TLSContext.Options(caFile: caFile, insecureSkipVerify: false))
-            } catch { throw s.fail("tls_config", expected: "a readable CA file", hint: error.message) }
-        }
     }
 
     /// The probe of `target` (its resolved address); `name` is the TLS name when the module
@@ -123,14 +121,22 @@ package struct BlackboxDNS: Sendable {
         /// Nil when the records pass, else why not.
         func problem(_ records: [String]) -> String? {
             let m = HTTPAnswerChecks.matches
-            if records.isEmpty && !failIfNotMatches.isEmpty { return "fail_if_not_matches_regexp specified but no RRs returned" }
-            if records.isEmpty && !failIfNoneMatches.isEmpty { return "fail_if_none_matches_regexp specified but no RRs returned" }
+            if records.isEmpty && !failIfNotMatches.isEmpty {
+                return "fail_if_not_matches_regexp specified but no RRs returned"
+            }
+            if records.isEmpty && !failIfNoneMatches.isEmpty {
+                return "fail_if_none_matches_regexp specified but no RRs returned"
+            }
             var allMatch = true
             var anyMatch = false
             for rr in records {
-                if let p = failIfMatches.first(where: { m($0, rr) }) { return "At least one RR matched regexp /\(p)/: \(rr)" }
+                if let p = failIfMatches.first(where: { m($0, rr) }) {
+                    return "At least one RR matched regexp /\(p)/: \(rr)"
+                }
                 if failIfAllMatch.contains(where: { !m($0, rr) }) { allMatch = false }
-                if let p = failIfNotMatches.first(where: { !m($0, rr) }) { return "At least one RR did not match regexp /\(p)/: \(rr)" }
+                if let p = failIfNotMatches.first(where: { !m($0, rr) }) {
+                    return "At least one RR did not match regexp /\(p)/: \(rr)"
+                }
                 if failIfNoneMatches.contains(where: { m($0, rr) }) { anyMatch = true }
             }
             if !failIfAllMatch.isEmpty && !allMatch { return "Not all RRs matched regexp" }

@@ -31,6 +31,10 @@ package struct HTTPAnswerChecks: Sendable, Equatable {
     package var failIfBodyMatches: [String] = []
     package var failIfBodyNotMatches: [String] = []
 
+    /// A body longer than the prober's limit fails (blackbox's `body_size_limit`), even without
+    /// a body check.
+    package var failsPastLimit = false
+
     package init() {}
 
     /// Whether any check reads the body (it then needs a body limit above 0 and a GET).
@@ -42,8 +46,17 @@ package struct HTTPAnswerChecks: Sendable, Equatable {
             _ = try Regex(pattern)
             return nil
         } catch {
+            if regex(pattern) != nil { return nil }
             return "\(pattern.debugDescription) is not a regular expression: \(error)"
         }
+    }
+
+    /// `pattern` compiled; what RE2 reads and Swift refuses is read as RE2 reads it: a repeated
+    /// anchor (`^+OK`, blackbox's own `pop3s_banner`) is the anchor once.
+    package static func regex(_ pattern: String) -> Regex<AnyRegexOutput>? {
+        if let r = try? Regex(pattern) { return r }
+        let rewritten = pattern.replacing("^+", with: "^").replacing("$+", with: "$")
+        return rewritten == pattern ? nil : try? Regex(rewritten)
     }
 
     /// The verdict on a final answer: success, or the failure with its reason and text.
@@ -57,6 +70,9 @@ package struct HTTPAnswerChecks: Sendable, Equatable {
         }
         for m in failIfHeaderMatches {
             let values = head.values(of: m.header)
+            if values.isEmpty && !m.allowMissing {
+                return (.failure, .bodyMismatch, "no header \(m.header): a missing header fails unless allow_missing")
+            }
             if let hit = values.first(where: { Self.matches(m.pattern, $0) }) {
                 return (.failure, .bodyMismatch, "header \(m.header) \(hit.debugDescription) matches /\(m.pattern)/")
             }
@@ -71,7 +87,7 @@ package struct HTTPAnswerChecks: Sendable, Equatable {
                 return (.failure, .bodyMismatch, "header \(m.header) does not match /\(m.pattern)/")
             }
         }
-        if readsBody {
+        if readsBody || failsPastLimit {
             if response.bodyTruncated {
                 return (
                     .failure, .tooLarge, "the body is longer than the body limit (\(response.body.count) bytes read)"
@@ -96,7 +112,7 @@ package struct HTTPAnswerChecks: Sendable, Equatable {
 
     /// Whether `pattern` (checked at load) matches anywhere in `text`.
     static func matches(_ pattern: String, _ text: String) -> Bool {
-        guard let regex = try? Regex(pattern) else { return false }
+        guard let regex = regex(pattern) else { return false }
         return text.contains(regex)
     }
 }

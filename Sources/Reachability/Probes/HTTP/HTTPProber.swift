@@ -39,6 +39,13 @@ package struct HTTPProber: Prober {
             do throws(ProbeFailure) {
                 response = try await exchange.run(deadline: deadline, trace: &trace)
             } catch {
+                // blackbox (Go's client) has no response when a request after a redirect fails.
+                if config.checks != nil && trace.detail.redirects > 0 {
+                    trace.detail.statusCode = nil
+                    trace.detail.version = nil
+                    trace.detail.contentLength = nil
+                    trace.detail.bodyBytes = 0
+                }
                 return trace.result(error.status, error.reason, error.message)
             }
             let status = response.head.status
@@ -53,14 +60,22 @@ package struct HTTPProber: Prober {
                 let (verdict, reason, text) = Self.judge(response, against: expectation)
                 return trace.result(verdict, reason, text)
             case .web:
-                if status == 511 {
+                // A module's checks judge 511 as any status (blackbox's rule).
+                if status == 511 && config.checks == nil {
                     return trace.result(.portal, .networkAuthenticationRequired, Self.loginWanted(response.head))
                 }
-                guard config.followRedirects, (300...399).contains(status), let location else {
-                    if let checks = config.checks {
-                        let (verdict, reason, text) = checks.judge(response)
-                        return trace.result(verdict, reason, text)
+                let redirect = (300...399).contains(status) ? location : nil
+                let follows = config.followRedirects && redirect != nil
+                if let checks = config.checks, !follows || trace.detail.redirects >= config.maxRedirects {
+                    // blackbox counts a redirect it does not follow and reads no body after it.
+                    if redirect != nil {
+                        trace.detail.redirects += 1
+                        trace.detail.bodyBytes = 0
                     }
+                    let (verdict, reason, text) = checks.judge(response)
+                    return trace.result(verdict, reason, text)
+                }
+                guard follows, let location = redirect else {
                     let ok = (200...399).contains(status)
                     return trace.result(ok ? .success : .failure, .httpStatus, response.head.statusLine)
                 }

@@ -62,7 +62,10 @@ package struct TCPDialog: Sendable, Equatable {
             if let send = step.send {
                 do throws(StreamError) {
                     try await stream.write(Array((Self.expand(send, groups) + "\n").utf8), deadline: deadline)
-                } catch { throw Failure(reason: ProbeFailure(error, context: "").reason, message: "step \(i + 1): sending: \(error)") }
+                } catch {
+                    throw Failure(
+                        reason: ProbeFailure(error, context: "").reason, message: "step \(i + 1): sending: \(error)")
+                }
             }
             if step.startTLS {
                 stream = try await handshake(socket, host: host, deadline: deadline, result: &result)
@@ -106,7 +109,7 @@ package struct TCPDialog: Sendable, Equatable {
         _ pattern: String, _ stream: any ByteStream, _ pending: inout [UInt8], deadline: ContinuousClock.Instant,
         step: Int
     ) async throws(Failure) -> [String] {
-        guard let regex = try? Regex(pattern) else {
+        guard let regex = HTTPAnswerChecks.regex(pattern) else {
             throw Failure(reason: .bannerMismatch, message: "step \(step + 1): /\(pattern)/ is not a pattern")
         }
         var buffer = [UInt8](repeating: 0, count: 4096)
@@ -138,7 +141,8 @@ package struct TCPDialog: Sendable, Equatable {
                     }
                 }
                 throw Failure(
-                    reason: .bannerMismatch, message: "step \(step + 1): the server closed the connection before /\(pattern)/")
+                    reason: .bannerMismatch,
+                    message: "step \(step + 1): the server closed the connection before /\(pattern)/")
             }
             pending += buffer[..<n]
         }

@@ -50,7 +50,10 @@ final class BlackboxMetrics {
                     ("resolve", lookupSeconds + phase(.resolve)), ("connect", phase(.connect)), ("tls", phase(.tls)),
                     ("processing", phase(.processing)), ("transfer", phase(.transfer)),
                 ])
-            gauge("probe_http_content_length", "Length of http content response", Double(h?.contentLength ?? -1))
+            // -1: a response of unknown length; 0: no response (Go's ContentLength).
+            gauge(
+                "probe_http_content_length", "Length of http content response",
+                h?.statusCode == nil ? 0 : Double(h?.contentLength ?? -1))
             gauge(
                 "probe_http_uncompressed_body_length", "Length of uncompressed response body", Double(h?.bodyBytes ?? 0)
             )
@@ -60,7 +63,7 @@ final class BlackboxMetrics {
             gauge(
                 "probe_http_version", "Returns the version of HTTP of the probe response",
                 h?.version.flatMap { Double($0.dropFirst("HTTP/".count)) } ?? 0)
-            let regexFailed = result.reason == .bodyMismatch || result.reason == .tooLarge
+            let regexFailed = result.reason == .bodyMismatch
             gauge("probe_failed_due_to_regex", "Indicates if probe failed due to regex", regexFailed ? 1 : 0)
             tlsSet(h, cipher: true)
         case .icmp:
@@ -74,19 +77,17 @@ final class BlackboxMetrics {
             gauge(
                 "probe_dns_duration_seconds", "Duration of DNS request by phase", label: "phase",
                 [("resolve", lookupSeconds), ("connect", phase(.connect)), ("request", phase(.query))])
-            if let d = result.dns {
-                gauge("probe_dns_answer_rrs", "Returns number of entries in the answer resource record list", Double(d.answers))
-                if let n = d.authorityCount {
-                    gauge(
-                        "probe_dns_authority_rrs", "Returns number of entries in the authority resource record list",
-                        Double(n))
-                }
-                if let n = d.additionalCount {
-                    gauge(
-                        "probe_dns_additional_rrs", "Returns number of entries in the additional resource record list",
-                        Double(n))
-                }
-            }
+            // Written from the start in blackbox: 0 until an answer comes.
+            let d = result.dns
+            gauge(
+                "probe_dns_answer_rrs", "Returns number of entries in the answer resource record list",
+                Double(d?.answers ?? 0))
+            gauge(
+                "probe_dns_authority_rrs", "Returns number of entries in the authority resource record list",
+                Double(d?.authorityCount ?? 0))
+            gauge(
+                "probe_dns_additional_rrs", "Returns number of entries in the additional resource record list",
+                Double(d?.additionalCount ?? 0))
             gauge(
                 "probe_dns_query_succeeded", "Displays whether or not the query was executed successfully",
                 result.dns?.rcode == nil ? 0 : 1)
@@ -115,7 +116,9 @@ final class BlackboxMetrics {
             "probe_tls_version_info", "Returns the TLS version used or NaN when unknown", label: "version",
             [(Self.tlsVersion(v), 1)])
         if cipher, let c = h?.tlsCipher {
-            gauge("probe_tls_cipher_info", "Returns the TLS cipher negotiated during handshake", label: "cipher", [(c, 1)])
+            gauge(
+                "probe_tls_cipher_info", "Returns the TLS cipher negotiated during handshake", label: "cipher", [(c, 1)]
+            )
         }
         if let notAfter = h?.certificateNotAfter {
             gauge("probe_ssl_earliest_cert_expiry", "Returns last SSL chain expiry in unixtime", notAfter)

@@ -40,8 +40,12 @@ package final class ProbeEndpoint: Sendable {
         }
         let query = request.query
         let moduleName = query["module"].flatMap { $0.isEmpty ? nil : $0 } ?? "http_2xx"
-        guard let module = modules.modules[moduleName] else {
-            return HTTPResponse(status: 400, text: "Unknown module \(Self.quoted(moduleName))\n")
+        let file = modules
+        if let error = file.refused[moduleName] {
+            return Self.refusal(400, "Module \(Self.quoted(moduleName)) was refused at load: \(error.description)")
+        }
+        guard let module = file.modules[moduleName] else {
+            return Self.refusal(400, "Unknown module \(Self.quoted(moduleName))")
         }
         let timeout: Duration
         switch Self.timeout(
@@ -49,41 +53,42 @@ package final class ProbeEndpoint: Sendable {
         ) {
         case .success(let t): timeout = t
         case .failure(let error):
-            return HTTPResponse(status: 500, text: "Failed to parse timeout from Prometheus header: \(error.message)\n")
+            return Self.refusal(500, "Failed to parse timeout from Prometheus header: \(error.message)")
         }
         guard var target = query["target"], !target.isEmpty else {
-            return HTTPResponse(status: 400, text: "Target parameter is missing\n")
+            return Self.refusal(400, "Target parameter is missing")
         }
         // blackbox unescapes the value once more (a target relabelled already escaped).
         target = percentDecode(Substring(target))
         guard target.utf8.count <= 2048, !target.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
-            return HTTPResponse(
-                status: 400, text: "Target parameter is not a target (control characters, or over 2048 bytes)\n")
+            return Self.refusal(400, "Target parameter is not a target (control characters, or over 2048 bytes)")
         }
         let hostname = query["hostname"].flatMap { $0.isEmpty ? nil : $0 }
         if let hostname, case .http(let h) = module.settings, let configured = h.hostHeader, configured != hostname {
-            return HTTPResponse(
-                status: 400,
-                text:
-                    "host header defined both in module configuration (\(configured)) and with URL-parameter 'hostname' (\(hostname))\n"
+            return Self.refusal(
+                400,
+                "host header defined both in module configuration (\(configured)) and with URL-parameter 'hostname' (\(hostname))"
             )
         }
         guard inFlight.add(1, ordering: .relaxed).newValue <= options.maxConcurrent else {
             inFlight.subtract(1, ordering: .relaxed)
-            return HTTPResponse(
-                status: 503, text: "Too many probes in flight (--modules.max-concurrent=\(options.maxConcurrent))\n")
+            return Self.refusal(503, "Too many probes in flight (--modules.max-concurrent=\(options.maxConcurrent))")
         }
         defer { inFlight.subtract(1, ordering: .relaxed) }
         let run = ProbeRun(
             module: module, target: target, hostname: hostname, timeout: timeout, allowed: options.allowed)
         let outcome = await run.run()
         if case .refused(let message) = outcome.refusal {
-            return HTTPResponse(status: 403, text: message + "\n")
+            return Self.refusal(403, message)
         }
         if query["debug"] == "true" {
+            // Credentials never show: the module's secret values, and user information in URLs
+            // (the target's too), as blackbox shows its `Secret`s.
             let text =
-                "Logs for the probe:\n" + outcome.log.joined() + "\n\n\nMetrics that would have been returned:\n"
-                + outcome.metrics.renderString() + "\n\n\nModule configuration:\n" + module.text + "\n"
+                "Logs for the probe:\n" + Redaction.userinfo(in: outcome.log.joined())
+                + "\n\n\nMetrics that would have been returned:\n"
+                + Redaction.userinfo(in: outcome.metrics.renderString())
+                + "\n\n\nModule configuration:\n" + Redaction.yamlSecrets(in: module.text) + "\n"
             return HTTPResponse(status: 200, contentType: "text/plain", body: Array(text.utf8))
         }
         let format = ExpositionFormat.negotiate(accept: request.header("accept"))
@@ -112,6 +117,27 @@ package final class ProbeEndpoint: Sendable {
 
     struct TimeoutError: Error { let message: String }
 
-    /// Go's `%q` for the texts here (printable ASCII as is).
-    static func quoted(_ s: String) -> String { s.debugDescription }
+    /// Go's `%q`: `"a\x01b"`, `"\n"`, other text as is.
+    static func quoted(_ s: String) -> String {
+        var out = "\""
+        for c in s.unicodeScalars {
+            switch c {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where c.value < 0x20 || c.value == 0x7F:
+                let hex = String(c.value, radix: 16)
+                out += "\\x" + (hex.count == 1 ? "0" : "") + hex
+            default: out.unicodeScalars.append(c)
+            }
+        }
+        return out + "\""
+    }
+
+    /// An error answer as Go's `http.Error` writes it (with `X-Content-Type-Options: nosniff`).
+    static func refusal(_ status: Int, _ text: String) -> HTTPResponse {
+        HTTPResponse(status: status, text: text + "\n", headers: [("X-Content-Type-Options", "nosniff")])
+    }
 }

@@ -33,13 +33,16 @@ struct ProbeRun {
         log(
             &out, .debug, "Beginning probe", ("probe", module.prober.rawValue),
             ("timeout_seconds", timeout.secondsValue))
+        // A target that cannot be parsed or resolved is a failed round like any other: blackbox
+        // writes its prober's metrics (zeros) then too.
         var result: ProbeResult?
         switch hostAndPort() {
         case .failure(let failure):
             log(&out, .error, failure.message)
+            result = .failure(.error, failure.message, duration: start.duration(to: clock.now))
         case .success(let (host, port)):
             switch await resolve(host, deadline: deadline, metrics: metrics, out: &out) {
-            case nil: break
+            case nil: result = .failure(.dns, "cannot resolve \(host)", duration: start.duration(to: clock.now))
             case let resolved?:
                 guard allowed.allows(name: resolved.name, address: resolved.address) else {
                     out.refusal = .refused(
