@@ -33,23 +33,35 @@ final class BlackboxMetrics {
             "probe_ip_addr_hash", "Specifies the hash of IP address. It's useful to detect if the IP address changes.",
             address.map { Double(Self.fnv32a(Self.unmapped($0.addressBytes))) } ?? 0)
         lookupSeconds = seconds
+        lookedUp = true
     }
+
+    /// Whether the target's name was looked up (an unparsable target never is).
+    private var lookedUp = false
 
     /// The resolve phase of the probers' duration metrics is the lookup's time.
     private var lookupSeconds = 0.0
 
-    func record(_ result: ProbeResult, module: BlackboxModule, success: Bool) {
+    /// `resolved`: the target had an address (blackbox writes an http probe's phases after
+    /// `resolve` only then).
+    func record(_ result: ProbeResult, module: BlackboxModule, resolved: Bool) {
         let phase = { (p: ProbePhase) in result.phases[p]?.secondsValue ?? 0 }
         switch module.prober {
         case .http:
             let h = result.http
-            gauge(
-                "probe_http_duration_seconds", "Duration of http request by phase, summed over all redirects",
-                label: "phase",
-                [
-                    ("resolve", lookupSeconds + phase(.resolve)), ("connect", phase(.connect)), ("tls", phase(.tls)),
-                    ("processing", phase(.processing)), ("transfer", phase(.transfer)),
-                ])
+            // blackbox: no phase at all for a target it cannot parse, only `resolve` for one it
+            // cannot resolve.
+            if lookedUp {
+                gauge(
+                    "probe_http_duration_seconds", "Duration of http request by phase, summed over all redirects",
+                    label: "phase",
+                    [("resolve", lookupSeconds + phase(.resolve))]
+                        + (resolved
+                            ? [
+                                ("connect", phase(.connect)), ("tls", phase(.tls)), ("processing", phase(.processing)),
+                                ("transfer", phase(.transfer)),
+                            ] : []))
+            }
             // -1: a response of unknown length; 0: no response (Go's ContentLength).
             gauge(
                 "probe_http_content_length", "Length of http content response",

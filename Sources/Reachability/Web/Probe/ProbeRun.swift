@@ -36,6 +36,7 @@ struct ProbeRun {
         // A target that cannot be parsed or resolved is a failed round like any other: blackbox
         // writes its prober's metrics (zeros) then too.
         var result: ProbeResult?
+        var resolvedAddress = false
         switch hostAndPort() {
         case .failure(let failure):
             log(&out, .error, failure.message)
@@ -50,13 +51,14 @@ struct ProbeRun {
                     )
                     return out
                 }
+                resolvedAddress = true
                 result = await probe(resolved, port: port, deadline: deadline, out: &out)
             }
         }
         var success = result?.succeeded ?? false
         if let result {
             success = judge(result, success: success, out: &out)
-            metrics.record(result, module: module, success: success)
+            metrics.record(result, module: module, resolved: resolvedAddress)
         }
         let elapsed = start.duration(to: clock.now).secondsValue
         metrics.common(success: success, duration: elapsed, timeout: timeout.secondsValue)
