@@ -47,8 +47,8 @@ from .net import BLACKBOX_PORT, OURS_PORT, PROMETHEUS_PORT, Lab
 from .promcheck import PromCheck, job_names
 
 
-class Interrupted(Exception):
-    pass
+class Interrupted(BaseException):
+    """SIGTERM (scripts/lab's bound, or the user): not an Exception, so no phase swallows it."""
 
 
 def on_term(_signum, _frame):
@@ -91,7 +91,7 @@ def phase_cases(lab, rep, pool, shared):
         rep.note(f"module {name} ({e.source}, prober {e.prober}) has no lab case")
     started = time.time()
     phases.probe_both(cases, pool, (BLACKBOX_PORT, OURS_PORT))
-    phases.fetch_debug(cases, pool, (BLACKBOX_PORT, OURS_PORT))
+    phases.fetch_debug([c for c in cases if not c.passed], pool, (BLACKBOX_PORT, OURS_PORT))
     log(f"({len(cases)} cases in {time.time() - started:.1f} s)")
     for c in cases:
         detail = "; ".join(c.problems + [d.detail for d in (c.comparison.unexpected() if c.comparison else [])])
@@ -188,7 +188,7 @@ def main():
         log(f"\nreport: {path}")
         code = 0 if rep.failed == 0 else 1
     except (Interrupted, KeyboardInterrupt) as e:
-        log(f"interrupted: {e}")
+        rep.check(False, "the lab ran to its end", f"interrupted ({e or 'SIGINT'})")
         code = 130
     except Exception as e:
         import traceback

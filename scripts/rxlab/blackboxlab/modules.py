@@ -200,6 +200,47 @@ LAB_MODULES = f"""modules:
     tcp:
       query_response:
         - expect: "^SSH-2.0-"
+  lab_tcp_tls:
+    prober: tcp
+    tcp:
+      tls: true
+      tls_config:
+        ca_file: "{{ca}}"
+  lab_tcp_send_expect:
+    prober: tcp
+    tcp:
+      query_response:
+        - expect: "^SSH-2.0-([^ -]+)"
+          send: "SSH-2.0-lab ${{1}}"
+  lab_smtp_starttls:
+    prober: tcp
+    timeout: 5s
+    tcp:
+      query_response:
+        - expect: "^220 ([^ ]+) ESMTP (.+)$"
+        - send: "EHLO prober\r"
+        - expect: "^250-STARTTLS"
+        - send: "STARTTLS\r"
+        - expect: "^220"
+        - starttls: true
+        - send: "EHLO prober\r"
+        - expect: "^250-AUTH"
+        - send: "QUIT\r"
+      tls_config:
+        ca_file: "{{ca}}"
+  lab_imap_starttls:
+    prober: tcp
+    timeout: 5s
+    tcp:
+      query_response:
+        - expect: "OK.*STARTTLS"
+        - send: ". STARTTLS"
+        - expect: "OK"
+        - starttls: true
+        - send: ". capability"
+        - expect: "CAPABILITY IMAP4rev1"
+      tls_config:
+        ca_file: "{{ca}}"
   lab_tcp_ip4:
     prober: tcp
     tcp:
@@ -356,13 +397,46 @@ def _banner():
     ]
 
 
+def _irc():
+    s4 = A4["SSH"]
+    return [
+        (f"{s4}:6667", H, "IRC: PING answered"),
+        (f"[{A6['SSH']}]:6667", H, "IRC, IPv6"),
+        (f"{s4}:2222", F, "not IRC"),
+        (f"{W4}:81", F, "port closed"),
+    ]
+
+
 CASES = {
     # blackbox's examples (by their names in the example files)
     "http_2xx": _http_2xx(),
     "http_post_2xx": [(f"{HTTP}/post", H, "POST"), (f"http://{W4}:81/post", F, "port closed")],
     "tcp_connect": _tcp_connect(),
     "tcp_connect_example": _tcp_connect(),
-    "ssh_banner": [(f"{A4['SSH']}:22", H, "SSH banner"), (f"{A4['SSH']}:2222", F, "wrong banner")],
+    "ssh_banner": [
+        (f"{A4['SSH']}:22", H, "SSH banner"),
+        (f"{A4['SSH']}:2222", F, "wrong banner"),
+        (f"{A4['SSH']}:2223", F, "silent (timeout)"),
+    ],
+    "irc_banner": _irc(),
+    "irc_banner_example": _irc(),
+    "tls_connect": [("www.lab.test:443", F, "lab CA not trusted"), (f"{W4}:81", F, "port closed")],
+    "smtp_starttls": [("ssh.lab.test:25", F, "lab CA not trusted at STARTTLS"), (f"{A4['SSH']}:2222", F, "no EHLO")],
+    "imap_starttls": [("ssh.lab.test:143", F, "lab CA not trusted at STARTTLS")],
+    "rabbitmq": [
+        (f"{A4['SSH']}:5671", H, "AMQP over TLS, IP SAN"),
+        ("ssh.lab.test:5671", H, "AMQP over TLS, by name"),
+        (f"{A4['SSH']}:2223", F, "silent (TLS handshake times out)"),
+    ],
+    "rabbitmq_insecure": [
+        (f"{A4['SSH']}:5671", H, "AMQP over TLS"),
+        ("expired.lab.test:443", F, "a web server answers, no AMQP"),
+    ],
+    "http_basic_auth_example": [
+        (f"{HTTP}/", H, "POST with the example's credentials"),
+        (f"{HTTP}/denied", F, "403"),
+        (f"http://{W4}:81/", F, "port closed"),
+    ],
     "ssh_banner_extract": [(f"{A4['SSH']}:22", H, "SSH banner"), (f"{A4['SSH']}:2222", F, "wrong banner")],
     "icmp": _icmp(),
     "icmp_ttl5": [(W4, H, "2 hops away, TTL 5"), (A4["NOICMP"], F, "echo dropped")],
@@ -383,6 +457,7 @@ CASES = {
         (f"https://{W6}/", H, "IPv6 literal (IP SAN)"),
         (f"{HTTP}/to-https", H, "HTTP redirected to HTTPS"),
         ("https://h2.lab.test/", H, "HTTP/2 server"),
+        ("https://chain.lab.test/", H, "an intermediate that expires first"),
         ("https://wrong.lab.test/", F, "certificate for another name"),
         ("https://expired.lab.test/", F, "expired certificate"),
         (f"https://{W4}:80/", F, "TLS to a plain HTTP port"),
@@ -459,6 +534,22 @@ CASES = {
     ],
     "lab_tcp_banner": _banner(),
     "lab_tcp_ip4": [("ssh.lab.test:22", H, "IPv4 chosen")],
+    "lab_tcp_tls": [
+        ("www.lab.test:443", H, "TLS, lab CA"),
+        (f"{W4}:443", H, "TLS, IP SAN"),
+        ("chain.lab.test:443", H, "an intermediate that expires first"),
+        ("wrong.lab.test:443", F, "wrong name"),
+        ("expired.lab.test:443", F, "expired"),
+        (f"{W4}:80", F, "TLS to a plain port"),
+    ],
+    "lab_tcp_send_expect": [(f"{A4['SSH']}:22", H, "expect, ${1} into send"), (f"{A4['SSH']}:2222", F, "wrong banner")],
+    "lab_smtp_starttls": [
+        ("ssh.lab.test:25", H, "SMTP STARTTLS"),
+        (f"[{A6['SSH']}]:25", H, "SMTP STARTTLS, IPv6 (IP SAN)"),
+        (f"{A4['SSH']}:2222", F, "no EHLO answer"),
+        (f"{A4['SSH']}:143", F, "an IMAP server"),
+    ],
+    "lab_imap_starttls": [("ssh.lab.test:143", H, "IMAP STARTTLS"), (f"{A4['SSH']}:25", F, "an SMTP server")],
     "lab_icmp_ip4": [("www.lab.test", H, "IPv4 chosen"), ("v6only.lab.test", H, "falls back to IPv6")],
     "lab_icmp_ip6_nofallback": [("www.lab.test", H, "IPv6 chosen"), ("v4only.lab.test", F, "IPv4-only, no fallback")],
     "lab_icmp_payload_df": [(W4, H, "1200 bytes, DF"), (A6["WEB"], H, "1200 bytes, IPv6")],

@@ -12,13 +12,16 @@ process of the lab ever resolves a public name or sends a packet out of these na
 Servers (all in the foreground, stopped by PID):
 - nginx: www.lab.test over HTTP (:80) and HTTPS (:443, the lab CA's leaf for the name and both
   addresses) with pages, redirects, a 500, wrong bodies, header and auth pages; the
-  vhost.example.com virtual host that blackbox's `http_2xx_example` asks for; a wrong-name
-  certificate (WRONG), an expired one (EXPIRED), HTTP/2 (H2), a forward proxy on WEB:3128;
+  vhost.example.com and login.example.com virtual hosts that blackbox's `http_2xx_example` and
+  `http_basic_auth_example` ask for; a wrong-name
+  certificate (WRONG), an expired one (EXPIRED), HTTP/2 (H2), chain.lab.test (a leaf and an
+  intermediate CA that expires before it), a forward proxy on WEB:3128;
 - unbound on DNS (UDP and TCP 53 on both families, DNS over TLS on 853): the static zone
   lab.test (SOA, NS, A, AAAA; every other name NXDOMAIN, and every name outside the zone
   refused); a second unbound on REFUSING that refuses every client;
 - banner.py on SSH: an SSH banner on :22, a wrong banner on :2222 (then closes), silence on
-  :2223."""
+  :2223, SMTP and IMAP with STARTTLS (:25, :143), IRC (:6667) and AMQP's greeting over TLS
+  (:5671), the TLS ones with the lab CA's leaf for ssh.lab.test and both SSH addresses."""
 
 import base64
 import os
@@ -62,6 +65,7 @@ HOSTS = [
     ("wrong.lab.test", A4["WRONG"], A6["WRONG"]),
     ("expired.lab.test", A4["EXPIRED"], None),
     ("h2.lab.test", A4["H2"], None),
+    ("chain.lab.test", A4["WEB"], None),
     ("ssh.lab.test", A4["SSH"], A6["SSH"]),
     ("ns.lab.test", A4["DNS"], None),
     ("blackhole.lab.test", A4["DROP"], A6["DROP"]),
@@ -153,10 +157,28 @@ http {{
     include {work}/locations.conf;
   }}
   server {{
+    listen {web4}:443 ssl;
+    server_name chain.lab.test;
+    ssl_certificate {work}/chain-full.pem;
+    ssl_certificate_key {work}/chain.key;
+    include {work}/locations.conf;
+  }}
+  server {{
     listen {web4}:80;
     listen [{web6}]:80;
     server_name vhost.example.com;
     include {work}/vhost.conf;
+  }}
+  # blackbox's http_basic_auth_example: POST with Host login.example.com and its credentials.
+  server {{
+    listen {web4}:80;
+    server_name login.example.com;
+    location = / {{
+      if ($http_authorization != "Basic {example_basic}") {{ return 401 "who are you?\n"; }}
+      return 200 "logged in\n";
+    }}
+    location = /denied {{ return 403 "denied\n"; }}
+    location / {{ return 404 "no such page\n"; }}
   }}
   server {{
     listen {wrong4}:443 ssl;
@@ -301,6 +323,7 @@ class Lab:
             ("other", "other.lab.test", "DNS:other.lab.test"),
             ("h2", "h2.lab.test", "DNS:h2.lab.test"),
             ("dns", "ns.lab.test", f"DNS:ns.lab.test,IP:{A4['DNS']}"),
+            ("svc", "ssh.lab.test", f"DNS:ssh.lab.test,IP:{A4['SSH']},IP:{A6['SSH']}"),
         ]
         for name, cn, san in leaves:
             _, key = certs.make_leaf(w, name, cn, san)
@@ -317,6 +340,20 @@ class Lab:
         certs.openssl("ca", "-batch", "-config", cnf, "-in", csr, "-out", os.path.join(w, "expired.pem"), "-notext",
                       "-startdate", "20200101000000Z", "-enddate", "20200201000000Z")  # fmt: skip
         os.chmod(key, 0o644)
+        # An intermediate CA valid for one day, and a leaf it signs valid for two: the chain that
+        # chain.lab.test serves (leaf, then intermediate) expires with its intermediate first.
+        key, csr = os.path.join(w, "inter.key"), os.path.join(w, "inter.csr")
+        certs.openssl("req", "-new", *certs.EC_KEY, "-keyout", key, "-out", csr, "-subj", "/CN=rxbb intermediate",
+                      "-addext", "basicConstraints=critical,CA:TRUE",
+                      "-addext", "keyUsage=critical,keyCertSign,cRLSign")  # fmt: skip
+        certs.openssl("ca", "-batch", "-config", cnf, "-in", csr, "-out", os.path.join(w, "inter.pem"), "-notext",
+                      "-days", "1")  # fmt: skip
+        _, key = certs.make_leaf(w, "chain", "chain.lab.test", "DNS:chain.lab.test", ca="inter")
+        os.chmod(key, 0o644)
+        with open(os.path.join(w, "chain-full.pem"), "w") as out:
+            for name in ("chain.pem", "inter.pem"):
+                with open(os.path.join(w, name)) as f:
+                    out.write(f.read())
 
     # ---- servers ---------------------------------------------------------------------------
     def daemon(self, ns, argv, log_name):
@@ -364,6 +401,7 @@ class Lab:
                     expired4=A4["EXPIRED"],
                     h2_4=A4["H2"],
                     proxy=PROXY_PORT,
+                    example_basic=base64.b64encode(b"username:mysecret").decode(),
                 )
             )
         base = ["nginx", "-p", w + "/", "-e", os.path.join(w, "nginx-error.log"), "-c", conf]
@@ -382,7 +420,7 @@ class Lab:
         scripts = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         banner = subprocess.Popen(
             ["ip", "netns", "exec", self.target, sys.executable, "-m", "rxlab.blackboxlab.banner",
-             A4["SSH"], A6["SSH"]],
+             os.path.join(w, "svc.pem"), os.path.join(w, "svc.key"), A4["SSH"], A6["SSH"]],
             stdout=subprocess.PIPE,
             stderr=open(os.path.join(w, "banner.log"), "w"),
             text=True,
@@ -392,6 +430,7 @@ class Lab:
         if not banner.stdout.readline().startswith("ready"):
             raise RuntimeError(f"the banner server did not start:\n{tail(os.path.join(w, 'banner.log'))}")
         self.wait_ports("nginx", nginx, "nginx-error.log", [(A4["WEB"], 80), (A6["WEB"], 443), (A4["H2"], 443)])
+        self.wait_ports("tcp services", banner, "banner.log", [(A4["SSH"], 25), (A6["SSH"], 5671)])
         self.wait_ports("unbound", good, "unbound.log", [(A4["DNS"], 53), (A6["DNS"], 53), (A4["DNS"], 853)])
         self.wait_ports("unbound (refusing)", refusing, "unbound-refusing.log", [(A4["REFUSING"], 53)])
         versions = {
