@@ -10,7 +10,8 @@ reachability-lab and history_bench built elsewhere; SwiftPM is then never invoke
 the directory is `swift build --show-bin-path`, and the products a lab needs are built when
 missing (the fault lab builds them every time, unless RXLAB_NO_BUILD=1). RXLAB_LAB_BIN names a
 reachability-lab of its own. Bounds: PROOF_TIMEOUT (prometheus 300 s, status-page 180 s each part),
-BACKFILL_TIMEOUT (120 s), RXFLEET_TIMEOUT (600 s), RXHOPS_TIMEOUT (180 s).
+BACKFILL_TIMEOUT (120 s), RXFLEET_TIMEOUT (600 s), RXHOPS_TIMEOUT (180 s),
+RXBB_TIMEOUT (240 s).
 
 Traffic: every exporter gets lab or loopback targets only, and
 REACHABILITY_EXPORTER_REFUSE_DEFAULT_TARGETS=1 is set for all of them."""

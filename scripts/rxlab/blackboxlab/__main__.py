@@ -42,7 +42,7 @@ from ..netns import enter, lab_arguments
 from ..util import log
 from . import phases, refusals, report
 from .exporters import Exporters, blackbox_version
-from .modules import module_file
+from .modules import OPTIONAL_LAB, module_file
 from .net import BLACKBOX_PORT, OURS_PORT, PROMETHEUS_PORT, Lab
 from .promcheck import PromCheck, job_names
 
@@ -68,18 +68,24 @@ def phase_examples(lab, args, rep):
             bb_ok, bb_msg = e.bb
             ours_ok, refusal = e.ours
             rep.check(bb_ok, f"lab module {e.name}: blackbox loads it", bb_msg)
-            rep.check(
-                ours_ok,
-                f"lab module {e.name}: ours loads it",
+            why = (
                 ""
                 if ours_ok
-                else f"refused {refusal.get('key')} (line {refusal.get('line')}): {refusal.get('message')}",
+                else f"refused {refusal.get('key')} (line {refusal.get('line')}): {refusal.get('message')}"
             )
+            if not ours_ok and e.name in OPTIONAL_LAB:
+                rep.note(f"lab module {e.name} not run: ours {why}")
+            else:
+                rep.check(ours_ok, f"lab module {e.name}: ours loads it", why)
     shared = phases.shared_modules(entries)
     path = os.path.join(lab.work, "blackbox.yml")
     with open(path, "w") as f:
         f.write(module_file([block for _, _, block in shared]))
-    refused = sorted({(e.name, e.ours[1].get("key")) for e in entries if e.source != "lab" and not e.ours[0]})
+    refused = {}
+    for e in entries:
+        if e.source != "lab" and not e.ours[0]:
+            refused.setdefault((e.name, e.ours[1].get("key")), []).append(e.source.split()[0])
+    refused = sorted((name, f"{key}, {'/'.join(sorted(set(src)))}") for (name, key), src in refused.items())
     log(f"shared module file: {len(shared)} modules ({path})")
     return entries, shared, path, refused
 

@@ -309,6 +309,39 @@ LAB_MODULES = f"""modules:
       dns_over_tls: true
       tls_config:
         ca_file: "{{ca}}"
+  lab_dns_validate:
+    prober: dns
+    dns:
+      query_name: www.lab.test
+      query_type: A
+      validate_answer_rrs:
+        fail_if_matches_regexp: [".*127.0.0.1"]
+        fail_if_not_matches_regexp: ["www.lab.test.\\t300\\tIN\\tA\\t{A4["WEB"]}"]
+        fail_if_none_matches_regexp: ["{A4["WEB"]}"]
+      validate_authority_rrs:
+        fail_if_matches_regexp: [".*127.0.0.1"]
+  lab_dns_validate_none:
+    prober: dns
+    dns:
+      query_name: www.lab.test
+      query_type: A
+      validate_answer_rrs:
+        fail_if_none_matches_regexp: ["192.0.2.1"]
+  lab_dns_all_match:
+    prober: dns
+    dns:
+      query_name: www.lab.test
+      query_type: A
+      validate_answer_rrs:
+        fail_if_all_match_regexp: ['198\\.18\\.2\\.10']
+  lab_dns_authority_soa:
+    prober: dns
+    dns:
+      query_name: nosuch.lab.test
+      query_type: A
+      valid_rcodes: [NXDOMAIN]
+      validate_authority_rrs:
+        fail_if_matches_regexp: ["SOA"]
   lab_dns_soa_ip4:
     prober: dns
     dns:
@@ -316,6 +349,11 @@ LAB_MODULES = f"""modules:
       query_type: SOA
       preferred_ip_protocol: ip4
 """
+
+
+# Lab modules whose settings /probe was not said to honour: refused by ours, they are a NOTE (not
+# run), not a failure. Every other lab module must load in both.
+OPTIONAL_LAB = {"lab_dns_validate", "lab_dns_validate_none", "lab_dns_all_match", "lab_dns_authority_soa"}
 
 
 def lab_blocks(ca):
@@ -578,4 +616,8 @@ CASES = {
         (f"{W4}:443", F, "a web server, not DNS"),
     ],
     "lab_dns_soa_ip4": [("ns.lab.test", H, "SOA, server by name")],
+    "lab_dns_validate": [(A4["DNS"], H, "the answer as expected"), (A6["DNS"], H, "IPv6 server")],
+    "lab_dns_validate_none": [(A4["DNS"], F, "no record matches")],
+    "lab_dns_all_match": [(A4["DNS"], H, "every record matches: passes, as blackbox reads it")],
+    "lab_dns_authority_soa": [(A4["DNS"], F, "the NXDOMAIN's authority holds the SOA")],
 }
