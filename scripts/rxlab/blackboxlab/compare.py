@@ -87,16 +87,6 @@ EXPECTED = [
     ),
     Expected(
         "only_blackbox",
-        "probe_dns_authority_rrs",
-        "not emitted: the DNS prober does not count the authority section (BlackboxMetrics' documented gap)",
-    ),
-    Expected(
-        "only_blackbox",
-        "probe_dns_additional_rrs",
-        "not emitted: the DNS prober does not count the additional section (BlackboxMetrics' documented gap)",
-    ),
-    Expected(
-        "only_blackbox",
         "probe_failed_due_to_regex",
         "tcp whose dial failed: Debian's 0.23.0 registers it before dialling, upstream only after a dial that "
         "succeeded (spec §4.5); ours follows upstream",

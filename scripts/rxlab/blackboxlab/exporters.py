@@ -67,7 +67,9 @@ def blackbox_check(ns, path):
 
 
 # Our refusal: "reachability_exporter: error: modules: FILE:LINE:COL: PATH: expected …"
-REFUSAL = re.compile(r"modules: (?P<file>[^:]+):(?P<line>\d+):(?P<col>\d+): (?P<path>\S+): (?P<message>.*)")
+# A refusal in our log: a module refused at load (the exporter serves the file's other modules),
+# or the whole file (exit 78); both are log records with err="FILE:LINE:COL: PATH: MESSAGE".
+REFUSAL = re.compile(r'err="(?P<file>[^:"]+):(?P<line>\d+):(?P<col>\d+): (?P<path>\S+): (?P<message>(?:[^"\\]|\\.)*)"')
 
 
 def our_check(ns, exporter, path, port, work, timeout=10):
@@ -85,9 +87,10 @@ def our_check(ns, exporter, path, port, work, timeout=10):
         done = wait_until(lambda: p.poll() is not None or "msg=listening" in tail(log, 50), timeout, step=0.05)
         if not done:
             return False, {"message": f"neither served nor exited in {timeout} s", "key": "?", "line": "?"}
-        if p.poll() is None:
-            return True, None
         text = tail(log, 20)
+        if p.poll() is None:
+            if "module refused" not in text:
+                return True, None
         m = REFUSAL.search(text)
         if not m:
             return False, {"message": f"exit {p.returncode}: {text.strip()[:300]}", "key": "?", "line": "?"}
@@ -96,7 +99,7 @@ def our_check(ns, exporter, path, port, work, timeout=10):
         if missing:  # a key that must be there and is not
             key = f"{missing.group(1)} (missing)"
         return False, {
-            "exit": p.returncode,
+            "exit": p.poll(),
             "line": m.group("line"),
             "path": m.group("path"),
             "key": key,
