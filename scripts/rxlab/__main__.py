@@ -10,7 +10,8 @@ reachability-lab and history_bench built elsewhere; SwiftPM is then never invoke
 the directory is `swift build --show-bin-path`, and the products a lab needs are built when
 missing (the fault lab builds them every time, unless RXLAB_NO_BUILD=1). RXLAB_LAB_BIN names a
 reachability-lab of its own. Bounds: PROOF_TIMEOUT (prometheus 300 s, status-page 180 s each part),
-BACKFILL_TIMEOUT (120 s), RXFLEET_TIMEOUT (600 s), RXHOPS_TIMEOUT (180 s).
+BACKFILL_TIMEOUT (120 s), RXFLEET_TIMEOUT (600 s), RXHOPS_TIMEOUT (180 s),
+RXBB_TIMEOUT (240 s).
 
 Traffic: every exporter gets lab or loopback targets only, and
 REACHABILITY_EXPORTER_REFUSE_DEFAULT_TARGETS=1 is set for all of them."""
@@ -200,6 +201,28 @@ def lab_truth(args):
     return run_swept(argv, prefix, keep="--keep" in args)
 
 
+def lab_blackbox_side_by_side(args):
+    """`scripts/lab blackbox-side-by-side`: /probe against Debian's blackbox_exporter, side by side.
+    Bound: RXBB_TIMEOUT (240 s)."""
+    tools = ("ip", "nft", "nginx", "unbound", "unbound-checkconf", "prometheus", "promtool",
+             "prometheus-blackbox-exporter", "openssl", "python3")  # fmt: skip
+    gone = missing(tools)
+    if os.getuid() != 0 or gone:
+        return notice(
+            "blackbox side-by-side lab",
+            "ip/nft/nginx/unbound/prometheus/promtool/prometheus-blackbox-exporter/openssl/python3 (Debian packages "
+            "nftables nginx unbound prometheus prometheus-blackbox-exporter openssl, installed under a policy-rc.d "
+            "that exits 101)",
+            gone,
+        )
+    (exporter,) = binaries(bin_dir(("reachability_exporter",)), "reachability_exporter")
+    prefix = f"rxbb-{os.getpid()}"
+    argv = bounded(
+        "RXBB_TIMEOUT", 240, 10, module("blackboxlab", f"--prefix={prefix}", f"--exporter-bin={exporter}", *args)
+    )
+    return run_swept(argv, prefix, keep="--keep" in args)
+
+
 def lab_prometheus(args):
     directory = bin_dir(("reachability_exporter",))
     binaries(directory, "reachability_exporter")
@@ -317,6 +340,10 @@ LABS = {
         "the truth lab: issue #42, never a false full; seven faults, detection times (rxlab/truthlab)",
     ),
     "fleet": (lab_fleet, "the fleet lab: three sites remote-write to a central Prometheus, one cut (rxlab/fleetlab)"),
+    "blackbox-side-by-side": (
+        lab_blackbox_side_by_side,
+        "the blackbox lab: /probe against Debian's blackbox_exporter, same modules and targets (rxlab/blackboxlab)",
+    ),
     "prometheus": (lab_prometheus, "the Prometheus proof: dashboards, rules and deploy files, live (rxlab/promproof)"),
     "backfill": (lab_backfill, "the history backfill proof: history export into a Prometheus TSDB (rxlab/backfill.py)"),
     "status-page": (
@@ -346,12 +373,12 @@ LABS = {
 
 def main(argv):
     if not argv or argv[0] in ("-h", "--help"):
-        print(__doc__ + "\n\nlabs:\n" + "\n".join(f"  {n:<19} {summary}" for n, (_, summary) in LABS.items()))
+        print(__doc__ + "\n\nlabs:\n" + "\n".join(f"  {n:<22} {summary}" for n, (_, summary) in LABS.items()))
         print("\n`scripts/lab NAME --help` shows a lab's own options.")
         return 0 if argv else 64
     if argv[0] == "--list":
         for name, (_, summary) in LABS.items():
-            print(f"{name:<19} {summary}")
+            print(f"{name:<22} {summary}")
         return 0
     if argv[0] not in LABS:
         print(f"scripts/lab: unknown lab {argv[0]!r}; scripts/lab --list names them", file=sys.stderr)
@@ -370,6 +397,7 @@ HELP = {
     "uplinks": ("module", "uplinklab"),
     "truth": ("module", "truthlab"),
     "fleet": ("module", "fleetlab"),
+    "blackbox-side-by-side": ("module", "blackboxlab"),
     "adversarial": ("module", "adversarial"),
     "prometheus": ("header", "promproof/proof.sh"),
     "status-page": ("header", "statuspage/proof.sh"),
