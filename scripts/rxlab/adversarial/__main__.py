@@ -68,6 +68,7 @@ from . import cases_auth as auth
 from . import cases_config as config
 from . import cases_history as history
 from . import cases_http as web
+from . import cases_probe as probe
 from . import cases_secrets as secrets
 from . import cases_state as state
 from . import cases_waits as waits
@@ -109,10 +110,14 @@ CASES = {
     "notify_blocked": waits.case_notify_blocked,
     "secrets_in_errors": secrets.case_secrets_in_errors,
     "uplink_settings_typo": config.case_uplink_settings_typo,
+    # /probe (issue #47)
+    "probe_params": probe.case_probe_params,
+    "probe_flood": probe.case_probe_flood,
+    "probe_fifo": probe.case_probe_fifo,
 }
 
 # Cases that load the machine (floods, bcrypt storms): run one at a time.
-HEAVY = {"fd_limit", "pipelining", "auth_flood", "auth_flood_many", "auth_flood_blocks", "trickle_body"}
+HEAVY = {"fd_limit", "pipelining", "auth_flood", "auth_flood_many", "auth_flood_blocks", "trickle_body", "probe_flood"}
 
 
 # Runner
