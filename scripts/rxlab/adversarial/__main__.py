@@ -51,6 +51,11 @@ Second review (issue #41), its finding in brackets:
   secrets_in_errors [10] URL userinfo and a scalar basic_auth_users are in no error, log or body
   uplink_settings_typo [11] uplink_settings naming no uplink is refused (exit 78 naming it)
 
+/probe (issue #47):
+  probe_params           hostile parameters get 4xx/5xx (no raw ESC or NUL), debug shows no secret
+  probe_flood            200 slow probes: --modules.max-concurrent run, the rest 503 at once; /metrics and rounds go on
+  probe_fifo             a FIFO as --modules.file: exit 78 at once with the reason
+
 The cases run concurrently: the floods (HEAVY) one at a time, the others beside them; the
 whole suite takes 35-45 s on 2 cores.
 """
