@@ -75,13 +75,15 @@ package final class ProbeEndpoint: Sendable {
             return Self.refusal(503, "Too many probes in flight (--modules.max-concurrent=\(options.maxConcurrent))")
         }
         defer { inFlight.subtract(1, ordering: .relaxed) }
-        let run = ProbeRun(
+        var run = ProbeRun(
             module: module, target: target, hostname: hostname, timeout: timeout, allowed: options.allowed)
+        let debug = query["debug"] == "true"
+        run.keepsLog = debug
         let outcome = await run.run()
         if case .refused(let message) = outcome.refusal {
             return Self.refusal(403, message)
         }
-        if query["debug"] == "true" {
+        if debug {
             // Credentials never show: the module's secret values, and user information in URLs
             // (the target's too), as blackbox shows its `Secret`s.
             let text =

@@ -9,6 +9,9 @@ struct ProbeRun {
     let hostname: String?
     let timeout: Duration
     let allowed: TargetAllowList
+    /// Whether the probe's log is kept (only `debug=true` shows it; formatting it costs a tenth
+    /// of a probe).
+    var keepsLog = true
 
     enum Refusal { case refused(String) }
 
@@ -217,6 +220,7 @@ struct ProbeRun {
     private func log(
         _ out: inout Outcome, _ level: LogLevel, _ message: String, _ fields: (String, any LogValueConvertible)...
     ) {
+        guard keepsLog else { return }
         let record = Logger.Record(
             time: Logger.timestamp(), level: level, source: "ProbeRun.swift", message: message,
             fields: [("module", .string(module.name)), ("target", .string(target))]
