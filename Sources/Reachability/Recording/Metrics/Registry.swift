@@ -271,7 +271,8 @@ package final class MetricFamily<S: MetricSeries>: AnyMetricFamily, Sendable {
             if t.sorted == nil {
                 t.sorted =
                     t.series.count < 2
-                    ? Array(t.series.values) : t.series.sorted { a, b in a.key.lexicographicallyPrecedes(b.key) }.map(\.value)
+                    ? Array(t.series.values)
+                    : t.series.sorted { a, b in a.key.lexicographicallyPrecedes(b.key) }.map(\.value)
             }
             return t.sorted!
         }
