@@ -3,9 +3,8 @@
 /// `fail_if_header_matches`, `fail_if_header_not_matches`, `fail_if_body_matches_regexp`,
 /// `fail_if_body_not_matches_regexp`), judged in blackbox's order: status, headers, body, version.
 ///
-/// Patterns are Swift `Regex` (close to Go's RE2 for the patterns modules use: classes,
-/// anchors, alternation, repetition; Swift adds look-around and back-references, RE2 has
-/// neither), checked when the module loads. The body is matched as read, up to the prober's body
+/// Patterns are RE2's (Go's) syntax, compiled and matched by PCRE2 in time linear in the
+/// subject (`RegexPattern`), checked when the module loads. The body is matched as read, up to the prober's body
 /// limit; a body cut at the limit fails a body check with `too_large`, as blackbox's
 /// `body_size_limit` does.
 package struct HTTPAnswerChecks: Sendable, Equatable {
@@ -43,20 +42,11 @@ package struct HTTPAnswerChecks: Sendable, Equatable {
     /// Why `pattern` is not a usable regular expression; nil when it is.
     package static func problem(_ pattern: String) -> String? {
         do {
-            _ = try Regex(pattern)
+            _ = try RegexPattern(pattern)
             return nil
         } catch {
-            if regex(pattern) != nil { return nil }
             return "\(pattern.debugDescription) is not a regular expression: \(error)"
         }
-    }
-
-    /// `pattern` compiled; what RE2 reads and Swift refuses is read as RE2 reads it: a repeated
-    /// anchor (`^+OK`, blackbox's own `pop3s_banner`) is the anchor once.
-    package static func regex(_ pattern: String) -> Regex<AnyRegexOutput>? {
-        if let r = try? Regex(pattern) { return r }
-        let rewritten = pattern.replacing("^+", with: "^").replacing("$+", with: "$")
-        return rewritten == pattern ? nil : try? Regex(rewritten)
     }
 
     /// The verdict on a final answer: success, or the failure with its reason and text.
@@ -73,8 +63,11 @@ package struct HTTPAnswerChecks: Sendable, Equatable {
             if values.isEmpty && !m.allowMissing {
                 return (.failure, .bodyMismatch, "no header \(m.header): a missing header fails unless allow_missing")
             }
-            if let hit = values.first(where: { Self.matches(m.pattern, $0) }) {
-                return (.failure, .bodyMismatch, "header \(m.header) \(hit.debugDescription) matches /\(m.pattern)/")
+            if let hit = values.first(where: { Self.mayMatch(m.pattern, $0) }) {
+                return (
+                    .failure, .bodyMismatch,
+                    "header \(m.header) \(hit.debugDescription) \(Self.matchWord(m.pattern, hit)) /\(m.pattern)/"
+                )
             }
         }
         for m in failIfHeaderNotMatches {
@@ -94,11 +87,11 @@ package struct HTTPAnswerChecks: Sendable, Equatable {
                 )
             }
             let text = String(decoding: response.body, as: UTF8.self)
-            if let p = failIfBodyMatches.first(where: { Self.matches($0, text) }) {
-                return (.failure, .bodyMismatch, "the body matches /\(p)/")
+            if let p = failIfBodyMatches.first(where: { Self.mayMatch($0, text) }) {
+                return (.failure, .bodyMismatch, "the body \(Self.matchWord(p, text)) /\(p)/")
             }
             if let p = failIfBodyNotMatches.first(where: { !Self.matches($0, text) }) {
-                return (.failure, .bodyMismatch, "the body does not match /\(p)/")
+                return (.failure, .bodyMismatch, "the body \(Self.matchWord(p, text, negative: true)) /\(p)/")
             }
         }
         if !versions.isEmpty, !versions.contains(head.version) {
@@ -111,8 +104,23 @@ package struct HTTPAnswerChecks: Sendable, Equatable {
     }
 
     /// Whether `pattern` (checked at load) matches anywhere in `text`.
-    static func matches(_ pattern: String, _ text: String) -> Bool {
-        guard let regex = regex(pattern) else { return false }
-        return text.contains(regex)
+    /// Whether `pattern` (checked at load) matches anywhere in `text`; nil when PCRE2's match
+    /// limit ended the match undecided.
+    static func decide(_ pattern: String, _ text: String) -> Bool? {
+        guard let regex = try? RegexPattern(pattern) else { return false }
+        if case .success(let m) = regex.matches(text) { return m }
+        return nil
+    }
+
+    /// It matches: a `fail_if_…_not_matches` check passes only on a match it has seen.
+    static func matches(_ pattern: String, _ text: String) -> Bool { decide(pattern, text) == true }
+
+    /// It may match: a `fail_if_…_matches` check fails on a match it could not rule out.
+    static func mayMatch(_ pattern: String, _ text: String) -> Bool { decide(pattern, text) != false }
+
+    /// How a failed check's message says it: "matches", "does not match", or why neither.
+    static func matchWord(_ pattern: String, _ text: String, negative: Bool = false) -> String {
+        if decide(pattern, text) == nil { return "was not decided within PCRE2's match limit by" }
+        return negative ? "does not match" : "matches"
     }
 }

@@ -109,7 +109,7 @@ package struct TCPDialog: Sendable, Equatable {
         _ pattern: String, _ stream: any ByteStream, _ pending: inout [UInt8], deadline: ContinuousClock.Instant,
         step: Int
     ) async throws(Failure) -> [String] {
-        guard let regex = HTTPAnswerChecks.regex(pattern) else {
+        guard let regex = try? RegexPattern(pattern) else {
             throw Failure(reason: .bannerMismatch, message: "step \(step + 1): /\(pattern)/ is not a pattern")
         }
         var buffer = [UInt8](repeating: 0, count: 4096)
@@ -119,9 +119,7 @@ package struct TCPDialog: Sendable, Equatable {
                 pending.removeSubrange(...newline)
                 if line.last == 0x0D { line.removeLast() }
                 let text = String(decoding: line, as: UTF8.self)
-                if let match = try? regex.firstMatch(in: text) {
-                    return (0..<match.output.count).map { match.output[$0].substring.map(String.init) ?? "" }
-                }
+                if let groups = regex.captures(in: text) { return groups }
             }
             guard pending.count < Self.lineLimit else {
                 throw Failure(reason: .bannerMismatch, message: "step \(step + 1): a line longer than 64 KiB")
@@ -136,9 +134,7 @@ package struct TCPDialog: Sendable, Equatable {
                 if !pending.isEmpty {
                     let text = String(decoding: pending, as: UTF8.self)
                     pending = []
-                    if let match = try? regex.firstMatch(in: text) {
-                        return (0..<match.output.count).map { match.output[$0].substring.map(String.init) ?? "" }
-                    }
+                    if let groups = regex.captures(in: text) { return groups }
                 }
                 throw Failure(
                     reason: .bannerMismatch,
