@@ -232,6 +232,11 @@ import Testing
             Issue.record("not http")
             return
         }
-        #expect(h.headers == [.init("Authorization", "Basic dTpw")])
+        #expect(h.authorization == "Basic dTpw")
+        let url = try ProbeURL("http://127.0.0.1/")
+        #expect(try h.config(url: url, address: nil, interface: nil).headers == [.init("Authorization", "Basic dTpw")])
+        // A target URL's user information comes first, as Go's client sends it.
+        let given = try h.config(url: url, address: nil, interface: nil, userinfo: "Basic eDp5")
+        #expect(given.headers == [.init("Authorization", "Basic eDp5")])
     }
 }

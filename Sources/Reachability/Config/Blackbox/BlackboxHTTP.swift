@@ -7,6 +7,10 @@ package struct BlackboxHTTP: Sendable {
     /// `body_file`, read at each probe (as blackbox reads it).
     var bodyFile: String?
     var headers: [HTTPProbeConfig.Header] = []
+    /// `basic_auth`, `authorization` or `bearer_token`: sent unless the request carries an
+    /// `Authorization` already (a `headers:` entry, or the target URL's user information), as
+    /// blackbox's round trippers give way.
+    var authorization: String?
     /// A `Host` header in `headers`: sent instead of the URL's authority.
     var hostHeader: String?
     var followRedirects = true
@@ -100,7 +104,7 @@ package struct BlackboxHTTP: Sendable {
         }
         (caFile, serverName, insecureSkipVerify) = try BlackboxKeys.tls(s)
         caFile = caFile.map { $0.hasPrefix("/") ? $0 : dir + "/" + $0 }
-        if let auth = try Self.authorization(s, dir: dir) { headers.append(.init("Authorization", auth)) }
+        authorization = try Self.authorization(s, dir: dir)
         if try s.bool("enable_http2") == true {
             throw s.fail(
                 "enable_http2", expected: "false or no key", found: "true", hint: "the HTTP client speaks HTTP/1.1 only"
@@ -132,9 +136,16 @@ package struct BlackboxHTTP: Sendable {
 
     /// The web check of `url` with the module's settings; `address` (the resolved one, when the
     /// target's host is a name) is connected to, with the name kept for `Host` and TLS.
-    func config(url: ProbeURL, address: SocketAddress?, interface: String?) throws(ProbeConfigError)
-        -> HTTPProbeConfig
+    /// `userinfo`: the `Authorization` the target URL's user information makes.
+    func config(url: ProbeURL, address: SocketAddress?, interface: String?, userinfo: String? = nil)
+        throws(ProbeConfigError) -> HTTPProbeConfig
     {
+        var headers = self.headers
+        if !headers.contains(where: { $0.name.lowercased() == "authorization" }),
+            let auth = userinfo ?? authorization
+        {
+            headers.append(.init("Authorization", auth))
+        }
         var connect = url.description
         var host = hostHeader
         var name = serverName

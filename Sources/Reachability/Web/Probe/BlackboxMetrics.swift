@@ -44,7 +44,12 @@ final class BlackboxMetrics {
 
     /// `resolved`: the target had an address (blackbox writes an http probe's phases after
     /// `resolve` only then).
-    func record(_ result: ProbeResult, module: BlackboxModule, resolved: Bool) {
+    /// `judged`: the status and reason after blackbox's own checks (`fail_if_ssl`, rcodes, answer
+    /// validation), when they overrule the prober's.
+    func record(
+        _ result: ProbeResult, module: BlackboxModule, resolved: Bool,
+        judged: (status: ProbeStatus, reason: FailureReason?)? = nil
+    ) {
         let phase = { (p: ProbePhase) in result.phases[p]?.secondsValue ?? 0 }
         switch module.prober {
         case .http:
@@ -63,9 +68,11 @@ final class BlackboxMetrics {
                             ] : []))
             }
             // -1: a response of unknown length; 0: no response (Go's ContentLength).
+            // Go sets 0 for an answer that cannot have a body (1xx, 204, 304).
+            let bodiless = h?.statusCode.map { (100...199).contains($0) || $0 == 204 || $0 == 304 } ?? false
             gauge(
                 "probe_http_content_length", "Length of http content response",
-                h?.statusCode == nil ? 0 : Double(h?.contentLength ?? -1))
+                h?.statusCode == nil || bodiless ? 0 : Double(h?.contentLength ?? -1))
             gauge(
                 "probe_http_uncompressed_body_length", "Length of uncompressed response body", Double(h?.bodyBytes ?? 0)
             )
@@ -75,7 +82,12 @@ final class BlackboxMetrics {
             gauge(
                 "probe_http_version", "Returns the version of HTTP of the probe response",
                 h?.version.flatMap { Double($0.dropFirst("HTTP/".count)) } ?? 0)
-            let regexFailed = result.reason == .bodyMismatch
+            // A body past the limit fails the body checks too (blackbox cannot read it whole).
+            let bodyChecked: Bool = {
+                if case .http(let settings) = module.settings { return settings.checks.readsBody }
+                return false
+            }()
+            let regexFailed = result.reason == .bodyMismatch || (result.reason == .tooLarge && bodyChecked)
             gauge("probe_failed_due_to_regex", "Indicates if probe failed due to regex", regexFailed ? 1 : 0)
             tlsSet(h, cipher: true)
         case .icmp:
@@ -118,7 +130,8 @@ final class BlackboxMetrics {
             help:
                 "1 for the probe's status (success, portal, failure) and reason (intercepted, forged_reply, timeout…; empty on success), as reachability_exporter judges it.",
             labels: ["status", "reason"]
-        ).labels(result.status.rawValue, result.reason?.rawValue ?? "").set(1)
+        ).labels((judged?.status ?? result.status).rawValue, (judged.map(\.reason) ?? result.reason)?.rawValue ?? "")
+            .set(1)
     }
 
     /// blackbox's TLS metrics, when the connection was TLS (the cipher: http only, as blackbox).

@@ -38,7 +38,7 @@ package final class ProbeEndpoint: Sendable {
         guard request.method == "GET" || request.method == "HEAD" else {
             return WebRoutes.methodNotAllowed("GET, HEAD")
         }
-        let query = request.query
+        let query = GoParsing.query(request.target)
         let moduleName = query["module"].flatMap { $0.isEmpty ? nil : $0 } ?? "http_2xx"
         let file = modules
         if let error = file.refused[moduleName] {
@@ -60,7 +60,9 @@ package final class ProbeEndpoint: Sendable {
         }
         // blackbox unescapes the value once more (a target relabelled already escaped).
         target = percentDecode(Substring(target))
-        guard target.utf8.count <= 2048, !target.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
+        guard target.utf8.count <= 2048,
+            !target.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) })
+        else {
             return Self.refusal(400, "Target parameter is not a target (control characters, or over 2048 bytes)")
         }
         let hostname = query["hostname"].flatMap { $0.isEmpty ? nil : $0 }
@@ -101,8 +103,8 @@ package final class ProbeEndpoint: Sendable {
     /// the module's timeout when it is shorter (or the difference is below zero).
     static func timeout(header: String?, module: BlackboxModule, offset: Duration) -> Result<Duration, TimeoutError> {
         var seconds = 0.0
-        if let header {
-            guard let v = Double(header), v.isFinite else {
+        if let header, !header.isEmpty {
+            guard let v = GoParsing.parseFloat(header) else {
                 return .failure(
                     TimeoutError(message: "strconv.ParseFloat: parsing \(Self.quoted(header)): invalid syntax"))
             }
@@ -114,7 +116,8 @@ package final class ProbeEndpoint: Sendable {
         let chosen = (moduleSeconds < maxSeconds && moduleSeconds > 0) || maxSeconds < 0 ? moduleSeconds : maxSeconds
         // A zero timeout (no module timeout, a scrape timeout below the offset) would end every
         // probe at once: blackbox's context then expires at once too.
-        return .success(.nanoseconds(Int64(max(0, min(chosen, 3600)) * 1e9)))
+        // NaN (a header of "NaN") ends the probe at once, as Go's overflowing conversion does.
+        return .success(.nanoseconds(Int64((chosen.isNaN ? 0 : max(0, min(chosen, 3600))) * 1e9)))
     }
 
     struct TimeoutError: Error { let message: String }

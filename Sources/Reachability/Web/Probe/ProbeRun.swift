@@ -61,7 +61,8 @@ struct ProbeRun {
         var success = result?.succeeded ?? false
         if let result {
             success = judge(result, success: success, out: &out)
-            metrics.record(result, module: module, resolved: resolvedAddress)
+            metrics.record(
+                result, module: module, resolved: resolvedAddress, judged: overruled(result, success: success))
         }
         let elapsed = start.duration(to: clock.now).secondsValue
         metrics.common(success: success, duration: elapsed, timeout: timeout.secondsValue)
@@ -99,10 +100,27 @@ struct ProbeRun {
         init(_ message: String) { self.message = message }
     }
 
-    /// blackbox prefixes a target without a scheme with `http://`.
+    /// blackbox prefixes a target without a scheme with `http://`. User information
+    /// (`http://user:pass@host/`) is taken off: Go's client sends it as basic auth.
     private var httpURL: ProbeURL? {
         let text = target.hasPrefix("http://") || target.hasPrefix("https://") ? target : "http://" + target
-        return try? ProbeURL(text)
+        return try? ProbeURL(Self.splitUserinfo(text).url)
+    }
+
+    /// `scheme://user:pass@rest` as the URL without the user information, and the
+    /// `Authorization` value Go's client would send for it (percent-decoded, `Basic`).
+    static func splitUserinfo(_ url: String) -> (url: String, authorization: String?) {
+        guard let schemeEnd = url.firstRange(of: "://") else { return (url, nil) }
+        let rest = url[schemeEnd.upperBound...]
+        let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? rest.endIndex
+        guard let at = rest[..<authorityEnd].lastIndex(of: "@") else { return (url, nil) }
+        let parts = rest[..<at].split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+        let user: String = percentDecode(Substring(parts[0].replacing("+", with: "%2B")))
+        let password: String = parts.count > 1 ? percentDecode(Substring(parts[1].replacing("+", with: "%2B"))) : ""
+        let head = String(url[..<schemeEnd.upperBound])
+        let tail = String(rest[rest.index(after: at)...])
+        let credentials: [UInt8] = Array(user.utf8) + [UInt8(ascii: ":")] + Array(password.utf8)
+        return (head + tail, "Basic " + Base64.encode(credentials))
     }
 
     private var dnsSettings: BlackboxDNS? {
@@ -162,28 +180,59 @@ struct ProbeRun {
                     h.followRedirects = false
                     log(&out, .info, "Redirects are not followed: --modules.allow-target is set")
                 }
-                prober = HTTPProber(try h.config(url: httpURL!, address: resolved.address, interface: module.uplink))
+                // Go's client: the URL's user information is basic auth, unless a `headers:` entry
+                // set Authorization; the module's basic_auth gives way to either.
+                let text = target.hasPrefix("http://") || target.hasPrefix("https://") ? target : "http://" + target
+                prober = HTTPProber(
+                    try h.config(
+                        url: httpURL!, address: resolved.address, interface: module.uplink,
+                        userinfo: Self.splitUserinfo(text).authorization))
             case .tcp(let t):
                 prober = TCPProber(
                     config: try t.config(
                         target: HostPort(host: ip, port: port), name: hostname ?? resolved.name ?? ip,
                         interface: module.uplink))
             case .icmp(var i):
+                // An IPv4-mapped address is echoed as IPv4 (Go's net reads it as one).
+                let bytes = BlackboxMetrics.unmapped(resolved.address.addressBytes)
+                let v4 = bytes.count == 4 ? bytes.map(String.init).joined(separator: ".") : nil
                 // blackbox sets don't-fragment on IPv4 only.
-                if resolved.address.ipFamily == .ipv6 { i.dontFragment = false }
-                prober = ICMPProber(try i.config(host: ip, interface: module.uplink))
+                if v4 == nil { i.dontFragment = false }
+                prober = ICMPProber(try i.config(host: v4 ?? ip, interface: module.uplink))
             case .dns(let d):
                 prober = DNSProber(config: try d.config(server: "\(bracketed):\(port)", interface: module.uplink))
             }
         } catch {
+            // A failed round like any other: blackbox writes the prober's metrics (zeros).
             log(&out, .error, "The module cannot probe this target", ("err", error.description))
-            return nil
+            return .failure(.error, "the module cannot probe this target: \(error.description)", duration: .zero)
         }
         let result = await prober.probe(deadline: deadline)
         log(
             &out, result.succeeded ? .debug : .error, "Probe result", ("status", result.status.rawValue),
             ("reason", result.reason?.rawValue ?? ""), ("detail", result.detail))
         return result
+    }
+
+    /// The status and reason `reachability_probe_result_info` says when blackbox's checks overrule
+    /// the prober (nil when they agree): a success of a valid rcode other than NOERROR, or a
+    /// failure of `fail_if_ssl`, `fail_if_not_ssl`, an rcode or an answer validator.
+    private func overruled(_ result: ProbeResult, success: Bool) -> (status: ProbeStatus, reason: FailureReason?)? {
+        guard success != result.succeeded, result.status != .portal || success else { return nil }
+        if success { return (.success, nil) }
+        switch module.settings {
+        case .http: return (.failure, .tls)
+        case .dns(let d):
+            guard let rcode = result.dns?.rcode, d.validRcodes.contains(rcode) else {
+                switch result.dns?.rcode {
+                case 3: return (.failure, .nxdomain)
+                case 2: return (.failure, .servfail)
+                default: return (.failure, .dns)
+                }
+            }
+            return (.failure, .answerMismatch)
+        case .tcp, .icmp: return nil
+        }
     }
 
     /// What blackbox decides beyond the prober's own verdict: `fail_if_ssl`, `fail_if_not_ssl`,
