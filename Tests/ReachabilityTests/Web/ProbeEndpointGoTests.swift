@@ -39,7 +39,9 @@ import Testing
         #expect(seconds("1_0") == 9.5)
         #expect(seconds("0x10") == nil, "500: Go wants a p exponent")
         #expect(seconds("NaN") == 0)
-        #expect(seconds("Inf") == 3600)
+        #expect(seconds("Inf") == 0, "Go's Duration overflows: at once")
+        #expect(seconds("1e12") == 0)
+        #expect(seconds("7200") == 3600)
         m.timeout = .seconds(5)
         #expect(seconds("Inf") == 5)
         #expect(seconds("-Inf") == 5)
@@ -100,6 +102,9 @@ import Testing
         }
         let expected = "Authorization: Basic " + Data("us:er:p@ss".utf8).base64EncodedString()
         #expect(auth == [expected, expected, "Authorization: Token t"])
+        let backslash = await base.get(
+            e, "module=http_2xx&target=" + ProbeEndpointTests.escaped("http://10.0.0.1\\@127.0.0.1:\(server.port)/u"))
+        #expect(base.samples(backslash.text)["probe_success"] == 0, "Go refuses a backslash in user information")
         let debug = await base.get(e, "module=http_2xx&debug=true&target=\(target)")
         #expect(!debug.text.contains("p@ss") && !debug.text.contains("p%40ss"))
     }
@@ -143,6 +148,8 @@ import Testing
         let s = base.samples(r.text)
         #expect(s["probe_success"] == 0)
         #expect(s["probe_http_status_code"] == 0 && s["probe_failed_due_to_regex"] == 0)
+        #expect(s[#"probe_http_duration_seconds{phase="resolve"}"#] != nil)
+        #expect(s[#"probe_http_duration_seconds{phase="connect"}"#] == nil, "blackbox stops at resolve")
         #expect(s[#"reachability_probe_result_info{status="failure",reason="error"}"#] == 1)
     }
 

@@ -116,8 +116,10 @@ package final class ProbeEndpoint: Sendable {
         let chosen = (moduleSeconds < maxSeconds && moduleSeconds > 0) || maxSeconds < 0 ? moduleSeconds : maxSeconds
         // A zero timeout (no module timeout, a scrape timeout below the offset) would end every
         // probe at once: blackbox's context then expires at once too.
-        // NaN (a header of "NaN") ends the probe at once, as Go's overflowing conversion does.
-        return .success(.nanoseconds(Int64((chosen.isNaN ? 0 : max(0, min(chosen, 3600))) * 1e9)))
+        // NaN, or more seconds than Go's Duration holds (`Inf`), ends the probe at once, as Go's
+        // overflowing conversion to a Duration does.
+        let overflows = chosen.isNaN || chosen * 1e9 >= 0x1p63
+        return .success(.nanoseconds(Int64((overflows ? 0 : max(0, min(chosen, 3600))) * 1e9)))
     }
 
     struct TimeoutError: Error { let message: String }

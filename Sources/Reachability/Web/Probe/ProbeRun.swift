@@ -54,8 +54,10 @@ struct ProbeRun {
                     )
                     return out
                 }
-                resolvedAddress = true
                 result = await probe(resolved, port: port, deadline: deadline, out: &out)
+                // A module that could not be built for the target (a missing ca_file) fails as
+                // blackbox fails it before connecting: its http phases stop at `resolve`.
+                resolvedAddress = result?.detail.hasPrefix(Self.cannotProbe) != true
             }
         }
         var success = result?.succeeded ?? false
@@ -95,6 +97,8 @@ struct ProbeRun {
         }
     }
 
+    static let cannotProbe = "the module cannot probe this target: "
+
     struct Failure: Error {
         let message: String
         init(_ message: String) { self.message = message }
@@ -114,6 +118,10 @@ struct ProbeRun {
         let rest = url[schemeEnd.upperBound...]
         let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? rest.endIndex
         guard let at = rest[..<authorityEnd].lastIndex(of: "@") else { return (url, nil) }
+        // Go's url.Parse refuses user information with other characters (`\`): so does the
+        // probe (the URL, left whole, does not parse).
+        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._:~!$&'()*+,;=%@".utf8)
+        guard rest[..<at].utf8.allSatisfy(allowed.contains) else { return (url, nil) }
         let parts = rest[..<at].split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
         let user: String = percentDecode(Substring(parts[0].replacing("+", with: "%2B")))
         let password: String = parts.count > 1 ? percentDecode(Substring(parts[1].replacing("+", with: "%2B"))) : ""
@@ -205,7 +213,7 @@ struct ProbeRun {
         } catch {
             // A failed round like any other: blackbox writes the prober's metrics (zeros).
             log(&out, .error, "The module cannot probe this target", ("err", error.description))
-            return .failure(.error, "the module cannot probe this target: \(error.description)", duration: .zero)
+            return .failure(.error, Self.cannotProbe + error.description, duration: .zero)
         }
         let result = await prober.probe(deadline: deadline)
         log(
