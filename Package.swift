@@ -18,7 +18,9 @@ let package = Package(
         .systemLibrary(name: "CCrypt", pkgConfig: "libcrypt", providers: [.apt(["libcrypt-dev"])]),
         // libyaml from the system (Debian libyaml-dev): the parser for every YAML file read.
         .systemLibrary(name: "CYAML", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"])]),
-        .target(name: "Reachability", dependencies: ["CShim", "COpenSSL", "CZlib", "CCrypt", "CYAML"]),
+        // PCRE2 from the system (Debian libpcre2-dev): blackbox modules' regular expressions, by DFA.
+        .systemLibrary(name: "CPCRE2", pkgConfig: "libpcre2-8", providers: [.apt(["libpcre2-dev"])]),
+        .target(name: "Reachability", dependencies: ["CShim", "COpenSSL", "CZlib", "CCrypt", "CYAML", "CPCRE2"]),
         .executableTarget(name: "reachability_exporter", dependencies: ["Reachability"]),
         // Benchmark drivers (bench/*.sh); not installed.
         .executableTarget(name: "reachability-bench", dependencies: ["Reachability"]),

@@ -2,7 +2,8 @@
 # HTTP probes through the whole exporter (scheduler, stagger, HTTP prober, verdict, metrics)
 # against prometheus-blackbox-exporter scraped on /probe at the same rate, side by side in one
 # run: N targets (paths of one loopback server answering 204), one probe each per second; the
-# blackbox exporter gets N /probe requests a second from a paced keep-alive driver. CPU of each
+# blackbox exporter gets N /probe requests a second from a paced keep-alive driver. Then our
+# /probe gets the same driver, the same module file and the same N a second. CPU of each
 # exporter process only (/proc/PID/stat over the same window); the 204 server and the driver are
 # not counted. Loopback only; every process started here is stopped by PID; bounded in time.
 #
@@ -70,9 +71,8 @@ exporter() { # name binary
     printf "%-28s probes=%6d failed=%5d rate=%6.0f/s cpu_pct=%6.2f us_per_probe=%7.1f rss_mib=%6.1f\n", name, probes, fails, probes / s, cpu * 100 / s, probes ? cpu * 1e6 / probes : 0, rss / 1024 }'
 }
 
-blackbox_run() {
-  local port; port=$(free_port)
-  cat >"$tmp/blackbox.yml" <<'EOF'
+# The module file both exporters serve /probe from.
+cat >"$tmp/blackbox.yml" <<'EOF2'
 modules:
   http_204:
     prober: http
@@ -81,15 +81,20 @@ modules:
       method: GET
       valid_status_codes: [204]
       preferred_ip_protocol: ip4
-EOF
-  "$BLACKBOX" --config.file="$tmp/blackbox.yml" --web.listen-address="127.0.0.1:$port" --log.level=warn >"$tmp/blackbox.log" 2>&1 &
+EOF2
+
+# One exporter answering /probe?module=http_204&target=… at N requests a second: the same
+# module file, the same driver, the same window for blackbox_exporter and for ours.
+probe_run() { # label command...
+  local label=$1 port; shift; port=$(free_port)
+  "$@" --web.listen-address="127.0.0.1:$port" >"$tmp/probe.log" 2>&1 &
   pid=$!
   for _ in $(seq 100); do curl -fs "http://127.0.0.1:$port/-/healthy" >/dev/null 2>&1 && break; sleep 0.1; done
   curl -fs "http://127.0.0.1:$port/probe?module=http_204&target=http://127.0.0.1:$sport/t0" | grep -q '^probe_success 1' \
-    || { echo "blackbox probe failed" >&2; cat "$tmp/blackbox.log" >&2; exit 1; }
+    || { echo "$label: probe failed" >&2; cat "$tmp/probe.log" >&2; exit 1; }
   # The driver: 8 threads, each a keep-alive connection paced to N/8 requests a second, for
   # WARMUP + SECONDS_ + 1 s; it writes "ok total" of the measured window when done.
-  python3 - "$port" "$sport" "$N" "$WARMUP" "$SECONDS_" "$tmp/driver" <<'EOF' &
+  python3 - "$port" "$sport" "$N" "$WARMUP" "$SECONDS_" "$tmp/driver" <<'EOF2' &
 import http.client, sys, threading, time
 port, sport, n, warm, meas, out = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5]), sys.argv[6]
 threads = 8
@@ -99,7 +104,6 @@ ok = total = 0
 def run(k):
     global ok, total
     c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-    period = threads / n
     i = 0
     while True:
         due = start + (i * threads + k) / n
@@ -116,7 +120,7 @@ ts = [threading.Thread(target=run, args=(k,)) for k in range(threads)]
 for t in ts: t.start()
 for t in ts: t.join()
 open(out, "w").write(f"{ok} {total}\n")
-EOF
+EOF2
   local driver=$!
   pids+=("$driver")
   sleep "$WARMUP"
@@ -125,12 +129,16 @@ EOF
   wait "$driver" || true
   kill "$pid"; wait "$pid" 2>/dev/null || true; pid=""
   read -r ok total <"$tmp/driver"
-  awk -v dt=$((t1 - t0)) -v hz="$hz" -v s="$SECONDS_" -v ok="$ok" -v total="$total" -v rss="$rss" 'BEGIN {
+  awk -v name="$label" -v dt=$((t1 - t0)) -v hz="$hz" -v s="$SECONDS_" -v ok="$ok" -v total="$total" -v rss="$rss" 'BEGIN {
     cpu = dt / hz
-    printf "%-28s probes=%6d failed=%5d rate=%6.0f/s cpu_pct=%6.2f us_per_probe=%7.1f rss_mib=%6.1f\n", "blackbox_exporter /probe", total, total - ok, total / s, cpu * 100 / s, total ? cpu * 1e6 / total : 0, rss / 1024 }'
+    printf "%-28s probes=%6d failed=%5d rate=%6.0f/s cpu_pct=%6.2f us_per_probe=%7.1f rss_mib=%6.1f\n", name, total, total - ok, total / s, cpu * 100 / s, total ? cpu * 1e6 / total : 0, rss / 1024 }'
 }
 
 echo "# exporter HTTP: $N targets x 1/s against a loopback 204, ${SECONDS_}s measured after ${WARMUP}s, $(nproc) cores, $(date -u +%FT%TZ)"
 [ -n "${NO_OURS:-}" ] || exporter reachability_exporter "$OURS"
 [ -z "${BASELINE:-}" ] || exporter baseline "$BASELINE"
-blackbox_run
+probe_run "blackbox_exporter /probe" "$BLACKBOX" --config.file="$tmp/blackbox.yml" --log.level=warn
+# Ours on /probe: one loopback probe of its own (it needs a target), every second, beside the load.
+probe_run "reachability /probe" env REACHABILITY_EXPORTER_REFUSE_DEFAULT_TARGETS=1 "$OURS" \
+  --modules.file="$tmp/blackbox.yml" --probe.http="http://127.0.0.1:$sport/self" \
+  --probe.interval=1s --probe.timeout=900ms --probe.trust-local-targets --no-path.monitor --log.level=warn

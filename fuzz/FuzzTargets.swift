@@ -61,7 +61,8 @@ func fuzzHTTPRequest(_ bytes: [UInt8]) {
 func fuzzHTTPResponse(_ bytes: [UInt8]) {
     guard let first = bytes.first else { return }
     let body = Array(bytes.dropFirst())
-    var parser = HTTPResponseParser(limits: .init(headBytes: 2048, fieldCount: 20, bodyBytes: 1024), isHeadRequest: first & 1 == 1)
+    var parser = HTTPResponseParser(
+        limits: .init(headBytes: 2048, fieldCount: 20, bodyBytes: 1024), isHeadRequest: first & 1 == 1)
     // Split the stream where the first byte says, as a socket would deliver it.
     let cut = body.isEmpty ? 0 : Int(first >> 1) % (body.count + 1)
     do {
@@ -88,21 +89,25 @@ func fuzzNetlink(_ bytes: [UInt8]) {
     precondition(messages.count <= bytes.count / 16 + 1)
     var model = NetworkModel()
     for m in messages {
-        model.apply(m) { name, kind, type, _ in InterfaceClassifier.classify(name: name, kind: kind, hardwareType: type, sysfs: nil) }
+        model.apply(m) { name, kind, type, _ in
+            InterfaceClassifier.classify(name: name, kind: kind, hardwareType: type, sysfs: nil)
+        }
     }
     _ = model.snapshot(changeCount: 0)
 }
 
 func fuzzConfig(_ bytes: [UInt8]) {
     #if RX_FUZZ_CONFIG
-    _ = try? YAMLParser.parse(bytes, file: "fuzz.yml")
-    _ = try? ConfigLoader.parse(bytes, file: "fuzz.yml")
+        _ = try? YAMLParser.parse(bytes, file: "fuzz.yml")
+        _ = try? ConfigLoader.parse(bytes, file: "fuzz.yml")
+        // The same YAML as a blackbox module file (`--modules.file`): every module decoded.
+        _ = try? BlackboxModuleFile.parse(bytes, file: "fuzz.yml")
     #endif
 }
 
 func fuzzHistory(_ bytes: [UInt8]) {
     #if RX_FUZZ_HISTORY
-    _ = try? HistoryRecord.decode(bytes)
+        _ = try? HistoryRecord.decode(bytes)
     #endif
 }
 

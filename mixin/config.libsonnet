@@ -1,10 +1,16 @@
 // What the rules, alerts and dashboards would otherwise hard-code. Override any field:
-//   (import 'mixin.libsonnet') + { _config+:: { selector: 'job="edge"' } }
+//   (import 'mixin.libsonnet') + { _config+:: { job: 'edge' } }
 {
   _config+:: {
-    // Selects the exporters' series in every rule and alert, and limits the dashboards' $job,
-    // $site and $instance choices. Any PromQL matchers, comma-separated.
-    selector: 'job="reachability"',
+    // The scrape job of the exporters: the rules and alerts select it, and the dashboards open
+    // on it (their $job offers every job that has the exporter's metrics).
+    job: 'reachability',
+    // Further PromQL matchers (comma-separated, e.g. 'site!=""') that every rule, alert and
+    // dashboard query adds to the job's. Empty: none.
+    extraMatchers: '',
+    // What the rules and alerts select: the job and the extra matchers. Override it whole for a
+    // selector without a job (the dashboards then still select $job and extraMatchers).
+    selector: std.join(', ', ['job="%s"' % self.job] + (if self.extraMatchers == '' then [] else [self.extraMatchers])),
     // The label that tells sites apart: a target label of the scrape, or the `site` external
     // label of a Prometheus agent that remote-writes (deploy/fleet/). The dashboards filter on it.
     siteLabel: 'site',

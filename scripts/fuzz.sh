@@ -2,7 +2,7 @@
 # Fuzzes the parsers that read outside input with libFuzzer, each for a bounded time:
 #   http-request (HTTPRequestParser: what clients send the exporter), http-response
 #   (HTTPResponseParser: what probed servers answer), dns (DNSMessage.decodeResponse),
-#   netlink (NetlinkDecoder + NetworkModel), config (YAMLParser, ConfigLoader) and history
+#   netlink (NetlinkDecoder + NetworkModel), config (YAMLParser, ConfigLoader, BlackboxModuleFile: the same YAML as a --modules.file) and history
 #   (HistoryRecord.decode), tls-handshake (the web server's TLS context: what a client sends
 #   before the handshake, through OpenSSL's SSL_accept over memory, client certificates required
 #   and verified, a SAN allow-list; certificates made here with openssl).

@@ -1,6 +1,8 @@
 // Alerting rules. Every alert keeps the exporter's target labels (job, instance, and any the
 // scrape or the agent adds, such as site) so Alertmanager can route per site, and links its
-// section of docs/runbook.md.
+// section of docs/runbook.md. As the mixin guidelines (and mixtool lint) ask: a `summary` that is
+// one fixed sentence, the same for every instance of the alert (a notification title that
+// groups well); a `description` that names the instance, the target and the values.
 local u = import '../lib/util.libsonnet';
 // Scope and reason label values, generated from the exporter's types (VerdictReasonTests holds it).
 local labels = import '../lib/verdict_labels.json';
@@ -65,7 +67,7 @@ local labels = import '../lib/verdict_labels.json';
             ) == 1
           ||| % cl,
           c.internetUnreachableFor,
-          '{{ $labels.instance }} cannot reach the internet',
+          'A site cannot reach the internet.',
           'The reachability verdict of {{ $labels.instance }} has been none or limited for %s%s.'
           % [u.duration(c.internetUnreachableFor), currentVerdictAndFault(labels.scope.overall, '')],
         ),
@@ -73,7 +75,7 @@ local labels = import '../lib/verdict_labels.json';
           'ReachabilityCaptivePortal', 'warning',
           'reachability_connectivity_state{%(selector)s, state="portal"} == 1' % c,
           c.captivePortalFor,
-          '{{ $labels.instance }} is behind a captive portal',
+          'A site is behind a captive portal.',
           'A captive portal (or another interceptor) answers in place of the internet on {{ $labels.instance }} (signal: %s).'
           % currentVerdict(labels.scope.overall, '', '{{ .Labels.reason }}'),
         ),
@@ -87,7 +89,7 @@ local labels = import '../lib/verdict_labels.json';
             max without (interface) (reachability_uplink_internet_reachable{%(selector)s}) == 1
           ||| % c,
           c.uplinkDownFor,
-          'Uplink {{ $labels.interface }} of {{ $labels.instance }} is down while another uplink works',
+          'An uplink is down while another uplink of the site works.',
           'Probes bound to {{ $labels.interface }} have not reached the internet for %s%s, while at least one other uplink of {{ $labels.instance }} does.'
           % [u.duration(c.uplinkDownFor), currentVerdictAndFault('%s', '$labels.interface ')],
         ),
@@ -99,8 +101,8 @@ local labels = import '../lib/verdict_labels.json';
             max without (cause) (reachability_uplink_probe_interval_seconds{%(selector)s, cause=~"budget|exhausted"}) > %(bound)g
           ||| % (c { bound: u.seconds(c.uplinkBudgetDetectionBound) }),
           c.uplinkBudgetSlowsDetectionFor,
-          'The traffic budget of uplink {{ $labels.interface }} of {{ $labels.instance }} slows its probes past %s' % u.duration(c.uplinkBudgetDetectionBound),
-          'To stay within its budget, the probes of {{ $labels.interface }} run only every {{ $value | humanizeDuration }}: an outage of that uplink would be seen that late.%s Raise the budget, name fewer or smaller probes for it (uplink_settings probes), or accept the delay.'
+          'The traffic budget of an uplink slows its probes past %s.' % u.duration(c.uplinkBudgetDetectionBound),
+          'To stay within its budget, the probes of uplink {{ $labels.interface }} of {{ $labels.instance }} run only every {{ $value | humanizeDuration }}: an outage of that uplink would be seen that late.%s Raise the budget, name fewer or smaller probes for it (uplink_settings probes), or accept the delay.'
           % '{{ with printf "reachability_uplink_budget_remaining_bytes{job=\\"%s\\",instance=\\"%s\\",interface=\\"%s\\"}" $labels.job $labels.instance $labels.interface | query }}{{ with first . }} {{ .Value | humanize1024 }}B left in this window.{{ end }}{{ end }}',
         ),
         // One IP family fails while another is full: "IPv6 broken, IPv4 fine" (or the reverse).
@@ -113,7 +115,7 @@ local labels = import '../lib/verdict_labels.json';
             max without (family) (reachability_family_internet_reachable{%(selector)s}) == 1
           ||| % c,
           c.familyDownFor,
-          '{{ $labels.family }} of {{ $labels.instance }} fails while another IP family works',
+          'One IP family fails while another works.',
           'The {{ $labels.family }} verdict of {{ $labels.instance }} has not been full for %s%s while another IP family reaches the internet.'
           % [u.duration(c.familyDownFor), currentVerdictAndFault('%s', '$labels.family ')],
         ),
@@ -122,7 +124,7 @@ local labels = import '../lib/verdict_labels.json';
           'ReachabilityPartialConnectivity', 'warning',
           'max without (state, reason) (reachability_connectivity_info{%(selector)s, state="limited", reason="%(partial)s"}) == 1' % cl,
           c.partialConnectivityFor,
-          '{{ $labels.instance }} has partial connectivity ({{ $labels.scope }})',
+          'A site has partial connectivity: plain HTTP passes, HTTPS does not.',
           'Plain HTTP reaches the internet but HTTPS does not on {{ $labels.instance }} (scope {{ $labels.scope }}): a proxy or firewall blocks TLS.',
         ),
         // A path-MTU black hole, per scope: small packets pass, an `mtu` probe's full-size
@@ -133,7 +135,7 @@ local labels = import '../lib/verdict_labels.json';
           'ReachabilityPathMTUBlackHole', 'warning',
           'max without (state, reason) (reachability_connectivity_info{%(selector)s, state="limited", reason="%(mtu)s"}) == 1' % cl,
           c.pathMTUBlackHoleFor,
-          '{{ $labels.instance }} carries only small packets ({{ $labels.scope }})',
+          'A site carries only small packets (a path-MTU black hole).',
           'Only small packets have passed on {{ $labels.instance }} (scope {{ $labels.scope }}) for %s: full-size packets are lost on the way (a path-MTU black hole)%s. Pings and DNS work; page loads, TLS handshakes, downloads and SSH sessions stall.'
           % [u.duration(c.pathMTUBlackHoleFor), failingPathMTU],
         ),
@@ -141,8 +143,8 @@ local labels = import '../lib/verdict_labels.json';
           'ReachabilityHighLatency', 'warning',
           'reachability:probe_duration_seconds:p90_5m > %s' % '%g' % c.highLatencySeconds,
           c.highLatencyFor,
-          'High round-trip time to {{ $labels.target }} from {{ $labels.instance }}',
-          'The 90th percentile of successful {{ $labels.probe }} probes to {{ $labels.target }} is {{ $value | humanizeDuration }} (over 5 minutes; threshold %s).'
+          'The round-trip time to a probe target is high.',
+          'The 90th percentile of successful {{ $labels.probe }} probes from {{ $labels.instance }} to {{ $labels.target }} is {{ $value | humanizeDuration }} (over 5 minutes; threshold %s).'
           % u.shortSeconds(c.highLatencySeconds),
         ),
         // Not for loss that an outage of the site, or of the target for most of the fleet
@@ -160,22 +162,22 @@ local labels = import '../lib/verdict_labels.json';
               max_over_time(ALERTS{alertname="ReachabilityTargetDown", alertstate="firing"}[5m])
           ||| % { ratio: '%g' % c.packetLossRatio, site: c.siteLabel },
           c.packetLossFor,
-          'ICMP packet loss to {{ $labels.target }} from {{ $labels.instance }}',
-          '{{ $value | humanizePercentage }} of echo requests to {{ $labels.target }} got no reply over 5 minutes (threshold %s%%).'
+          'ICMP echoes to a probe target are lost.',
+          '{{ $value | humanizePercentage }} of echo requests from {{ $labels.instance }} to {{ $labels.target }} got no reply over 5 minutes (threshold %s%%).'
           % u.percent(c.packetLossRatio),
         ),
         alert(
           'ReachabilityCertificateExpiring', 'warning',
           '(reachability_tls_certificate_expiry_timestamp_seconds{%s} - time()) < %d * 86400' % [c.selector, c.certificateExpiryDays],
           c.certificateExpiringFor,
-          'TLS certificate of {{ $labels.target }} expires soon',
+          'The TLS certificate of a probe target expires soon.',
           'The certificate served to {{ $labels.instance }} by {{ $labels.target }} expires in {{ $value | humanizeDuration }}.',
         ),
         alert(
           'ReachabilityExporterDown', 'critical',
           'up{%(selector)s} == 0' % c,
           c.exporterDownFor,
-          'reachability_exporter on {{ $labels.instance }} is down',
+          'Prometheus cannot scrape a reachability_exporter.',
           "Prometheus has not been able to scrape {{ $labels.instance }} for %s; this site's internet reachability is unknown."
           % u.duration(c.exporterDownFor),
         ),
@@ -186,7 +188,7 @@ local labels = import '../lib/verdict_labels.json';
           'ReachabilityExporterInstanceAbsent', 'critical',
           'max_over_time(up{%(selector)s}[%(exporterInstanceAbsentLookback)s]) unless up{%(selector)s}' % c,
           c.exporterInstanceAbsentFor,
-          'reachability_exporter on {{ $labels.instance }} has vanished',
+          'A reachability_exporter has vanished from Prometheus.',
           'Prometheus has had no up series for {{ $labels.instance }} for %s (the 5-minute lookback and the `for`), though it had one within the last %s: the target left service discovery, or its site stopped sending.'
           % [u.humanize(300 + u.seconds(c.exporterInstanceAbsentFor)), u.duration(c.exporterInstanceAbsentLookback)],
         ),
@@ -194,15 +196,16 @@ local labels = import '../lib/verdict_labels.json';
           'ReachabilityExporterAbsent', 'critical',
           'absent(up{%(selector)s})' % c,
           c.exporterAbsentFor,
-          'No reachability_exporter is scraped',
-          'Prometheus has no up{%s} series: service discovery or the scrape configuration lost every exporter.' % c.selector,
+          'No reachability_exporter is scraped.',
+          'Prometheus has had no up{%s} series for %s: service discovery or the scrape configuration lost every exporter{{ with $labels.job }} of job {{ . }}{{ end }}.'
+          % [c.selector, u.duration(c.exporterAbsentFor)],
         ),
         // The monitor loop has stopped finishing rounds while the HTTP side still answers.
         alert(
           'ReachabilityProbeRoundsStalled', 'critical',
           'rate(reachability_rounds_total{%(selector)s}[%(roundsStalledWindow)s]) == 0 and up{%(selector)s} == 1' % c,
           c.roundsStalledFor,
-          'reachability_exporter on {{ $labels.instance }} has stopped probing',
+          'A reachability_exporter has stopped probing.',
           'No probe round has finished on {{ $labels.instance }} for %s although the exporter is scraped: its verdict is stale.'
           % u.humanize(u.seconds(c.roundsStalledWindow) + u.seconds(c.roundsStalledFor)),
         ),
@@ -210,7 +213,7 @@ local labels = import '../lib/verdict_labels.json';
           'ReachabilityFlapping', 'warning',
           'sum without (from, to) (increase(reachability_state_transitions_total{%(selector)s, to="full"}[%(flappingWindow)s])) > %(flappingRecoveries)d' % c,
           '0m',
-          '{{ $labels.instance }} keeps losing and regaining the internet',
+          'A site keeps losing and regaining the internet.',
           'The verdict of {{ $labels.instance }} returned to full {{ $value | printf "%%.0f" }} times in the last %s.'
           % std.strReplace(u.duration(c.flappingWindow), '1 ', ''),
         ),
@@ -218,24 +221,24 @@ local labels = import '../lib/verdict_labels.json';
           'ReachabilityHistoryWriteErrors', 'warning',
           'increase(reachability_history_write_errors_total{%(selector)s}[%(historyProblemsWindow)s]) > 0' % c,
           '0m',
-          'reachability_exporter on {{ $labels.instance }} cannot write its history',
-          '{{ $value | printf "%%.0f" }} history writes failed in the last %s (disk full, read-only or missing state directory?).'
+          'A reachability_exporter cannot write its history.',
+          '{{ $value | printf "%%.0f" }} history writes of {{ $labels.instance }} failed in the last %s (disk full, read-only or missing state directory?).'
           % u.duration(c.historyProblemsWindow),
         ),
         alert(
           'ReachabilityHistoryRecordsDropped', 'warning',
           'increase(reachability_history_dropped_records_total{%(selector)s}[%(historyProblemsWindow)s]) > 0' % c,
           '0m',
-          'reachability_exporter on {{ $labels.instance }} drops history records',
-          '{{ $value | printf "%%.0f" }} history records were dropped in the last %s: the writer cannot keep up or the disk is failing.'
+          'A reachability_exporter drops history records.',
+          '{{ $value | printf "%%.0f" }} history records of {{ $labels.instance }} were dropped in the last %s: the writer cannot keep up or the disk is failing.'
           % u.duration(c.historyProblemsWindow),
         ),
         alert(
           'ReachabilityConfigReloadFailed', 'warning',
           'reachability_exporter_config_last_reload_successful{%(selector)s} == 0' % c,
           c.configReloadFailedFor,
-          'reachability_exporter on {{ $labels.instance }} runs an old configuration',
-          'The last configuration reload failed; the exporter keeps probing with the previous configuration. See its log for the file, line and error.',
+          'A reachability_exporter runs an old configuration.',
+          'The last configuration reload of {{ $labels.instance }} failed; the exporter keeps probing with the previous configuration. See its log for the file, line and error.',
         ),
         // Multiwindow, multi-burn-rate alerts on the availability SLO: fast burn pages, slow burn
         // opens a ticket. Availability counts failed scrapes as not online (rules.libsonnet).
@@ -250,8 +253,8 @@ local labels = import '../lib/verdict_labels.json';
               max_over_time(ALERTS{alertname=~"ReachabilityInternetUnreachable|ReachabilityCaptivePortal", alertstate="firing"}[5m])
           ||| % { b: '%g' % c.burnRateFast, site: c.siteLabel },
           c.burnRateFastFor,
-          '{{ $labels.instance }} burns its availability error budget fast',
-          'The burn rate over the last hour is {{ $value | printf "%%.1f" }} (and over 5 minutes above %s): at %s, %s%% of the 30-day error budget of the %s%% online SLO goes every hour.'
+          'A site burns its availability error budget fast.',
+          'The burn rate of {{ $labels.instance }} over the last hour is {{ $value | printf "%%.1f" }} (and over 5 minutes above %s): at %s, %s%% of the 30-day error budget of the %s%% online SLO goes every hour.'
           % ['%g' % c.burnRateFast, '%g' % c.burnRateFast, u.percent(c.burnRateFast / 720), u.percent(c.sloTarget)],
         ),
         alert(
@@ -262,7 +265,7 @@ local labels = import '../lib/verdict_labels.json';
               max_over_time(ALERTS{alertname=~"ReachabilityInternetUnreachable|ReachabilityCaptivePortal", alertstate="firing"}[30m])
           ||| % { b: '%g' % c.burnRateSlow, site: c.siteLabel },
           c.burnRateSlowFor,
-          '{{ $labels.instance }} burns its availability error budget',
+          'A site burns its availability error budget.',
           'Over the last 6 hours {{ $labels.instance }} was offline more than %s times as often as the %s%% online SLO allows.'
           % ['%g' % c.burnRateSlow, u.percent(c.sloTarget)],
         ),

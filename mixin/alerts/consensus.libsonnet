@@ -40,7 +40,7 @@ local labels = import '../lib/verdict_labels.json';
             reachability:target_sites:count >= %(n)d
           ||| % { r: '%g' % c.fleetTargetDownRatio, n: c.fleetMinSites },
           c.fleetTargetDownFor,
-          '{{ $labels.target }} is down from {{ $value | humanizePercentage }} of sites',
+          'A probe target is down from at least %s%% of the sites.' % u.percent(c.fleetTargetDownRatio),
           ('%s of %s sites that reach other targets have failed %s probes to %s for %s (threshold: %s%% of at least %d sites): '
            + 'the target, or the path every site shares to it, is down, not the sites.%s')
           % [
@@ -65,7 +65,7 @@ local labels = import '../lib/verdict_labels.json';
           'ReachabilitySiteFailingAlone',
           'reachability:site_targets_failing_alone:count > 0',
           c.fleetFailingAloneFor,
-          '{{ $labels.instance }} fails targets that most other sites reach',
+          'A site fails targets that most other sites reach.',
           ('For %s {{ $labels.instance }}%s has failed probes that most other sites pass: %s. '
            + "The problem is this site's path to them (its resolver, a filter, a route), not the targets%s.")
           % [

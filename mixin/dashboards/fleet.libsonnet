@@ -4,20 +4,11 @@ local g = import '../lib/grafana.libsonnet';
 
 function(c) {
   local v = g.vars(c),
-  __requires: [
-    { type: 'grafana', id: 'grafana', name: 'Grafana', version: '10.0.0' },
-    { type: 'datasource', id: 'prometheus', name: 'Prometheus', version: '1.0.0' },
-    { type: 'panel', id: 'bargauge', name: 'Bar gauge', version: '' },
-    { type: 'panel', id: 'stat', name: 'Stat', version: '' },
-    { type: 'panel', id: 'state-timeline', name: 'State timeline', version: '' },
-    { type: 'panel', id: 'table', name: 'Table', version: '' },
-    { type: 'panel', id: 'timeseries', name: 'Time series', version: '' },
-  ],
   uid: 'reachability-fleet',
   title: 'Reachability — fleet',
   description: 'Many reachability_exporter instances (sites) at once: who is offline or behind a portal now, is it a site or the target, availability and latency compared. See dashboards/README.md.',
   tags: c.dashboardTags,
-  editable: true,
+  editable: false,
   fiscalYearStartMonth: 0,
   graphTooltip: 1,
   liveNow: false,
@@ -65,6 +56,7 @@ function(c) {
       ]) + {
       fieldConfig: {
         defaults: {
+          unit: 'none',
           color: { mode: 'thresholds' },
           mappings: [],
           thresholds: {
@@ -93,6 +85,7 @@ function(c) {
       ]) + {
       fieldConfig: {
         defaults: {
+          unit: 'none',
           color: { mode: 'thresholds' },
           mappings: [],
           thresholds: {
@@ -121,6 +114,7 @@ function(c) {
       ]) + {
       fieldConfig: {
         defaults: {
+          unit: 'none',
           color: { mode: 'thresholds' },
           mappings: [],
           thresholds: {
@@ -149,6 +143,7 @@ function(c) {
       ]) + {
       fieldConfig: {
         defaults: {
+          unit: 'none',
           color: { mode: 'thresholds' },
           mappings: [],
           thresholds: {
@@ -177,6 +172,7 @@ function(c) {
       ]) + {
       fieldConfig: {
         defaults: {
+          unit: 'none',
           color: { mode: 'thresholds' },
           mappings: [],
           thresholds: {
@@ -509,6 +505,7 @@ function(c) {
       ]) + {
       fieldConfig: {
         defaults: {
+          unit: 'none',
           color: { mode: 'palette-classic' },
           mappings: [],
           thresholds: { mode: 'absolute', steps: [{ color: 'green', value: null }] },
@@ -688,6 +685,7 @@ function(c) {
       ]) + {
       fieldConfig: {
         defaults: {
+          unit: 'none',
           color: { mode: 'palette-classic' },
           mappings: [],
           thresholds: { mode: 'absolute', steps: [{ color: 'green', value: null }] },

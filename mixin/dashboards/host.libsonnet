@@ -4,21 +4,11 @@ local g = import '../lib/grafana.libsonnet';
 
 function(c) {
   local v = g.vars(c),
-  __requires: [
-    { type: 'grafana', id: 'grafana', name: 'Grafana', version: '10.0.0' },
-    { type: 'datasource', id: 'prometheus', name: 'Prometheus', version: '1.0.0' },
-    { type: 'panel', id: 'bargauge', name: 'Bar gauge', version: '' },
-    { type: 'panel', id: 'heatmap', name: 'Heatmap', version: '' },
-    { type: 'panel', id: 'stat', name: 'Stat', version: '' },
-    { type: 'panel', id: 'state-timeline', name: 'State timeline', version: '' },
-    { type: 'panel', id: 'table', name: 'Table', version: '' },
-    { type: 'panel', id: 'timeseries', name: 'Time series', version: '' },
-  ],
   uid: 'reachability-host',
   title: 'Reachability — host',
   description: 'One reachability_exporter: does this host reach the internet, through which uplink, and if not, why. See dashboards/README.md for the metric behind each panel.',
   tags: c.dashboardTags,
-  editable: true,
+  editable: false,
   fiscalYearStartMonth: 0,
   graphTooltip: 1,
   liveNow: false,
@@ -739,6 +729,7 @@ function(c) {
       ]) + {
       fieldConfig: {
         defaults: {
+          unit: 'none',
           color: { mode: 'palette-classic' },
           mappings: [],
           thresholds: { mode: 'absolute', steps: [{ color: 'green', value: null }] },
@@ -891,6 +882,7 @@ function(c) {
       ]) + {
       fieldConfig: {
         defaults: {
+          unit: 'none',
           color: { mode: 'palette-classic' },
           mappings: [],
           thresholds: { mode: 'absolute', steps: [{ color: 'green', value: null }] },
@@ -1025,6 +1017,7 @@ function(c) {
       ]) + {
       fieldConfig: {
         defaults: {
+          unit: 'none',
           color: { mode: 'palette-classic' },
           mappings: [],
           thresholds: { mode: 'absolute', steps: [{ color: 'green', value: null }] },

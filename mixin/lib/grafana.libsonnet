@@ -4,10 +4,14 @@
 local ds = { type: 'prometheus', uid: '${datasource}' };
 
 {
+  // ', ' and _config.extraMatchers, or nothing.
+  extra(c):: if c.extraMatchers == '' then '' else ', ' + c.extraMatchers,
+
   // The matchers and filters every query is built from, for a _config.
   vars(c):: {
-    // The dashboard's choice of exporters: job, site and instance variables.
-    local sel = 'job=~"$job", %s=~"$site", instance=~"$instance"' % c.siteLabel,
+    // The dashboard's choice of exporters: job, site and instance variables, and the
+    // _config's extra matchers.
+    local sel = 'job=~"$job", %s=~"$site", instance=~"$instance"' % c.siteLabel + $.extra(c),
     sel: sel,
     site: c.siteLabel,
     // The overall scope's label value (lib/verdict_labels.json, generated from the exporter's types).
@@ -29,6 +33,39 @@ local ds = { type: 'prometheus', uid: '${datasource}' };
     coverage(w)::
       '(count_over_time(reachability_internet_reachable{%(sel)s}[%(w)s]) or count_over_time(up{%(sel)s}[%(w)s]) * 0) / count_over_time(up{%(sel)s}[%(w)s])'
       % { sel: sel, w: w },
+  },
+
+  // What grafana.com's import (and Dashboards -> Import) reads: the data source input the
+  // $datasource variable defaults to, and the Grafana version, data source and panel types the
+  // dashboard needs (from its panels, so a new panel type cannot be forgotten).
+  importable(d):: d {
+    local names = {
+      bargauge: 'Bar gauge',
+      gauge: 'Gauge',
+      heatmap: 'Heatmap',
+      stat: 'Stat',
+      'state-timeline': 'State timeline',
+      table: 'Table',
+      text: 'Text',
+      timeseries: 'Time series',
+    },
+    local types = std.set([
+      p.type
+      for p in std.flattenArrays([[q] + std.get(q, 'panels', []) for q in d.panels])
+      if p.type != 'row'
+    ]),
+    __inputs: [{
+      name: 'DS_PROMETHEUS',
+      label: 'Prometheus',
+      description: 'The Prometheus that scrapes reachability_exporter (and evaluates its rules).',
+      type: 'datasource',
+      pluginId: 'prometheus',
+      pluginName: 'Prometheus',
+    }],
+    __requires: [
+      { type: 'grafana', id: 'grafana', name: 'Grafana', version: '10.0.0' },
+      { type: 'datasource', id: 'prometheus', name: 'Prometheus', version: '1.0.0' },
+    ] + [{ type: 'panel', id: t, name: names[t], version: '' } for t in types],
   },
 
   row(id, title, y):: { type: 'row', title: title, collapsed: false, id: id, gridPos: { h: 1, w: 24, x: 0, y: y }, panels: [] },
@@ -57,12 +94,16 @@ local ds = { type: 'prometheus', uid: '${datasource}' };
   range(expr, legend='__auto', format='time_series'):: target(expr, legend, false, format),
   table(expr, legend='__auto'):: target(expr, legend, true, 'table'),
 
+  // Any Prometheus data source. Imported from grafana.com (or Dashboards -> Import), the
+  // data source chosen for the DS_PROMETHEUS input replaces ${DS_PROMETHEUS} and is the one
+  // selected; provisioned as they are, no data source has that uid and Grafana selects its
+  // default Prometheus.
   datasourceVariable:: {
     name: 'datasource',
     label: 'Data source',
     type: 'datasource',
     query: 'prometheus',
-    current: {},
+    current: { selected: false, text: '${DS_PROMETHEUS}', value: '${DS_PROMETHEUS}' },
     hide: 0,
     refresh: 1,
     regex: '',
@@ -71,9 +112,9 @@ local ds = { type: 'prometheus', uid: '${datasource}' };
     multi: false,
   },
 
-  // A label_values variable; multi-valued ones offer All, which matches everything (also
-  // series without the label).
-  queryVariable(name, label, query, multi=false):: {
+  // A label_values variable; multi-valued ones offer All, which matches `allValue` (by
+  // default everything, also series without the label).
+  queryVariable(name, label, query, multi=false, allValue='.*', current={}):: {
     name: name,
     label: label,
     type: 'query',
@@ -84,22 +125,31 @@ local ds = { type: 'prometheus', uid: '${datasource}' };
     sort: 1,
     multi: multi,
     includeAll: multi,
-    current: {},
+    current: current,
     hide: 0,
     regex: '',
     options: [],
     skipUrlSync: false,
-  } + (if multi then { allValue: '.*' } else {}),
+  } + (if multi then { allValue: allValue } else {}),
 
   // $datasource, $job, $site, $instance, then one $probe_<label> per _config.probeLabels.
-  // The selector limits what $job, $site and $instance offer.
-  variables(c, multiInstance):: [
-    $.datasourceVariable,
-    $.queryVariable('job', 'Job', 'label_values(reachability_exporter_build_info{%s}, job)' % c.selector),
-    $.queryVariable('site', 'Site', 'label_values(reachability_exporter_build_info{%s, job=~"$job"}, %s)' % [c.selector, c.siteLabel], multi=true),
-    $.queryVariable('instance', 'Instance', 'label_values(reachability_exporter_build_info{%s, job=~"$job", %s=~"$site"}, instance)' % [c.selector, c.siteLabel], multi=multiInstance),
-  ] + [
-    $.queryVariable('probe_' + l, 'Probe ' + l, 'label_values(reachability_probe_labels_info{%s}, %s)' % [$.vars(c).sel, l], multi=true)
-    for l in c.probeLabels
-  ],
+  // $job offers every job that has the exporter's build info (whatever the scrape job is
+  // called) and opens on _config.job; the extra matchers limit every choice.
+  variables(c, multiInstance)::
+    local build = 'reachability_exporter_build_info';
+    [
+      $.datasourceVariable,
+      $.queryVariable(
+        'job',
+        'Job',
+        'label_values(%s, job)' % (if c.extraMatchers == '' then build else '%s{%s}' % [build, c.extraMatchers]),
+        current={ selected: true, text: c.job, value: c.job },
+      ),
+      $.queryVariable('site', 'Site', 'label_values(%s{job=~"$job"%s}, %s)' % [build, $.extra(c), c.siteLabel], multi=true),
+      // Every series has an instance: All is '.+'.
+      $.queryVariable('instance', 'Instance', 'label_values(%s{job=~"$job", %s=~"$site"%s}, instance)' % [build, c.siteLabel, $.extra(c)], multi=multiInstance, allValue='.+'),
+    ] + [
+      $.queryVariable('probe_' + l, 'Probe ' + l, 'label_values(reachability_probe_labels_info{%s}, %s)' % [$.vars(c).sel, l], multi=true)
+      for l in c.probeLabels
+    ],
 }

@@ -9,8 +9,9 @@ Binaries: RX_BIN_DIR=DIR (or RXLAB_BIN_DIR=DIR) names the directory of reachabil
 reachability-lab and history_bench built elsewhere; SwiftPM is then never invoked. Without it
 the directory is `swift build --show-bin-path`, and the products a lab needs are built when
 missing (the fault lab builds them every time, unless RXLAB_NO_BUILD=1). RXLAB_LAB_BIN names a
-reachability-lab of its own. Bounds: PROOF_TIMEOUT (prometheus 300 s, status-page 180 s),
-BACKFILL_TIMEOUT (120 s), RXFLEET_TIMEOUT (600 s), RXHOPS_TIMEOUT (180 s).
+reachability-lab of its own. Bounds: PROOF_TIMEOUT (prometheus 300 s, status-page 180 s each part),
+BACKFILL_TIMEOUT (120 s), RXFLEET_TIMEOUT (600 s), RXHOPS_TIMEOUT (180 s),
+RXBB_TIMEOUT (240 s).
 
 Traffic: every exporter gets lab or loopback targets only, and
 REACHABILITY_EXPORTER_REFUSE_DEFAULT_TARGETS=1 is set for all of them."""
@@ -200,6 +201,28 @@ def lab_truth(args):
     return run_swept(argv, prefix, keep="--keep" in args)
 
 
+def lab_blackbox_side_by_side(args):
+    """`scripts/lab blackbox-side-by-side`: /probe against Debian's blackbox_exporter, side by side.
+    Bound: RXBB_TIMEOUT (240 s)."""
+    tools = ("ip", "nft", "nginx", "unbound", "unbound-checkconf", "prometheus", "promtool",
+             "prometheus-blackbox-exporter", "openssl", "python3")  # fmt: skip
+    gone = missing(tools)
+    if os.getuid() != 0 or gone:
+        return notice(
+            "blackbox side-by-side lab",
+            "ip/nft/nginx/unbound/prometheus/promtool/prometheus-blackbox-exporter/openssl/python3 (Debian packages "
+            "nftables nginx unbound prometheus prometheus-blackbox-exporter openssl, installed under a policy-rc.d "
+            "that exits 101)",
+            gone,
+        )
+    (exporter,) = binaries(bin_dir(("reachability_exporter",)), "reachability_exporter")
+    prefix = f"rxbb-{os.getpid()}"
+    argv = bounded(
+        "RXBB_TIMEOUT", 240, 10, module("blackboxlab", f"--prefix={prefix}", f"--exporter-bin={exporter}", *args)
+    )
+    return run_swept(argv, prefix, keep="--keep" in args)
+
+
 def lab_prometheus(args):
     directory = bin_dir(("reachability_exporter",))
     binaries(directory, "reachability_exporter")
@@ -216,19 +239,33 @@ def lab_backfill(args):
     return subprocess.run(argv, cwd=ROOT, env=child_env()).returncode
 
 
-def lab_status_page(args):
+def status_page_ready(what):
+    """The status page proofs' binaries directory, after installing chromium, html5lib and nginx
+    (before anything runs in an offline namespace); None, after a NOTICE, when not root."""
     # The page is rendered in a network namespace with only loopback, which needs root.
     if os.getuid() != 0 or not shutil.which("ip"):
         print(
-            f"NOTICE: status page proof NOT RUN (needs root and ip for a loopback-only network namespace; "
-            f"uid {os.getuid()})",
+            f"NOTICE: {what} NOT RUN (needs root and ip for a loopback-only network namespace; uid {os.getuid()})",
             flush=True,
         )
-        return 0
+        return None
     # Installs first (package registries), before anything runs in the offline namespace.
     apt = "apt-get update -qq; DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends"
     if not shutil.which("chromium"):
         subprocess.run(["sh", "-c", f"{apt} chromium >/dev/null"], check=False)
+    if not shutil.which("nginx"):
+        # Debian's nginx ships a service: a policy-rc.d keeps apt from starting it on the host.
+        policy = "/usr/sbin/policy-rc.d"
+        made = not os.path.exists(policy)
+        if made:
+            with open(policy, "w") as f:
+                f.write("#!/bin/sh\nexit 101\n")
+            os.chmod(policy, 0o755)
+        try:
+            subprocess.run(["sh", "-c", f"{apt} nginx >/dev/null"], check=False)
+        finally:
+            if made:
+                os.remove(policy)
     if missing((), ("html5lib",)):
         subprocess.run(
             [
@@ -239,12 +276,33 @@ def lab_status_page(args):
             ],
             check=False,
         )
-    directory = bin_dir(("reachability_exporter", "history_bench"))
+    return bin_dir(("reachability_exporter", "history_bench"))
+
+
+def status_page_prefix(directory, args):
+    """The second part: the page behind nginx at a prefix, in a loopback-only namespace too."""
+    (exporter,) = binaries(directory, "reachability_exporter")
+    argv = bounded("PROOF_TIMEOUT", 180, 10, module("statuspage.prefix", exporter, *args))
+    return netns.isolated(argv, f"rxprefix-{os.getpid()}", env=child_env(RX_BIN_DIR=directory))
+
+
+def lab_status_page(args):
+    """Both parts: a month of history (statuspage/proof.sh), then behind nginx at a prefix."""
+    directory = status_page_ready("status page proof")
+    if directory is None:
+        return 0
     # Everything (exporter, proxy, Chromium) runs in a namespace made for this run with only a
     # loopback interface, so not even the browser's own background services can leave the
     # machine; the proxy and resolver rules stay as a second line.
     argv = bounded("PROOF_TIMEOUT", 180, 10, ["bash", os.path.join(HERE, "statuspage", "proof.sh"), *args])
-    return netns.isolated(argv, f"rxproof-{os.getpid()}", env=child_env(RX_BIN_DIR=directory))
+    history = netns.isolated(argv, f"rxproof-{os.getpid()}", env=child_env(RX_BIN_DIR=directory))
+    behind_proxy = status_page_prefix(directory, [])
+    return history or behind_proxy
+
+
+def lab_status_page_prefix(args):
+    directory = status_page_ready("status page prefix proof")
+    return 0 if directory is None else status_page_prefix(directory, args)
 
 
 def with_exporter(name, python_flags=()):
@@ -282,11 +340,19 @@ LABS = {
         "the truth lab: issue #42, never a false full; seven faults, detection times (rxlab/truthlab)",
     ),
     "fleet": (lab_fleet, "the fleet lab: three sites remote-write to a central Prometheus, one cut (rxlab/fleetlab)"),
+    "blackbox-side-by-side": (
+        lab_blackbox_side_by_side,
+        "the blackbox lab: /probe against Debian's blackbox_exporter, same modules and targets (rxlab/blackboxlab)",
+    ),
     "prometheus": (lab_prometheus, "the Prometheus proof: dashboards, rules and deploy files, live (rxlab/promproof)"),
     "backfill": (lab_backfill, "the history backfill proof: history export into a Prometheus TSDB (rxlab/backfill.py)"),
     "status-page": (
         lab_status_page,
-        "the status page proof: a month of history in headless Chromium (rxlab/statuspage)",
+        "the status page proof: a month of history in headless Chromium, then behind nginx at a prefix (rxlab/statuspage)",
+    ),
+    "status-page-prefix": (
+        lab_status_page_prefix,
+        "its second part alone: the page behind nginx at /rx/, /strip/, /tools/rx/ (rxlab/statuspage/prefix.py)",
     ),
     "web-security": (
         with_exporter("websecurity", ("-W", "ignore::DeprecationWarning")),
@@ -307,12 +373,12 @@ LABS = {
 
 def main(argv):
     if not argv or argv[0] in ("-h", "--help"):
-        print(__doc__ + "\n\nlabs:\n" + "\n".join(f"  {n:<17} {summary}" for n, (_, summary) in LABS.items()))
+        print(__doc__ + "\n\nlabs:\n" + "\n".join(f"  {n:<22} {summary}" for n, (_, summary) in LABS.items()))
         print("\n`scripts/lab NAME --help` shows a lab's own options.")
         return 0 if argv else 64
     if argv[0] == "--list":
         for name, (_, summary) in LABS.items():
-            print(f"{name:<17} {summary}")
+            print(f"{name:<22} {summary}")
         return 0
     if argv[0] not in LABS:
         print(f"scripts/lab: unknown lab {argv[0]!r}; scripts/lab --list names them", file=sys.stderr)
@@ -331,9 +397,11 @@ HELP = {
     "uplinks": ("module", "uplinklab"),
     "truth": ("module", "truthlab"),
     "fleet": ("module", "fleetlab"),
+    "blackbox-side-by-side": ("module", "blackboxlab"),
     "adversarial": ("module", "adversarial"),
     "prometheus": ("header", "promproof/proof.sh"),
     "status-page": ("header", "statuspage/proof.sh"),
+    "status-page-prefix": ("doc", "statuspage.prefix"),
     "fresh-system": ("header", "freshsystem.sh"),
     "backfill": ("doc", "backfill"),
     "web-security": ("doc", "websecurity"),

@@ -328,6 +328,14 @@ part_podman() {  # in a private mount namespace and a loopback-only network name
     return 0
   fi
   echo "  [podman] run $ref --version: $(head -1 <<<"$out")"
+  # How the image starts by itself: its command names the configuration file it carries, and
+  # that file loads (check-config sends nothing).
+  local config=/etc/reachability_exporter/reachability_exporter.yml image_cmd
+  image_cmd=$("${p[@]}" image inspect --format '{{json .Config.Cmd}}' "$ref")
+  grep -qF -- "\"--config.file=$config\"" <<<"$image_cmd" || die "the image's command does not read $config: $image_cmd"
+  out=$(timeout 60 "${p[@]}" run --rm "${opts[@]}" "$ref" check-config "$config" 2>&1) ||
+    die "the image's own $config does not load: $out"
+  echo "  [podman] image command $image_cmd; check-config $config: $(tail -1 <<<"$out")"
   # The exporter as the image runs it (entrypoint, user, workdir), serving and probing its own
   # port; `check` beside it through podman exec.
   # ping_group_range as the Containerfile's note says (podman's own default admits only group 0).

@@ -264,7 +264,7 @@ struct RoundLogger: RoundObserver {
                 ("to", t.transition.to.description))
         }
         logger.debug(
-            "round", ("n", String(status.round)), ("state", status.overall.verdict.description),
-            ("duration_ms", String(status.roundDuration.milliseconds)))
+            "round", ("n", status.round), ("state", status.overall.verdict.description),
+            ("duration_ms", status.roundDuration.milliseconds))
     }
 }

@@ -154,7 +154,7 @@ final class ConfigReloader: Service {
         summary.uplinks = applied.uplinks
         logger.info(
             changed ? "configuration reloaded" : "configuration reloaded, unchanged", ("trigger", trigger),
-            ("file", path), ("probes", String(summary.probes)),
+            ("file", path), ("probes", summary.probes),
             ("added", summary.added.joined(separator: ",")), ("removed", summary.removed.joined(separator: ",")),
             ("changed", summary.changed.joined(separator: ",")), ("uplinks", summary.uplinks.joined(separator: ",")))
         return .success(summary)

@@ -10,20 +10,38 @@ enum ConfigWiring {
 
     /// The file named by `--config.file` with the SHA-256 of the bytes read (nil without the
     /// flag), or the exit status after printing the error.
-    static func loadFile(_ flags: ParsedFlags) -> Result<(config: ExporterConfig, digest: [UInt8])?, ExitStatus> {
+    /// The daemon passes its `logger`: the error is then a log record (`level=ERROR`), as
+    /// Prometheus logs a configuration it cannot load; `check` prints it plain.
+    static func loadFile(_ flags: ParsedFlags, logger: Logger? = nil) -> Result<
+        (config: ExporterConfig, digest: [UInt8])?, ExitStatus
+    > {
         guard let path = flags.string("config.file") else { return .success(nil) }
         do throws(ConfigError) { return .success(try ConfigLoader.loadWithDigest(path: path)) } catch {
-            writeErr("reachability_exporter: error: \(error)\n")
+            startError("error loading the configuration file", error.description, file: path, logger: logger)
             return .failure(ExitStatus(78))
+        }
+    }
+
+    /// A start-up error that is not the command line's: a log record with the daemon's
+    /// logger, else `reachability_exporter: error: …` (the subcommands).
+    static func startError(_ message: String, _ error: String, file: String?, logger: Logger?) {
+        if let logger {
+            if let file {
+                logger.error(message, ("file", file), ("err", error))
+            } else {
+                logger.error(message, ("err", error))
+            }
+        } else {
+            writeErr("reachability_exporter: error: \(error)\n")
         }
     }
 
     /// Flags and file (if any) combined, or the exit status (64 for a flag, 78 for the file)
     /// after printing why. With a file, logs what was loaded, with the uplinks the probes start
     /// on (`uplinks: auto` as `path` shows them now).
-    static func setup(_ flags: ParsedFlags, file: ExporterConfig?, path: any PathGate, logger: Logger) -> Result<
-        ExporterOptions, ExitStatus
-    > {
+    static func setup(
+        _ flags: ParsedFlags, file: ExporterConfig?, path: any PathGate, logger: Logger, daemon: Bool = false
+    ) -> Result<ExporterOptions, ExitStatus> {
         do throws(ExporterOptions.Failure) {
             let setup = try ExporterOptions.resolve(
                 flags: flags, file: file, environment: processEnvironment())
@@ -36,7 +54,7 @@ enum ConfigWiring {
                     logger.warn(warning, ("file", file.file))
                 }
                 logger.info(
-                    "configuration loaded", ("file", file.file), ("probes", String(setup.specs.count)),
+                    "configuration loaded", ("file", file.file), ("probes", setup.specs.count),
                     ("uplinks", uplinks.joined(separator: ",")))
             }
             return .success(setup)
@@ -46,7 +64,7 @@ enum ConfigWiring {
                 writeErr("reachability_exporter: error: \(e.message), try --help\n")
                 return .failure(ExitStatus(64))
             case .config(let e):
-                writeErr("reachability_exporter: error: \(e)\n")
+                startError("error in the configuration", e.description, file: nil, logger: daemon ? logger : nil)
                 return .failure(ExitStatus(78))
             }
         }
@@ -80,7 +98,12 @@ enum ConfigWiring {
 
     /// `POST /-/reload`: 403 unless `enabled` (`--web.enable-lifecycle`) and for a request a
     /// browser sent from another site; 400 without `--config.file` (there is nothing to reload).
-    static func reloadRoute(_ reloader: ConfigReloader?, enabled: Bool) -> WebRoutes.Route {
+    /// With `--modules.file`, the module file is re-read too (after the configuration file, when
+    /// both are given; a failure of either is the answer's `500`).
+    static func reloadRoute(
+        _ reloader: ConfigReloader?, enabled: Bool,
+        modules: (@Sendable () -> Result<Int, ConfigError>)? = nil
+    ) -> WebRoutes.Route {
         { request in
             guard request.path == "/-/reload" else { return nil }
             guard request.method == "POST" else { return WebRoutes.methodNotAllowed("POST") }
@@ -88,11 +111,25 @@ enum ConfigWiring {
                 return HTTPResponse(status: 403, text: "Lifecycle API is not enabled (--web.enable-lifecycle).\n")
             }
             if let why = crossSiteRefusal(request) { return HTTPResponse(status: 403, text: why + "\n") }
-            guard let reloader else {
+            guard reloader != nil || modules != nil else {
                 return HTTPResponse(
-                    status: 400, text: "nothing to reload: the exporter was started without --config.file\n")
+                    status: 400,
+                    text: "nothing to reload: the exporter was started without --config.file and --modules.file\n")
             }
-            return await reloader.route(request)
+            var answer: HTTPResponse?
+            if let reloader {
+                let r = await reloader.route(request)
+                guard let r, r.status == 200 else { return r }
+                answer = r
+            }
+            guard let modules else { return answer }
+            switch modules() {
+            case .success(let n):
+                let before = answer.map { String(decoding: $0.body, as: UTF8.self) } ?? ""
+                return HTTPResponse(status: 200, text: before + "modules reloaded: \(n) modules\n")
+            case .failure(let error):
+                return HTTPResponse(status: 500, text: "modules reload failed; keeping the running modules: \(error)\n")
+            }
         }
     }
 

@@ -16,11 +16,15 @@ struct Exporter: Sendable {
         let listeners: [HTTPServer.Listener]
         var serverOptions = HTTPServer.Options()
         let histograms: HistogramMode
+        let paths: WebPaths
+        let modulesOptions: ProbeEndpoint.Options?
         do throws(UsageError) {
             logger = Logger(
                 level: try flags.choice("log.level", as: LogLevel.self) ?? .info,
                 format: try flags.choice("log.format", as: LogFormat.self) ?? .logfmt)
             listeners = try Self.listeners(flags)
+            paths = try Self.webPaths(flags)
+            modulesOptions = try ModulesWiring.options(flags)
             _ = try ConfigWiring.autoReloadInterval(flags)  // checked here; read again below
             histograms = try flags.choice("metrics.histograms", as: HistogramMode.self) ?? .both
             serverOptions.maxConnections =
@@ -41,17 +45,32 @@ struct Exporter: Sendable {
             do throws(ConfigError) {
                 security = try WebSecurity(path: path, logger: logger.with("component", "web"), registry: registry)
             } catch {
-                writeErr("reachability_exporter: error: web configuration: \(error.description)\n")
+                ConfigWiring.startError(
+                    "error loading the web configuration file", error.description, file: path, logger: logger)
+                return .failure(ExitStatus(78))
+            }
+        }
+        var probeEndpoint: ProbeEndpoint?
+        if let modulesOptions {
+            do throws(ConfigError) {
+                probeEndpoint = try ModulesWiring.endpoint(flags, options: modulesOptions, logger: logger)
+            } catch {
+                ConfigWiring.startError(
+                    "error loading the module file", error.description, file: flags.string("modules.file"),
+                    logger: logger)
                 return .failure(ExitStatus(78))
             }
         }
         registry.gauge(MetricCatalog.exporterBuildInfo)
-            .labels(BuildInfo.version, BuildInfo.revision, BuildInfo.branch, BuildInfo.swiftVersion).set(1)
+            .labels(
+                BuildInfo.version, BuildInfo.revision, BuildInfo.branch, BuildInfo.swiftVersion, BuildInfo.os,
+                BuildInfo.arch
+            ).set(1)
 
         // The file is read first: its `global.path_monitor` decides whether the path monitor runs.
         let file: ExporterConfig?
         let fileDigest: [UInt8]?
-        switch ConfigWiring.loadFile(flags) {
+        switch ConfigWiring.loadFile(flags, logger: logger) {
         case .success(let f): (file, fileDigest) = (f?.config, f?.digest)
         case .failure(let exit): return .failure(exit)
         }
@@ -60,7 +79,7 @@ struct Exporter: Sendable {
         if let problem = path.problem { logger.warn("path monitor unavailable; probes alone decide", ("err", problem)) }
         if let monitor = path.monitor { PathMetrics.register(in: registry, source: monitor) }
         let options: ExporterOptions
-        switch ConfigWiring.setup(flags, file: file, path: path.gate, logger: logger) {
+        switch ConfigWiring.setup(flags, file: file, path: path.gate, logger: logger, daemon: true) {
         case .success(let o): options = o
         case .failure(let exit): return .failure(exit)
         }
@@ -78,8 +97,20 @@ struct Exporter: Sendable {
             logger.warn(warning)
         }
         let parts = Parts(
-            logger: logger, registry: registry, path: path, options: options, flags: flags, fileDigest: fileDigest)
+            logger: logger, registry: registry, path: path, options: options, flags: flags, fileDigest: fileDigest,
+            paths: paths, probeEndpoint: probeEndpoint)
         return parts.assemble(listeners: listeners, serverOptions: serverOptions, security: security)
+    }
+
+    /// `--web.route-prefix`, `--web.external-url` and `--web.telemetry-path`.
+    private static func webPaths(_ flags: ParsedFlags) throws(UsageError) -> WebPaths {
+        do throws(WebPaths.Invalid) {
+            return try WebPaths(
+                routePrefix: flags.string("web.route-prefix"), externalURL: flags.string("web.external-url"),
+                telemetryPath: flags.string("web.telemetry-path"))
+        } catch {
+            throw UsageError(error.message)
+        }
     }
 
     /// `--web.listen-address` (repeatable; the default when none is given), or the sockets
@@ -134,6 +165,9 @@ private struct Parts {
     let flags: ParsedFlags
     /// SHA-256 of the configuration file as loaded: a change after it is a change to reload.
     let fileDigest: [UInt8]?
+    let paths: WebPaths
+    /// `/probe`, with `--modules.file`.
+    let probeEndpoint: ProbeEndpoint?
     var specs: [ProbeSpec] { options.specs }
     var settings: MonitorSettings { options.settings }
 
@@ -172,7 +206,9 @@ private struct Parts {
         let monitor = core.monitor
         history?.restore(into: monitor, logger: logger)
         var web = WebRoutes(registry: registry) { monitor.current != nil }
+        web.paths = paths
         var page = StatusPage(status: { monitor.current })
+        page.paths = paths
         page.addSection(StatusHistoryView(history: history?.summary).render)
         web.statusPage = page
         // Reloads (SIGHUP, POST /-/reload) swap probes and settings in the monitor.
@@ -184,14 +220,40 @@ private struct Parts {
                 runningUplinks: monitor.configuration.settings.uplinks
             ) { await monitor.reconfigure(probes: $0, settings: $1, runRound: $2) }
         }
-        web.add(ConfigWiring.reloadRoute(reloader, enabled: flags.bool("web.enable-lifecycle")))
+        var reloadModules: (@Sendable (String) -> Result<Int, ConfigError>)?
+        var reloadModulesByHTTP: (@Sendable () -> Result<Int, ConfigError>)?
+        if let probeEndpoint, let modulesPath = flags.string("modules.file") {
+            let reload: @Sendable (String) -> Result<Int, ConfigError> = { [logger] trigger in
+                ModulesWiring.reload(probeEndpoint, path: modulesPath, logger: logger, trigger: trigger)
+            }
+            reloadModules = reload
+            reloadModulesByHTTP = { reload("http") }
+            web.add(probeEndpoint.route)
+        }
+        web.add(
+            ConfigWiring.reloadRoute(
+                reloader, enabled: flags.bool("web.enable-lifecycle"), modules: reloadModulesByHTTP))
         routes.set(web)
         logger.info(
-            "probing", ("probes", String(specs.count)), ("interval", DurationParser.format(settings.interval)),
+            "probing", ("probes", specs.count), ("interval", DurationParser.format(settings.interval)),
             ("timeout", DurationParser.format(settings.timeout)), ("policy", settings.verdict.policy.description))
-        let serving = WebService(server) { [logger] addresses in
+        let exposure = WebExposure(security?.current())
+        let serving = WebService(server) { [logger, paths] addresses in
             for address in addresses {
-                logger.info("listening", ("address", address.description), ("version", BuildInfo.version))
+                let prefix = paths.prefix.isEmpty ? "/" : paths.prefix
+                if let url = paths.externalURL {
+                    logger.info(
+                        "listening", ("address", address.description), ("version", BuildInfo.version),
+                        ("route_prefix", prefix), ("telemetry_path", paths.telemetry), ("external_url", url))
+                } else {
+                    logger.info(
+                        "listening", ("address", address.description), ("version", BuildInfo.version),
+                        ("route_prefix", prefix), ("telemetry_path", paths.telemetry))
+                }
+                if let warning = exposure.warning(address) {
+                    logger.warn(
+                        warning, ("address", address.description), ("tls", exposure.tls), ("auth", exposure.auth))
+                }
             }
             // systemd's Type=notify: started once the endpoint answers. READY=1 may wait longer
             // for room than the other messages (a boot storm can fill systemd's queue for more
@@ -217,9 +279,10 @@ private struct Parts {
         let services: [any Service] =
             [path] + (history.map { [$0] } ?? []) + [monitor] + (passive.map { [$0] } ?? [])
             + (reloader.map { [$0] } ?? []) + [serving]
-        let onHangup: @Sendable () -> Void = { [logger] in
+        let onHangup: @Sendable () -> Void = { [logger, reloadModules] in
+            _ = reloadModules?("SIGHUP")
             guard let reloader else {
-                logger.info("SIGHUP received; nothing to reload without --config.file")
+                if reloadModules == nil { logger.info("SIGHUP received; nothing to reload without --config.file") }
                 return
             }
             reloader.requestReload(trigger: "SIGHUP")
@@ -235,11 +298,11 @@ private struct Parts {
         }
         switch failure {
         case .held(let pid):
-            writeErr(
-                "reachability_exporter: error: history directory \(dir) is in use by another exporter"
-                    + (pid.map { " (pid \($0))" } ?? "") + "; give each exporter its own --history.dir\n")
+            logger.error(
+                "history directory \(dir) is in use by another exporter"
+                    + (pid.map { " (pid \($0))" } ?? "") + "; give each exporter its own --history.dir", ("dir", dir))
         case .failed(let error):
-            writeErr("reachability_exporter: error: cannot lock history directory \(dir) (\(dir)/.lock): \(error)\n")
+            logger.error("cannot lock the history directory", ("dir", dir), ("err", "\(dir)/.lock: \(error)"))
         case .unusableDirectory: return .success(())
         }
         return .failure(ExitStatus(78))

@@ -30,6 +30,19 @@ package enum ExporterCommand {
                     "Web configuration in the exporter-toolkit format (TLS, client certificates, basic auth, headers); re-read when it changes."
             ),
             FlagSpec(
+                "web.route-prefix", .value(default: nil), placeholder: "PATH",
+                help:
+                    "Prefix for every HTTP route (/rx serves /rx/metrics, /rx/-/healthy and the status page at /rx/); defaults to --web.external-url's path."
+            ),
+            FlagSpec(
+                "web.external-url", .value(default: nil), placeholder: "URL",
+                help:
+                    "The URL users reach the exporter at, behind a reverse proxy (https://proxy.example/rx/); its path is the default route prefix."
+            ),
+            FlagSpec(
+                "web.telemetry-path", .value(default: "/metrics"), placeholder: "PATH",
+                help: "Path under the route prefix at which to expose metrics."),
+            FlagSpec(
                 "web.max-connections", .value(default: String(HTTPServer.Options().maxConnections)), placeholder: "N",
                 help:
                     "HTTP connections open at once; at the limit the oldest one not being answered gives way, and 503 only when all are."
@@ -43,7 +56,8 @@ package enum ExporterCommand {
                 help:
                     "Histogram forms to keep and serve: classic (the _bucket series), native (exponential buckets, served to protobuf scrapes), both."
             ),
-        ] + [ConfigWiring.flag, ConfigWiring.autoReloadFlag, ConfigWiring.lifecycleFlag] + ProbeFlags.specs
+        ] + [ConfigWiring.flag, ConfigWiring.autoReloadFlag, ConfigWiring.lifecycleFlag] + ModulesWiring.flags
+        + ProbeFlags.specs
         + HistoryFlags.specs + PassiveFlags.specs + commonFlags
 
     static var usage: String {

@@ -42,8 +42,8 @@ struct FileBudget {
         if room < out.maxConnections {
             logger.warn(
                 "the open-file limit leaves room for fewer web connections than --web.max-connections; raise LimitNOFILE",
-                ("limit", String(openFiles)), ("reserved", String(reserved)),
-                ("max_connections", String(room)))
+                ("limit", openFiles), ("reserved", reserved),
+                ("max_connections", room))
             out.maxConnections = room
             out.maxConnectionsPerIP = min(out.maxConnectionsPerIP, room)
         }

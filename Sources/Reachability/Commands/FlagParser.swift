@@ -20,12 +20,16 @@ package struct FlagSpec: Sendable {
     package let kind: Kind
     package let placeholder: String
     package let help: String
+    /// The configuration file's key for the same setting, where the file has one and its name
+    /// differs from the flag's (`--probe.mode` is `global.policy`); `--help` names it.
+    package let fileKey: String?
 
-    package init(_ name: String, _ kind: Kind, placeholder: String = "", help: String) {
+    package init(_ name: String, _ kind: Kind, placeholder: String = "", help: String, file fileKey: String? = nil) {
         self.name = name
         self.kind = kind
         self.placeholder = placeholder
         self.help = help
+        self.fileKey = fileKey
     }
 }
 
@@ -170,6 +174,7 @@ package struct FlagParser: Sendable {
             var help = s.help
             if case .value(let d?) = s.kind, !d.isEmpty { help += " (default: \(d))" }
             if case .repeated = s.kind { help += " (repeatable)" }
+            if let key = s.fileKey { help += " (file: \(key))" }
             lines.append("  " + head.padding(32) + " " + help)
         }
         return lines.joined(separator: "\n")

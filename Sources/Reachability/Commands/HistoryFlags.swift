@@ -8,18 +8,21 @@ package enum HistoryFlags {
         FlagSpec(
             "history.dir", .value(default: nil), placeholder: "DIR",
             help:
-                "Keep a history of every round and transition here (JSON Lines; see docs/history-format.md); restores the state on start and feeds the availability gauges. Off when unset."
+                "Keep a history of every round and transition here (JSON Lines; see docs/history-format.md); restores the state on start and feeds the availability gauges. Off when unset.",
+            file: "history.dir"
         ),
         FlagSpec(
             "history.max-file-size", .value(default: ByteSizeParser.format(defaults.maxFileSize)), placeholder: "SIZE",
-            help: "Start a new history file before one would grow past this (also a new file every day, at 00:00 UTC)."),
+            help: "Start a new history file before one would grow past this (also a new file every day, at 00:00 UTC).",
+            file: "history.max_file_size"),
         FlagSpec(
             "history.retention", .value(default: DurationParser.format(defaults.retention)), placeholder: "DURATION",
-            help: "Delete history files whose newest record is older than this."),
+            help: "Delete history files whose newest record is older than this.", file: "history.retention"),
         FlagSpec(
             "history.max-total-size", .value(default: ByteSizeParser.format(defaults.maxTotalSize)),
             placeholder: "SIZE",
-            help: "Delete the oldest history files while all of them together are larger than this."),
+            help: "Delete the oldest history files while all of them together are larger than this.",
+            file: "history.max_total_size"),
     ]
 
     /// The history settings, or nil when `--history.dir` is not given.

@@ -10,40 +10,44 @@ package enum ProbeFlags {
         ProbeKind.all.flatMap { [kindFlag($0)] + settingFlags($0.types[0]) } + [
             FlagSpec(
                 "probe.interval", .value(default: DurationParser.format(MonitorSettings().interval)),
-                placeholder: "DURATION", help: "Time between probe rounds."),
+                placeholder: "DURATION", help: "Time between probe rounds.", file: "global.interval"),
             FlagSpec(
                 "probe.timeout", .value(default: DurationParser.format(MonitorSettings().timeout)),
                 placeholder: "DURATION",
-                help: "Deadline of each probe; must be below the interval."),
+                help: "Deadline of each probe; must be below the interval.", file: "global.timeout"),
             FlagSpec(
                 "probe.mode", .value(default: VerdictSettings().policy.description), placeholder: "POLICY",
-                help: "How results combine: parallel (any success), http, icmp, quorum, quorum:N, quorum:N%."),
+                help: "How results combine: parallel (any success), http, icmp, quorum, quorum:N, quorum:N%.",
+                file: "global.policy"),
             FlagSpec(
                 "probe.fail-after", .value(default: String(VerdictSettings.defaultFailAfter)), placeholder: "N",
-                help: "Consecutive failed rounds before leaving full."),
+                help: "Consecutive failed rounds before leaving full.", file: "global.fail_after"),
             FlagSpec(
                 "probe.recover-after", .value(default: String(VerdictSettings.defaultRecoverAfter)), placeholder: "N",
-                help: "Consecutive good rounds before returning to full."),
+                help: "Consecutive good rounds before returning to full.", file: "global.recover_after"),
             FlagSpec(
                 "probe.fast-recheck", .value(default: DurationParser.format(MonitorSettings().fastRecheck)),
                 placeholder: "DURATION",
-                help: "While not full, re-check after this, doubling up to the interval; 0 disables."),
+                help: "While not full, re-check after this, doubling up to the interval; 0 disables.",
+                file: "global.fast_recheck"),
             FlagSpec(
                 "probe.trust-local-targets", .bool(default: false),
                 help:
-                    "Let answers from loopback, on-link addresses and the gateway prove the internet (labs and tests only: on a real network a router or an interceptor answers there)."
+                    "Let answers from loopback, on-link addresses and the gateway prove the internet (labs and tests only: on a real network a router or an interceptor answers there).",
+                file: "global.trust_local_targets"
             ),
             FlagSpec(
                 "probe.icmp.count", .value(default: String(ICMPProber.Configuration.defaultCount)), placeholder: "N",
-                help: "Echo requests per ICMP round."),
+                help: "Echo requests per ICMP round.", file: "icmp.count of a file probe"),
             FlagSpec(
                 "probe.uplink", .repeated, placeholder: "INTERFACE",
-                help: "Also run every probe bound to this interface (SO_BINDTODEVICE), with its own verdict."),
+                help: "Also run every probe bound to this interface (SO_BINDTODEVICE), with its own verdict.",
+                file: "uplinks"),
             FlagSpec(
                 "path.monitor", .bool(default: true),
                 help:
-                    "Watch links, addresses and routes over netlink: no usable path means `none` at once, and any change re-probes at once."
-            ),
+                    "Watch links, addresses and routes over netlink: no usable path means `none` at once, and any change re-probes at once.",
+                file: "global.path_monitor"),
         ]
 
     /// A kind's own flag (`--probe.icmp=HOST`), as its descriptor gives it: repeated, one probe each.
@@ -64,20 +68,24 @@ package enum ProbeFlags {
                 FlagSpec(
                     "probe.http.expect-status", .value(default: nil), placeholder: "CODES",
                     help:
-                        "Status codes the --probe.http checks expect: codes, ranges and classes, comma-separated (204, 200,204, 200-399, 2xx; default 204, or 200 with --probe.http.expect-body)."
+                        "Status codes the --probe.http checks expect: codes, ranges and classes, comma-separated (204, 200,204, 200-399, 2xx; default 204, or 200 with --probe.http.expect-body).",
+                    file: "http.expected_status of a file probe"
                 ),
                 FlagSpec(
                     "probe.http.expect-body", .value(default: nil), placeholder: "TEXT",
-                    help: "Text the --probe.http response bodies must contain (uses GET)."),
+                    help: "Text the --probe.http response bodies must contain (uses GET).",
+                    file: "http.expected_body.contains of a file probe"),
                 FlagSpec(
                     "probe.http.proxy-url", .value(default: nil), placeholder: "URL",
                     help:
-                        "Send the --probe.http checks through this HTTP proxy (http://[user:password@]host[:port]; HTTPS through CONNECT)."
+                        "Send the --probe.http checks through this HTTP proxy (http://[user:password@]host[:port]; HTTPS through CONNECT).",
+                    file: "http.proxy_url of a file probe"
                 ),
                 FlagSpec(
                     "probe.http.proxy-from-environment", .bool(default: false),
                     help:
-                        "Send the --probe.http checks through the proxy HTTP_PROXY/HTTPS_PROXY name, except NO_PROXY hosts."
+                        "Send the --probe.http checks through the proxy HTTP_PROXY/HTTPS_PROXY name, except NO_PROXY hosts.",
+                    file: "http.proxy_from_environment of a file probe"
                 ),
             ]
         case .mtu:
@@ -85,7 +93,8 @@ package enum ProbeFlags {
                 FlagSpec(
                     "probe.mtu.expect", .value(default: String(MTUProber.Configuration.defaultExpect)),
                     placeholder: "BYTES",
-                    help: "The path MTU the --probe.mtu targets must carry (IP packet bytes).")
+                    help: "The path MTU the --probe.mtu targets must carry (IP packet bytes).",
+                    file: "mtu.expect of a file probe")
             ]
         case .icmp, .dns, .tcp, .doh: []
         }

@@ -184,6 +184,10 @@ public struct HTTPDetail: Sendable, Equatable, Codable {
     public var tlsCipher: String?
     /// The leaf certificate's notAfter, in seconds since the Unix epoch.
     public var certificateNotAfter: Double?
+    /// The final response's protocol version (`HTTP/1.1`); nil when no response head came.
+    public var version: String?
+    /// The final response's `Content-Length`, when it had a valid one.
+    public var contentLength: Int?
 
     /// Details with this status code and nothing else yet.
     public init(statusCode: Int? = nil) { self.statusCode = statusCode }
@@ -205,6 +209,11 @@ public struct DNSDetail: Sendable, Equatable, Codable {
     public var records: [String] = []
     /// How the judged answer came: `udp`, `tcp`, `tls`; nil for the system resolver.
     public var transport: String?
+    /// The header's authority and additional record counts (nil for the system resolver).
+    package var authorityCount: Int?
+    package var additionalCount: Int?
+    /// Every answer record as miekg/dns writes it (`DNSRecord.zoneText`), for `/probe`'s validators.
+    package var answerTexts: [String] = []
 
     /// The details of one answer; `records` defaults to `addresses`.
     public init(

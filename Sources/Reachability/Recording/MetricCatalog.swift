@@ -34,9 +34,10 @@ package enum MetricCatalog {
             + "reachability_probe_success * on(target) group_left(site) reachability_probe_labels_info; always 1.")
 
     package static let exporterBuildInfo = MetricDescriptor(
-        .gauge, "reachability_exporter_build_info", labels: ["version", "revision", "branch", "swiftversion"],
+        .gauge, "reachability_exporter_build_info",
+        labels: ["version", "revision", "branch", "swiftversion", "os", "arch"],
         help:
-            "A metric with a constant '1' value labeled by version, revision, branch and swiftversion from which reachability_exporter was built."
+            "A metric with a constant '1' value labeled by version, revision, branch, swiftversion, os and arch from which reachability_exporter was built."
     )
     package static let pathSatisfied = MetricDescriptor(
         .gauge, "reachability_path_satisfied", labels: ["family"],

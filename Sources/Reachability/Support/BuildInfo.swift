@@ -20,16 +20,20 @@ package enum BuildInfo {
             "6.x"
         #endif
     }
-    /// GOOS/GOARCH spelling, as the Prometheus ecosystem names platforms.
-    package static var platform: String {
+    /// The operating system, spelled as Go's GOOS (`build_info`'s `os`, client_golang's `goos`).
+    package static let os = "linux"
+    /// The CPU architecture, spelled as Go's GOARCH (`build_info`'s `arch`, client_golang's `goarch`).
+    package static var arch: String {
         #if arch(x86_64)
-            "linux/amd64"
+            "amd64"
         #elseif arch(arm64)
-            "linux/arm64"
+            "arm64"
         #else
-            "linux/unknown"
+            "unknown"
         #endif
     }
+    /// GOOS/GOARCH spelling, as the Prometheus ecosystem names platforms.
+    package static var platform: String { "\(os)/\(arch)" }
 
     /// `--version`, laid out as prometheus/common's `version.Print` does.
     package static var versionText: String {

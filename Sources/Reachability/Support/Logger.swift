@@ -1,10 +1,14 @@
-/// Log severity, ordered; `--log.level` picks the lowest one written.
+/// Log severity, ordered; `--log.level` picks the lowest one written. Written as promslog
+/// writes it: `DEBUG`, `INFO`, `WARN`, `ERROR`.
 package enum LogLevel: String, Sendable, CaseIterable, Comparable {
     case debug, info, warn, error
 
     package static func < (a: LogLevel, b: LogLevel) -> Bool {
         allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
     }
+
+    /// The level as a record shows it (`INFO`).
+    var written: String { rawValue.uppercased() }
 }
 
 /// `--log.format`: logfmt (the Prometheus exporters' default) or JSON lines.
@@ -12,13 +16,39 @@ package enum LogFormat: String, Sendable, CaseIterable {
     case logfmt, json
 }
 
-/// A structured logger writing one line per record to stderr (or another descriptor) with a
-/// single `write`, so lines from threads never interleave. Cheap to copy; thread-safe.
+/// A field's value, kept typed so JSON writes a number as a number and a flag as a boolean.
+package enum LogValue: Sendable, Equatable {
+    case string(String)
+    case int(Int)
+    case double(Double)
+    case bool(Bool)
+}
+
+/// What a log field's value may be: text, an integer, a real number or a boolean.
+package protocol LogValueConvertible: Sendable {
+    /// The typed value written.
+    var logValue: LogValue { get }
+}
+
+extension String: LogValueConvertible { package var logValue: LogValue { .string(self) } }
+extension Substring: LogValueConvertible { package var logValue: LogValue { .string(String(self)) } }
+extension Int: LogValueConvertible { package var logValue: LogValue { .int(self) } }
+extension Int64: LogValueConvertible { package var logValue: LogValue { .int(Int(self)) } }
+extension UInt64: LogValueConvertible {
+    package var logValue: LogValue { self <= UInt64(Int.max) ? .int(Int(self)) : .string(String(self)) }
+}
+extension Double: LogValueConvertible { package var logValue: LogValue { .double(self) } }
+extension Bool: LogValueConvertible { package var logValue: LogValue { .bool(self) } }
+
+/// A structured logger in promslog's shape, the format of today's Prometheus and exporters:
+/// `time=… level=INFO source=File.swift:42 msg=… key=value` (logfmt) or the same keys as one
+/// JSON object per line with typed values. One line per record, written with a single `write`,
+/// so lines from threads never interleave. Cheap to copy; thread-safe.
 package struct Logger: Sendable {
     package var level: LogLevel
     package var format: LogFormat
-    /// Constant fields added to every record (for example `component=http`).
-    package var context: [(String, String)]
+    /// Constant fields added to every record (for example `component=web`).
+    package var context: [(String, LogValue)]
     private let fd: Int32
 
     package init(level: LogLevel = .info, format: LogFormat = .logfmt, fd: Int32 = 2) {
@@ -29,32 +59,69 @@ package struct Logger: Sendable {
     }
 
     /// A logger that adds a field to every record.
-    package func with(_ key: String, _ value: String) -> Logger {
+    package func with(_ key: String, _ value: some LogValueConvertible) -> Logger {
         var copy = self
-        copy.context.append((key, value))
+        copy.context.append((key, value.logValue))
         return copy
     }
 
-    package func debug(_ message: String, _ fields: (String, String)...) { log(.debug, message, fields) }
-    package func info(_ message: String, _ fields: (String, String)...) { log(.info, message, fields) }
-    package func warn(_ message: String, _ fields: (String, String)...) { log(.warn, message, fields) }
-    package func error(_ message: String, _ fields: (String, String)...) { log(.error, message, fields) }
+    package func debug(
+        _ message: String, _ fields: (String, any LogValueConvertible)..., file: String = #fileID, line: Int = #line
+    ) { log(.debug, message, fields, source: Self.source(file, line)) }
+    package func info(
+        _ message: String, _ fields: (String, any LogValueConvertible)..., file: String = #fileID, line: Int = #line
+    ) { log(.info, message, fields, source: Self.source(file, line)) }
+    package func warn(
+        _ message: String, _ fields: (String, any LogValueConvertible)..., file: String = #fileID, line: Int = #line
+    ) { log(.warn, message, fields, source: Self.source(file, line)) }
+    package func error(
+        _ message: String, _ fields: (String, any LogValueConvertible)..., file: String = #fileID, line: Int = #line
+    ) { log(.error, message, fields, source: Self.source(file, line)) }
 
-    package func log(_ lvl: LogLevel, _ message: String, _ fields: [(String, String)]) {
+    func log(_ lvl: LogLevel, _ message: String, _ fields: [(String, any LogValueConvertible)], source: String) {
         guard lvl >= level else { return }
-        let line = Self.format(format, time: Self.timestamp(), level: lvl, message: message, fields: context + fields)
-        writeAll(fd, line)
+        let record = Record(
+            time: Self.timestamp(), level: lvl, source: source, message: message,
+            fields: context + fields.map { ($0.0, $0.1.logValue) })
+        writeAll(fd, record.line(format))
     }
 
-    static func format(_ format: LogFormat, time: String, level: LogLevel, message: String, fields: [(String, String)])
-        -> String
-    {
-        let all = [("ts", time), ("level", level.rawValue), ("msg", message)] + fields
-        switch format {
-        case .logfmt:
-            return all.map { "\($0.0)=\(logfmtValue($0.1))" }.joined(separator: " ") + "\n"
-        case .json:
-            return "{" + all.map { "\(jsonString($0.0)):\(jsonString($0.1))" }.joined(separator: ",") + "}\n"
+    /// `source`'s value: the file's name (not its module or folders) and the line, as promslog
+    /// writes `main.go:42`.
+    static func source(_ fileID: String, _ line: Int) -> String {
+        "\(fileID.split(separator: "/").last.map(String.init) ?? fileID):\(line)"
+    }
+
+    /// One log record, before it is written.
+    struct Record {
+        var time: String
+        var level: LogLevel
+        var source: String
+        var message: String
+        var fields: [(String, LogValue)]
+
+        func line(_ format: LogFormat) -> String {
+            let all: [(String, LogValue)] =
+                [
+                    ("time", .string(time)), ("level", .string(level.written)), ("source", .string(source)),
+                    ("msg", .string(message)),
+                ] + fields
+            switch format {
+            case .logfmt:
+                return all.map { "\($0.0)=\(Logger.logfmtValue($0.1))" }.joined(separator: " ") + "\n"
+            case .json:
+                return "{" + all.map { "\(Logger.jsonString($0.0)):\(Logger.jsonValue($0.1))" }.joined(separator: ",")
+                    + "}\n"
+            }
+        }
+    }
+
+    static func logfmtValue(_ value: LogValue) -> String {
+        switch value {
+        case .string(let v): logfmtValue(v)
+        case .int(let n): String(n)
+        case .double(let x): x.isFinite ? String(x) : x.isNaN ? "NaN" : x > 0 ? "+Inf" : "-Inf"
+        case .bool(let b): String(b)
         }
     }
 
@@ -64,6 +131,17 @@ package struct Logger: Sendable {
             || v.unicodeScalars.contains { $0 == " " || $0 == "=" || $0 == "\"" || isControl($0) || $0 == "\\" }
         guard needsQuotes else { return v }
         return jsonString(v)
+    }
+
+    /// A JSON value: numbers and booleans bare; a number JSON cannot hold (NaN, ±Inf) as the
+    /// string Prometheus writes for it.
+    static func jsonValue(_ value: LogValue) -> String {
+        switch value {
+        case .string(let v): jsonString(v)
+        case .int(let n): String(n)
+        case .double(let x): x.isFinite ? String(x) : jsonString(logfmtValue(value))
+        case .bool(let b): String(b)
+        }
     }
 
     /// C0, DEL and C1: what a terminal may act on.

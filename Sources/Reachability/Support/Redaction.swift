@@ -46,8 +46,48 @@ package enum Redaction {
         }
     }
 
+    /// YAML text as written, with the value of every credential key (`password: x`,
+    /// `{password: x}`, `Authorization: Bearer x`) shown as `<secret>`, as blackbox's `Secret`
+    /// marshals, and URL user information replaced: for showing a module as written.
+    package static func yamlSecrets(in text: String) -> String {
+        var out = ""
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            var l = Substring(line)
+            var done = ""
+            while let colon = l.firstIndex(of: ":") {
+                let keyStart =
+                    l[..<colon].lastIndex(where: { $0 == " " || $0 == "{" || $0 == "," || $0 == "-" }).map {
+                        l.index(after: $0)
+                    } ?? l.startIndex
+                let key = l[keyStart..<colon].trimmingCharacters(in: "\"'")
+                let afterColon = l.index(after: colon)
+                guard secretKeys.contains(key.lowercased()), afterColon == l.endIndex || l[afterColon] == " " else {
+                    done += l[...colon]
+                    l = l[afterColon...]
+                    continue
+                }
+                let valueEnd = l[afterColon...].firstIndex(where: { $0 == "," || $0 == "}" || $0 == "#" }) ?? l.endIndex
+                let value = l[afterColon..<valueEnd]
+                done += l[..<afterColon] + (value.allSatisfy { $0 == " " } ? value : " <secret>")
+                l = l[valueEnd...]
+            }
+            out += (out.isEmpty ? "" : "\n") + userinfo(in: done + l)
+        }
+        return out
+    }
+
     /// What an error says it found under a secret key: the value's shape, never its text.
     package static func shapeOnly(_ found: String) -> String {
         found.hasPrefix("\"") ? "a string (not shown: it may be a secret)" : found
+    }
+}
+
+extension Substring {
+    /// Without these characters at either end.
+    fileprivate func trimmingCharacters(in set: String) -> Substring {
+        var s = self
+        while let f = s.first, set.contains(f) { s = s.dropFirst() }
+        while let l = s.last, set.contains(l) { s = s.dropLast() }
+        return s
     }
 }

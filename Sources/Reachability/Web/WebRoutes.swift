@@ -1,7 +1,8 @@
 import Synchronization
 
-/// The exporter's HTTP endpoints: `/metrics`, `/-/healthy`, `/-/ready`, and the landing page.
-/// Other features add routes through `extraRoutes`.
+/// The exporter's HTTP endpoints: `/metrics` (or `--web.telemetry-path`), `/-/healthy`,
+/// `/-/ready`, and the landing page, all under `--web.route-prefix`. Other features add routes
+/// through `extraRoutes`; they see the route with the prefix taken off.
 package struct WebRoutes: Sendable {
     /// A route may wait (a reload) suspended: it holds no worker thread meanwhile.
     package typealias Route = @Sendable (HTTPRequest) async -> HTTPResponse?
@@ -11,6 +12,8 @@ package struct WebRoutes: Sendable {
     var extraRoutes: [Route] = []
     /// The status page; without one, `/` is a plain landing page.
     package var statusPage: StatusPage?
+    /// The route prefix and the telemetry path.
+    package var paths = WebPaths()
 
     package init(registry: MetricsRegistry, isReady: @escaping @Sendable () -> Bool = { true }) {
         self.registry = registry
@@ -20,11 +23,18 @@ package struct WebRoutes: Sendable {
     /// Adds a route tried before the built-in 404.
     package mutating func add(_ route: @escaping Route) { extraRoutes.append(route) }
 
-    package func handle(_ request: HTTPRequest) async -> HTTPResponse {
-        let path = request.path
+    package func handle(_ sent: HTTPRequest) async -> HTTPResponse {
+        guard let path = paths.route(sent.path) else {
+            if let location = paths.redirect(sent.path) {
+                return HTTPResponse(status: 302, text: "see \(location)\n", headers: [("Location", location)])
+            }
+            return HTTPResponse(status: 404, text: "404 page not found\n")
+        }
+        var request = sent
+        request.target = path + sent.target.dropFirst(sent.path.count)
         let readOnly = request.method == "GET" || request.method == "HEAD"
         switch path {
-        case "/metrics":
+        case paths.telemetry:
             guard readOnly else { return Self.methodNotAllowed("GET, HEAD") }
             let format = ExpositionFormat.negotiate(accept: request.header("accept"))
             let rendered = await registry.renderShared(format)
@@ -44,7 +54,7 @@ package struct WebRoutes: Sendable {
             }
             if path == "/" {
                 guard readOnly else { return Self.methodNotAllowed("GET, HEAD") }
-                let html = statusPage?.render() ?? Self.landingPage
+                let html = statusPage?.render() ?? landingPage
                 return HTTPResponse(
                     status: 200, contentType: "text/html; charset=utf-8", body: Array(html.utf8),
                     headers: [("Cache-Control", "no-store")])
@@ -67,21 +77,23 @@ package struct WebRoutes: Sendable {
         HTTPResponse(status: 405, text: "method not allowed\n", headers: [("Allow", allow)])
     }
 
-    static let landingPage = """
+    var landingPage: String {
+        """
         <!DOCTYPE html>
-        <html lang="en"><head><meta charset="utf-8"><title>reachability_exporter</title></head>
+        <html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>reachability_exporter</title></head>
         <body>
         <h1>reachability_exporter</h1>
         <p>Does this host reach the internet, through which uplink, and if not, why.</p>
         <ul>
-        <li><a href="/metrics">Metrics</a></li>
-        <li><a href="/-/healthy">Health</a></li>
-        <li><a href="/-/ready">Readiness</a></li>
+        <li><a href="\(WebPaths.link(from: "/", to: paths.telemetry))">Metrics</a></li>
+        <li><a href="./-/healthy">Health</a></li>
+        <li><a href="./-/ready">Readiness</a></li>
         </ul>
         <p>Version \(BuildInfo.version)</p>
         </body></html>
 
         """
+    }
 }
 
 extension WebRoutes {

@@ -63,12 +63,20 @@ import Testing
     }
 
     @Test func logLines() {
-        let l = Logger.format(
-            .logfmt, time: "T", level: .warn, message: "disk full",
-            fields: [("path", "/a b"), ("n", "3"), ("q", "x\"y")])
-        #expect(l == "ts=T level=warn msg=\"disk full\" path=\"/a b\" n=3 q=\"x\\\"y\"\n")
-        let j = Logger.format(.json, time: "T", level: .info, message: "a\nb", fields: [("k", "\u{1}")])
-        #expect(j == "{\"ts\":\"T\",\"level\":\"info\",\"msg\":\"a\\nb\",\"k\":\"\\u0001\"}\n")
+        let l = Logger.Record(
+            time: "T", level: .warn, source: "Disk.swift:7", message: "disk full",
+            fields: [("path", .string("/a b")), ("n", .int(3)), ("q", .string("x\"y")), ("ok", .bool(false))]
+        ).line(.logfmt)
+        #expect(
+            l == "time=T level=WARN source=Disk.swift:7 msg=\"disk full\" path=\"/a b\" n=3 q=\"x\\\"y\" ok=false\n")
+        let j = Logger.Record(
+            time: "T", level: .info, source: "A.swift:1", message: "a\nb",
+            fields: [("k", .string("\u{1}")), ("ms", .int(12)), ("r", .double(0.5)), ("x", .double(.infinity))]
+        ).line(.json)
+        #expect(
+            j == "{\"time\":\"T\",\"level\":\"INFO\",\"source\":\"A.swift:1\",\"msg\":\"a\\nb\","
+                + "\"k\":\"\\u0001\",\"ms\":12,\"r\":0.5,\"x\":\"+Inf\"}\n")
+        #expect(Logger.source("Reachability/Commands/Exporter.swift", 42) == "Exporter.swift:42")
         #expect(Logger.rfc3339(seconds: 0, millis: 5) == "1970-01-01T00:00:00.005Z")
         #expect(Logger.rfc3339(seconds: 1_795_964_159, millis: 999) == "2026-11-29T14:55:59.999Z")
     }

@@ -14,7 +14,10 @@ import Testing
 @Suite struct ArchitectureTests {
     /// Bottom to top. Each may use those before it.
     static let layers: [(folder: String, role: String)] = [
-        ("Posix", "system calls, descriptors and sockets, the reactor, addresses, TLS/zlib/crypt bindings, signals"),
+        (
+            "Posix",
+            "system calls, descriptors and sockets, the reactor, addresses, TLS/zlib/crypt/PCRE2 bindings, signals"
+        ),
         ("Support", "pure helpers: logging, time, JSON, Base64, duration and size parsers, build info"),
         ("Lifecycle", "Service, ServiceRunner, Broadcaster"),
         ("Path", "the netlink path monitor, its model, the path gate, scopes, gateways' routes, neighbours"),
@@ -37,7 +40,7 @@ import Testing
         "Config/YAMLParser.swift": "libyaml (CYAML)",
         "Config/LibYAMLEvents.swift": "libyaml (CYAML)",
     ]
-    static let cModules = ["Glibc", "CShim", "COpenSSL", "CZlib", "CCrypt", "CYAML"]
+    static let cModules = ["Glibc", "CShim", "COpenSSL", "CZlib", "CCrypt", "CYAML", "CPCRE2"]
 
     static let sourceRoot = RepositoryRoot.url.appendingPathComponent("Sources/Reachability")
 

@@ -155,9 +155,11 @@ import Testing
         try scratch.write("global:\n\tinterval: 5s\n")
         let r = try ExporterProcess.run(["--web.listen-address=127.0.0.1:0", "--config.file=\(scratch.file)"])
         #expect(r.status == 78)
+        // A log record, as Prometheus logs a configuration it cannot load.
         #expect(
             r.stderr.contains(
-                "reachability_exporter: error: \(scratch.file):2:1: global: expected spaces for indentation, found a tab"
+                "level=ERROR source=ConfigWiring.swift:30 msg=\"error loading the configuration file\" file=\(scratch.file) "
+                    + "err=\"\(scratch.file):2:1: global: expected spaces for indentation, found a tab"
             ), "\(r.stderr)")
         try scratch.write("probes:\n  - type: tcp\n    target: 127.0.0.1:9\n")
         let clash = try ExporterProcess.run([
@@ -308,7 +310,7 @@ import Testing
         let port = try exporter.waitListening()
         let r = try Self.request(port, "POST", "/-/reload")
         #expect(r.status == 400)
-        #expect(r.body == "nothing to reload: the exporter was started without --config.file\n")
+        #expect(r.body == "nothing to reload: the exporter was started without --config.file and --modules.file\n")
         #expect(!(try exporter.get("/metrics").body.contains("config_last_reload")))
         #expect(try exporter.stop().status == 0)
     }

@@ -35,7 +35,7 @@ import Testing
         #expect(exporter.process.isRunning)
         let (status, _) = try exporter.stop(signal: SIGINT)
         #expect(status == 0)
-        #expect(exporter.stderr.contains("\"level\":\"info\",\"msg\":\"listening\""))
+        #expect(exporter.stderr.contains("\"level\":\"INFO\",\"source\":\"Exporter.swift:"))
     }
 
     @Test(arguments: [
@@ -47,6 +47,14 @@ import Testing
         (
             ["--web.listen-address=nowhere"],
             "reachability_exporter: error: invalid value for flag '--web.listen-address': listen address \"nowhere\" needs a port, as in :10361 or 127.0.0.1:10361, try --help\n"
+        ),
+        (
+            ["--web.telemetry-path=/-/ready"],
+            "reachability_exporter: error: invalid value \"/-/ready\" for flag '--web.telemetry-path': it must name a path of its own, not one of /, /-/healthy, /-/ready, /-/reload, /debug/probe, /probe, try --help\n"
+        ),
+        (
+            ["--web.external-url=https://u:secret@proxy.example/rx/"],
+            "reachability_exporter: error: invalid value \"https://<credentials>@proxy.example/rx/\" for flag '--web.external-url': it needs a host and no user, query or fragment, try --help\n"
         ),
     ])
     func usageErrorsExit64(args: [String], message: String) throws {

@@ -62,6 +62,7 @@ import Testing
             case "config":
                 _ = try? YAMLParser.parse(input.bytes, file: "fuzz.yml")
                 _ = try? ConfigLoader.parse(input.bytes, file: "fuzz.yml")
+                _ = try? BlackboxModuleFile.parse(input.bytes, file: "fuzz.yml")
             case "history":
                 _ = try? HistoryRecord.decode(input.bytes)
             case "tls-handshake":
@@ -110,7 +111,13 @@ import Testing
         let netlink = Self.inputs("netlink").filter { $0.name.hasPrefix("corpus/") }
         #expect(netlink.allSatisfy { !NetlinkDecoder.decode($0.bytes).isEmpty })
         for input in Self.inputs("config").filter({ $0.name.hasPrefix("corpus/") }) {
-            #expect((try? ConfigLoader.parse(input.bytes, file: input.name)) != nil, "\(input.name)")
+            if input.name.hasPrefix("corpus/blackbox-") {
+                // Module files (`--modules.file`): they load, with modules that work.
+                let file = try? BlackboxModuleFile.parse(input.bytes, file: input.name)
+                #expect(file?.modules.isEmpty == false, "\(input.name)")
+            } else {
+                #expect((try? ConfigLoader.parse(input.bytes, file: input.name)) != nil, "\(input.name)")
+            }
         }
         for input in Self.inputs("history").filter({ $0.name.hasPrefix("corpus/") }) {
             #expect((try? HistoryRecord.decode(input.bytes)) != nil, "\(input.name)")

@@ -45,7 +45,7 @@ import Testing
         let webConfigFile = webConfig.path + "/web.yml"
         _ = FileManager.default.createFile(atPath: webConfigFile, contents: Data("http_server_config: {}\n".utf8))
         _ = try WebSecurity(path: webConfigFile, logger: Logger(level: .error), registry: registry)
-        registry.gauge(MetricCatalog.exporterBuildInfo).labels("a", "b", "c", "d").set(1)
+        registry.gauge(MetricCatalog.exporterBuildInfo).labels("a", "b", "c", "d", "linux", "amd64").set(1)
         var labelled = ProbeSpec(name: "a", type: .tcp, target: "a") { _ in UnusableProber(type: .tcp, problem: "x") }
         labelled.labels = [ProbeLabel("site", "x")]
         _ = ConfigMetrics(registry: registry)
@@ -89,6 +89,29 @@ import Testing
         let unknown = shown.filter { !known.contains($0) }
         #expect(unknown.isEmpty, "docs/flags.md shows flags that --help does not have: \(unknown)")
         #expect(Self.readme.contains("](docs/flags.md)"), "the README does not link to docs/flags.md")
+    }
+
+    /// A flag whose setting the file also has names the file's key in `--help`, and that key is
+    /// one docs/configuration.md documents (a global one in its "Flags and the file" table).
+    @Test func flagsNameTheirFileKeys() throws {
+        let reference = Self.document("docs/configuration.md")
+        try #require(!reference.isEmpty)
+        let help = FlagParser(ExporterCommand.serveFlags).helpText()
+        let keyed = ExporterCommand.serveFlags.filter { $0.fileKey != nil }
+        #expect(keyed.count >= 19, "\(keyed.map(\.name))")
+        for spec in keyed {
+            let key = spec.fileKey!
+            #expect(help.contains("(file: \(key))"), "--help does not name \(key) for --\(spec.name)")
+            let path = String(key.prefix { $0 != " " })
+            for component in path.split(separator: ".") {
+                #expect(
+                    reference.contains("`\(component)`") || reference.contains("`\(component): "),
+                    "docs/configuration.md has no key \(component) (--\(spec.name))")
+            }
+            if !key.hasSuffix("of a file probe") {
+                #expect(reference.contains("`\(path)`"), "the flags-and-file table lacks \(path) (--\(spec.name))")
+            }
+        }
     }
 
     /// The README's configuration example (its yaml block with `probes:`) loads and builds its

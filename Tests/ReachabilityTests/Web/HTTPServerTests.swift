@@ -67,7 +67,7 @@ import Testing
         #expect(c.readResponse().hasPrefix("HTTP/1.1 404"))
         c.send("GET / HTTP/1.1\r\nConnection: close\r\n\r\n")
         let landing = c.read()
-        #expect(landing.text.contains("<a href=\"/metrics\">"))
+        #expect(landing.text.contains("<a href=\"./metrics\">"))
         #expect(landing.closed)
     }
 

@@ -52,6 +52,13 @@ import Testing
             "tls_server_config: {cert_file: \(certs.valid.certificate), key_file: \(certs.valid.key), client_auth_type: RequireAndVerifyClientCert}\n"
         )
         #expect(Self.error(auth)?.contains("needs client_ca_file") == true)
+        // HTTP/2 is not served: asking for it is an error, not a silent HTTP/1.1.
+        let h2 = write("http_server_config:\n  http2: true\n")
+        #expect(
+            Self.error(h2)
+                == "\(h2):2:10: http_server_config.http2: expected false or no key: this exporter serves HTTP/1.1 only, "
+                + "found true (remove http2, or set it to false; Prometheus scrapes over HTTP/1.1)")
+        #expect(Self.error(write("http_server_config:\n  http2: false\n")) == nil)
     }
 
     /// Runs curl (loopback only) and returns its exit status and output (headers and body).

@@ -51,6 +51,11 @@ Second review (issue #41), its finding in brackets:
   secrets_in_errors [10] URL userinfo and a scalar basic_auth_users are in no error, log or body
   uplink_settings_typo [11] uplink_settings naming no uplink is refused (exit 78 naming it)
 
+/probe (issue #47):
+  probe_params           hostile parameters get 4xx/5xx (no raw ESC or NUL), debug shows no secret
+  probe_flood            200 slow probes: --modules.max-concurrent run, the rest 503 at once; /metrics and rounds go on
+  probe_fifo             a FIFO as --modules.file: exit 78 at once with the reason
+
 The cases run concurrently: the floods (HEAVY) one at a time, the others beside them; the
 whole suite takes 35-45 s on 2 cores.
 """
@@ -68,6 +73,7 @@ from . import cases_auth as auth
 from . import cases_config as config
 from . import cases_history as history
 from . import cases_http as web
+from . import cases_probe as probe
 from . import cases_secrets as secrets
 from . import cases_state as state
 from . import cases_waits as waits
@@ -109,10 +115,14 @@ CASES = {
     "notify_blocked": waits.case_notify_blocked,
     "secrets_in_errors": secrets.case_secrets_in_errors,
     "uplink_settings_typo": config.case_uplink_settings_typo,
+    # /probe (issue #47)
+    "probe_params": probe.case_probe_params,
+    "probe_flood": probe.case_probe_flood,
+    "probe_fifo": probe.case_probe_fifo,
 }
 
 # Cases that load the machine (floods, bcrypt storms): run one at a time.
-HEAVY = {"fd_limit", "pipelining", "auth_flood", "auth_flood_many", "auth_flood_blocks", "trickle_body"}
+HEAVY = {"fd_limit", "pipelining", "auth_flood", "auth_flood_many", "auth_flood_blocks", "trickle_body", "probe_flood"}
 
 
 # Runner

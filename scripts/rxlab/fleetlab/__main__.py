@@ -6,7 +6,7 @@ for this run: three sites, each with reachability_exporter (probing two ICMP tar
 target in a lab "internet" beyond a core router) and a Prometheus in agent mode
 (deploy/fleet/agent.yml and the flags of deploy/fleet/reachability-agent.service) that scrapes it
 and remote-writes to a central Prometheus (deploy/fleet/central.yml: the remote-write receiver,
-the shipped rules deploy/prometheus/reachability.rules.yml as they are now,
+the shipped rules deploy/prometheus/reachability_{rules,alerts}.yml as they are now,
 deploy/fleet/fleet.rules.yml, lab copies of the fleet alerts with windows short enough for a
 one-minute outage and lab copies of every alert with a `for:` a --for-scale'th as long), which
 sends its alerts, as central.yml's `alerting` section says, to an Alertmanager running

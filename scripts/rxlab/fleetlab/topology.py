@@ -31,7 +31,9 @@ from ..util import ROOT, log, run, tail, wait_until
 from .alerting import Alerting, duration, seconds
 
 FLEET = os.path.join(ROOT, "deploy", "fleet")
-SHIPPED_RULES = os.path.join(ROOT, "deploy", "prometheus", "reachability.rules.yml")
+SHIPPED_RULES = [
+    os.path.join(ROOT, "deploy", "prometheus", f) for f in ("reachability_rules.yml", "reachability_alerts.yml")
+]
 INTERNET = "10.77.200.1"
 TARGET2 = "10.77.200.2"  # a second target every site pings; `target_down` takes it away
 INTERNET_NET = "10.77.200.0/24"
@@ -265,9 +267,11 @@ class Fleet:
         they do."""
         with open(os.path.join(FLEET, "fleet.rules.yml")) as f:
             fleet = yaml.safe_load(f)
-        with open(SHIPPED_RULES) as f:
-            shipped = yaml.safe_load(f)
-        rules = {r.get("alert"): r for g in fleet["groups"] + shipped["groups"] for r in g["rules"]}
+        shipped = []
+        for path in SHIPPED_RULES:
+            with open(path) as f:
+                shipped += yaml.safe_load(f)["groups"]
+        rules = {r.get("alert"): r for g in fleet["groups"] + shipped for r in g["rules"]}
         self.alert_rules = rules
         out = []
         for name, old, new in (

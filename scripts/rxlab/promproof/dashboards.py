@@ -49,9 +49,16 @@ def check_dashboards():
         if uid in uids:
             fail(f"{name}: duplicate uid {uid}")
         uids.add(uid)
-        if "__inputs" in d or "${DS_" in json.dumps(d):
-            fail(f"{name}: uses __inputs/${{DS_...}}, which provisioning cannot fill; use the datasource variable")
         variables = {v["name"]: v for v in d["templating"]["list"]}
+        # grafana.com's import fills ${DS_PROMETHEUS} (the __inputs entry) in; provisioning does
+        # not. Only $datasource's default may name it: a provisioned dashboard then falls back to
+        # the default Prometheus, where a panel naming it would have no data source at all.
+        ds_default = (variables.get("datasource") or {}).get("current")
+        if [i.get("name") for i in d.get("__inputs", [])] != ["DS_PROMETHEUS"]:
+            fail(f"{name}: __inputs must be the one data source input DS_PROMETHEUS (grafana.com's import)")
+        rest = {k: v for k, v in d.items() if k != "__inputs"}
+        if json.dumps(rest).count("${DS_") != json.dumps(ds_default).count("${DS_"):
+            fail(f"{name}: ${{DS_...}} outside $datasource's default, which provisioning cannot fill")
         missing = REQUIRED_VARS.get(uid, {"datasource"}) - set(variables)
         if missing:
             fail(f"{name}: missing variables {sorted(missing)}")

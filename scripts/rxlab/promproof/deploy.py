@@ -50,8 +50,9 @@ def check_compose():
         "compose: exporter holds NET_RAW only"
     )
     prom = mounts.get("prometheus", {})
-    if prom.get("/etc/prometheus/reachability.rules.yml") != "../prometheus/reachability.rules.yml":
-        fail("compose: Prometheus does not mount the shipped rules file")
+    for name in ("reachability_rules.yml", "reachability_alerts.yml"):
+        if prom.get(f"/etc/prometheus/{name}") != f"../prometheus/{name}":
+            fail(f"compose: Prometheus does not mount the shipped {name}")
     graf = mounts.get("grafana", {})
     with open(os.path.join(cdir, "grafana/provisioning/dashboards/reachability.yml")) as f:
         prov = yaml.safe_load(f)

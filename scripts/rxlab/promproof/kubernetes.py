@@ -192,9 +192,12 @@ def check_sources(docs, rules):
     """The PrometheusRule holds the shipped rules, the ConfigMap the shipped configuration."""
     pr = docs["PrometheusRule"]
     if pr["spec"] != rules:
-        fail("kubernetes: PrometheusRule spec differs from deploy/prometheus/reachability.rules.yml")
+        fail("kubernetes: PrometheusRule spec differs from deploy/prometheus/reachability_{rules,alerts}.yml")
     else:
-        ok("kubernetes: PrometheusRule spec == reachability.rules.yml (parsed), text identical to generate.py's")
+        ok(
+            "kubernetes: PrometheusRule spec == reachability_rules.yml + reachability_alerts.yml (parsed), "
+            "text identical to generate.py's"
+        )
     with open(os.path.join(ROOT, "deploy/reachability_exporter.yml")) as fh:
         if yaml.safe_load(docs["ConfigMap"]["data"]["reachability_exporter.yml"]) != yaml.safe_load(fh):
             fail("kubernetes: ConfigMap reachability_exporter.yml differs from deploy/reachability_exporter.yml")

@@ -78,9 +78,9 @@ proof() { python3 -m rxlab.promproof "$@"; }
 step "promtool: config, rules, unit tests"
 promtool check config deploy/prometheus/prometheus.yml
 mkdir -p "$tmp/compose-prometheus"  # the compose layout: config and rules side by side in /etc/prometheus
-cp deploy/compose/prometheus.yml deploy/prometheus/reachability.rules.yml "$tmp/compose-prometheus/"
+cp deploy/compose/prometheus.yml deploy/prometheus/reachability_{rules,alerts}.yml "$tmp/compose-prometheus/"
 promtool check config "$tmp/compose-prometheus/prometheus.yml"
-promtool check rules deploy/prometheus/reachability.rules.yml
+promtool check rules deploy/prometheus/reachability_rules.yml deploy/prometheus/reachability_alerts.yml
 python3 -c 'import yaml,sys; yaml.safe_dump(yaml.safe_load(open(sys.argv[1]))["spec"], open(sys.argv[2], "w"))' \
   deploy/kubernetes/prometheusrule.yaml "$tmp/prometheusrule-spec.yml"
 promtool check rules "$tmp/prometheusrule-spec.yml"
@@ -185,7 +185,8 @@ global:
   scrape_timeout: 900ms
   evaluation_interval: 1s
 rule_files:
-  - $root/deploy/prometheus/reachability.rules.yml
+  - $root/deploy/prometheus/reachability_rules.yml
+  - $root/deploy/prometheus/reachability_alerts.yml
   - $tmp/short-for.rules.yml
 scrape_configs:
   - job_name: reachability

@@ -12,7 +12,8 @@ import yaml
 
 from ..util import ROOT
 
-RULES = os.path.join(ROOT, "deploy/prometheus/reachability.rules.yml")
+# The shipped rule files, recording rules first (the alerts read them).
+RULE_FILES = [os.path.join(ROOT, "deploy/prometheus", f) for f in ("reachability_rules.yml", "reachability_alerts.yml")]
 RULE_TESTS = os.path.join(ROOT, "deploy/prometheus/reachability.rules.test.yml")
 DASHBOARDS = os.path.join(ROOT, "dashboards")
 
@@ -49,7 +50,8 @@ def load_yaml(path):
 
 
 def load_rules():
-    return load_yaml(RULES)
+    """Both shipped rule files as one: {"groups": the recording groups, then the alerting ones}."""
+    return {"groups": [g for path in RULE_FILES for g in load_yaml(path)["groups"]]}
 
 
 def recorded_names(rules):

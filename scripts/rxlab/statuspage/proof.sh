@@ -7,6 +7,9 @@
 #   scripts/lab status-page
 #   RX_BIN_DIR=/path/to/bin scripts/lab status-page   (prebuilt binaries; no swift build)
 #
+# This is its first part; the entry then runs the second, prefix.py beside this file (the page
+# behind nginx at a path prefix; alone: scripts/lab status-page-prefix).
+#
 # 1. history_bench writes 30 days of synthetic history ending now (1-minute rounds, an outage of
 #    5 minutes every 6 hours, a 10-minute gap every day) into a temp dir.
 # 2. The built exporter starts on 127.0.0.1:0 with that --history.dir and one live loopback probe
@@ -65,7 +68,7 @@ wait_for 10 test -s "$tmp/listener.port" || { echo "listener did not start"; exi
   --probe.tcp="127.0.0.1:$(cat "$tmp/listener.port")" --probe.interval=1s --probe.timeout=500ms \
   --history.dir="$tmp/history" 2>"$tmp/exporter.log" &
 pids+=($!)
-wait_for 30 grep -q 'msg=listening' "$tmp/exporter.log" || { echo "exporter did not start"; exit 1; }
+wait_for 30 grep -qs 'msg=listening' "$tmp/exporter.log" || { echo "exporter did not start"; exit 1; }
 addr=$(sed -n 's/.*msg=listening address=\([^ ]*\).*/\1/p' "$tmp/exporter.log")
 page_ready() {
   curl -fsS --max-time 2 "http://$addr/" -o "$tmp/page.html" && grep -q '<tr class="probe"' "$tmp/page.html" \

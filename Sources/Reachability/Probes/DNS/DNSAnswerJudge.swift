@@ -16,9 +16,12 @@ struct DNSAnswerJudge {
         let rcode = response.header.rcode
         let records = response.records(for: name, type: queryType).map(\.presentation)
         let addresses = queryType.isAddress ? records : []
-        let detail = DNSDetail(
+        var detail = DNSDetail(
             rcode: rcode, answers: response.answers.count, addresses: addresses,
             truncated: response.header.isTruncated, records: records)
+        detail.authorityCount = response.header.authorityCount
+        detail.additionalCount = response.header.additionalCount
+        detail.answerTexts = response.answers.map(\.zoneText)
         guard rcode == 0 else {
             let reason: FailureReason =
                 switch rcode {

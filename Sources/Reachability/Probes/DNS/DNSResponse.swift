@@ -75,6 +75,16 @@ package struct DNSRecord: Sendable, Equatable {
         }
     }
 
+    /// The record as miekg/dns writes it (blackbox's `validate_*_rrs` match this):
+    /// `owner.\tTTL\tIN\tTYPE\tdata`. A SOA's refresh, retry, expire and minimum are not read
+    /// here and are left out.
+    package var zoneText: String {
+        let klass = klass == 1 ? "IN" : "CLASS\(klass)"
+        let type = DNSQueryType.allCases.first { isOf($0) }?.rawValue ?? "TYPE\(self.type)"
+        let data = if case .other = data { "\\# 0" } else { presentation }
+        return "\(Self.absolute(name))\t\(ttl)\t\(klass)\t\(type)\t\(data)"
+    }
+
     private static func absolute(_ name: String) -> String { name == "." || name.hasSuffix(".") ? name : name + "." }
 }
 

@@ -22,6 +22,8 @@ struct HTTPExchange {
     /// Whether the configured credential headers (`HTTPProbeConfig.credentialHeaders`) go with
     /// this request: false once a redirect has left the first URL's origin.
     var sendsCredentials = true
+    /// The request body (with `Content-Length`); empty for GET and HEAD.
+    var body: [UInt8] = []
 
     /// The proxy this hop goes through, if any.
     var proxy: HTTPProxy? { client.proxy.proxy(for: url) }
@@ -247,11 +249,12 @@ struct HTTPExchange {
         if !extras.contains("cache-control") { text += "Cache-Control: no-cache\r\n" }
         if !extras.contains("pragma") { text += "Pragma: no-cache\r\n" }
         text += "Connection: close\r\n"
+        if !method.isSafe { text += "Content-Length: \(body.count)\r\n" }
         for header in client.headers
         where sendsCredentials || !HTTPProbeConfig.isCredentialHeader(header.name) {
             text += "\(header.name): \(header.value)\r\n"
         }
         text += "\r\n"
-        return Array(text.utf8)
+        return Array(text.utf8) + body
     }
 }

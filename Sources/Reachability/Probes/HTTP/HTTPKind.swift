@@ -77,7 +77,7 @@ extension HTTPProbeConfig: ProbeConfiguration {
             for e in m.entries { entry.marks["http.\(e.key)"] = e.value.mark }
             mode = try m.choice("mode", FileMode.self) ?? .captive
             if let text = try m.string("method", expected: "GET or HEAD") {
-                guard let v = Method(rawValue: text) else { throw m.fail("method", expected: "GET or HEAD") }
+                guard let v = Method(rawValue: text), v.isSafe else { throw m.fail("method", expected: "GET or HEAD") }
                 method = v
             }
             if m.has("expected_status") {

@@ -1,9 +1,18 @@
 /// Everything one HTTP(S) prober needs, validated in the throwing initialiser so that a bad URL,
 /// header or CA file is a configuration error at load time, never a probe-time failure.
 package struct HTTPProbeConfig: Sendable, Equatable {
-    package enum Method: String, Sendable, Equatable {
+    package enum Method: String, Sendable, Equatable, CaseIterable {
         case head = "HEAD"
         case get = "GET"
+        /// Web checks of a `/probe` module only (blackbox's `method:`), with `requestBody`.
+        case post = "POST"
+        case put = "PUT"
+        case patch = "PATCH"
+        case delete = "DELETE"
+        case options = "OPTIONS"
+
+        /// GET and HEAD: what a captive check and the file's probes may send.
+        package var isSafe: Bool { self == .get || self == .head }
     }
 
     /// How an answer is judged.
@@ -71,6 +80,13 @@ package struct HTTPProbeConfig: Sendable, Equatable {
     package let userAgent: String
     /// Direct, one proxy for every request, or the environment's choice per URL.
     package let proxy: HTTPProxySetting
+    /// Web mode: what the final answer must be beyond 200–399 (a `/probe` module's checks);
+    /// nil: 200–399.
+    package let checks: HTTPAnswerChecks?
+    /// What the first request sends after its head (`Content-Length` is set), for methods
+    /// other than GET and HEAD; a 301, 302 or 303 turns the next request into a GET without it,
+    /// as browsers and Go's client do.
+    package let requestBody: [UInt8]
 
     /// The probe type, from the URL scheme.
     package var probeType: ProbeType { url.scheme == .https ? .https : .http }
@@ -87,7 +103,8 @@ package struct HTTPProbeConfig: Sendable, Equatable {
         caFile: String? = nil,
         insecureSkipVerify: Bool = false, family: FamilyPreference = .any, interface: String? = nil,
         bodyLimit: Int = 65_536, cacheBust: CacheBust? = nil, headers: [Header] = [],
-        userAgent: String = HTTPProbeConfig.defaultUserAgent, proxy: HTTPProxySetting = .direct
+        userAgent: String = HTTPProbeConfig.defaultUserAgent, proxy: HTTPProxySetting = .direct,
+        checks: HTTPAnswerChecks? = nil, requestBody: [UInt8] = []
     ) throws(ProbeConfigError) {
         func fail(_ field: ProbeField, _ message: String) -> ProbeConfigError {
             ProbeConfigError(field, message, heading: Self.heading(field))
@@ -108,7 +125,25 @@ package struct HTTPProbeConfig: Sendable, Equatable {
                 throw fail(.httpExpectedStatus, "\(bad) is not an HTTP status code")
             }
         }
+        if let checks {
+            guard case .web = mode else {
+                throw fail(.httpExpectedStatus, "answer checks are for web checks; a captive check has its expectation")
+            }
+            if let bad = checks.statusCodes.first(where: { !(100...599).contains($0) }) {
+                throw fail(.httpExpectedStatus, "\(bad) is not an HTTP status code")
+            }
+            checksBody = checks.readsBody
+        }
+        self.checks = checks
         self.method = method ?? .get
+        if checks == nil && !self.method.isSafe {
+            throw fail(.httpMethod, "\(self.method.rawValue): GET or HEAD (a request body is for /probe modules)")
+        }
+        if !requestBody.isEmpty && self.method.isSafe {
+            throw fail(.httpMethod, "a request body needs POST, PUT, PATCH, DELETE or OPTIONS")
+        }
+        guard requestBody.count <= 1 << 20 else { throw fail(.httpBodyLimit, "a request body of at most 1 MiB") }
+        self.requestBody = requestBody
         if checksBody && self.method == .head {
             throw fail(.httpMethod, "a body expectation needs GET (HEAD has no body)")
         }

@@ -24,23 +24,35 @@ package struct HTTPProber: Prober {
         // https-to-http downgrade included, host or port), they are not sent again this round,
         // even if a later hop comes back (as Go since CVE-2024-45336).
         var sendsCredentials = true
+        var method = config.method
+        var body = config.requestBody
         while true {
             let sameHost = url.host == config.url.host
             sendsCredentials = sendsCredentials && url.isSameOrigin(as: config.url)
-            let exchange = HTTPExchange(
-                url: url, method: config.method,
+            var exchange = HTTPExchange(
+                url: url, method: method,
                 hostHeader: sameHost ? (config.hostHeader ?? url.authority) : url.authority,
                 serverName: sameHost ? (config.serverName ?? url.host) : url.host,
                 client: config.client, sendsCredentials: sendsCredentials)
+            exchange.body = body
             let response: HTTPExchange.Response
             do throws(ProbeFailure) {
                 response = try await exchange.run(deadline: deadline, trace: &trace)
             } catch {
+                // blackbox (Go's client) has no response when a request after a redirect fails.
+                if config.checks != nil && trace.detail.redirects > 0 {
+                    trace.detail.statusCode = nil
+                    trace.detail.version = nil
+                    trace.detail.contentLength = nil
+                    trace.detail.bodyBytes = 0
+                }
                 return trace.result(error.status, error.reason, error.message)
             }
             let status = response.head.status
             trace.detail.statusCode = status
             trace.detail.bodyBytes = response.body.count
+            trace.detail.version = response.head.version
+            trace.detail.contentLength = response.head.value(of: "Content-Length").flatMap { Int($0) }
             let location = response.head.value(of: "Location")
             if (300...399).contains(status), let location { trace.detail.location = location }
             switch config.mode {
@@ -48,10 +60,22 @@ package struct HTTPProber: Prober {
                 let (verdict, reason, text) = Self.judge(response, against: expectation)
                 return trace.result(verdict, reason, text)
             case .web:
-                if status == 511 {
+                // A module's checks judge 511 as any status (blackbox's rule).
+                if status == 511 && config.checks == nil {
                     return trace.result(.portal, .networkAuthenticationRequired, Self.loginWanted(response.head))
                 }
-                guard config.followRedirects, (300...399).contains(status), let location else {
+                let redirect = (300...399).contains(status) ? location : nil
+                let follows = config.followRedirects && redirect != nil
+                if let checks = config.checks, !follows || trace.detail.redirects >= config.maxRedirects {
+                    // blackbox counts a redirect it does not follow and reads no body after it.
+                    if redirect != nil {
+                        trace.detail.redirects += 1
+                        trace.detail.bodyBytes = 0
+                    }
+                    let (verdict, reason, text) = checks.judge(response)
+                    return trace.result(verdict, reason, text)
+                }
+                guard follows, let location = redirect else {
                     let ok = (200...399).contains(status)
                     return trace.result(ok ? .success : .failure, .httpStatus, response.head.statusLine)
                 }
@@ -65,6 +89,11 @@ package struct HTTPProber: Prober {
                     return trace.result(.failure, .redirect, "cannot follow \(response.head.statusLine): \(error)")
                 }
                 trace.detail.redirects += 1
+                // 301, 302 and 303 turn a request with a body into a GET without it (307 and 308 keep both).
+                if [301, 302, 303].contains(status) && !method.isSafe {
+                    method = .get
+                    body = []
+                }
             }
         }
     }

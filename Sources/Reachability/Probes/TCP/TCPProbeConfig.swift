@@ -21,6 +21,9 @@ package struct TCPProbeConfig: Sendable, Equatable {
 
     /// The default canary: tcpmux, a port no server on the internet offers.
     package static let defaultCanaryPort: UInt16 = 1
+    /// A `/probe` module's conversation (blackbox's `query_response`, `tls`), run after the
+    /// connect instead of the banner check and the canary; nil for the file's probes.
+    package var dialog: TCPDialog?
 
     /// - Parameter target: `host:port`, `192.0.2.1:443` or `[2001:db8::1]:443`; the port is required.
     package init(
@@ -82,8 +85,10 @@ package struct TCPProbeConfig: Sendable, Equatable {
 
     /// The same probe bound to `interface`.
     package func bound(to interface: String?) throws(ProbeConfigError) -> TCPProbeConfig {
-        try TCPProbeConfig(
+        var copy = try TCPProbeConfig(
             target: target, family: family, interface: interface, maxAddresses: maxAddresses, expect: expect,
             canaryPort: canaryPort)
+        copy.dialog = dialog
+        return copy
     }
 }

@@ -67,7 +67,17 @@ package struct TCPProber: Prober {
                 var result = ProbeResult(
                     status: .success, detail: "tcp \(target): connected to \(address)", duration: connected - start,
                     phases: phases, address: address.ip, family: address.ipFamily)
-                if let expect = config.expect {
+                if let dialog = config.dialog {
+                    let socket = StreamSocket.adopting(fd, peer: address)
+                    do throws(TCPDialog.Failure) {
+                        try await dialog.run(socket, host: target.host, deadline: deadline, result: &result)
+                    } catch {
+                        result.status = .failure
+                        result.reason = error.reason
+                        result.detail += ", but \(error.message)"
+                    }
+                    result.duration = clock.now - start
+                } else if let expect = config.expect {
                     let socket = StreamSocket.adopting(fd, peer: address)
                     await Self.readBanner(socket, expect: expect, deadline: deadline, into: &result)
                     result.duration = clock.now - start

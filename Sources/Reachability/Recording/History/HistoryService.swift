@@ -53,8 +53,8 @@ package final class HistoryService: Sendable {
             let began = ContinuousClock().now
             let read = summary.loadSamples(directory: directory, until: startTime)
             logger.info(
-                "history: probe results of the last day read for the status page", ("rounds", String(read.rounds)),
-                ("ms", String(began.duration(to: ContinuousClock().now).milliseconds)))
+                "history: probe results of the last day read for the status page", ("rounds", read.rounds),
+                ("ms", began.duration(to: ContinuousClock().now).milliseconds))
         }
         registry.onCollect { tracker.refresh() }
         let writer = HistoryWriter(
@@ -82,7 +82,7 @@ package final class HistoryService: Sendable {
             if torn > 0 {
                 metrics.corrupt.inc()
                 logger.warn(
-                    "history: cut a torn final line (the previous run ended mid-write)", ("bytes", String(torn)))
+                    "history: cut a torn final line (the previous run ended mid-write)", ("bytes", torn))
             }
         } catch {
             metrics.writeErrors.inc()
@@ -147,12 +147,12 @@ package final class HistoryService: Sendable {
         }
         if back.stats.corrupt > 0 {
             metrics.corrupt.inc(Double(back.stats.corrupt))
-            logger.warn("history: skipped corrupt lines", ("count", String(back.stats.corrupt)))
+            logger.warn("history: skipped corrupt lines", ("count", back.stats.corrupt))
         }
         logger.info(
-            "history loaded", ("dir", directory), ("files", String(back.stats.files)),
-            ("rounds", String(back.stats.rounds)),
-            ("corrupt", String(back.stats.corrupt)), ("ms", String(began.duration(to: .now).milliseconds)))
+            "history loaded", ("dir", directory), ("files", back.stats.files),
+            ("rounds", back.stats.rounds),
+            ("corrupt", back.stats.corrupt), ("ms", began.duration(to: .now).milliseconds))
         return back
     }
 

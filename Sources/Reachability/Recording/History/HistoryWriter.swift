@@ -92,7 +92,7 @@ package final class HistoryWriter: RoundObserver, Sendable {
             metrics.dropped.inc()
             logger.warn(
                 "history queue full; dropping records until the disk keeps up",
-                ("capacity", String(config.queueCapacity)))
+                ("capacity", config.queueCapacity))
         case .closed: break
         }
     }

@@ -32,6 +32,9 @@ enum MetricName {
 
     /// HELP text escapes backslash and newline; OpenMetrics also escapes double quotes.
     static func escapeHelp(_ help: String, openMetrics: Bool) -> String {
+        guard help.utf8.contains(where: { $0 == 0x5C || $0 == 0x0A || (openMetrics && $0 == 0x22) }) else {
+            return help
+        }
         var out = ""
         out.reserveCapacity(help.utf8.count)
         for c in help.unicodeScalars {

@@ -269,7 +269,10 @@ package final class MetricFamily<S: MetricSeries>: AnyMetricFamily, Sendable {
     private var sortedSeries: [S] {
         table.withLock { t in
             if t.sorted == nil {
-                t.sorted = t.series.sorted { a, b in a.key.lexicographicallyPrecedes(b.key) }.map(\.value)
+                t.sorted =
+                    t.series.count < 2
+                    ? Array(t.series.values)
+                    : t.series.sorted { a, b in a.key.lexicographicallyPrecedes(b.key) }.map(\.value)
             }
             return t.sorted!
         }

@@ -339,7 +339,7 @@ package final class HTTPServer: Sendable {
                 let response = HTTPResponse(status: status, text: message + "\n")
                 try? await stream.write(
                     Self.serialize(response, head: false, keepAlive: false), deadline: clock.now + .seconds(1))
-                logger.debug("rejected request", ("status", String(status)), ("reason", message))
+                logger.debug("rejected request", ("status", status), ("reason", message))
                 return
             case .continueBody:
                 if !sentContinue {

@@ -13,8 +13,9 @@
 /// Relative file names are relative to the web configuration file's directory, as in the
 /// toolkit. Loading reads every file it names and builds the TLS context, so an unknown key, an
 /// unreadable file, a key that does not match its certificate or a hash that is not bcrypt is a
-/// `ConfigError` naming the file and the key. Only HTTP/1.1 is served: `http2` is accepted and
-/// has no effect.
+/// `ConfigError` naming the file and the key. Only HTTP/1.1 is served: `http2: false` is accepted,
+/// `http2: true` is refused (the toolkit's default is true: a file that asks for HTTP/2 gets an
+/// error, not a silent HTTP/1.1).
 package struct WebConfig: Sendable {
     package var tls: TLSServerContext?
     /// User name → bcrypt hash; empty: no authentication.
@@ -70,7 +71,11 @@ package struct WebConfig: Sendable {
             config.tls = try tlsContext(t, dir: dir, files: &config.files)
         }
         if let h = try top.map("http_server_config", keys: ["http2", "headers"], what: "the HTTP settings") {
-            _ = try h.bool("http2")
+            if try h.bool("http2") == true {
+                throw h.fail(
+                    "http2", expected: "false or no key: this exporter serves HTTP/1.1 only", found: "true",
+                    hint: "remove http2, or set it to false; Prometheus scrapes over HTTP/1.1")
+            }
             if let node = h.value("headers") {
                 let m = try ConfigMap(
                     node, path: h.path("headers"), file: file, keys: allowedHeaders.map(\.0), what: "response headers")

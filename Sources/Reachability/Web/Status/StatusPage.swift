@@ -10,6 +10,8 @@ package struct StatusPage: Sendable {
     let now: @Sendable () -> Double
     var sections: [Section] = []
     var refreshSeconds = 10
+    /// Where the metrics are, for the footer's link (every link is relative).
+    package var paths = WebPaths()
 
     package init(
         status: @escaping @Sendable () -> ReachabilityStatus?, now: @escaping @Sendable () -> Double = { unixNow() }
@@ -35,7 +37,8 @@ package struct StatusPage: Sendable {
         }
         for section in sections { body += section() }
         body += """
-            <footer><a href="/metrics">Metrics</a> · <a href="/-/healthy">Health</a> · <a href="/-/ready">Readiness</a> · \
+            <footer><a href="\(WebPaths.link(from: "/", to: paths.telemetry))">Metrics</a> · \
+            <a href="./-/healthy">Health</a> · <a href="./-/ready">Readiness</a> · \
             version \(HTML.escape(BuildInfo.version)) · refreshes every \(refreshSeconds) s</footer>
 
             """
@@ -47,6 +50,7 @@ package struct StatusPage: Sendable {
         <!DOCTYPE html>
         <html lang="en"><head><meta charset="utf-8">
         <meta name="viewport" content="width=device-width,initial-scale=1">
+        <link rel="icon" href="data:,">
         <meta http-equiv="refresh" content="\(refreshSeconds)">
         <title>\(HTML.escape(title))</title>
         <style>\(HTML.css)</style></head>
@@ -119,7 +123,7 @@ package struct StatusPage: Sendable {
                 .joined(separator: ", ")
             rows += """
                 <tr class="probe" data-status="\(p.ran ? r.status.rawValue : "not_run")"><td>\(p.type.rawValue)</td>\
-                <td><a href="/debug/probe?name=\(HTML.escape(urlEncode(target)))">\(HTML.escape(target))</a></td>\
+                <td><a href="./debug/probe?name=\(HTML.escape(urlEncode(target)))">\(HTML.escape(target))</a></td>\
                 <td class="\(cls)">\(symbol) \(result)</td><td>\(HTML.escape(r.reason?.rawValue ?? ""))</td>\
                 <td class="num">\(timing)</td><td><small>\(HTML.escape(phases))</small></td>\
                 <td class="num">\(Self.loss(p))</td><td>\(p.lastSuccess.map { "\(HTML.age(now - $0)) ago" } ?? "never")</td>\
@@ -181,7 +185,7 @@ package struct StatusPage: Sendable {
         }
         lines.append("detail: \(r.detail)")
         let body =
-            "<h1>Probe \(HTML.escape(name))</h1>\n<pre id=\"debug\">\(HTML.escape(lines.joined(separator: "\n")))</pre>\n<p><a href=\"/\">Back</a></p>\n"
+            "<h1>Probe \(HTML.escape(name))</h1>\n<pre id=\"debug\">\(HTML.escape(lines.joined(separator: "\n")))</pre>\n<p><a href=\"../\">Back</a></p>\n"
         return page(title: "probe \(name)", body: body)
     }
 }

@@ -1,0 +1,150 @@
+import Synchronization
+
+/// `/probe?target=…&module=…`: blackbox_exporter's multi-target endpoint, so Prometheus's
+/// relabelling for blackbox works unchanged. Parameters, defaults, status codes and the timeout
+/// are blackbox's: `module` defaults to `http_2xx`; no `target` is `400 Target parameter is
+/// missing`, an unknown module `400 Unknown module "x"`; the probe gets the scrape's
+/// `X-Prometheus-Scrape-Timeout-Seconds` (120 s without it) less `--modules.timeout-offset`,
+/// or the module's `timeout` when that is shorter; a failed probe is `probe_success 0` in a
+/// `200`. `debug=true` answers the probe's log, the metrics and the module as text.
+///
+/// Beyond blackbox: at most `--modules.max-concurrent` probes at once (`503` beyond), and
+/// `--modules.allow-target` entries a target must match (`403` otherwise).
+package final class ProbeEndpoint: Sendable {
+    package struct Options: Sendable {
+        package var timeoutOffset: Duration = .milliseconds(500)
+        package var maxConcurrent = 32
+        package var allowed = TargetAllowList()
+        package init() {}
+    }
+
+    let options: Options
+    private let file: Mutex<BlackboxModuleFile>
+    private let inFlight = Atomic<Int>(0)
+
+    package init(_ file: BlackboxModuleFile, options: Options = Options()) {
+        self.file = Mutex(file)
+        self.options = options
+    }
+
+    /// Takes a reloaded module file; probes already running finish with the modules they had.
+    package func replace(_ file: BlackboxModuleFile) { self.file.withLock { $0 = file } }
+
+    package var modules: BlackboxModuleFile { file.withLock { $0 } }
+
+    /// The route: `/probe` (after the route prefix), else nil.
+    package func route(_ request: HTTPRequest) async -> HTTPResponse? {
+        guard request.path == "/probe" else { return nil }
+        guard request.method == "GET" || request.method == "HEAD" else {
+            return WebRoutes.methodNotAllowed("GET, HEAD")
+        }
+        let query = GoParsing.query(request.target)
+        let moduleName = query["module"].flatMap { $0.isEmpty ? nil : $0 } ?? "http_2xx"
+        let file = modules
+        if let error = file.refused[moduleName] {
+            return Self.refusal(400, "Module \(Self.quoted(moduleName)) was refused at load: \(error.description)")
+        }
+        guard let module = file.modules[moduleName] else {
+            return Self.refusal(400, "Unknown module \(Self.quoted(moduleName))")
+        }
+        let timeout: Duration
+        switch Self.timeout(
+            header: request.header("x-prometheus-scrape-timeout-seconds"), module: module, offset: options.timeoutOffset
+        ) {
+        case .success(let t): timeout = t
+        case .failure(let error):
+            return Self.refusal(500, "Failed to parse timeout from Prometheus header: \(error.message)")
+        }
+        guard var target = query["target"], !target.isEmpty else {
+            return Self.refusal(400, "Target parameter is missing")
+        }
+        // blackbox unescapes the value once more (a target relabelled already escaped).
+        target = percentDecode(Substring(target))
+        guard target.utf8.count <= 2048,
+            !target.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) })
+        else {
+            return Self.refusal(400, "Target parameter is not a target (control characters, or over 2048 bytes)")
+        }
+        let hostname = query["hostname"].flatMap { $0.isEmpty ? nil : $0 }
+        if let hostname, case .http(let h) = module.settings, let configured = h.hostHeader, configured != hostname {
+            return Self.refusal(
+                400,
+                "host header defined both in module configuration (\(configured)) and with URL-parameter 'hostname' (\(hostname))"
+            )
+        }
+        guard inFlight.add(1, ordering: .relaxed).newValue <= options.maxConcurrent else {
+            inFlight.subtract(1, ordering: .relaxed)
+            return Self.refusal(503, "Too many probes in flight (--modules.max-concurrent=\(options.maxConcurrent))")
+        }
+        defer { inFlight.subtract(1, ordering: .relaxed) }
+        var run = ProbeRun(
+            module: module, target: target, hostname: hostname, timeout: timeout, allowed: options.allowed)
+        let debug = query["debug"] == "true"
+        run.keepsLog = debug
+        let outcome = await run.run()
+        if case .refused(let message) = outcome.refusal {
+            return Self.refusal(403, message)
+        }
+        if debug {
+            // Credentials never show: the module's secret values, and user information in URLs
+            // (the target's too), as blackbox shows its `Secret`s.
+            let text =
+                "Logs for the probe:\n" + Redaction.userinfo(in: outcome.log.joined())
+                + "\n\n\nMetrics that would have been returned:\n"
+                + Redaction.userinfo(in: outcome.metrics.renderString())
+                + "\n\n\nModule configuration:\n" + Redaction.yamlSecrets(in: module.text) + "\n"
+            return HTTPResponse(status: 200, contentType: "text/plain", body: Array(text.utf8))
+        }
+        let format = ExpositionFormat.negotiate(accept: request.header("accept"))
+        return HTTPResponse(status: 200, contentType: format.contentType, body: outcome.metrics.renderNow(format))
+    }
+
+    /// blackbox's `getTimeout`: the scrape timeout (120 s without the header) less the offset, or
+    /// the module's timeout when it is shorter (or the difference is below zero).
+    static func timeout(header: String?, module: BlackboxModule, offset: Duration) -> Result<Duration, TimeoutError> {
+        var seconds = 0.0
+        if let header, !header.isEmpty {
+            guard let v = GoParsing.parseFloat(header) else {
+                return .failure(
+                    TimeoutError(message: "strconv.ParseFloat: parsing \(Self.quoted(header)): invalid syntax"))
+            }
+            seconds = v
+        }
+        if seconds == 0 { seconds = 120 }
+        let maxSeconds = seconds - offset.secondsValue
+        let moduleSeconds = module.timeout?.secondsValue ?? 0
+        let chosen = (moduleSeconds < maxSeconds && moduleSeconds > 0) || maxSeconds < 0 ? moduleSeconds : maxSeconds
+        // A zero timeout (no module timeout, a scrape timeout below the offset) would end every
+        // probe at once: blackbox's context then expires at once too.
+        // NaN, or more seconds than Go's Duration holds (`Inf`), ends the probe at once, as Go's
+        // overflowing conversion to a Duration does.
+        let overflows = chosen.isNaN || chosen * 1e9 >= 0x1p63
+        return .success(.nanoseconds(Int64((overflows ? 0 : max(0, min(chosen, 3600))) * 1e9)))
+    }
+
+    struct TimeoutError: Error { let message: String }
+
+    /// Go's `%q`: `"a\x01b"`, `"\n"`, other text as is.
+    static func quoted(_ s: String) -> String {
+        var out = "\""
+        for c in s.unicodeScalars {
+            switch c {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where c.value < 0x20 || c.value == 0x7F:
+                let hex = String(c.value, radix: 16)
+                out += "\\x" + (hex.count == 1 ? "0" : "") + hex
+            default: out.unicodeScalars.append(c)
+            }
+        }
+        return out + "\""
+    }
+
+    /// An error answer as Go's `http.Error` writes it (with `X-Content-Type-Options: nosniff`).
+    static func refusal(_ status: Int, _ text: String) -> HTTPResponse {
+        HTTPResponse(status: status, text: text + "\n", headers: [("X-Content-Type-Options", "nosniff")])
+    }
+}
