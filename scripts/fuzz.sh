@@ -33,7 +33,7 @@ flags+=(-DRX_FUZZ_CONFIG -DRX_FUZZ_HISTORY)
 # CShim's module map (SwiftPM writes its own under .build; this one points at the same header).
 printf 'module CShim {\n  umbrella header "%s/Sources/CShim/include/CShim.h"\n  export *\n}\n' "$PWD" >"$out/cshim/module.modulemap"
 clang -c -O1 -g -fsanitize=fuzzer-no-link,address -I Sources/CShim/include Sources/CShim/shim.c -o "$out/shim.o"
-includes=(-I "$out/cshim" -I Sources/COpenSSL -I Sources/CZlib -I Sources/CCrypt -I Sources/CYAML)
+includes=(-I "$out/cshim" -I Sources/COpenSSL -I Sources/CZlib -I Sources/CCrypt -I Sources/CYAML -I Sources/CPCRE2)
 every_source=""  # set when the listed sources would not compile even after finding them again
 build() {
   local sources
@@ -45,7 +45,7 @@ build() {
   echo "fuzz: compiling ${#sources[@]} of $(find Sources/Reachability -name '*.swift' | wc -l) sources with -sanitize=fuzzer,address $*"
   swiftc -sanitize=fuzzer,address -parse-as-library -O -g -swift-version 6 -module-name Reachability -package-name reachability_exporter \
     "${includes[@]}" "$@" "${sources[@]}" fuzz/FuzzTargets.swift "$out/shim.o" \
-    -lssl -lcrypto -lz -lcrypt -lyaml -o "$out/reachability-fuzz"
+    -lssl -lcrypto -lz -lcrypt -lyaml -lpcre2-8 -o "$out/reachability-fuzz"
 }
 # The list; if the tree moved what the targets need, the list found again; last, every source.
 build_listed() {
