@@ -84,8 +84,10 @@ struct Exporter: Sendable {
         case .failure(let exit): return .failure(exit)
         }
         let uplinks = options.settings.adoptingRouteUplinks(path.gate).uplinks
-        switch FileBudget(openFiles: openFiles, options: options, uplinks: uplinks, server: serverOptions).check(logger)
-        {
+        let budget = FileBudget(
+            openFiles: openFiles, options: options, uplinks: uplinks, server: serverOptions,
+            probeEndpointPlaces: modulesOptions?.maxTotal ?? 0)
+        switch budget.check(logger) {
         case .success(let budgeted): serverOptions = budgeted
         case .failure(let exit): return .failure(exit)
         }

@@ -9,6 +9,8 @@ struct FileBudget {
     /// The uplinks the probes start on (`uplinks: auto` as the path shows it now).
     let uplinks: [String]
     let server: HTTPServer.Options
+    /// `/probe`'s places for all clients (8 x `--modules.max-concurrent`); 0 without it.
+    var probeEndpointPlaces = 0
 
     /// Descriptors the process itself needs at most, outside probes and web connections:
     /// standard streams, epoll and its eventfds, netlink, history, the listener, /proc reads.
@@ -23,8 +25,9 @@ struct FileBudget {
         return UInt64(min(jobs, options.settings.maxConcurrentProbes)) * 2
     }
 
-    /// Everything but the web connections: the base, the probes, one per worker thread.
-    var reserved: UInt64 { Self.base + probes + UInt64(server.workers) }
+    /// Everything but the web connections: the base, the probes, `/probe`'s probes (a socket
+    /// each and one while resolving), one per worker thread.
+    var reserved: UInt64 { Self.base + probes + UInt64(probeEndpointPlaces) * 2 + UInt64(server.workers) }
 
     /// The server options with the connection limits cut to what the budget leaves (logged),
     /// or exit status 1 when the limit cannot hold the probes and a few connections.

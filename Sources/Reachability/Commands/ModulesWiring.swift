@@ -15,7 +15,9 @@ enum ModulesWiring {
         ),
         FlagSpec(
             "modules.max-concurrent", .value(default: "32"), placeholder: "N",
-            help: "Probes /probe runs at once; a request beyond gets 503."),
+            help:
+                "Probes /probe runs at once for one client (an address; IPv6 by its /64), and 8 times that for all clients; a request beyond gets 503."
+        ),
         FlagSpec(
             "modules.allow-target", .repeated, placeholder: "BLOCK|NAME",
             help:

@@ -166,4 +166,61 @@ import Testing
         #expect(r["probe_success"] == 0)
         #expect(r[#"reachability_probe_result_info{status="failure",reason="tls"}"#] == 1)
     }
+
+    /// One client cannot take every place (ATTACKS: shared budgets): `--modules.max-concurrent`
+    /// is per client address (an IPv6 client by its /64), eight times that for all clients.
+    @Test func placesArePerClient() async throws {
+        let server = try LoopbackHTTPServer(behavior: .silent)
+        defer { server.stop() }
+        var options = ProbeEndpoint.Options()
+        options.maxConcurrent = 1
+        let e = try base.endpoint("modules:\n  http_2xx:\n    prober: http\n", options: options)
+        let slow = "/probe?target=" + ProbeEndpointTests.escaped("http://127.0.0.1:\(server.port)/")
+        func get(from client: String) async -> Int {
+            var r = HTTPRequest(
+                method: "GET", target: slow, headers: [(name: "X-Prometheus-Scrape-Timeout-Seconds", value: "2")])
+            r.client = client
+            return await e.route(r)?.status ?? 0
+        }
+        // Eight clients hold a place each: a second request of one of them, and a ninth client, are
+        // refused; the eight answer once their probes time out.
+        let holders = (1...8).map { "192.0.2.\($0)" }
+        async let held = withTaskGroup(of: Int.self) { group in
+            for c in holders { group.addTask { await get(from: c) } }
+            return await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        try await Task.sleep(for: .milliseconds(400))
+        #expect(await get(from: "192.0.2.1") == 503, "the same client again")
+        #expect(await get(from: "2001:db8::1") == 503, "all places are taken")
+        #expect(await held == Array(repeating: 200, count: 8))
+        #expect(ProbeEndpoint.clientKey("2001:db8:0:1::5") == ProbeEndpoint.clientKey("2001:db8:0:1:ffff::9"))
+        #expect(ProbeEndpoint.clientKey("2001:db8:0:1::5") != ProbeEndpoint.clientKey("2001:db8:0:2::5"))
+        #expect(ProbeEndpoint.clientKey("::ffff:192.0.2.1") == "192.0.2.1")
+    }
+
+    /// With a scraper's place held by another client, the scraper still gets its own.
+    @Test func anotherClientsFloodLeavesTheScraperItsPlace() async throws {
+        let silent = try LoopbackHTTPServer(behavior: .silent)
+        defer { silent.stop() }
+        let ok = try LoopbackHTTPServer(behavior: .routes(["/": .init(200, "OK", body: "ok")]))
+        defer { ok.stop() }
+        var options = ProbeEndpoint.Options()
+        options.maxConcurrent = 2
+        let e = try base.endpoint("modules:\n  http_2xx:\n    prober: http\n", options: options)
+        func get(_ port: UInt16, from client: String) async -> Int {
+            var r = HTTPRequest(
+                method: "GET", target: "/probe?target=" + ProbeEndpointTests.escaped("http://127.0.0.1:\(port)/"),
+                headers: [(name: "X-Prometheus-Scrape-Timeout-Seconds", value: "2")])
+            r.client = client
+            return await e.route(r)?.status ?? 0
+        }
+        async let flood = withTaskGroup(of: Int.self) { group in
+            for _ in 0..<10 { group.addTask { await get(silent.port, from: "127.0.0.9") } }
+            return await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(await get(ok.port, from: "127.0.0.1") == 200, "the scraper's probe runs")
+        let statuses = await flood
+        #expect(statuses.filter { $0 == 200 }.count == 2 && statuses.filter { $0 == 503 }.count == 8)
+    }
 }

@@ -385,7 +385,7 @@ import Testing
         async let first = get(busy, slow, headers: headers)
         try await Task.sleep(for: .milliseconds(200))
         let second = await get(busy, slow, headers: headers)
-        #expect(second == (503, "Too many probes in flight (--modules.max-concurrent=1)\n"))
+        #expect(second == (503, "Too many probes in flight for this client (--modules.max-concurrent=1)\n"))
         #expect(await first.status == 200)
     }
 

@@ -54,6 +54,7 @@ Second review (issue #41), its finding in brackets:
 /probe (issue #47):
   probe_params           hostile parameters get 4xx/5xx (no raw ESC or NUL), debug shows no secret
   probe_flood            200 slow probes: --modules.max-concurrent run, the rest 503 at once; /metrics and rounds go on
+  probe_fair             one client's flood holds its own places only: the scraper's probe still runs
   probe_fifo             a FIFO as --modules.file: exit 78 at once with the reason
 
 The cases run concurrently: the floods (HEAVY) one at a time, the others beside them; the
@@ -118,11 +119,21 @@ CASES = {
     # /probe (issue #47)
     "probe_params": probe.case_probe_params,
     "probe_flood": probe.case_probe_flood,
+    "probe_fair": probe.case_probe_fair,
     "probe_fifo": probe.case_probe_fifo,
 }
 
 # Cases that load the machine (floods, bcrypt storms): run one at a time.
-HEAVY = {"fd_limit", "pipelining", "auth_flood", "auth_flood_many", "auth_flood_blocks", "trickle_body", "probe_flood"}
+HEAVY = {
+    "fd_limit",
+    "pipelining",
+    "auth_flood",
+    "auth_flood_many",
+    "auth_flood_blocks",
+    "trickle_body",
+    "probe_flood",
+    "probe_fair",
+}
 
 
 # Runner

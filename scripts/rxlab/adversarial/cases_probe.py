@@ -1,5 +1,5 @@
-"""The cases about /probe (issue #47): hostile parameters, a flood of slow probes, a FIFO as the
-module file. Every exporter here also runs its own loopback probe, which must not suffer."""
+"""The cases about /probe (issue #47): hostile parameters, a flood of slow probes, one client's
+flood beside the scraper, a FIFO as the module file. Every exporter here also runs its own loopback probe, which must not suffer."""
 
 import os
 import re
@@ -28,8 +28,8 @@ def modules_file(c, text=MODULES):
     return path
 
 
-def get(e, query, headers=None, timeout=10.0):
-    return e.request("GET", "/probe?" + query, headers=headers, timeout=timeout)
+def get(e, query, headers=None, timeout=10.0, source=None):
+    return e.request("GET", "/probe?" + query, headers=headers, timeout=timeout, source=source)
 
 
 def case_probe_params(c):
@@ -136,6 +136,48 @@ def case_probe_flood(c):
     c.expect(scrape_s < 1.0 and scrape is not None, f"/metrics during the flood: {scrape_s:.2f} s")
     after = e.wait_metric(lambda m: m.total("reachability_rounds_total") > rounds, 12)
     c.expect(after is not None, "its own rounds went on")
+
+
+def case_probe_fair(c):
+    """A client flooding /probe with slow probes from 127.0.0.9 holds only its own
+    --modules.max-concurrent places: the scraper at 127.0.0.1 still gets its probe run (ATTACKS:
+    shared budgets)."""
+    lst = c.listener()
+    silent = Silent()
+    c.later(silent.close)
+    e = c.exporter([f"--probe.tcp={lst.target}"], [f"--modules.file={modules_file(c)}", "--modules.max-concurrent=4"])
+    e.wait_rounds(1)
+    results = []
+    lock = threading.Lock()
+
+    def flood():
+        try:
+            status, _, _ = e.request(
+                "GET",
+                f"/probe?module=http_2xx&target=http://{silent.target}/",
+                {"X-Prometheus-Scrape-Timeout-Seconds": "3"},
+                source="127.0.0.9",
+                timeout=10.0,
+            )
+        except OSError as err:
+            status = f"error {err}"
+        with lock:
+            results.append(status)
+
+    threads = [threading.Thread(target=flood) for _ in range(40)]
+    for t in threads:
+        t.start()
+    time.sleep(0.5)
+    status, _, body = get(e, f"module=tcp_connect&target={lst.target}", source="127.0.0.1")
+    for t in threads:
+        t.join(20)
+    c.expect(
+        status == 200 and b"probe_success 1" in body,
+        f"the scraper's probe during the flood: {status}, {body[-200:]!r}",
+    )
+    ran = results.count(200)
+    c.expect(ran <= 4 + 4, f"the flooder's probes that ran: {ran} (want at most its 4 places, twice over the 3 s)")
+    c.expect(results.count(503) >= 30, f"the flooder's 503 answers: {results.count(503)} of 40")
 
 
 def case_probe_fifo(c):

@@ -6,6 +6,9 @@ package struct HTTPRequest: Sendable, Equatable {
     package var version: String
     /// Header fields in arrival order, names as sent.
     package var headers: [(name: String, value: String)]
+    /// The client's address as the server accepted it (`192.0.2.7`, `2001:db8::7`); "" when the
+    /// request did not come through the server. Not part of equality.
+    package var client = ""
 
     package init(
         method: String, target: String, version: String = "HTTP/1.1", headers: [(name: String, value: String)] = []

@@ -110,6 +110,8 @@ extension HTTPServer {
                 return (Self.serialize(r, head: request.method == "HEAD", keepAlive: keepAlive), [])
             }
         }
+        var request = request
+        request.client = client
         var response = await handler(request)
         if let config { response.headers += config.headers }
         if Self.isCompressible(response) {

@@ -8,19 +8,24 @@ import Synchronization
 /// or the module's `timeout` when that is shorter; a failed probe is `probe_success 0` in a
 /// `200`. `debug=true` answers the probe's log, the metrics and the module as text.
 ///
-/// Beyond blackbox: at most `--modules.max-concurrent` probes at once (`503` beyond), and
-/// `--modules.allow-target` entries a target must match (`403` otherwise).
+/// Beyond blackbox: at most `--modules.max-concurrent` probes at once per client (an address;
+/// an IPv6 client by its /64) and eight times that in all (`503` beyond), so one client cannot
+/// take every place from the scraper; and `--modules.allow-target` entries a target must match
+/// (`403` otherwise).
 package final class ProbeEndpoint: Sendable {
     package struct Options: Sendable {
         package var timeoutOffset: Duration = .milliseconds(500)
+        /// Per client; all clients together get `maxTotal`.
         package var maxConcurrent = 32
+        package var maxTotal: Int { maxConcurrent * 8 }
         package var allowed = TargetAllowList()
         package init() {}
     }
 
     let options: Options
     private let file: Mutex<BlackboxModuleFile>
-    private let inFlight = Atomic<Int>(0)
+    /// Probes running, per client key and in all.
+    private let places = Mutex<(byClient: [String: Int], total: Int)>(([:], 0))
 
     package init(_ file: BlackboxModuleFile, options: Options = Options()) {
         self.file = Mutex(file)
@@ -72,11 +77,9 @@ package final class ProbeEndpoint: Sendable {
                 "host header defined both in module configuration (\(configured)) and with URL-parameter 'hostname' (\(hostname))"
             )
         }
-        guard inFlight.add(1, ordering: .relaxed).newValue <= options.maxConcurrent else {
-            inFlight.subtract(1, ordering: .relaxed)
-            return Self.refusal(503, "Too many probes in flight (--modules.max-concurrent=\(options.maxConcurrent))")
-        }
-        defer { inFlight.subtract(1, ordering: .relaxed) }
+        let client = Self.clientKey(request.client)
+        if let full = take(client) { return Self.refusal(503, full) }
+        defer { give(client) }
         var run = ProbeRun(
             module: module, target: target, hostname: hostname, timeout: timeout, allowed: options.allowed)
         let debug = query["debug"] == "true"
@@ -97,6 +100,39 @@ package final class ProbeEndpoint: Sendable {
         }
         let format = ExpositionFormat.negotiate(accept: request.header("accept"))
         return HTTPResponse(status: 200, contentType: format.contentType, body: outcome.metrics.renderNow(format))
+    }
+
+    /// A place for one more probe of `client`, or why there is none.
+    private func take(_ client: String) -> String? {
+        places.withLock { p in
+            let held = p.byClient[client, default: 0]
+            if held >= options.maxConcurrent {
+                return "Too many probes in flight for this client (--modules.max-concurrent=\(options.maxConcurrent))"
+            }
+            if p.total >= options.maxTotal {
+                return "Too many probes in flight (\(options.maxTotal) for all clients, 8 x --modules.max-concurrent)"
+            }
+            p.byClient[client] = held + 1
+            p.total += 1
+            return nil
+        }
+    }
+
+    private func give(_ client: String) {
+        places.withLock { p in
+            let held = p.byClient[client, default: 1] - 1
+            p.byClient[client] = held > 0 ? held : nil
+            p.total -= 1
+        }
+    }
+
+    /// Whose places a request takes: the client's address, an IPv6 client by its /64 (one host
+    /// holds a /64 and may use any of it), an IPv4-mapped one as IPv4.
+    static func clientKey(_ address: String) -> String {
+        guard let a = SocketAddress(ip: address) else { return address }
+        let bytes = BlackboxMetrics.unmapped(a.addressBytes)
+        guard bytes.count == 16 else { return bytes.map(String.init).joined(separator: ".") }
+        return bytes.prefix(8).map { String($0, radix: 16) }.joined(separator: ":") + "::/64"
     }
 
     /// blackbox's `getTimeout`: the scrape timeout (120 s without the header) less the offset, or
