@@ -36,7 +36,10 @@ struct FileBudget {
         guard openFiles >= reserved + minimumConnections else {
             writeErr(
                 "reachability_exporter: error: the open-file limit (\(openFiles)) is too low for \(options.specs.count) "
-                    + "probes: at least \(reserved + minimumConnections) file descriptors are needed; raise it "
+                    + "probes"
+                    + (probeEndpointPlaces > 0
+                        ? " and /probe's \(probeEndpointPlaces) places (8 x --modules.max-concurrent)" : "")
+                    + ": at least \(reserved + minimumConnections) file descriptors are needed; raise it "
                     + "(ulimit -n, LimitNOFILE=) or run fewer probes\n")
             return .failure(ExitStatus(1))
         }

@@ -224,9 +224,10 @@ struct ProbeRun {
 
     /// The status and reason `reachability_probe_result_info` says when blackbox's checks overrule
     /// the prober (nil when they agree): a success of a valid rcode other than NOERROR, or a
-    /// failure of `fail_if_ssl`, `fail_if_not_ssl`, an rcode or an answer validator.
+    /// failure of `fail_if_ssl`, `fail_if_not_ssl`, an rcode or an answer validator. A portal
+    /// stays a portal either way: that the answer proves nothing is what only this exporter says.
     private func overruled(_ result: ProbeResult, success: Bool) -> (status: ProbeStatus, reason: FailureReason?)? {
-        guard success != result.succeeded, result.status != .portal || success else { return nil }
+        guard success != result.succeeded, result.status != .portal else { return nil }
         if success { return (.success, nil) }
         switch module.settings {
         case .http: return (.failure, .tls)
