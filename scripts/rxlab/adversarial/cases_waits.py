@@ -151,9 +151,12 @@ def case_trickle_body(c):
     """200 clients each send a 15 KB request head (90 headers, under the 16 KiB and 100-header
     limits) announcing a body, then trickle the body a byte every 10 ms: the head was parsed
     again at every read (scrapes took seconds; 1.9 of 2 cores here). Wanted: scrapes from a
-    clean client stay fast (median < 0.5 s), and the exporter stays below 1.2 cores. The same
-    trickle behind 68-byte heads is measured first and reported beside it: each read costs a
-    wake-up whatever the head (about 0.5 of a core at this rate), so the two stay close."""
+    clean client stay fast (median < 0.5 s), and the exporter's CPU behind the big heads stays
+    under 2.2 times its CPU behind 68-byte heads, measured first in the same run: each read costs
+    a wake-up whatever the head (0.5 to 0.8 of a core at this rate on 2 cores), so the two stay
+    close (1.2 to 1.8 times in 12 runs); re-parsing made it 1.9 cores, 2.7 times and more. (An
+    absolute bound of 1.2 cores failed once at 1.25 beside 0.82 under CI's load; the build of
+    the session before measured 0.93 to 1.04 cores here, as the build after did.)"""
     lst = c.listener()
     e = c.exporter([f"--probe.tcp={lst.target}"])
     e.wait_rounds(1)
@@ -171,9 +174,9 @@ def case_trickle_body(c):
         f"median scrape during the trickle {med * 1000:.0f} ms over {len(scrapes)} scrapes (want < 500 ms)",
     )
     c.expect(
-        cores < 1.2,
-        f"exporter CPU {cores:.2f} cores behind {len(head)} byte heads (want < 1.2), "
-        f"{base:.2f} behind {len(small)} byte heads",
+        cores < 2.2 * base,
+        f"exporter CPU {cores:.2f} cores behind {len(head)} byte heads, "
+        f"{base:.2f} behind {len(small)} byte heads (want under 2.2 times: {cores / base if base else 0:.2f}x)",
     )
 
 
