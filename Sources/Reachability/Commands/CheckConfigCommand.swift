@@ -39,7 +39,8 @@ package enum CheckConfigCommand {
             writeErr("\(error)\n")
             return 78
         }
-        writeOut(summary(config, specs: specs))
+        // Names, targets and labels come from the file: control characters in them are escaped.
+        writeOut(summary(config, specs: specs).escapingControlCharactersButNewlines)
         return 0
     }
 

@@ -1,8 +1,9 @@
 /// A command-line error shown to a person: one line naming the flag, then a usage hint; exit 64.
 package struct UsageError: Error, Equatable, CustomStringConvertible {
     package let message: String
-    /// A URL's user information in the message (a flag's value quoted) is replaced (`Redaction`).
-    package init(_ message: String) { self.message = Redaction.userinfo(in: message) }
+    /// A URL's user information in the message (a flag's value quoted) is replaced (`Redaction`),
+    /// and control characters a value brought are escaped (the message goes to a terminal).
+    package init(_ message: String) { self.message = Redaction.userinfo(in: message).escapingControlCharacters }
     package var description: String { message }
 }
 

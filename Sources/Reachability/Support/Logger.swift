@@ -144,8 +144,11 @@ package struct Logger: Sendable {
         }
     }
 
-    /// C0, DEL and C1: what a terminal may act on.
-    private static func isControl(_ c: Unicode.Scalar) -> Bool { c.value < 0x20 || (0x7F...0x9F).contains(c.value) }
+    /// C0, DEL and C1: what a terminal may act on; and U+2028 and U+2029, which editors, log
+    /// viewers and JavaScript read as line ends.
+    static func isControl(_ c: Unicode.Scalar) -> Bool {
+        c.value < 0x20 || (0x7F...0x9F).contains(c.value) || c.value == 0x2028 || c.value == 0x2029
+    }
 
     /// A JSON string literal (also valid as a quoted logfmt value), with every control character
     /// escaped, DEL and C1 too: logs are read in terminals.

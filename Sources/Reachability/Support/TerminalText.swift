@@ -1,5 +1,6 @@
 extension String {
-    /// The text with every control character (C0 including newline and tab, DEL, C1) written as
+    /// The text with every control character (C0 including newline and tab, DEL, C1, U+2028 and
+    /// U+2029) written as
     /// `\xHH`, for output a person reads in a terminal: details that came from the network (a
     /// status line, a `Location`, a DNS name) can neither move the cursor, retitle the window nor
     /// forge a line of their own.
@@ -18,9 +19,13 @@ extension String {
         return out
     }
 
-    private static func isControl(_ s: Unicode.Scalar) -> Bool {
-        s.value < 0x20 || (0x7F...0x9F).contains(s.value)
+    /// The text with each line's control characters escaped; the newlines between lines stay.
+    package var escapingControlCharactersButNewlines: String {
+        split(separator: "\n", omittingEmptySubsequences: false).map { String($0).escapingControlCharacters }
+            .joined(separator: "\n")
     }
+
+    private static func isControl(_ s: Unicode.Scalar) -> Bool { Logger.isControl(s) }
 }
 
 extension String {

@@ -69,6 +69,9 @@ import Testing
         w.value("a\u{1B}b\u{7F}c\u{9B}d\u{A0}é\u{85}")
         #expect(String(decoding: w.bytes, as: UTF8.self) == #""a\u001bb\u007fc\u009bd\#u{A0}é\u0085""#)
         #expect(Logger.jsonString("\u{9B}x") == #""\u009bx""#)
+        // Line separators too: editors, log viewers and JavaScript end a line there.
+        #expect(Logger.jsonString("a\u{2028}b\u{2029}") == #""a\u2028b\u2029""#)
+        #expect(Logger.logfmtValue(.string("a\u{2028}b")) == #""a\u2028b""#)
     }
 
     @Test func controlCharactersAreEscapedForTerminals() {
@@ -76,6 +79,10 @@ import Testing
         #expect(
             "302 Fo\u{1B}[31mund\u{0}\n\u{7F}\u{9B}".escapingControlCharacters
                 == "302 Fo\\x1B[31mund\\x00\\x0A\\x7F\\x9B")
+        #expect("a\u{1B}\nb\u{2028}".escapingControlCharactersButNewlines == "a\\x1B\nb\\x2028")
+        #expect(
+            UsageError("invalid value for flag '--x': \u{1B}[2J").message == "invalid value for flag '--x': \\x1B[2J")
+        #expect(ProbeEndpoint.quoted("a\u{85}\u{2028}\u{1}") == #""a\u0085\u2028\x01""#)
     }
 
     @Test func reactorTimesOutAndSeesReadable() async throws {

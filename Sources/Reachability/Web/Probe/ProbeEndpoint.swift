@@ -160,7 +160,7 @@ package final class ProbeEndpoint: Sendable {
 
     struct TimeoutError: Error { let message: String }
 
-    /// Go's `%q`: `"a\x01b"`, `"\n"`, other text as is.
+    /// Go's `%q`: `"a\x01b"`, `"\n"`, C1 and line separators as `\u0085`, other text as is.
     static func quoted(_ s: String) -> String {
         var out = "\""
         for c in s.unicodeScalars {
@@ -173,6 +173,9 @@ package final class ProbeEndpoint: Sendable {
             case _ where c.value < 0x20 || c.value == 0x7F:
                 let hex = String(c.value, radix: 16)
                 out += "\\x" + (hex.count == 1 ? "0" : "") + hex
+            case _ where Logger.isControl(c):
+                let hex = String(c.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
             default: out.unicodeScalars.append(c)
             }
         }
