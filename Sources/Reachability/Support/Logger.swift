@@ -153,6 +153,12 @@ package struct Logger: Sendable {
     /// A JSON string literal (also valid as a quoted logfmt value), with every control character
     /// escaped, DEL and C1 too: logs are read in terminals.
     package static func jsonString(_ v: String) -> String {
+        quoted(v) { "\\u" + String($0.value, radix: 16).leftPadded(4) }
+    }
+
+    /// `v` in double quotes: `"` and `\` escaped, newline, return and tab as `\n`, `\r`, `\t`, every
+    /// other control character (`isControl`) as `control` writes it (JSON's `\u001b`, Go's `\x1b`).
+    static func quoted(_ v: String, control: (Unicode.Scalar) -> String) -> String {
         var out = "\""
         for c in v.unicodeScalars {
             switch c {
@@ -161,9 +167,7 @@ package struct Logger: Sendable {
             case "\n": out += "\\n"
             case "\r": out += "\\r"
             case "\t": out += "\\t"
-            case _ where isControl(c):
-                let hex = String(c.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            case _ where isControl(c): out += control(c)
             default: out.unicodeScalars.append(c)
             }
         }

@@ -162,24 +162,10 @@ package final class ProbeEndpoint: Sendable {
 
     /// Go's `%q`: `"a\x01b"`, `"\n"`, C1 and line separators as `\u0085`, other text as is.
     static func quoted(_ s: String) -> String {
-        var out = "\""
-        for c in s.unicodeScalars {
-            switch c {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where c.value < 0x20 || c.value == 0x7F:
-                let hex = String(c.value, radix: 16)
-                out += "\\x" + (hex.count == 1 ? "0" : "") + hex
-            case _ where Logger.isControl(c):
-                let hex = String(c.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(c)
-            }
+        Logger.quoted(s) { c in
+            let hex = String(c.value, radix: 16)
+            return c.value < 0x20 || c.value == 0x7F ? "\\x" + hex.leftPadded(2) : "\\u" + hex.leftPadded(4)
         }
-        return out + "\""
     }
 
     /// An error answer as Go's `http.Error` writes it (with `X-Content-Type-Options: nosniff`).
