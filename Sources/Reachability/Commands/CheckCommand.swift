@@ -64,6 +64,8 @@ package enum CheckCommand {
         }
         let core = ReachabilityCore(path: path, probes: options.specs, settings: options.settings)
         if let warning = core.evidenceWarning { writeErr("reachability_exporter: warning: \(warning)\n") }
+        // What the routers announce (captive-portal API, PREF64), asked for before the round.
+        await path.solicitRouters()
         // One round decides: no hysteresis for a one-shot answer.
         let status = await core.check()
         let traces = parsed.bool("trace") ? await trace(status, path: path.gate) : nil
@@ -166,6 +168,9 @@ package enum CheckCommand {
         }
         let nat64 = s.nat64Prefixes
         if !nat64.isEmpty { out += "  nat64 prefix: \(nat64.map(\.description).joined(separator: ", "))\n" }
+        for p in s.captivePortals {
+            out += CaptivePortalText.line(p, now: s.roundStarted).escapingControlCharacters + "\n"
+        }
         return out
     }
 
@@ -205,7 +210,8 @@ package enum CheckCommand {
             + "\"fault\":\(fault(.overall)),\"families\":{\(families.joined(separator: ","))},\"uplinks\":{\(uplinks.joined(separator: ","))},"
             + "\"probes\":[\(probes.joined(separator: ","))],"
             + (traces.map { "\"traces\":[\($0.compactMap(traceJSON).joined(separator: ","))]," } ?? "")
-            + "\"nat64_prefixes\":[\(s.nat64Prefixes.map { Logger.jsonString($0.description) }.joined(separator: ","))]}\n"
+            + "\"nat64_prefixes\":[\(s.nat64Prefixes.map { Logger.jsonString($0.description) }.joined(separator: ","))],"
+            + "\"captive_portals\":[\(s.captivePortals.map { CaptivePortalText.json($0, now: s.roundStarted) }.joined(separator: ","))]}\n"
     }
 }
 

@@ -203,10 +203,13 @@ private struct Parts {
         }
         let core = ReachabilityCore(
             path: path, probes: specs, settings: settings,
-            observers: [recorder, RoundLogger(logger: logger)] + (history?.observers ?? []),
+            observers: [recorder, CaptivePortalMetrics(registry: registry), RoundLogger(logger: logger)]
+                + (history?.observers ?? []),
             budgets: BudgetStore.book(directory: options.history?.directory, logger: logger))
         let monitor = core.monitor
         history?.restore(into: monitor, logger: logger)
+        // What the routers announce (captive-portal API, PREF64) now, not at their next RA.
+        Task { await path.solicitRouters() }
         var web = WebRoutes(registry: registry) { monitor.current != nil }
         web.paths = paths
         var page = StatusPage(status: { monitor.current })

@@ -214,6 +214,7 @@ struct ExporterOptions: Sendable {
         s.uplinkProbes = (file?.uplinkProbes ?? [:]).mapValues(Set.init)
         s.uplinkBudgets = file?.uplinkBudgets ?? [:]
         s.uplinkRouting = file?.uplinkRouting ?? [:]
+        s.captivePortal = file?.captivePortal ?? CaptivePortalSettings()
         return s
     }
 

@@ -3,7 +3,7 @@
 /// the key path, what was expected and what was found. Checks that need the command line too
 /// (the effective interval against a probe's timeout) are `ExporterOptions`'s.
 enum ConfigSchema {
-    static let topKeys = ["global", "uplinks", "uplink_settings", "history", "probes"]
+    static let topKeys = ["global", "uplinks", "uplink_settings", "history", "captive_portal", "probes"]
     static let globalKeys = [
         "interval", "timeout", "policy", "quorum", "fail_after", "recover_after", "fast_recheck", "path_monitor",
         "trust_local_targets",
@@ -28,6 +28,7 @@ enum ConfigSchema {
         if let h = try top.map("history", keys: historyKeys, what: "the history settings") {
             config.history = try history(h)
         }
+        config.captivePortal = try captivePortal(top)
         if let items = try top.list("probes", expected: "a list of probes ('- name: ...' entries)") {
             var seen: [String: String] = [:]
             for (i, item) in items.enumerated() {

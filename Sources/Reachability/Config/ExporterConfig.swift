@@ -25,6 +25,8 @@ package struct ExporterConfig: Sendable, Equatable {
     package var uplinkSettingMarks: [String: YAMLMark] = [:]
     /// `uplink_settings:` — per interface, a traffic budget for its probes.
     package var uplinkBudgets: [String: TrafficBudget] = [:]
+    /// `captive_portal:` — how the network's captive-portal API is learned and read; nil: not set.
+    package var captivePortal: CaptivePortalSettings?
     package var probes: [ProbeDefinition]
 
     package init(

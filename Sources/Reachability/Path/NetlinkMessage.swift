@@ -67,6 +67,8 @@ enum NetlinkPayload: Equatable, Sendable {
     case deletedAddress(AddressMessage)
     case newRoute(RouteMessage)
     case deletedRoute(RouteMessage)
+    /// `RTM_NEWNDUSEROPT`: options of a Router Advertisement the kernel accepted.
+    case ndUserOption(NDUserOptionMessage)
     /// End of a dump.
     case done
     /// `NLMSG_ERROR`: `errno` is positive, 0 for an acknowledgement.
@@ -116,6 +118,9 @@ enum NetlinkDecoder {
         case RTNL.newRoute, RTNL.delRoute:
             guard let m = route(body) else { return .malformed(type: type) }
             return type == RTNL.newRoute ? .newRoute(m) : .deletedRoute(m)
+        case RTNL.newNDUserOption:
+            guard let m = NDUserOptionMessage.parse(body.bytes) else { return .malformed(type: type) }
+            return .ndUserOption(m)
         case RTNL.messageDone:
             return .done
         case RTNL.messageError:

@@ -51,6 +51,18 @@ struct NetworkModel: Equatable {
     private(set) var links: [Int32: NetworkInterface] = [:]
     private(set) var addresses: [AddressKey: AddressMessage] = [:]
     private(set) var routes: [RouteKey: UInt8] = [:]  // value: rtm_protocol
+    /// What routers announced per link (RA options 37 and 38), each with when it lapses.
+    private(set) var announcements: [Int32: HeldAnnouncement] = [:]
+
+    struct HeldAnnouncement: Equatable {
+        var captivePortal: (uri: String, until: ContinuousClock.Instant)?
+        var pref64: [NAT64Prefix: ContinuousClock.Instant] = [:]
+
+        static func == (a: Self, b: Self) -> Bool {
+            a.captivePortal?.uri == b.captivePortal?.uri && a.captivePortal?.until == b.captivePortal?.until
+                && a.pref64 == b.pref64
+        }
+    }
 
     @discardableResult
     mutating func apply(_ message: NetlinkMessage, classify: Classify) -> FollowUp {
@@ -60,6 +72,7 @@ struct NetworkModel: Equatable {
         case .deletedLink(let m) where m.family == RTNL.familyUnspec:
             // AF_BRIDGE link messages describe bridge ports, not links; they are skipped above.
             links[m.index] = nil
+            announcements[m.index] = nil
             addresses = addresses.filter { Int32(bitPattern: $0.key.interfaceIndex) != m.index }
             dropRoutes(via: m.index)
         case .newAddress(let m):
@@ -118,7 +131,44 @@ struct NetworkModel: Equatable {
             mtu: Int(m.mtu ?? UInt32(old?.mtu ?? 0)))
         links[m.index] = link
         // Taking a link down flushes its routes; for IPv4 the kernel sends no RTM_DELROUTE.
-        if !link.isUp { dropRoutes(via: m.index) }
+        if !link.isUp {
+            dropRoutes(via: m.index)
+            announcements[m.index] = nil
+        }
+    }
+
+    /// Takes in the options of a Router Advertisement received on a link (the kernel's ND user
+    /// options, or an RA read on a raw socket): option 37 replaces the link's URI (the
+    /// unrestricted URN or an unreadable one clears it) and holds it for
+    /// `RouterAnnouncement.captivePortalHold`; each PREF64 holds for its own lifetime (0 withdraws it).
+    mutating func learn(_ options: RouterAdvertisementOptions, interfaceIndex: Int32, now: ContinuousClock.Instant) {
+        guard links[interfaceIndex] != nil else { return }
+        var held = announcements[interfaceIndex] ?? HeldAnnouncement()
+        if let portal = options.captivePortal {
+            held.captivePortal = portal.map { ($0, now.advanced(by: RouterAnnouncement.captivePortalHold)) }
+        }
+        for p in options.pref64 {
+            held.pref64[p.prefix] = p.lifetime > 0 ? now.advanced(by: .seconds(p.lifetime)) : nil
+        }
+        // At most a few prefixes per link: a router that announces many keeps the latest eight.
+        while held.pref64.count > 8, let oldest = held.pref64.min(by: { $0.value < $1.value }) {
+            held.pref64[oldest.key] = nil
+        }
+        announcements[interfaceIndex] = held.captivePortal == nil && held.pref64.isEmpty ? nil : held
+    }
+
+    /// When the next announcement lapses (the monitor wakes then to publish without it).
+    var nextAnnouncementExpiry: ContinuousClock.Instant? {
+        announcements.values.flatMap { [$0.captivePortal?.until].compactMap { $0 } + $0.pref64.values }.min()
+    }
+
+    /// Forgets what lapsed by `now`.
+    mutating func expireAnnouncements(now: ContinuousClock.Instant) {
+        for (index, var held) in announcements {
+            if let portal = held.captivePortal, portal.until <= now { held.captivePortal = nil }
+            held.pref64 = held.pref64.filter { $0.value > now }
+            announcements[index] = held.captivePortal == nil && held.pref64.isEmpty ? nil : held
+        }
     }
 
     private mutating func dropRoutes(via index: Int32) {
@@ -169,8 +219,14 @@ struct NetworkModel: Equatable {
                 gateway: key.gateway.map(IPText.format), interfaceIndex: link.index,
                 interfaceName: link.name, metric: key.metric, routeProtocol: Int(proto), table: key.table)
         }
+        let announced = announcements.compactMap { index, held -> RouterAnnouncement? in
+            guard let link = links[index], link.isUp else { return nil }
+            return RouterAnnouncement(
+                interfaceIndex: link.index, interfaceName: link.name, captivePortalAPI: held.captivePortal?.uri,
+                pref64: held.pref64.keys.sorted { $0.description < $1.description })
+        }
         return PathSnapshot(
             interfaces: interfaces, addresses: addressList,
-            defaultRoutes: routeList, changeCount: changeCount)
+            defaultRoutes: routeList, announcements: announced, changeCount: changeCount)
     }
 }

@@ -20,6 +20,8 @@ package protocol PathGate: Sendable {
     func gatewayRoute(for scope: Scope) -> GatewayRoute?
     /// The host's addresses (raw bytes, 4 or 16) and indices, each with its interface's name.
     var interfaceNames: (byAddress: [[UInt8]: String], byIndex: [UInt32: String]) { get }
+    /// What routers announce per interface now (captive-portal API, PREF64).
+    var announcements: [RouterAnnouncement] { get }
 }
 
 extension PathGate {
@@ -27,6 +29,7 @@ extension PathGate {
     package var connectionType: ConnectionType { .unknown }
     package func gatewayRoute(for scope: Scope) -> GatewayRoute? { nil }
     package var interfaceNames: (byAddress: [[UInt8]: String], byIndex: [UInt32: String]) { ([:], [:]) }
+    package var announcements: [RouterAnnouncement] { [] }
 }
 
 /// A gate that is always open: used when path monitoring is off (for example in a namespace

@@ -121,6 +121,12 @@ package final class PathMonitor: PathSource {
     /// Stops the thread, closes the socket and finishes every update stream.
     package func stop() { shared.requestStop() }
 
+    /// Takes in a Router Advertisement read elsewhere (a raw socket after a solicitation) as if
+    /// the kernel had passed its options: they show in the next snapshot.
+    package func learn(_ options: RouterAdvertisementOptions, interfaceIndex: Int32) {
+        shared.inject(options, interfaceIndex: interfaceIndex)
+    }
+
     /// Test seam: while paused the thread does not read the socket, so events pile up in the
     /// kernel (used to provoke `ENOBUFS`).
     func setReadingPaused(_ paused: Bool) { shared.setPaused(paused) }
@@ -133,6 +139,8 @@ final class PathMonitorShared: Sendable {
         var began = false
         var stopRequested = false
         var paused = false
+        /// Router Advertisements read elsewhere (`PathMonitor.learn`), for the thread to apply.
+        var injected: [(RouterAdvertisementOptions, Int32)] = []
     }
 
     let broadcaster = PathBroadcaster()
@@ -172,6 +180,22 @@ final class PathMonitorShared: Sendable {
         control.withLock { c in
             c.stopRequested = true
             wake(c.wakeFD)
+        }
+    }
+
+    func inject(_ options: RouterAdvertisementOptions, interfaceIndex: Int32) {
+        control.withLock { c in
+            guard c.injected.count < 64 else { return }
+            c.injected.append((options, interfaceIndex))
+            wake(c.wakeFD)
+        }
+    }
+
+    /// The injected advertisements, emptied.
+    func takeInjected() -> [(RouterAdvertisementOptions, Int32)] {
+        control.withLock { c in
+            defer { c.injected = [] }
+            return c.injected
         }
     }
 

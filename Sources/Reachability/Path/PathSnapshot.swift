@@ -11,14 +11,17 @@ package struct PathSnapshot: Sendable, Equatable, Codable {
     /// Unicast default routes of both families, of the main table and of every other table
     /// (policy routing) but `local`.
     package var defaultRoutes: [DefaultRoute]
+    /// What routers announce per interface (captive-portal API, PREF64), by interface index.
+    package var announcements: [RouterAnnouncement] = []
     /// How many changed snapshots were published before this one by its source (0 for the first).
     /// Feeds `reachability_path_changes_total`.
     package var changeCount: Int
 
     package init(
         interfaces: [NetworkInterface], addresses: [InterfaceAddress] = [],
-        defaultRoutes: [DefaultRoute] = [], changeCount: Int = 0
+        defaultRoutes: [DefaultRoute] = [], announcements: [RouterAnnouncement] = [], changeCount: Int = 0
     ) {
+        self.announcements = announcements.sorted { $0.interfaceIndex < $1.interfaceIndex }
         self.interfaces = interfaces.sorted { $0.index < $1.index }
         self.addresses = addresses.sorted {
             ($0.interfaceIndex, $0.family == .ipv6 ? 1 : 0, $0.address, $0.prefixLength)
@@ -74,6 +77,11 @@ package struct PathSnapshot: Sendable, Equatable, Codable {
     /// Equal apart from `changeCount`: what decides whether a new snapshot is a change.
     package func hasSameState(as other: PathSnapshot) -> Bool {
         interfaces == other.interfaces && addresses == other.addresses
-            && defaultRoutes == other.defaultRoutes
+            && defaultRoutes == other.defaultRoutes && announcements == other.announcements
+    }
+
+    /// What routers announced on the interface named `name`, if anything.
+    package func announcement(on name: String) -> RouterAnnouncement? {
+        announcements.first { $0.interfaceName == name }
     }
 }

@@ -52,6 +52,8 @@ package struct SnapshotPathGate: PathGate {
 
     package func localityMatcher() -> AddressLocality.Matcher { AddressLocality.Matcher(source.current) }
 
+    package var announcements: [RouterAnnouncement] { source.current.announcements }
+
     package var defaultRouteInterfaces: [String] {
         var seen: [String] = []
         for r in source.current.defaultRoutes where !seen.contains(r.interfaceName) { seen.append(r.interfaceName) }

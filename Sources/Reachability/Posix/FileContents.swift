@@ -38,6 +38,34 @@ enum FileContents {
     }
 }
 
+extension FileContents {
+    /// A file another program writes for this one to believe (a DHCP client's hook): its bytes,
+    /// only when neither it nor its directory could have been written by someone else — a
+    /// regular file reached without following a symbolic link, owned (with its directory) by
+    /// root or this process's user, writable by neither group nor others. Throws `EPERM` for
+    /// one that fails that, else as `read`.
+    static func readTrusted(_ directory: String, _ name: String, limit: Int) throws(Errno) -> [UInt8] {
+        var dir = stat()
+        guard lstat(directory, &dir) == 0 else { throw Errno.current }
+        guard dir.st_mode & S_IFMT == S_IFDIR, ownedSafely(dir) else { throw Errno(EPERM) }
+        let path = directory + "/" + name
+        let fd = try retryingOnInterrupt { open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW) }
+        defer { Glibc.close(fd) }
+        var st = stat()
+        if fstat(fd, &st) != 0 { throw Errno.current }
+        guard st.st_mode & S_IFMT == S_IFREG else { throw Errno(EINVAL) }
+        guard ownedSafely(st) else { throw Errno(EPERM) }
+        var out = [UInt8](repeating: 0, count: limit + 1)
+        let n = try retryingOnInterrupt { out.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) } }
+        guard n <= limit else { throw Errno(EFBIG) }
+        return Array(out.prefix(n))
+    }
+
+    private static func ownedSafely(_ st: stat) -> Bool {
+        (st.st_uid == 0 || st.st_uid == geteuid()) && st.st_mode & 0o022 == 0
+    }
+}
+
 /// What identifies one version of a file: device, inode, size and modification time. A changed
 /// stamp means the file was replaced or written.
 package struct FileStamp: Sendable, Equatable {

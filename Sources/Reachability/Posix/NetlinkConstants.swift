@@ -22,6 +22,8 @@ enum RTNL {
     static let getAddress = UInt16(RTM_GETADDR)
     static let newRoute = UInt16(RTM_NEWROUTE)
     static let delRoute = UInt16(RTM_DELROUTE)
+    /// An RA option the kernel does not process itself (captive portal, PREF64, RDNSS…).
+    static let newNDUserOption = UInt16(RTM_NEWNDUSEROPT)
     static let getRoute = UInt16(RTM_GETROUTE)
 
     // fixed bodies
@@ -63,10 +65,12 @@ enum RTNL {
     static let familyInet = UInt8(AF_INET)
     static let familyInet6 = UInt8(AF_INET6)
     static let familyBridge = UInt8(AF_BRIDGE)
-    /// Links, IPv4/IPv6 addresses, IPv4/IPv6 routes (0x551).
-    static let monitorGroups = UInt32(
-        RTMGRP_LINK | RTMGRP_IPV4_IFADDR | RTMGRP_IPV4_ROUTE
-            | RTMGRP_IPV6_IFADDR | RTMGRP_IPV6_ROUTE)
+    /// Links, IPv4/IPv6 addresses, IPv4/IPv6 routes (0x551), and the ND user options of Router
+    /// Advertisements (`RTNLGRP_ND_USEROPT`, group 20, open to any user: 0x80000).
+    static let monitorGroups =
+        UInt32(
+            RTMGRP_LINK | RTMGRP_IPV4_IFADDR | RTMGRP_IPV4_ROUTE
+                | RTMGRP_IPV6_IFADDR | RTMGRP_IPV6_ROUTE) | (1 << (RTNLGRP_ND_USEROPT.rawValue - 1))
 
     // link flags and hardware types
     static let iffUp = UInt32(IFF_UP)

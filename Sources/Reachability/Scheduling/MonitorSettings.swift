@@ -34,6 +34,8 @@ package struct MonitorSettings: Sendable, Equatable {
     /// Per uplink, the policy routing of the sockets bound to it (`uplink_settings`), in force
     /// while the monitor's rounds run (`UplinkRouting.$table`).
     package var uplinkRouting: [String: UplinkRouting] = [:]
+    /// How the network's captive-portal API is learned and read (`captive_portal:`).
+    package var captivePortal = CaptivePortalSettings()
 
     package init() {}
 

@@ -35,6 +35,40 @@ package final class PathWatch: Service {
         await untilCancelled()
         monitor?.stop()
     }
+
+    /// Asks the routers of the links with an IPv6 default route for their Router Advertisements
+    /// now, and hands what they announce (captive-portal API, PREF64) to the monitor: a one-shot
+    /// `check` and a daemon that just started need not wait for the next periodic RA. Returns
+    /// when every router answered or after `wait` (RFC 4861 lets a router delay its answer by up
+    /// to 0.5 s); without CAP_NET_RAW (no raw socket) at once, having asked nothing.
+    package func solicitRouters(wait: Duration = .seconds(1)) async {
+        guard let monitor else { return }
+        let snapshot = monitor.current
+        var links: [(index: Int32, name: String)] = []
+        for r in snapshot.defaultRoutes
+        where r.family == .ipv6 && !links.contains(where: { $0.name == r.interfaceName }) {
+            links.append((Int32(truncatingIfNeeded: r.interfaceIndex), r.interfaceName))
+        }
+        guard !links.isEmpty else { return }
+        let targets = links
+        let found = await Self.solicitations.run(deadline: .now.advanced(by: wait + .seconds(1))) {
+            RouterSolicitation.solicit(targets, wait: wait)
+        }
+        var told = false
+        for (index, packet) in (found ?? nil) ?? [:] {
+            guard let options = RouterAdvertisementOptions.parseAdvertisement(packet),
+                options.captivePortal != nil || !options.pref64.isEmpty
+            else { continue }
+            monitor.learn(options, interfaceIndex: index)
+            told = true
+        }
+        // The monitor thread applies them and publishes a snapshot with them (within a millisecond).
+        for _ in 0..<50 where told && monitor.current.announcements == snapshot.announcements {
+            try? await Task.sleep(for: .milliseconds(2))
+        }
+    }
+
+    private static let solicitations = BlockingPool(name: "router-solicitation", threads: 1)
 }
 
 /// The one reachability core the library (`Reachability`), `check` and the exporter share: the
@@ -75,7 +109,7 @@ package final class ReachabilityCore: Sendable {
             // the same NAT64 prefixes, learned once.
             let made = ReachabilityMonitor(
                 probes: probes, settings: decided, path: path.gate, gateways: gateways, budgets: monitor.budgets,
-                nat64: monitor.nat64)
+                nat64: monitor.nat64, captive: monitor.captive)
             cached = (made, key)
             return made
         }

@@ -8,6 +8,7 @@ extension ReachabilityMonitor {
         await roundLock.lock()
         defer { roundLock.unlock() }
         let plan = self.plan.withLock { $0 }
+        nat64.announce(path.announcements.flatMap(\.pref64))
         return await UplinkRouting.$table.withValue(plan.settings.uplinkRouting) {
             await NAT64Prefixes.$round.withValue(nat64) {
                 await runRound(plan, periodic: periodic, due: roundDue, fromLoop: fromLoop)

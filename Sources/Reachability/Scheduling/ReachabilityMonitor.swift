@@ -35,6 +35,8 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
     let gateways: (any GatewayProber)?
     /// The NAT64 prefixes its DNS probes learn (`NAT64Prefixes.round` in its rounds).
     let nat64: NAT64Prefixes
+    /// The captive-portal APIs of its scopes' interfaces (`ReachabilityMonitor+Captive`).
+    let captive: CaptivePortalWatch
     /// Passive evidence (`watch`): pauses a scope's probes while it vouches (`prefer`), tells
     /// which uplinks carry traffic.
     let passive = Mutex<PassiveBoard?>(nil)
@@ -58,9 +60,12 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
     package init(
         probes: [ProbeSpec], settings: MonitorSettings = MonitorSettings(), path: any PathGate = OpenPathGate(),
         observers: [any RoundObserver] = [], clock: C, wallClock: @escaping @Sendable () -> Double = { unixNow() },
-        gateways: (any GatewayProber)? = nil, budgets: BudgetBook = BudgetBook(), nat64: NAT64Prefixes = NAT64Prefixes()
+        gateways: (any GatewayProber)? = nil, budgets: BudgetBook = BudgetBook(),
+        nat64: NAT64Prefixes = NAT64Prefixes(),
+        captive: CaptivePortalWatch = CaptivePortalWatch()
     ) {
         let given = settings
+        self.captive = captive
         self.budgets = budgets
         let settings = settings.adoptingRouteUplinks(path)
         self.gateways = gateways
@@ -197,6 +202,8 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
             ? max(.zero, settings.interval - settings.timeout) : .zero
         let batches = StaggerBatches.plan(count: due.count, window: staggerWindow)
         let width = max(1, settings.maxConcurrentProbes)
+        // The network's captive-portal APIs are read beside the probes, within their timeout.
+        async let portals = refreshCaptivePortals(settings, now: started)
         let raw: [ProbeOutcome] = await withTaskGroup(of: [ProbeOutcome].self) { group in
             for (offset, indices) in batches {
                 group.addTask { [self] in
@@ -213,7 +220,8 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
         let roundDuration = clockStart.duration(to: clock.now)
         let finished = wallClock()
         let specs = Dictionary(plan.specs.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
-        let facts = PathFacts(path)
+        let captivePortals = await portals
+        let facts = PathFacts(path, captive: Set(captivePortals.filter(\.captive).map(\.interface)))
         let outcomes = raw.map { OnPathCheck.review($0, isLocal: facts.isLocal) }
         let (decided, scopeEntries): (ReachabilityStatus, [Scope: [RoundEntry]]) = state.withLock { s in
             for o in outcomes {
@@ -242,6 +250,8 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
         }
         var status = decided
         status.nat64Prefixes = nat64.current
+        status.captivePortals = captivePortals
+        status.captivePortalErrors = captive.errors
         var meters: [String: TrafficMeter] = [:]
         status.faults = await locateFaults(
             status, entries: scopeEntries, uplinks: settings.uplinks, timeout: settings.timeout, meters: &meters,
@@ -359,7 +369,7 @@ struct ProbeKey: Hashable, Sendable {
 
 extension PathFacts {
     /// The facts of the scheduler's path gate; its addresses are read and parsed once.
-    init(_ gate: any PathGate) {
+    init(_ gate: any PathGate, captive: Set<String> = []) {
         let locality = gate.localityMatcher()
         self.init(
             unsatisfied: { scope in
@@ -368,7 +378,12 @@ extension PathFacts {
                 case .family(let f): gate.unsatisfiedReason(for: f)
                 case .uplink(let i): gate.unsatisfiedReason(interface: i)
                 }
-            }, isLocal: { locality.isLocal($0) })
+            }, isLocal: { locality.isLocal($0) },
+            announcedCaptive: { scope in
+                guard !captive.isEmpty else { return false }
+                if case .uplink(let i) = scope { return captive.contains(i) }
+                return gate.gatewayRoute(for: scope).map { captive.contains($0.interface) } ?? false
+            })
     }
 }
 
@@ -376,11 +391,11 @@ extension ReachabilityMonitor where C == ContinuousClock {
     package convenience init(
         probes: [ProbeSpec], settings: MonitorSettings = MonitorSettings(), path: any PathGate = OpenPathGate(),
         observers: [any RoundObserver] = [], gateways: (any GatewayProber)? = nil, budgets: BudgetBook = BudgetBook(),
-        nat64: NAT64Prefixes = NAT64Prefixes()
+        nat64: NAT64Prefixes = NAT64Prefixes(), captive: CaptivePortalWatch = CaptivePortalWatch()
     ) {
         self.init(
             probes: probes, settings: settings, path: path, observers: observers, clock: ContinuousClock(),
-            gateways: gateways, budgets: budgets, nat64: nat64)
+            gateways: gateways, budgets: budgets, nat64: nat64, captive: captive)
     }
 }
 

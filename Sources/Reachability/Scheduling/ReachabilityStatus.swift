@@ -61,6 +61,10 @@ public struct ReachabilityStatus: Sendable, Equatable {
     public var uplinkPaces: [String: UplinkPace] = [:]
     /// The NAT64 prefixes the monitor's DNS probes have learned (`NAT64Prefixes`) at the round's end.
     package var nat64Prefixes: [NAT64Prefix] = []
+    /// What the network's captive-portal APIs said for the interfaces of the scopes (RFC 8908).
+    package var captivePortals: [CaptivePortalState] = []
+    /// Failed reads of those APIs since start, per kind.
+    package var captivePortalErrors: [CaptivePortalProblem.Kind: Int] = [:]
 
     /// Where the overall path breaks (nil before the first decided round).
     public var fault: Fault? { faults[.overall] }

@@ -22,20 +22,23 @@ package struct RoundEntry: Sendable, Equatable {
 ///
 /// The rules, in order:
 /// 1. No usable path ⇒ `none`, with the path's reason. No probe result can override it.
-/// 2. Any portal signal (HTTP redirect, 511, unexpected answer, body mismatch, a trusted
+/// 2. The network's captive-portal API says `captive: true` for the scope's interface
+///    (`announcedCaptive`) ⇒ `portal`, `captive_portal_api`: even when everything else is
+///    dropped. (Its `captive: false` proves nothing: the rules below decide.)
+/// 3. Any portal signal (HTTP redirect, 511, unexpected answer, body mismatch, a trusted
 ///    certificate for another name; DNS private answer) ⇒ `portal`. It overrides successes of
 ///    other probes: ICMP passing through must not hide a portal (a known weakness of the seed
 ///    library).
-/// 3. No counting probes ran ⇒ `limited`, `no_probes`.
-/// 4. HTTP succeeds while every HTTPS probe fails ⇒ `limited`, `partial` (Android's PARTIAL).
-/// 5. An `mtu` probe fails with `mtu` (small echoes come back, the expected size does not), or a
+/// 4. No counting probes ran ⇒ `limited`, `no_probes`.
+/// 5. HTTP succeeds while every HTTPS probe fails ⇒ `limited`, `partial` (Android's PARTIAL).
+/// 6. An `mtu` probe fails with `mtu` (small echoes come back, the expected size does not), or a
 ///    don't-fragment ICMP probe fails with `mtu` while another probe proves the internet ⇒
 ///    `limited`, `mtu`.
-/// 6. Every DNS probe fails while others succeed ⇒ `limited`, `dns` (except under `icmp`).
-/// 7. The policy: `parallel`/`http`/`icmp` need one counting success, `quorum` its minimum (in a
+/// 7. Every DNS probe fails while others succeed ⇒ `limited`, `dns` (except under `icmp`).
+/// 8. The policy: `parallel`/`http`/`icmp` need one counting success, `quorum` its minimum (in a
 ///    family's scope at most as many as the family has counting probes, so a family with one
 ///    probe can be full).
-/// 8. The evidence rule (`Evidence`): the policy met is `full` only when at least one counting
+/// 9. The evidence rule (`Evidence`): the policy met is `full` only when at least one counting
 ///    success is internet evidence. Successes that could have come from the local network (the
 ///    system resolver, a gateway, an on-link target) never make a round `full` by themselves.
 ///
@@ -49,9 +52,10 @@ package struct RoundEntry: Sendable, Equatable {
 package enum RoundClassifier {
     package static func classify(
         pathUnsatisfiedReason: PathUnsatisfiedReason?, entries: [RoundEntry], policy: VerdictPolicy,
-        familyScope: Bool = false
+        familyScope: Bool = false, announcedCaptive: Bool = false
     ) -> Verdict {
         if let reason = pathUnsatisfiedReason { return Verdict(.none, reason: .path(reason)) }
+        if announcedCaptive { return Verdict(.portal, reason: .captivePortalAPI) }
         if let portal = entries.first(where: { $0.result.status == .portal }) {
             return Verdict(.portal, reason: portal.result.reason.map(VerdictReason.probe) ?? .portal)
         }

@@ -4,10 +4,16 @@ package struct PathFacts {
     package var unsatisfied: (Scope) -> PathUnsatisfiedReason?
     /// Whether an answer from the address may have come from the local network.
     package var isLocal: (String) -> Bool
+    /// Whether the network's captive-portal API says the scope's interface is held captive.
+    package var announcedCaptive: (Scope) -> Bool
 
-    package init(unsatisfied: @escaping (Scope) -> PathUnsatisfiedReason?, isLocal: @escaping (String) -> Bool) {
+    package init(
+        unsatisfied: @escaping (Scope) -> PathUnsatisfiedReason?, isLocal: @escaping (String) -> Bool,
+        announcedCaptive: @escaping (Scope) -> Bool = { _ in false }
+    ) {
         self.unsatisfied = unsatisfied
         self.isLocal = isLocal
+        self.announcedCaptive = announcedCaptive
     }
 }
 
@@ -72,7 +78,7 @@ package struct VerdictEngine: Sendable {
         /// probes exist but have never run (an uplink whose budget was spent before a restart),
         /// kept as restored instead of decided from no probes.
         func decides(_ outcomes: [ProbeOutcome], _ scope: Scope) -> Bool {
-            guard path.unsatisfied(scope) == nil else { return true }
+            guard path.unsatisfied(scope) == nil, !path.announcedCaptive(scope) else { return true }
             if outcomes.isEmpty { return !pending.contains(scope) }
             guard let roundStart else { return true }
             // A probe that was due but had no path (not run) still decides: its scope cannot
@@ -93,10 +99,11 @@ package struct VerdictEngine: Sendable {
             let reason = path.unsatisfied(.family(family))
             // A family with no probe of its own follows the path alone.
             let round =
-                entries.isEmpty
+                entries.isEmpty && !path.announcedCaptive(.family(family))
                 ? (reason.map { Verdict(.none, reason: .path($0)) } ?? Verdict(.unknown))
                 : RoundClassifier.classify(
-                    pathUnsatisfiedReason: reason, entries: entries, policy: policy, familyScope: true)
+                    pathUnsatisfiedReason: reason, entries: entries, policy: policy, familyScope: true,
+                    announcedCaptive: path.announcedCaptive(.family(family)))
             familyRounds.append(round)
             guard decides(pairs.map(\.0), .family(family)) else { continue }
             if let t = families[family]?.update(round, now: now) { familyTransitions.append((.family(family), t)) }
@@ -105,7 +112,8 @@ package struct VerdictEngine: Sendable {
         // is worse, neither in this round nor after hysteresis.
         var transitions: [(Scope, Transition)] = []
         var overallRound = RoundClassifier.classify(
-            pathUnsatisfiedReason: path.unsatisfied(.overall), entries: routedEntries, policy: policy)
+            pathUnsatisfiedReason: path.unsatisfied(.overall), entries: routedEntries, policy: policy,
+            announcedCaptive: path.announcedCaptive(.overall))
         if overallRound.state == .full, let best = Self.bestDecided(familyRounds), best.state != .full {
             overallRound = best
         }
@@ -124,7 +132,8 @@ package struct VerdictEngine: Sendable {
             lastEntries[.uplink(uplink)] = entries
             guard decides(bound, .uplink(uplink)) else { continue }
             let round = RoundClassifier.classify(
-                pathUnsatisfiedReason: path.unsatisfied(.uplink(uplink)), entries: entries, policy: policy)
+                pathUnsatisfiedReason: path.unsatisfied(.uplink(uplink)), entries: entries, policy: policy,
+                announcedCaptive: path.announcedCaptive(.uplink(uplink)))
             if let t = uplinks[uplink]?.update(round, now: now) { transitions.append((.uplink(uplink), t)) }
         }
         return transitions

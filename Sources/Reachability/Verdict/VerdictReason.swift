@@ -30,12 +30,15 @@ public enum VerdictReason: Sendable, Hashable, Codable, CustomStringConvertible 
     case unproven
     /// `portal`: a portal answer that named no signal (the probers always name one).
     case portal
+    /// `captive_portal_api`: the network's own captive-portal API (RFC 8908) says it holds this
+    /// host captive (`captive: true`).
+    case captivePortalAPI
     /// A label this build does not know, kept as read (a history written by another version, or
     /// damaged): it is written back as it was. `init(label:)` never gives one for a known label.
     case unrecognized(String)
 
     /// The classifier's own reasons, in the order the mixin's list shows them.
-    package static let rules: [VerdictReason] = [.noProbes, .partial, .quorum, .unproven, .portal]
+    package static let rules: [VerdictReason] = [.noProbes, .partial, .quorum, .unproven, .portal, .captivePortalAPI]
 
     /// Every reason this build can give: the classifier's own, the path's, the probes'.
     package static let known: [VerdictReason] =
@@ -54,6 +57,7 @@ public enum VerdictReason: Sendable, Hashable, Codable, CustomStringConvertible 
         case .quorum: "quorum"
         case .unproven: "unproven"
         case .portal: "portal"
+        case .captivePortalAPI: "captive_portal_api"
         case .unrecognized(let text): text
         }
     }

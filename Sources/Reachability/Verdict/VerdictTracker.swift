@@ -17,6 +17,9 @@ public struct Transition: Sendable, Equatable {
 ///   latest round's verdict.
 /// - Returning to `full` takes `recoverAfter` consecutive full rounds.
 /// - Between non-full states (`limited` ↔ `portal`, a new reason) the change is immediate.
+/// - The network's own word (`captive_portal_api`) is immediate both ways: entering it, and
+///   leaving it for whatever the round says once the API no longer says `captive` (it was not
+///   decided by failing probes, so there is nothing to damp; a login shows within one round).
 package struct VerdictTracker: Sendable {
     package private(set) var current = Verdict.unknown
     /// Unix seconds of the last transition (or of creation).
@@ -60,7 +63,9 @@ package struct VerdictTracker: Sendable {
             badStreak = 0
             goodStreak = 0
             next = round
-        case (.unknown, _), (.none, _):
+        case (.unknown, _), (.none, _),
+            (_, _) where round.reason == .captivePortalAPI,
+            (_, _) where current.reason == .captivePortalAPI:
             badStreak = 0
             goodStreak = 0
             next = round

@@ -322,15 +322,15 @@ import Testing
     @Test(arguments: [
         (
             "",
-            "t.yml: expected a map of settings (global, uplinks, uplink_settings, history, probes), found an empty file (an empty file is refused so that a truncated file never replaces the probes)"
+            "t.yml: expected a map of settings (global, uplinks, uplink_settings, history, captive_portal, probes), found an empty file (an empty file is refused so that a truncated file never replaces the probes)"
         ),
         (
             "- a\n",
-            "t.yml:1:1: expected a map (with the keys global, uplinks, uplink_settings, history, probes), found a list"
+            "t.yml:1:1: expected a map (with the keys global, uplinks, uplink_settings, history, captive_portal, probes), found a list"
         ),
         (
             "probe:\n  - type: tcp\n",
-            "t.yml:1:1: probe: expected one of the keys global, uplinks, uplink_settings, history, probes, found an unknown key (did you mean \"probes\"?)"
+            "t.yml:1:1: probe: expected one of the keys global, uplinks, uplink_settings, history, captive_portal, probes, found an unknown key (did you mean \"probes\"?)"
         ),
         (
             "global:\n  intervall: 5s\n",

@@ -34,6 +34,7 @@ import Testing
         _ = ConfigMetrics(registry: registry)
         _ = HistoryMetrics(registry: registry)
         _ = PassiveMetrics(registry: registry)
+        _ = CaptivePortalMetrics(registry: registry)
         PathMetrics.register(
             in: registry,
             source: FakePathSource(

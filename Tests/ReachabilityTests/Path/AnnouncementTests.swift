@@ -88,3 +88,108 @@ import Testing
         }
     }
 }
+
+/// The path monitor's side: the kernel's RTM_NEWNDUSEROPT message decoded, held per link in the
+/// model, dropped with the link, withdrawn, or when it is not repeated in time.
+@Suite struct RouterAnnouncementModelTests {
+    static func model() -> NetworkModel {
+        var model = NetworkModel()
+        model.apply(
+            NetlinkMessage(
+                header: NetlinkHeader(length: 0, type: 0, flags: 0, sequence: 0, portID: 0),
+                payload: .newLink(
+                    LinkMessage(
+                        family: RTNL.familyUnspec, hardwareType: 1, index: 2, flags: RTNL.iffUp | RTNL.iffLowerUp,
+                        name: "wlan0"))), classify: { _, _, _, _ in .wifi })
+        return model
+    }
+
+    /// A whole netlink message (header and payload) as the kernel sends it.
+    static func netlink(_ payload: [UInt8]) -> [UInt8] {
+        let length = UInt32(16 + payload.count)
+        return withUnsafeBytes(of: length.littleEndian) { Array($0) } + [68, 0, 0, 0] + [UInt8](repeating: 0, count: 8)
+            + payload
+    }
+
+    @Test func theDecoderHandsOverTheOptions() throws {
+        let decoded = NetlinkDecoder.decode(Self.netlink(AnnouncementTests.portalMessage))
+        guard case .ndUserOption(let m) = try #require(decoded.first).payload else {
+            Issue.record("not an ND user option: \(decoded)")
+            return
+        }
+        let options = RouterAdvertisementOptions(m.options)
+        #expect(options.captivePortal == .some("https://portal.example/api"))
+        #expect(NetlinkDecoder.decode(Self.netlink([0x0a, 0, 0xFF])).first?.payload == .malformed(type: 68))
+    }
+
+    @Test func aLinkHoldsWhatItsRouterAnnouncedUntilItLapses() throws {
+        var model = Self.model()
+        let now = ContinuousClock.now
+        var options = RouterAdvertisementOptions()
+        options.captivePortal = .some("https://portal.example/api")
+        let prefix = try #require(
+            NAT64Prefix(bytes: [0, 0x64, 0xff, 0x9b] + [UInt8](repeating: 0, count: 12), length: 96))
+        options.pref64 = [(prefix, 600)]
+        model.learn(options, interfaceIndex: 2, now: now)
+        model.learn(options, interfaceIndex: 9, now: now)  // an unknown link: ignored
+        var snapshot = model.snapshot(changeCount: 0)
+        #expect(snapshot.announcements.count == 1)
+        #expect(snapshot.announcement(on: "wlan0")?.captivePortalAPI == "https://portal.example/api")
+        #expect(snapshot.announcement(on: "wlan0")?.pref64 == [prefix])
+        #expect(model.nextAnnouncementExpiry == now.advanced(by: .seconds(600)))
+        model.expireAnnouncements(now: now.advanced(by: .seconds(601)))
+        snapshot = model.snapshot(changeCount: 0)
+        #expect(
+            snapshot.announcement(on: "wlan0")?.pref64 == []
+                && snapshot.announcement(on: "wlan0")?.captivePortalAPI != nil)
+        model.expireAnnouncements(now: now.advanced(by: RouterAnnouncement.captivePortalHold))
+        #expect(model.snapshot(changeCount: 0).announcements.isEmpty, "option 37 holds 30 minutes unless repeated")
+    }
+
+    @Test func theUnrestrictedURNAndAWithdrawalClear() throws {
+        var model = Self.model()
+        var options = RouterAdvertisementOptions()
+        options.captivePortal = .some("https://portal.example/api")
+        model.learn(options, interfaceIndex: 2, now: .now)
+        var clear = RouterAdvertisementOptions(
+            [(37, Array(RouterAnnouncement.unrestricted.utf8) + [0, 0, 0, 0, 0, 0])])
+        #expect(clear.captivePortal == .some(nil))
+        model.learn(clear, interfaceIndex: 2, now: .now)
+        #expect(model.snapshot(changeCount: 0).announcements.isEmpty)
+        let prefix = try #require(
+            NAT64Prefix(bytes: [0, 0x64, 0xff, 0x9b] + [UInt8](repeating: 0, count: 12), length: 96))
+        clear = RouterAdvertisementOptions()
+        clear.pref64 = [(prefix, 600)]
+        model.learn(clear, interfaceIndex: 2, now: .now)
+        clear.pref64 = [(prefix, 0)]
+        model.learn(clear, interfaceIndex: 2, now: .now)
+        #expect(model.snapshot(changeCount: 0).announcements.isEmpty, "lifetime 0 withdraws")
+    }
+
+    @Test func aLinkGoingDownForgetsItsAnnouncements() {
+        var model = Self.model()
+        var options = RouterAdvertisementOptions()
+        options.captivePortal = .some("https://portal.example/api")
+        model.learn(options, interfaceIndex: 2, now: .now)
+        model.apply(
+            NetlinkMessage(
+                header: NetlinkHeader(length: 0, type: 0, flags: 0, sequence: 0, portID: 0),
+                payload: .newLink(
+                    LinkMessage(family: RTNL.familyUnspec, hardwareType: 1, index: 2, flags: 0, name: "wlan0"))),
+            classify: { _, _, _, _ in .wifi })
+        #expect(model.announcements.isEmpty)
+    }
+
+    @Test func aRawAdvertisementReads() {
+        let ra: [UInt8] =
+            [134, 0, 0, 0, 64, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]
+            + [37, 4] + Array("https://portal.example/api".utf8) + [0, 0, 0, 0]
+            + [38, 2, 0x07, 0x08, 0x00, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0]
+        let options = RouterAdvertisementOptions.parseAdvertisement(ra)
+        #expect(options?.captivePortal == .some("https://portal.example/api"))
+        #expect(
+            options?.pref64.map(\.prefix.description) == ["64:ff9b::/96"] && options?.pref64.first?.lifetime == 1800)
+        #expect(RouterAdvertisementOptions.parseAdvertisement(Array(ra.prefix(20))) == nil, "an option past the end")
+        #expect(RouterAdvertisementOptions.parseAdvertisement([133] + ra.dropFirst()) == nil)
+    }
+}

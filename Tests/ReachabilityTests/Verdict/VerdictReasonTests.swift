@@ -18,7 +18,10 @@ import Testing
 
     /// Labels are series and history: a renamed one breaks dashboards, alerts and old files.
     @Test func labelsAreStable() {
-        #expect(VerdictReason.rules.map(\.label) == ["no_probes", "partial", "quorum", "unproven", "portal"])
+        #expect(
+            VerdictReason.rules.map(\.label) == [
+                "no_probes", "partial", "quorum", "unproven", "portal", "captive_portal_api",
+            ])
         #expect(
             PathUnsatisfiedReason.allCases.map { VerdictReason.path($0).label } == [
                 "no_interface", "no_carrier", "no_address", "no_default_route",
@@ -88,7 +91,7 @@ import Testing
     /// The classifier's own reasons by case name, each group in declaration order.
     static let ruleNames: [(String, VerdictReason)] = [
         ("noProbes", .noProbes), ("partial", .partial), ("quorum", .quorum), ("unproven", .unproven),
-        ("portal", .portal),
+        ("portal", .portal), ("captivePortalAPI", .captivePortalAPI),
     ]
 
     /// `{"scope": {label: label}, "rule": {case: label}, "path": {…}, "probe": {…}}`, one key a line.

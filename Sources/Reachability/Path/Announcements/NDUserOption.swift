@@ -90,3 +90,80 @@ package struct PREF64Option: Sendable, Equatable {
         prefix = bytes
     }
 }
+
+/// What a router announced for one interface in its Router Advertisements: the captive-portal
+/// API URI (option 37) and the NAT64 prefixes (option 38). Part of `PathSnapshot`; the monitor
+/// drops an announcement when its interface goes down or away, when the router withdraws it, and
+/// when it is not repeated in time (`captivePortalHold` for option 37, which has no lifetime of
+/// its own; PREF64's own lifetime).
+package struct RouterAnnouncement: Sendable, Equatable, Hashable, Codable {
+    package var interfaceIndex: Int
+    package var interfaceName: String
+    /// The API's URI; nil when none was announced (or `urn:ietf:params:capport:unrestricted`).
+    package var captivePortalAPI: String?
+    package var pref64: [NAT64Prefix]
+
+    package init(
+        interfaceIndex: Int, interfaceName: String, captivePortalAPI: String? = nil, pref64: [NAT64Prefix] = []
+    ) {
+        self.interfaceIndex = interfaceIndex
+        self.interfaceName = interfaceName
+        self.captivePortalAPI = captivePortalAPI
+        self.pref64 = pref64
+    }
+
+    /// How long an option 37 holds without being repeated: RFC 4861's default router lifetime
+    /// (3 × the default `MaxRtrAdvInterval` of 600 s), as systemd-networkd uses the RA's lifetime.
+    package static let captivePortalHold: Duration = .seconds(1800)
+
+    /// RFC 8910 §2: this URN says the network has no captive portal.
+    package static let unrestricted = "urn:ietf:params:capport:unrestricted"
+}
+
+/// The options of one Router Advertisement that matter here, as read from the kernel's ND user
+/// options or from an RA received on a raw socket: nil fields were not in it.
+package struct RouterAdvertisementOptions: Sendable, Equatable {
+    /// Option 37's URI: `.some(nil)` when the option said "no portal" (the unrestricted URN) or
+    /// could not be read (then nothing is believed from it).
+    package var captivePortal: String??
+    /// Option 38 prefixes with their lifetimes in seconds (0: withdrawn).
+    package var pref64: [(prefix: NAT64Prefix, lifetime: Int)] = []
+
+    package init() {}
+
+    package static func == (a: Self, b: Self) -> Bool {
+        a.captivePortal == b.captivePortal && a.pref64.map(\.prefix) == b.pref64.map(\.prefix)
+            && a.pref64.map(\.lifetime) == b.pref64.map(\.lifetime)
+    }
+
+    /// Reads options 37 and 38 out of a list of ND options (type, body).
+    package init(_ options: [(type: UInt8, body: [UInt8])]) {
+        for option in options {
+            switch option.type {
+            case CaptivePortalURIOption.type:
+                let uri = CaptivePortalURIOption.uri(option.body)
+                captivePortal = .some(uri == RouterAnnouncement.unrestricted ? nil : uri)
+            case 38:
+                guard let p = PREF64Option(option.body), let prefix = NAT64Prefix(bytes: p.prefix, length: p.length)
+                else { continue }
+                pref64.append((prefix, p.lifetimeSeconds))
+            default: continue
+            }
+        }
+    }
+
+    /// The options of an ICMPv6 Router Advertisement (type 134; 16 bytes of header before them);
+    /// nil for another message or one whose options run past its end.
+    package static func parseAdvertisement(_ packet: [UInt8]) -> RouterAdvertisementOptions? {
+        guard packet.count >= 16, packet[0] == 134, packet[1] == 0 else { return nil }
+        var options: [(UInt8, [UInt8])] = []
+        var at = 16
+        while at + 2 <= packet.count {
+            let length = Int(packet[at + 1]) * 8
+            guard length > 0, at + length <= packet.count else { return nil }
+            options.append((packet[at], Array(packet[(at + 2)..<(at + length)])))
+            at += length
+        }
+        return RouterAdvertisementOptions(options)
+    }
+}

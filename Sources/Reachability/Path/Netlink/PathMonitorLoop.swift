@@ -81,7 +81,8 @@ final class PathMonitorLoop {
                 pollfd(fd: shared.paused ? -1 : socket.fd, events: Int16(POLLIN), revents: 0),
             ]
             var timeout: Int32 = -1
-            if let due = secondRouteDump {
+            let wakeAt = [secondRouteDump, model.nextAnnouncementExpiry].compactMap { $0 }.min()
+            if let due = wakeAt {
                 let left = ContinuousClock.now.duration(to: due)
                 timeout =
                     left <= .zero
@@ -89,7 +90,7 @@ final class PathMonitorLoop {
                     : Int32(
                         min(
                             left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1,
-                            1000))
+                            60_000))
             }
             let n = poll(&fds, 2, timeout)
             if n < 0 && errno != EINTR { break }
@@ -100,7 +101,11 @@ final class PathMonitorLoop {
             if fds[0].revents != 0 {
                 var count: UInt64 = 0
                 _ = read(wakeFD, &count, 8)
+                for (options, index) in shared.takeInjected() {
+                    model.learn(options, interfaceIndex: index, now: .now)
+                }
             }
+            model.expireAnnouncements(now: .now)
             if fds[1].revents != 0 { drain() }
         }
         // Stopped or broken before the first snapshot: `start()` must not wait for its timeout.
@@ -144,6 +149,13 @@ final class PathMonitorLoop {
             message.header.sequence == dump.sequence
         {
             handleDumpReply(message, dump)
+            return
+        }
+        if case .ndUserOption(let m) = message.payload {
+            // Router Advertisements only (the kernel sends nothing else today).
+            if m.icmpType == 134 {
+                model.learn(RouterAdvertisementOptions(m.options), interfaceIndex: m.interfaceIndex, now: .now)
+            }
             return
         }
         let followUp = model.apply(message, classify: classify)

@@ -3,7 +3,7 @@
 ///
 /// The network writes every field, so each is bounded before anything shows it: the body at
 /// 16 KiB, each URL at 2,048 bytes of `https://` (the venue page may be `http://`) with no
-/// control characters or spaces, the numbers finite and not negative. `captive` is required;
+/// control characters or spaces, the numbers from 0 to 2^53. `captive` is required;
 /// a known field of the wrong type refuses the whole answer (a forger must not half-succeed);
 /// unknown fields are ignored, as RFC 8908 asks.
 ///
@@ -55,8 +55,9 @@ package struct CaptivePortalAnswer: Sendable, Equatable {
                 guard case .bool(let b) = v else { throw Problem("\(key): expected true or false") }
                 out.canExtendSession = b
             case "seconds-remaining", "bytes-remaining":
-                guard case .number(let n) = v, n.isFinite, n >= 0 else {
-                    throw Problem("\(key): expected a number of at least 0")
+                // At most 2^53: every count up to it is exact, and any integer type can hold it.
+                guard case .number(let n) = v, n.isFinite, n >= 0, n <= 9_007_199_254_740_992 else {
+                    throw Problem("\(key): expected a number from 0 to 2^53")
                 }
                 if key == "seconds-remaining" { out.secondsRemaining = n } else { out.bytesRemaining = n }
             default: continue

@@ -29,6 +29,7 @@ package struct StatusPage: Sendable {
         if let s {
             body += verdictBlock(s.overall, now: t)
             if let f = s.fault, f.location != .none { body += breaksAt(f, id: "fault") }
+            body += captivePortals(s, now: t)
             body += scopes(s, now: t)
             body += probeTable(s, now: t)
         } else {
@@ -78,6 +79,34 @@ package struct StatusPage: Sendable {
         let detail = f.detail.isEmpty ? "" : " — \(HTML.escape(f.detail))"
         return
             "<p class=\"fault\" id=\"\(HTML.escape(id))\" data-location=\"\(f.location.rawValue)\">breaks at: <strong>\(f.location.rawValue)</strong>\(detail)</p>\n"
+    }
+
+    /// What each network's captive-portal API said: a link to log in while it holds this host
+    /// captive. The network wrote these URLs: `https` (venue: or `http`) only, no control
+    /// characters (`CaptivePortalAnswer`), escaped, opened without a referrer.
+    private func captivePortals(_ s: ReachabilityStatus, now: Double) -> String {
+        var out = ""
+        for p in s.captivePortals {
+            let id = HTML.escape("captive-portal-\(p.interface)")
+            let link = { (url: String, text: String) in
+                "<a href=\"\(HTML.escape(url))\" rel=\"noopener noreferrer\">\(text)</a>"
+            }
+            var line = "captive portal on <strong>\(HTML.escape(p.interface))</strong> (\(p.source.rawValue)): "
+            if let a = p.answer {
+                line += a.captive ? "the network holds this host captive" : "the network says it is not captive"
+                if let login = a.userPortalURL {
+                    line +=
+                        a.captive
+                        ? " — " + link(login, "log in at \(HTML.escape(login))") : " · " + link(login, "portal")
+                }
+                if let left = p.secondsRemaining(at: now) { line += " · \(HTML.age(left)) left" }
+                if let venue = a.venueInfoURL { line += " · " + link(venue, "venue information") }
+            } else {
+                line += "no answer: \(HTML.escape(p.problem?.message ?? "not read yet"))"
+            }
+            out += "<p class=\"captive\" id=\"\(id)\" data-captive=\"\(p.captive)\">\(line)</p>\n"
+        }
+        return out
     }
 
     private func scopes(_ s: ReachabilityStatus, now: Double) -> String {

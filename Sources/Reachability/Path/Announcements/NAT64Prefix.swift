@@ -1,11 +1,9 @@
-import Synchronization
-
 /// A NAT64 prefix (RFC 6052): IPv6 addresses inside it stand for IPv4 addresses, which a
 /// translator on the path (NAT64) reaches for an IPv6-only host. A DNS64 resolver synthesizes
 /// them in AAAA answers. With a network-specific prefix inside a unique-local range
 /// (`fd64:ff9b:1::/96`) such an answer looks private, though it stands for a public address:
 /// `DNSPortalRule` judges the IPv4 address inside it instead.
-package struct NAT64Prefix: Sendable, Hashable, CustomStringConvertible {
+package struct NAT64Prefix: Sendable, Hashable, Codable, CustomStringConvertible {
     /// The prefix's 16 bytes, zero past `length`.
     package let bytes: [UInt8]
     /// 32, 40, 48, 56, 64 or 96 bits.
@@ -63,47 +61,6 @@ package struct NAT64Prefix: Sendable, Hashable, CustomStringConvertible {
                 break
             }
         }
-        return found
-    }
-}
-
-/// The NAT64 prefixes of the network this host is on, discovered as hosts do (RFC 7050: the
-/// AAAA answers for `ipv4only.arpa`) when a DNS answer first needs them (a unique-local AAAA
-/// answer), and again at most every `refreshInterval`: nothing is asked on a network without
-/// unique-local answers. The question goes where the answer that needed it came from: the
-/// system resolver, or the probe's own server (a DNS64 synthesizes for its clients). Shared by
-/// every DNS probe of a monitor (its rounds' tasks carry it as `round`).
-package final class NAT64Prefixes: Sendable {
-    /// The table of the monitor whose round runs the current task; nil outside a round.
-    @TaskLocal package static var round: NAT64Prefixes?
-    /// How long a discovery holds (a network change shows within this).
-    package static let refreshInterval = Duration.seconds(300)
-
-    private let state = Mutex<(prefixes: [NAT64Prefix], checked: ContinuousClock.Instant?)>(([], nil))
-
-    package init() {}
-
-    /// The prefixes found by the last discovery (empty: none, or not asked yet).
-    package var current: [NAT64Prefix] { state.withLock { $0.prefixes } }
-
-    /// Sets the prefixes (tests, and a discovery's result).
-    package func set(_ prefixes: [NAT64Prefix], at now: ContinuousClock.Instant = .now) {
-        state.withLock { $0 = (prefixes, now) }
-    }
-
-    /// Discovers again unless a discovery ran within `refreshInterval`; returns the prefixes.
-    /// `lookup` answers AAAA for `ipv4only.arpa`: addresses, an empty list for a definite "no
-    /// such address" (no DNS64 on this network, which holds for the interval too), or nil when
-    /// it failed (a timeout, SERVFAIL): then the prefixes known stay and the next answer that
-    /// needs them asks again.
-    @discardableResult
-    package func refresh(lookup: () async -> [[UInt8]]?) async -> [NAT64Prefix] {
-        let now = ContinuousClock.now
-        let fresh = state.withLock { s in s.checked.map { now - $0 < Self.refreshInterval } ?? false }
-        if fresh { return current }
-        guard let answers = await lookup() else { return current }
-        let found = NAT64Prefix.discover(fromAnswers: answers)
-        set(found, at: now)
         return found
     }
 }
