@@ -11,7 +11,7 @@ the directory is `swift build --show-bin-path`, and the products a lab needs are
 missing (the fault lab builds them every time, unless RXLAB_NO_BUILD=1). RXLAB_LAB_BIN names a
 reachability-lab of its own. Bounds: PROOF_TIMEOUT (prometheus 300 s, status-page 180 s each part),
 BACKFILL_TIMEOUT (120 s), RXFLEET_TIMEOUT (600 s), RXHOPS_TIMEOUT (180 s),
-RXBB_TIMEOUT (240 s).
+RXBB_TIMEOUT (240 s), RXCAPTIVE_TIMEOUT (300 s).
 
 Traffic: every exporter gets lab or loopback targets only, and
 REACHABILITY_EXPORTER_REFUSE_DEFAULT_TARGETS=1 is set for all of them."""
@@ -201,6 +201,33 @@ def lab_truth(args):
     return run_swept(argv, prefix, keep="--keep" in args)
 
 
+def lab_captive(args):
+    """`scripts/lab captive [BINARY] [--only ROW] [--jobs N] [--keep] [--network-only]`: the binary
+    is given (or found in RX_BIN_DIR) and copied before it runs; SwiftPM is never invoked;
+    --network-only needs none. Bound: RXCAPTIVE_TIMEOUT (300 s)."""
+    tools = ("ip", "nft", "dnsmasq", "conntrack", "nginx", "busybox", "dhclient", "openssl", "python3")
+    gone = missing(tools)
+    if os.getuid() != 0 or gone:
+        return notice("captive lab", "ip/nft/dnsmasq/conntrack/nginx/busybox/dhclient/openssl/python3", gone)
+    if "--network-only" in args:
+        exporter = "none"
+    elif args and not args[0].startswith("-"):
+        exporter, args = os.path.abspath(args[0]), args[1:]
+        if not os.access(exporter, os.X_OK):
+            print(f"no executable exporter at {exporter}", flush=True)
+            return 1
+    elif os.environ.get("RXLAB_BIN_DIR") or os.environ.get("RX_BIN_DIR"):
+        (exporter,) = binaries(bin_dir(("reachability_exporter",), build="never"), "reachability_exporter")
+    else:
+        print("usage: scripts/lab captive BINARY [--only ROW] [--jobs N] [--keep] (or RX_BIN_DIR=DIR)", flush=True)
+        return 64
+    prefix = f"rxcap-{os.getpid()}"
+    argv = bounded(
+        "RXCAPTIVE_TIMEOUT", 300, 10, module("captivelab", f"--prefix={prefix}", f"--exporter-bin={exporter}", *args)
+    )
+    return run_swept(argv, prefix, keep="--keep" in args)
+
+
 def lab_blackbox_side_by_side(args):
     """`scripts/lab blackbox-side-by-side`: /probe against Debian's blackbox_exporter, side by side.
     Bound: RXBB_TIMEOUT (240 s)."""
@@ -339,6 +366,10 @@ LABS = {
         lab_truth,
         "the truth lab: issue #42, never a false full; seven faults, detection times (rxlab/truthlab)",
     ),
+    "captive": (
+        lab_captive,
+        "the captive lab: issue #43, RFC 8908 APIs from DHCPv4/v6 and RA, PREF64, hostile APIs (rxlab/captivelab)",
+    ),
     "fleet": (lab_fleet, "the fleet lab: three sites remote-write to a central Prometheus, one cut (rxlab/fleetlab)"),
     "blackbox-side-by-side": (
         lab_blackbox_side_by_side,
@@ -396,6 +427,7 @@ HELP = {
     "hops": ("module", "hoplab"),
     "uplinks": ("module", "uplinklab"),
     "truth": ("module", "truthlab"),
+    "captive": ("module", "captivelab"),
     "fleet": ("module", "fleetlab"),
     "blackbox-side-by-side": ("module", "blackboxlab"),
     "adversarial": ("module", "adversarial"),

@@ -171,6 +171,9 @@ package enum CheckCommand {
         for p in s.captivePortals {
             out += CaptivePortalText.line(p, now: s.roundStarted).escapingControlCharacters + "\n"
         }
+        for f in s.captivePortalIgnored {
+            out += "  captive portal hook file \(f) ignored: others could have written it\n".escapingControlCharacters
+        }
         return out
     }
 
@@ -211,7 +214,8 @@ package enum CheckCommand {
             + "\"probes\":[\(probes.joined(separator: ","))],"
             + (traces.map { "\"traces\":[\($0.compactMap(traceJSON).joined(separator: ","))]," } ?? "")
             + "\"nat64_prefixes\":[\(s.nat64Prefixes.map { Logger.jsonString($0.description) }.joined(separator: ","))],"
-            + "\"captive_portals\":[\(s.captivePortals.map { CaptivePortalText.json($0, now: s.roundStarted) }.joined(separator: ","))]}\n"
+            + "\"captive_portals\":[\(s.captivePortals.map { CaptivePortalText.json($0, now: s.roundStarted) }.joined(separator: ","))],"
+            + "\"captive_portal_ignored_files\":[\(s.captivePortalIgnored.map(Logger.jsonString).joined(separator: ","))]}\n"
     }
 }
 

@@ -203,7 +203,10 @@ private struct Parts {
         }
         let core = ReachabilityCore(
             path: path, probes: specs, settings: settings,
-            observers: [recorder, CaptivePortalMetrics(registry: registry), RoundLogger(logger: logger)]
+            observers: [
+                recorder, CaptivePortalMetrics(registry: registry), RoundLogger(logger: logger),
+                CaptivePortalLog(logger: logger),
+            ]
                 + (history?.observers ?? []),
             budgets: BudgetStore.book(directory: options.history?.directory, logger: logger))
         let monitor = core.monitor

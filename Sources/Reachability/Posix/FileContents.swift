@@ -61,6 +61,9 @@ extension FileContents {
         return Array(out.prefix(n))
     }
 
+    /// The file (or a directory on its way) does not exist.
+    static func isAbsent(_ error: Errno) -> Bool { error.code == ENOENT || error.code == ENOTDIR }
+
     private static func ownedSafely(_ st: stat) -> Bool {
         (st.st_uid == 0 || st.st_uid == geteuid()) && st.st_mode & 0o022 == 0
     }

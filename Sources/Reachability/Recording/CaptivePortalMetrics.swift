@@ -22,7 +22,7 @@ extension MetricCatalog {
     package static let captivePortalAPIErrorsTotal = MetricDescriptor(
         .counter, "reachability_captive_portal_api_errors_total", labels: ["reason"],
         help:
-            "Reads of a captive-portal API that gave no answer, by reason (uri, connect, timeout, tls, status, redirect, content_type, too_large, invalid)."
+            "Reads of a captive-portal API that gave no answer, by reason (uri, connect, timeout, tls, status, redirect, content_type, too_large, invalid), and hook files ignored because others could have written them (untrusted)."
     )
 
     static let captivePortalMetrics = [

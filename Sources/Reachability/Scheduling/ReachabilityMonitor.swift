@@ -252,6 +252,7 @@ package final class ReachabilityMonitor<C: Clock>: Sendable where C.Duration == 
         status.nat64Prefixes = nat64.current
         status.captivePortals = captivePortals
         status.captivePortalErrors = captive.errors
+        status.captivePortalIgnored = captive.ignoredHookFiles
         var meters: [String: TrafficMeter] = [:]
         status.faults = await locateFaults(
             status, entries: scopeEntries, uplinks: settings.uplinks, timeout: settings.timeout, meters: &meters,

@@ -65,6 +65,8 @@ public struct ReachabilityStatus: Sendable, Equatable {
     package var captivePortals: [CaptivePortalState] = []
     /// Failed reads of those APIs since start, per kind.
     package var captivePortalErrors: [CaptivePortalProblem.Kind: Int] = [:]
+    /// Hook files present but not believed (others could have written them).
+    package var captivePortalIgnored: [String] = []
 
     /// Where the overall path breaks (nil before the first decided round).
     public var fault: Fault? { faults[.overall] }

@@ -70,6 +70,9 @@ import Testing
         #"{"captive": true, "captive": false}"#, #"{"captive": true, "user-portal-url": "http://a/"}"#,
         #"{"captive": true, "user-portal-url": "https://a/\u001b[2J"}"#,
         #"{"captive": true, "user-portal-url": "javascript:alert(1)"}"#,
+        #"{"captive": true, "user-portal-url": "https://a/login\"><script>x</script>"}"#,
+        #"{"captive": true, "venue-info-url": "https://a/{x}"}"#,
+        #"{"captive": true, "user-portal-url": "https://ä/"}"#,
         #"{"captive": true, "seconds-remaining": -1}"#, #"{"captive": true, "bytes-remaining": "5"}"#,
         #"{"captive": true, "can-extend-session": 1}"#,
     ])

@@ -136,10 +136,12 @@ import Testing
         mkdir(dir + "/links", 0o755)
         let ra = RouterAnnouncement(
             interfaceIndex: 2, interfaceName: "wlan0", captivePortalAPI: "https://ra.example/api")
+        var ignored: [String] = []
         func find() -> (CaptivePortalSource, String)? {
-            CaptivePortalSources.find(interface: "wlan0", index: 2, announced: ra, settings: settings).map {
-                ($0.source, (try? $0.uri.get().description) ?? "refused")
-            }
+            ignored = []
+            return CaptivePortalSources.find(
+                interface: "wlan0", index: 2, announced: ra, settings: settings, ignored: &ignored
+            ).map { ($0.source, (try? $0.uri.get().description) ?? "refused") }
         }
         #expect(find()?.0 == .ra)
         Self.write(
@@ -151,6 +153,7 @@ import Testing
         #expect(find()?.0 == .dhcp6)
         Self.write(dir + "/hooks/wlan0.dhcp4", "https://four.example/api\n", mode: 0o666)
         #expect(find()?.0 == .dhcp6, "a world-writable hook file is not believed")
+        #expect(ignored == [dir + "/hooks/wlan0.dhcp4"], "and it is said")
         Self.write(dir + "/hooks/wlan0.dhcp4", "https://four.example/api\n")
         #expect(find()?.0 == .dhcp4)
         unlink(dir + "/hooks/wlan0.dhcp4")

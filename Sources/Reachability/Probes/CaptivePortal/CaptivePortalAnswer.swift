@@ -3,7 +3,7 @@
 ///
 /// The network writes every field, so each is bounded before anything shows it: the body at
 /// 16 KiB, each URL at 2,048 bytes of `https://` (the venue page may be `http://`) with no
-/// control characters or spaces, the numbers from 0 to 2^53. `captive` is required;
+/// control characters, spaces or characters RFC 3986 keeps out of URIs, the numbers from 0 to 2^53. `captive` is required;
 /// a known field of the wrong type refuses the whole answer (a forger must not half-succeed);
 /// unknown fields are ignored, as RFC 8908 asks.
 ///
@@ -66,12 +66,25 @@ package struct CaptivePortalAnswer: Sendable, Equatable {
         return out
     }
 
+    /// The characters RFC 3986 lets a URI hold: unreserved, reserved and `%`.
+    static func isURICharacter(_ c: UInt8) -> Bool {
+        switch c {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"):
+            true
+        default: Array("-._~:/?#[]@!$&'()*+,;=%".utf8).contains(c)
+        }
+    }
+
     private static func url(_ v: JSONValue, _ key: String, schemes: [String]) throws(Problem) -> String {
         guard case .string(let s) = v else { throw Problem("\(key): expected a URL") }
         let lower = s.lowercased()
         guard s.utf8.count <= maxURL else { throw Problem("\(key): over \(maxURL) bytes") }
         guard !s.unicodeScalars.contains(where: { $0.value <= 0x20 || Logger.isControl($0) }) else {
             throw Problem("\(key): control characters or spaces")
+        }
+        guard s.utf8.allSatisfy(Self.isURICharacter) else {
+            throw Problem("\(key): characters a URI cannot hold (RFC 3986: \", <, >, \\, ^, `, {, |, } or non-ASCII)")
         }
         guard schemes.contains(where: { lower.hasPrefix($0 + "://") && lower.count > $0.count + 3 }) else {
             throw Problem("\(key): expected a \(schemes.joined(separator: " or ")) URL")

@@ -19,6 +19,8 @@ package struct CaptivePortalProblem: Error, Sendable, Equatable, CustomStringCon
         case tooLarge = "too_large"
         /// Not an RFC 8908 answer (`CaptivePortalAnswer.parse`).
         case invalid
+        /// A hook file that others could have written (or a link, or no regular file): ignored.
+        case untrusted
     }
 
     package let kind: Kind

@@ -36,9 +36,15 @@ enum CaptivePortalSources {
 
     /// The URI for `interface` and its source; a URI that is not an `https` URI RFC 8908 allows
     /// comes back as the problem instead (then nothing is fetched, and the state says why).
+    /// `ignored` gathers the hook files that exist but cannot be trusted (then the next source
+    /// is asked, as if they were absent).
     static func find(
-        interface: String, index: Int?, announced: RouterAnnouncement?, settings: CaptivePortalSettings
+        interface: String, index: Int?, announced: RouterAnnouncement?, settings: CaptivePortalSettings,
+        ignored: inout [String]
     ) -> (source: CaptivePortalSource, uri: Result<ProbeURL, CaptivePortalProblem>)? {
+        func hookFile(_ directory: String, _ name: String) -> String? {
+            Self.hookFile(directory, name, ignored: &ignored)
+        }
         var found: (CaptivePortalSource, String)?
         if let uri = settings.api[interface] {
             found = (.config, uri)
@@ -57,10 +63,14 @@ enum CaptivePortalSources {
 
     /// An API URI as RFC 8908 §2 wants it: `https`, a host, no user information.
     static func check(_ text: String) -> Result<ProbeURL, CaptivePortalProblem> {
-        guard CaptivePortalURIOption.uri(Array(text.utf8)) != nil else {
+        guard CaptivePortalURIOption.uri(Array(text.utf8)) != nil,
+            text.utf8.allSatisfy(CaptivePortalAnswer.isURICharacter)
+        else {
             return .failure(
                 CaptivePortalProblem(
-                    .uri, "the announced URI is empty, over 2048 bytes or holds spaces or control characters"))
+                    .uri,
+                    "the announced URI is empty, over 2048 bytes, or holds spaces, control characters or characters RFC 3986 keeps out of URIs"
+                ))
         }
         guard text.lowercased().hasPrefix("https://") else {
             return .failure(CaptivePortalProblem(.uri, "the announced URI is not https (RFC 8908 requires TLS)"))
@@ -73,8 +83,15 @@ enum CaptivePortalSources {
     }
 
     /// The first line of a hook file, when the file can be trusted (`FileContents.readTrusted`).
-    static func hookFile(_ directory: String, _ name: String) -> String? {
-        guard let bytes = try? FileContents.readTrusted(directory, name, limit: fileLimit) else { return nil }
+    static func hookFile(_ directory: String, _ name: String, ignored: inout [String]) -> String? {
+        let bytes: [UInt8]
+        do throws(Errno) {
+            bytes = try FileContents.readTrusted(directory, name, limit: fileLimit)
+        } catch {
+            // Absent (or its directory absent) is silence; anything else there is ignored, and said.
+            if !FileContents.isAbsent(error) { ignored.append(directory + "/" + name) }
+            return nil
+        }
         let line = bytes.prefix { $0 != 0x0A && $0 != 0x0D }
         guard !line.isEmpty else { return nil }
         return String(decoding: line, as: UTF8.self)

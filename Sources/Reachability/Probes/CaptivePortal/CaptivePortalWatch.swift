@@ -57,12 +57,16 @@ package final class CaptivePortalWatch: Sendable {
         var next: ContinuousClock.Instant
     }
 
-    private let state = Mutex<(entries: [String: Entry], errors: [CaptivePortalProblem.Kind: Int])>(([:], [:]))
+    private let state = Mutex<
+        (entries: [String: Entry], errors: [CaptivePortalProblem.Kind: Int], ignored: [String])
+    >(([:], [:], []))
 
     package init() {}
 
     /// Failures per kind since start (`reachability_captive_portal_api_errors_total`).
     package var errors: [CaptivePortalProblem.Kind: Int] { state.withLock { $0.errors } }
+    /// Hook files present but not believed in the last round (`FileContents.readTrusted`).
+    package var ignoredHookFiles: [String] { state.withLock { $0.ignored } }
 
     /// One interface to look after: its name and index, and whether the API is fetched bound
     /// to it (an uplink's: `SO_BINDTODEVICE`).
@@ -84,9 +88,13 @@ package final class CaptivePortalWatch: Sendable {
         timeout: Duration, now: Double
     ) async -> [CaptivePortalState] {
         guard settings.enabled else {
-            state.withLock { $0.entries = [:] }
+            state.withLock {
+                $0.entries = [:]
+                $0.ignored = []
+            }
             return []
         }
+        var ignored: [String] = []
         let clock = ContinuousClock.now
         var due: [(Interface, ProbeURL, CaptivePortalSource)] = []
         var found: [String] = []
@@ -94,7 +102,7 @@ package final class CaptivePortalWatch: Sendable {
             let announced = announcements.first { $0.interfaceName == i.name }
             guard
                 let (source, uri) = CaptivePortalSources.find(
-                    interface: i.name, index: i.index, announced: announced, settings: settings)
+                    interface: i.name, index: i.index, announced: announced, settings: settings, ignored: &ignored)
             else { continue }
             found.append(i.name)
             let text = (try? uri.get().description) ?? ""
@@ -141,6 +149,9 @@ package final class CaptivePortalWatch: Sendable {
         }
         let finished = ContinuousClock.now
         return state.withLock { s in
+            // A file ignored is counted once, when it appears (again).
+            s.errors[.untrusted, default: 0] += ignored.filter { !s.ignored.contains($0) }.count
+            s.ignored = ignored
             for (i, url, source, result) in results {
                 var st = CaptivePortalState(interface: i.name, source: source, api: url.description)
                 let next: ContinuousClock.Instant
