@@ -53,6 +53,7 @@ enum ConfigWiring {
                 if let warning = setup.uplinkSettingsWarning(adopted: uplinks) {
                     logger.warn(warning, ("file", file.file))
                 }
+                captivePortalWarnings(setup.settings.captivePortal, path: path, file: file.file, logger: logger)
                 logger.info(
                     "configuration loaded", ("file", file.file), ("probes", setup.specs.count),
                     ("uplinks", uplinks.joined(separator: ",")))
@@ -154,4 +155,26 @@ enum ConfigWiring {
 struct ExitStatus: Error {
     let code: Int32
     init(_ code: Int32) { self.code = code }
+}
+
+extension ConfigWiring {
+    /// What in `captive_portal:` cannot work as written now, said at load (it may work later:
+    /// an interface that appears, a CA file put in place): an `api` entry for an interface this
+    /// host does not have, a `ca_file` that cannot be read.
+    static func captivePortalWarnings(
+        _ settings: CaptivePortalSettings, path: any PathGate, file: String, logger: Logger
+    ) {
+        guard settings.enabled else { return }
+        let known = Set(path.interfaceNames.byIndex.values)
+        for name in settings.api.keys.sorted() where !known.isEmpty && !known.contains(name) {
+            logger.warn(
+                "captive_portal.api names an interface this host does not have (its API is read once it appears)",
+                ("interface", name), ("file", file))
+        }
+        if let ca = settings.caFile, FileStamp.of(ca) == nil {
+            logger.warn(
+                "captive_portal.ca_file cannot be read: every API read fails with tls until it can", ("ca_file", ca),
+                ("file", file))
+        }
+    }
 }

@@ -25,9 +25,17 @@ struct FileBudget {
         return UInt64(min(jobs, options.settings.maxConcurrentProbes)) * 2
     }
 
-    /// Everything but the web connections: the base, the probes, `/probe`'s probes (a socket
-    /// each and one while resolving), one per worker thread.
-    var reserved: UInt64 { Self.base + probes + UInt64(probeEndpointPlaces) * 2 + UInt64(server.workers) }
+    /// Reads of captive-portal APIs at once: one per uplink and per default route's interface
+    /// (overall, IPv4, IPv6), a socket each and one while resolving.
+    var captivePortalAPIs: UInt64 {
+        options.settings.captivePortal.enabled ? UInt64(uplinks.count + 3) * 2 : 0
+    }
+
+    /// Everything but the web connections: the base, the probes, the captive-portal APIs,
+    /// `/probe`'s probes (a socket each and one while resolving), one per worker thread.
+    var reserved: UInt64 {
+        Self.base + probes + captivePortalAPIs + UInt64(probeEndpointPlaces) * 2 + UInt64(server.workers)
+    }
 
     /// The server options with the connection limits cut to what the budget leaves (logged),
     /// or exit status 1 when the limit cannot hold the probes and a few connections.
