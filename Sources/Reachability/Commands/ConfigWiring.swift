@@ -158,9 +158,8 @@ struct ExitStatus: Error {
 }
 
 extension ConfigWiring {
-    /// What in `captive_portal:` cannot work as written now, said at load (it may work later:
-    /// an interface that appears, a CA file put in place): an `api` entry for an interface this
-    /// host does not have, a `ca_file` that cannot be read.
+    /// An `api` entry in `captive_portal:` for an interface this host does not have (yet): said
+    /// at load, not refused (the interface may appear later).
     static func captivePortalWarnings(
         _ settings: CaptivePortalSettings, path: any PathGate, file: String, logger: Logger
     ) {
@@ -170,11 +169,6 @@ extension ConfigWiring {
             logger.warn(
                 "captive_portal.api names an interface this host does not have (its API is read once it appears)",
                 ("interface", name), ("file", file))
-        }
-        if let ca = settings.caFile, FileStamp.of(ca) == nil {
-            logger.warn(
-                "captive_portal.ca_file cannot be read: every API read fails with tls until it can", ("ca_file", ca),
-                ("file", file))
         }
     }
 }

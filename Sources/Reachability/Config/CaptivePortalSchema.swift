@@ -18,6 +18,14 @@ extension ConfigSchema {
             out.directory = dir.count > 1 && dir.hasSuffix("/") ? String(dir.dropLast()) : dir
         }
         out.caFile = try m.string("ca_file", expected: "a path to a PEM file of CA certificates")
+        // Loaded now, as a probe's `tls.ca_file` is, so a typo fails the load instead of every read.
+        if let caFile = out.caFile {
+            do throws(TLSContext.Failure) {
+                _ = try TLSContext.shared(TLSContext.Options(caFile: caFile, insecureSkipVerify: false))
+            } catch {
+                throw m.fail("ca_file", expected: "a readable PEM file of CA certificates", hint: error.message)
+            }
+        }
         guard let node = m.value("api") else { return out }
         guard case .map(let entries) = node.kind else {
             throw m.fail("api", expected: "a map of interface names to https URIs (wlan0: https://portal.example/api)")

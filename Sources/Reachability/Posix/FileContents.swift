@@ -43,21 +43,23 @@ extension FileContents {
     /// only when neither it nor its directory could have been written by someone else — a
     /// regular file reached without following a symbolic link, owned (with its directory) by
     /// root or this process's user, writable by neither group nor others. Throws `EPERM` for
-    /// one that fails that, else as `read`.
+    /// one that fails that (`ENOENT` when there is no such file, trusted or not), else as
+    /// `read`; past `limit` bytes, the first `limit` (the caller reads the first line).
     static func readTrusted(_ directory: String, _ name: String, limit: Int) throws(Errno) -> [UInt8] {
         var dir = stat()
         guard lstat(directory, &dir) == 0 else { throw Errno.current }
-        guard dir.st_mode & S_IFMT == S_IFDIR, ownedSafely(dir) else { throw Errno(EPERM) }
         let path = directory + "/" + name
+        var entry = stat()
+        guard lstat(path, &entry) == 0 else { throw Errno.current }
+        guard dir.st_mode & S_IFMT == S_IFDIR, ownedSafely(dir) else { throw Errno(EPERM) }
         let fd = try retryingOnInterrupt { open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW) }
         defer { Glibc.close(fd) }
         var st = stat()
         if fstat(fd, &st) != 0 { throw Errno.current }
         guard st.st_mode & S_IFMT == S_IFREG else { throw Errno(EINVAL) }
         guard ownedSafely(st) else { throw Errno(EPERM) }
-        var out = [UInt8](repeating: 0, count: limit + 1)
+        var out = [UInt8](repeating: 0, count: limit)
         let n = try retryingOnInterrupt { out.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) } }
-        guard n <= limit else { throw Errno(EFBIG) }
         return Array(out.prefix(n))
     }
 

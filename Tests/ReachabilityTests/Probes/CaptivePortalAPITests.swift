@@ -260,3 +260,52 @@ import Testing
         #expect(!registry.renderString().contains("reachability_captive_portal_info{"))
     }
 }
+
+/// The independent lab's finds: an ignored file counted once, an empty untrusted directory
+/// silent, an oversized hook file a `uri` problem, a missing `ca_file` a configuration error.
+@Suite struct CaptivePortalHookFileTests {
+    @Test func ignoredOnceAndOnlyWhatExists() async throws {
+        let dir = CaptivePortalAPITests.scratch()
+        defer { _ = system("rm -rf '\(dir)'") }
+        var settings = CaptivePortalSettings()
+        settings.directory = dir
+        settings.networkdDirectory = dir + "/none"
+        let watch = CaptivePortalWatch()
+        let eth0 = CaptivePortalWatch.Interface(name: "eth0", index: 2, bound: false)
+        chmod(dir, 0o777)
+        _ = await watch.refresh(
+            [eth0, eth0, eth0], announcements: [], settings: settings, timeout: .seconds(1), now: 1)
+        #expect(watch.ignoredHookFiles.isEmpty && (watch.errors[.untrusted] ?? 0) == 0, "no file, nothing to say")
+        CaptivePortalAPITests.write(dir + "/eth0.dhcp4", "https://x.example/api\n")
+        for _ in 0..<3 {
+            _ = await watch.refresh(
+                [eth0, eth0, eth0], announcements: [], settings: settings, timeout: .seconds(1), now: 2)
+        }
+        #expect(watch.ignoredHookFiles == [dir + "/eth0.dhcp4"])
+        #expect(watch.errors[.untrusted] == 1, "once, when it appears")
+    }
+
+    @Test func anOversizedFirstLineIsAURIProblem() throws {
+        let dir = CaptivePortalAPITests.scratch()
+        defer { _ = system("rm -rf '\(dir)'") }
+        var settings = CaptivePortalSettings()
+        settings.directory = dir
+        var ignored: [String] = []
+        CaptivePortalAPITests.write(
+            dir + "/eth0.dhcp4", "https://x.example/?u=" + String(repeating: "q", count: 5000) + "\n")
+        let long = CaptivePortalSources.find(
+            interface: "eth0", index: nil, announced: nil, settings: settings, ignored: &ignored)
+        guard case .failure(let problem) = long?.uri else { return #expect(Bool(false), "not refused") }
+        #expect(problem.kind == .uri && ignored.isEmpty)
+        CaptivePortalAPITests.write(
+            dir + "/eth0.dhcp4", "https://x.example/api\n" + String(repeating: "q", count: 10_000))
+        let firstLine = CaptivePortalSources.find(
+            interface: "eth0", index: nil, announced: nil, settings: settings, ignored: &ignored)
+        #expect((try? firstLine?.uri.get())?.description == "https://x.example/api")
+    }
+
+    @Test func aMissingCAFileIsAConfigurationError() throws {
+        let text = "captive_portal:\n  ca_file: /nonexistent/ca.pem\n"
+        #expect(throws: ConfigError.self) { try ConfigLoader.parse(text, file: "t.yml") }
+    }
+}

@@ -61,7 +61,9 @@ package struct BlackboxModuleFile: Sendable {
                 continue
             }
             // The module as written, for `debug=true`: its lines, up to the next module.
-            let first = max(0, e.keyMark.line - 1)
+            // libyaml counts a lone CR as a line break and this split does not: its line numbers
+            // can run past these lines (a file with CRs crashed here in the fuzzer).
+            let first = min(max(0, e.keyMark.line - 1), lines.count)
             let next = i + 1 < entries.count ? entries[i + 1].keyMark.line - 1 : lines.count
             module.text = lines[first..<max(first, min(next, lines.count))].joined(separator: "\n")
             out.modules[e.key] = module

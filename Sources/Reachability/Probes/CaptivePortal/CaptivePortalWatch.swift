@@ -98,7 +98,8 @@ package final class CaptivePortalWatch: Sendable {
         let clock = ContinuousClock.now
         var due: [(Interface, ProbeURL, CaptivePortalSource)] = []
         var found: [String] = []
-        for i in interfaces where !found.contains(i.name) {
+        var asked: Set<String> = []
+        for i in interfaces where asked.insert(i.name).inserted {
             let announced = announcements.first { $0.interfaceName == i.name }
             guard
                 let (source, uri) = CaptivePortalSources.find(
