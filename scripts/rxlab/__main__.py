@@ -178,22 +178,31 @@ def lab_uplinks(args):
     return nft_lab(args, "uplink lab", "uplinklab", "rxup", "RXUPLINKS_TIMEOUT", 300)
 
 
+def given_exporter(args, lab):
+    """The exporter a lab runs, SwiftPM never invoked: the first argument, else RX_BIN_DIR's;
+    (path, the other arguments), or (exit status, args) after saying why not."""
+    if args and not args[0].startswith("-"):
+        exporter = os.path.abspath(args[0])
+        if not os.access(exporter, os.X_OK):
+            print(f"no executable exporter at {exporter}", flush=True)
+            return 1, args
+        return exporter, args[1:]
+    if os.environ.get("RXLAB_BIN_DIR") or os.environ.get("RX_BIN_DIR"):
+        (exporter,) = binaries(bin_dir(("reachability_exporter",), build="never"), "reachability_exporter")
+        return exporter, args
+    print(f"usage: scripts/lab {lab} BINARY [--only ROW] [--jobs N] [--keep] (or RX_BIN_DIR=DIR)", flush=True)
+    return 64, args
+
+
 def lab_truth(args):
     """`scripts/lab truth BINARY [--only ROW] [--jobs N] [--keep]`: the binary is given (or found
     in RX_BIN_DIR); SwiftPM is never invoked. Bound: RXTRUTH_TIMEOUT (360 s)."""
     gone = missing(("ip", "nft", "dnsmasq", "conntrack", "openssl", "python3"))
     if os.getuid() != 0 or gone:
         return notice("truth lab", "ip/nft/dnsmasq/conntrack/openssl/python3", gone)
-    if args and not args[0].startswith("-"):
-        exporter, args = os.path.abspath(args[0]), args[1:]
-        if not os.access(exporter, os.X_OK):
-            print(f"no executable exporter at {exporter}", flush=True)
-            return 1
-    elif os.environ.get("RXLAB_BIN_DIR") or os.environ.get("RX_BIN_DIR"):
-        (exporter,) = binaries(bin_dir(("reachability_exporter",), build="never"), "reachability_exporter")
-    else:
-        print("usage: scripts/lab truth BINARY [--only ROW] [--jobs N] [--keep] (or RX_BIN_DIR=DIR)", flush=True)
-        return 64
+    exporter, args = given_exporter(args, "truth")
+    if isinstance(exporter, int):
+        return exporter
     prefix = f"rxtruth-{os.getpid()}"
     argv = bounded(
         "RXTRUTH_TIMEOUT", 360, 10, module("truthlab", f"--prefix={prefix}", f"--exporter-bin={exporter}", *args)
@@ -209,18 +218,9 @@ def lab_captive(args):
     gone = missing(tools)
     if os.getuid() != 0 or gone:
         return notice("captive lab", "ip/nft/dnsmasq/conntrack/nginx/busybox/dhclient/openssl/python3", gone)
-    if "--network-only" in args:
-        exporter = "none"
-    elif args and not args[0].startswith("-"):
-        exporter, args = os.path.abspath(args[0]), args[1:]
-        if not os.access(exporter, os.X_OK):
-            print(f"no executable exporter at {exporter}", flush=True)
-            return 1
-    elif os.environ.get("RXLAB_BIN_DIR") or os.environ.get("RX_BIN_DIR"):
-        (exporter,) = binaries(bin_dir(("reachability_exporter",), build="never"), "reachability_exporter")
-    else:
-        print("usage: scripts/lab captive BINARY [--only ROW] [--jobs N] [--keep] (or RX_BIN_DIR=DIR)", flush=True)
-        return 64
+    exporter, args = ("none", args) if "--network-only" in args else given_exporter(args, "captive")
+    if isinstance(exporter, int):
+        return exporter
     prefix = f"rxcap-{os.getpid()}"
     argv = bounded(
         "RXCAPTIVE_TIMEOUT", 300, 10, module("captivelab", f"--prefix={prefix}", f"--exporter-bin={exporter}", *args)

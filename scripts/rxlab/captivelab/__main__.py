@@ -38,16 +38,14 @@ and lab targets only."""
 
 import os
 import shutil
-import signal
 import sys
 import tempfile
-import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 from .. import certs
 from ..faultlab.addresses import LAB_NAME, V4_NET, V6_NET
 from ..netns import lab_arguments
+from ..rowlab import run_rows
 from ..util import log
 from . import api, netcheck, rows_announce, rows_guard, rows_hostile
 from .common import Result
@@ -127,48 +125,26 @@ def main():
     started = time.time()
     work = tempfile.mkdtemp(prefix=f"{args.prefix}-")
     rows = [NETWORK] if args.network_only else [r for r in ROWS if not args.only or r[0] in args.only]
-    stop = threading.Event()
-    results = {}
     log(
         f"captive lab: {len(rows)} rows, {args.jobs} at a time, exporter {args.exporter_bin}, namespaces {args.prefix}-*"
     )
 
-    def interrupted(_signum, _frame):
-        stop.set()
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, interrupted)
-    pool = None
-    try:
+    def setup():
         args.exporter_bin = prepare(work, None if args.network_only else args.exporter_bin)
-        pool = ThreadPoolExecutor(max_workers=max(1, args.jobs))
-        futures = {r[0]: pool.submit(play, args, work, *r, stop) for r in rows}
-        for name, f in futures.items():
-            results[name] = f.result()
-        pool.shutdown()
-    except KeyboardInterrupt:
-        stop.set()
-        log("captive lab interrupted: closing the rows' namespaces")
-        for bench in list(LIVE):
-            bench.close()
-        if pool:
-            pool.shutdown(wait=True, cancel_futures=True)
-    finally:
-        if args.keep:
-            log(f"captive lab: logs kept in {work}")
-        else:
-            shutil.rmtree(work, ignore_errors=True)
-    log("")
-    for name in ORDER:
-        if name in results:
-            status, line = results[name]
-            log(f"{status} {name}: {line}")
-        elif any(r[0] == name for r in rows):
-            log(f"FAIL {name}: did not run")
-    passed = sum(1 for s, _ in results.values() if s == "PASS")
-    failed = len(rows) - passed
-    log(f"captive: {passed} passed, {failed} failed ({time.time() - started:.0f}s)")
-    return 1 if failed else 0
+
+    return run_rows(
+        "captive lab",
+        "captive",
+        rows,
+        ORDER,
+        lambda r, stop: play(args, work, *r, stop),
+        args.jobs,
+        work,
+        args.keep,
+        started,
+        LIVE,
+        setup,
+    )
 
 
 if __name__ == "__main__":
