@@ -41,9 +41,12 @@ package struct CaptivePortalProblem: Error, Sendable, Equatable, CustomStringCon
 enum CaptivePortalClient {
     static let mediaType = "application/captive+json"
 
+    /// An answer and how long it may be kept (`max-age`, seconds), or why there is none.
+    typealias Read = Result<(answer: CaptivePortalAnswer, maxAge: Double?), CaptivePortalProblem>
+
     static func fetch(
         _ url: ProbeURL, interface: String?, caFile: String?, deadline: ContinuousClock.Instant
-    ) async -> Result<(answer: CaptivePortalAnswer, maxAge: Double?), CaptivePortalProblem> {
+    ) async -> Read {
         let client = HTTPClientSettings(
             family: .any, interface: interface, caFile: caFile, insecureSkipVerify: false,
             bodyLimit: CaptivePortalAnswer.maxBody, headers: [.init("Accept", mediaType)], proxy: .direct)
@@ -67,9 +70,7 @@ enum CaptivePortalClient {
     }
 
     /// The answer in a response, or why it is none.
-    static func judge(
-        _ response: HTTPExchange.Response
-    ) -> Result<(answer: CaptivePortalAnswer, maxAge: Double?), CaptivePortalProblem> {
+    static func judge(_ response: HTTPExchange.Response) -> Read {
         let head = response.head
         if (300...399).contains(head.status) {
             return .failure(CaptivePortalProblem(.redirect, "the API answered \(head.statusLine) (not followed)"))
@@ -77,9 +78,7 @@ enum CaptivePortalClient {
         guard head.status == 200 else {
             return .failure(CaptivePortalProblem(.status, "the API answered \(head.statusLine)"))
         }
-        let type = head.value(of: "Content-Type").map {
-            $0.split(separator: ";", maxSplits: 1).first.map(String.init)?.trimmingASCIISpaces.lowercased() ?? ""
-        }
+        let type = head.mediaType
         guard type == mediaType else {
             return .failure(
                 CaptivePortalProblem(
@@ -103,16 +102,10 @@ enum CaptivePortalClient {
         guard let value else { return nil }
         var age: Double?
         for directive in value.lowercased().split(separator: ",") {
-            let d = directive.trimmingASCIISpaces
+            let d = directive.trimmingSpaces
             if d == "no-cache" || d == "no-store" { return 0 }
             if d.hasPrefix("max-age="), let n = Double(d.dropFirst(8)), n.isFinite, n >= 0 { age = n }
         }
         return age
-    }
-}
-
-extension StringProtocol {
-    fileprivate var trimmingASCIISpaces: String {
-        String(drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
     }
 }

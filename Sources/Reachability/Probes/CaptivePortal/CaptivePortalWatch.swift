@@ -130,7 +130,7 @@ package final class CaptivePortalWatch: Sendable {
         let results = await withTaskGroup(
             of: (
                 Interface, ProbeURL, CaptivePortalSource,
-                Result<(answer: CaptivePortalAnswer, maxAge: Double?), CaptivePortalProblem>
+                CaptivePortalClient.Read
             ).self
         ) { group in
             for (i, url, source) in due {
@@ -143,7 +143,7 @@ package final class CaptivePortalWatch: Sendable {
             var out:
                 [(
                     Interface, ProbeURL, CaptivePortalSource,
-                    Result<(answer: CaptivePortalAnswer, maxAge: Double?), CaptivePortalProblem>
+                    CaptivePortalClient.Read
                 )] = []
             for await r in group { out.append(r) }
             return out

@@ -170,7 +170,7 @@ package struct DoHProber: Prober {
             let reason: FailureReason = (300...399).contains(head.status) ? .redirect : .httpStatus
             return trace.result(.failure, reason, "\(what): \(head.statusLine)")
         }
-        let media = head.value(of: "Content-Type")?.split(separator: ";").first?.trimmingSpaces.lowercased()
+        let media = head.mediaType
         guard media == Self.mediaType else {
             return trace.result(
                 .failure, .protocolError,

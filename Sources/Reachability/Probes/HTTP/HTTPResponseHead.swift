@@ -36,6 +36,13 @@ package struct HTTPResponseHead: Sendable, Equatable {
         return fields.filter { $0.name.lowercased() == wanted }.map(\.value)
     }
 
+    /// The media type of `Content-Type`, lower-cased, its parameters left out (`application/json`
+    /// of `Application/JSON; charset=utf-8`); nil without the header.
+    package var mediaType: String? {
+        value(of: "Content-Type")?.split(separator: ";").first?.trimmingSpaces
+            .lowercased()
+    }
+
     /// `HTTP/1.1 204 No Content`.
     package var statusLine: String { "\(version) \(status)\(reasonPhrase.isEmpty ? "" : " " + reasonPhrase)" }
 }
