@@ -67,12 +67,37 @@ package final class TLSContext: @unchecked Sendable {
             if SSL_CTX_load_verify_locations(ctx, caFile, nil) != 1 {
                 throw Failure(message: "cannot load CA file \(caFile): \(TLSContext.drainErrors())")
             }
-        } else if SSL_CTX_set_default_verify_paths(ctx) != 1 {
-            throw Failure(message: "cannot load the system trust store: \(TLSContext.drainErrors())")
+        } else {
+            try Self.loadSystemTrust(ctx)
         }
     }
 
     deinit { SSL_CTX_free(pointer) }
+
+    /// The system's trust store where the distribution keeps it (`SystemTrust`); OpenSSL's
+    /// compiled-in default when none of those paths exists.
+    private static func loadSystemTrust(_ ctx: OpaquePointer) throws(Failure) {
+        let (file, directories) = SystemTrust.locations()
+        guard file != nil || !directories.isEmpty else {
+            if SSL_CTX_set_default_verify_paths(ctx) != 1 {
+                throw Failure(message: "cannot load the system trust store: \(TLSContext.drainErrors())")
+            }
+            return
+        }
+        if let file {
+            do throws(Errno) { _ = try FileContents.read(file, limit: 16 << 20) } catch {
+                throw Failure(
+                    message:
+                        "cannot load the system trust store \(file): \(FileContents.describe(error, limit: 16 << 20))")
+            }
+            if SSL_CTX_load_verify_locations(ctx, file, nil) != 1 {
+                throw Failure(message: "cannot load the system trust store \(file): \(TLSContext.drainErrors())")
+            }
+        }
+        for directory in directories where SSL_CTX_load_verify_locations(ctx, nil, directory) != 1 {
+            ERR_clear_error()  // a directory that went away: the others and the bundle stand
+        }
+    }
 
     /// The reasons on this thread's OpenSSL error queue, oldest first, and clears it.
     static func drainErrors() -> String {
