@@ -9,8 +9,8 @@
 #
 #   scripts/fuzz.sh [seconds-per-target] [target ...]      (default 20 s, every target)
 #
-# SwiftPM cannot build fuzz targets, so this compiles fuzz/FuzzTargets.swift with the Reachability
-# sources it needs (fuzz/sources.txt; when that list no longer compiles, scripts/fuzz-sources
+# SwiftPM cannot build fuzz targets, so this compiles fuzz/FuzzTargets.swift with the library's and
+# the exporter's sources it needs, as one module (fuzz/sources.txt; when that list no longer compiles, scripts/fuzz-sources
 # finds the files again and rewrites it: commit the change; failing that, every source) with
 # `swiftc -sanitize=fuzzer,address` (CShim's shim.c with clang, the system OpenSSL linked). One
 # binary; RX_FUZZ_TARGET selects the parser; RX_FUZZ_JOBS targets run at a time (default: the
@@ -33,16 +33,24 @@ flags+=(-DRX_FUZZ_CONFIG -DRX_FUZZ_HISTORY)
 # CShim's module map (SwiftPM writes its own under .build; this one points at the same header).
 printf 'module CShim {\n  umbrella header "%s/Sources/CShim/include/CShim.h"\n  export *\n}\n' "$PWD" >"$out/cshim/module.modulemap"
 clang -c -O1 -g -fsanitize=fuzzer-no-link,address -I Sources/CShim/include Sources/CShim/shim.c -o "$out/shim.o"
-includes=(-I "$out/cshim" -I Sources/COpenSSL -I Sources/CZlib -I Sources/CCrypt -I Sources/CYAML -I Sources/CPCRE2)
+# The exporter's files import ReachabilityVerdict; here both modules are one, so that import
+# finds an empty module of the name.
+mkdir -p "$out/stub"
+[ -f "$out/stub/ReachabilityVerdict.swiftmodule" ] || {
+  : >"$out/stub/empty.swift"
+  swiftc -emit-module -parse-as-library -module-name ReachabilityVerdict "$out/stub/empty.swift" \
+    -o "$out/stub/ReachabilityVerdict.swiftmodule"
+}
+includes=(-I "$out/stub" -I "$out/cshim" -I Sources/COpenSSL -I Sources/CZlib -I Sources/CCrypt -I Sources/CYAML -I Sources/CPCRE2)
 every_source=""  # set when the listed sources would not compile even after finding them again
 build() {
   local sources
   if [ -n "$every_source" ]; then
-    mapfile -t sources < <(find Sources/Reachability -name '*.swift' | sort)
+    mapfile -t sources < <(find Sources/ReachabilityVerdict Sources/ReachabilityExporter -name '*.swift' | sort)
   else
     mapfile -t sources < <(grep -v '^#' fuzz/sources.txt)
   fi
-  echo "fuzz: compiling ${#sources[@]} of $(find Sources/Reachability -name '*.swift' | wc -l) sources with -sanitize=fuzzer,address $*"
+  echo "fuzz: compiling ${#sources[@]} of $(find Sources/ReachabilityVerdict Sources/ReachabilityExporter -name '*.swift' | wc -l) sources with -sanitize=fuzzer,address $*"
   swiftc -sanitize=fuzzer,address -parse-as-library -O -g -swift-version 6 -module-name Reachability -package-name reachability_exporter \
     "${includes[@]}" "$@" "${sources[@]}" fuzz/FuzzTargets.swift "$out/shim.o" \
     -lssl -lcrypto -lz -lcrypt -lyaml -lpcre2-8 -o "$out/reachability-fuzz"
@@ -63,7 +71,7 @@ build_listed() {
 }
 stamp="${flags[*]:-none}"
 if [ -x "$out/reachability-fuzz" ] && [ "$(cat "$out/stamp" 2>/dev/null)" = "$stamp" ] &&
-   [ -z "$(find Sources/Reachability Sources/CShim fuzz/FuzzTargets.swift fuzz/sources.txt -newer "$out/reachability-fuzz" -print -quit)" ]; then
+   [ -z "$(find Sources/ReachabilityVerdict Sources/ReachabilityExporter Sources/CShim fuzz/FuzzTargets.swift fuzz/sources.txt -newer "$out/reachability-fuzz" -print -quit)" ]; then
   echo "fuzz: binary up to date"
 else
 rm -f "$out/stamp"

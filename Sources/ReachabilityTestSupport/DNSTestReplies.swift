@@ -1,4 +1,5 @@
-import Reachability
+import ReachabilityExporter
+import ReachabilityVerdict
 
 /// Builds the datagrams `DNSTestServer` sends back, independently of the prober's codec.
 package enum DNSTestReplies {

@@ -1,7 +1,8 @@
 import CShim
 import Dispatch
 import Glibc
-import Reachability
+import ReachabilityExporter
+import ReachabilityVerdict
 import Synchronization
 
 /// A tiny UDP DNS responder on 127.0.0.1 or ::1 (port 0) whose answer a test chooses, for

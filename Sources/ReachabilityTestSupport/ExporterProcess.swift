@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
-import Reachability
+import ReachabilityExporter
+import ReachabilityVerdict
 
 /// The built `reachability_exporter` binary run as a child process, for end-to-end tests.
 ///

@@ -1,4 +1,5 @@
-import Reachability
+import ReachabilityExporter
+import ReachabilityVerdict
 
 /// A `PathSource` driven by the test: `send(_:)` publishes a snapshot to every subscriber,
 /// exactly as `PathMonitor` does (same broadcaster, same stream semantics), and counts it as a

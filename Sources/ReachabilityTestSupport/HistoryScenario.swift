@@ -1,5 +1,6 @@
 import Glibc
-import Reachability
+import ReachabilityExporter
+import ReachabilityVerdict
 
 /// A synthetic history with a known answer, for the report tests and bench/history_bench.sh:
 /// `days` UTC days of rounds every `interval` seconds, a `limited (timeout)` outage of

@@ -1,7 +1,8 @@
 import COpenSSL
 import CShim
 import Glibc
-import Reachability
+import ReachabilityExporter
+import ReachabilityVerdict
 
 /// One accepted connection of a `LoopbackHTTPServer`, used by a behaviour on the connection's
 /// own thread: blocking reads and writes (through TLS when the server has an identity) that

@@ -1,4 +1,5 @@
-import Reachability
+import ReachabilityExporter
+import ReachabilityVerdict
 
 /// What a `LoopbackHTTPServer` does with each connection: ordinary answers for positive tests
 /// and hostile ones (silence, slow drip, endless body, huge head, garbage, reset) for the rest.

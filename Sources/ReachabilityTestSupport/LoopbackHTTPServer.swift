@@ -1,7 +1,8 @@
 import COpenSSL
 import CShim
 import Glibc
-import Reachability
+import ReachabilityExporter
+import ReachabilityVerdict
 import Synchronization
 
 /// A small HTTP(S) server on 127.0.0.1 or ::1, port 0, for tests and benchmarks: one blocking

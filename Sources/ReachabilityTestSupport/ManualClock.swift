@@ -1,4 +1,5 @@
-import Reachability
+import ReachabilityExporter
+import ReachabilityVerdict
 import Synchronization
 
 /// A clock that only moves when a test says so, so the scheduler is tested without sleeping.

@@ -1,7 +1,8 @@
 import CShim
 import Dispatch
 import Glibc
-import Reachability
+import ReachabilityExporter
+import ReachabilityVerdict
 import Synchronization
 
 /// A task executor whose one thread lives in another network namespace, so that async code run

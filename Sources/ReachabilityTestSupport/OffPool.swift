@@ -1,4 +1,5 @@
-import Reachability
+import ReachabilityExporter
+import ReachabilityVerdict
 
 /// Runs CPU-heavy test work (fuzz loops) on a thread of its own, so that it cannot starve the
 /// cooperative pool (2 threads on a 2-core machine) that the deadline-measuring tests running

@@ -1,5 +1,6 @@
 import Foundation
-import Reachability
+import ReachabilityExporter
+import ReachabilityVerdict
 import Synchronization
 
 /// A network namespace a test creates for itself (`ip netns add rx-<pid>-dt<n>`), configures

@@ -1,7 +1,8 @@
 import CShim
 import Dispatch
 import Glibc
-import Reachability
+import ReachabilityExporter
+import ReachabilityVerdict
 import Synchronization
 
 /// A TCP socket on a loopback address, port 0, for connect tests. Listening, it accepts and at

@@ -1,5 +1,5 @@
 import Glibc
-import Reachability
+import ReachabilityVerdict
 import Synchronization
 
 /// Load generator for the ICMP prober: `--targets N` loopback addresses (127.0.0.1 upwards), each

@@ -1,5 +1,6 @@
 import Glibc
-import Reachability
+import ReachabilityExporter
+import ReachabilityVerdict
 
 // Benchmark driver for bench/scrape_bench.sh.
 //

@@ -1,6 +1,7 @@
 import CShim
 import Glibc
-import Reachability
+import ReachabilityExporter
+import ReachabilityVerdict
 
 /// The lab's control channel: a unix stream socket at a path; each connection sends command
 /// lines and gets one reply line per command (see `LabServices.apply`). `quit` ends the lab.

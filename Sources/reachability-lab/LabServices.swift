@@ -1,6 +1,7 @@
 import Glibc
-import Reachability
+import ReachabilityExporter
 import ReachabilityTestSupport
+import ReachabilityVerdict
 import Synchronization
 
 /// The "internet" of the fault lab, served inside an upstream namespace: on every lab address an

@@ -1,5 +1,6 @@
 import Glibc
-import Reachability
+import ReachabilityExporter
+import ReachabilityVerdict
 
 // The fault lab's upstream services (scripts/lab fault starts one per upstream namespace):
 //

@@ -1,5 +1,6 @@
 import Glibc
-import Reachability
+import ReachabilityExporter
+import ReachabilityVerdict
 
 // First, while the process has one thread: a capability the executable file lends to a user
 // serves raw ICMP sockets only (BorrowedCapabilities), so no thread may start with it effective.

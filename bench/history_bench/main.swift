@@ -1,6 +1,7 @@
 import Glibc
-import Reachability
+import ReachabilityExporter
 import ReachabilityTestSupport
+import ReachabilityVerdict
 
 // Driver for bench/history_bench.sh.
 //
@@ -22,7 +23,9 @@ if args.count == 2, args[0] == "scan" {
     let began = clock.now
     var rounds = 0
     let stats = try HistoryReader.read(directory: args[1]) { if case .round = $0 { rounds += 1 } }
-    print("scanned rounds=\(rounds) bytes=\(stats.bytes) corrupt=\(stats.corrupt) seconds=\(Double(began.duration(to: clock.now).milliseconds) / 1000)")
+    print(
+        "scanned rounds=\(rounds) bytes=\(stats.bytes) corrupt=\(stats.corrupt) seconds=\(Double(began.duration(to: clock.now).milliseconds) / 1000)"
+    )
     exit(0)
 }
 if args.count == 3, args[0] == "decode" {
@@ -57,17 +60,25 @@ if args.count == 3, args[0] == "decode" {
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
         best = min(best, Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9 - t0)
     }
-    print("decoded lines=\(lines) bytes=\(fileBytes.count) best_cpu_seconds=\(best) ns_per_line=\(Int(best / Double(lines) * 1e9)) MB_per_s=\(Int(Double(fileBytes.count) / best / 1e6))")
+    print(
+        "decoded lines=\(lines) bytes=\(fileBytes.count) best_cpu_seconds=\(best) ns_per_line=\(Int(best / Double(lines) * 1e9)) MB_per_s=\(Int(Double(fileBytes.count) / best / 1e6))"
+    )
     exit(0)
 }
-guard args.count >= 2, args[0] == "generate" else { fail("usage: history_bench generate DIR [--days N] [--interval S] [--probes N]\n") }
+guard args.count >= 2, args[0] == "generate" else {
+    fail("usage: history_bench generate DIR [--days N] [--interval S] [--probes N]\n")
+}
 let dir = args[1]
 args.removeFirst(2)
 var scenario = HistoryScenario()
 var untilNow = false
 while !args.isEmpty {
     let flag = args.removeFirst()
-    if flag == "--until-now" { untilNow = true; scenario.rttWave = true; continue }
+    if flag == "--until-now" {
+        untilNow = true
+        scenario.rttWave = true
+        continue
+    }
     guard let value = args.first else { fail("missing value for \(flag)\n") }
     args.removeFirst()
     switch flag {
@@ -77,7 +88,10 @@ while !args.isEmpty {
     default: fail("unknown flag \(flag)\n")
     }
 }
-scenario.start = (untilNow ? (unixNow() / scenario.interval).rounded(.down) * scenario.interval : (unixNow() / 86_400).rounded(.down) * 86_400)
+scenario.start =
+    (untilNow
+        ? (unixNow() / scenario.interval).rounded(.down) * scenario.interval
+        : (unixNow() / 86_400).rounded(.down) * 86_400)
     - Double(scenario.days) * 86_400
 
 let clock = ContinuousClock()
@@ -89,4 +103,6 @@ let files = (try? HistoryStore.listFiles(in: dir)) ?? []
 let bytes = files.reduce(0) { $0 + $1.size }
 let outages = scenario.expectedOutages.count
 print("generated rounds=\(rounds) files=\(files.count) bytes=\(bytes) seconds=\(seconds)")
-print("expected overall_outages=\(outages) down_seconds=\(Int(scenario.downPerDay) * scenario.days) gap_seconds_per_day=\(scenario.gapPerDay)")
+print(
+    "expected overall_outages=\(outages) down_seconds=\(Int(scenario.downPerDay) * scenario.days) gap_seconds_per_day=\(scenario.gapPerDay)"
+)

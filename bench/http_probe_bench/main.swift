@@ -2,7 +2,7 @@
 // sequential HTTP probes against URL in this process and prints the CPU they cost, read from
 // /proc/self/stat (utime + stime, clock ticks) and getrusage (microseconds).
 import Glibc
-import Reachability
+import ReachabilityVerdict
 
 func statTicks() -> Int {
     let fd = open("/proc/self/stat", O_RDONLY)
@@ -22,7 +22,8 @@ func statTicks() -> Int {
 func rusageMicros() -> Int {
     var usage = rusage()
     getrusage(RUSAGE_SELF.rawValue, &usage)
-    return (usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1_000_000 + Int(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec)
+    return (usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1_000_000
+        + Int(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec)
 }
 
 let args = CommandLine.arguments
@@ -40,11 +41,14 @@ do {
 }
 for _ in 0..<20 { _ = await prober.probe(deadline: .now + .seconds(5)) }  // warm up
 let clock = ContinuousClock()
-let ticks0 = statTicks(), micros0 = rusageMicros(), start = clock.now
+let ticks0 = statTicks()
+let micros0 = rusageMicros()
+let start = clock.now
 var failures = 0
 for _ in 0..<count where !(await prober.probe(deadline: .now + .seconds(5))).succeeded {
     failures += 1
 }
 let wall = start.duration(to: clock.now)
-let ticks = statTicks() - ticks0, micros = rusageMicros() - micros0
+let ticks = statTicks() - ticks0
+let micros = rusageMicros() - micros0
 print("probes=\(count) failures=\(failures) cpu_ticks=\(ticks) cpu_us=\(micros) wall_ms=\(wall.milliseconds)")

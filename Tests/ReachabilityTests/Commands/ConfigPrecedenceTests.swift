@@ -1,6 +1,7 @@
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// How `--config.file` and the command line combine (docs/configuration.md, "Flags and the file").
 @Suite struct ConfigPrecedenceTests {

@@ -3,7 +3,8 @@ import ReachabilityTestSupport
 import Synchronization
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// The reload coordinator in-process: a reload hands `uplinks: auto` to the monitor, and a
 /// failed reload applies nothing. The monitor's adoption of route uplinks, with a fake path

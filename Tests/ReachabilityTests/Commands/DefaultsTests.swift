@@ -1,6 +1,7 @@
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// One home per setting: each default lives in its settings type (the scheduler's
 /// `MonitorSettings`, the verdict's `VerdictSettings`, each prober's configuration, as

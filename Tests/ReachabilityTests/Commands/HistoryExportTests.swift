@@ -1,7 +1,8 @@
 import ReachabilityTestSupport
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// `history export --format=openmetrics` on a generated day with a known answer.
 @Suite struct HistoryExportTests {

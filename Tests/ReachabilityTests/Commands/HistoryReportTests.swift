@@ -2,7 +2,8 @@ import Foundation
 import ReachabilityTestSupport
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// The `history` report on a generated month with a known answer: outages, gaps, per-day and
 /// window availability, and the three output formats.

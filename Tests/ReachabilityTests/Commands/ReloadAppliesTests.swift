@@ -3,7 +3,8 @@ import ReachabilityTestSupport
 import Synchronization
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// What a reload of the file does to a running monitor and recorder, wired as the exporter
 /// wires them (`ConfigReloader` hands the file's probes and settings to the monitor): a removed

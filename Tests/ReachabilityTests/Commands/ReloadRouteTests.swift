@@ -4,7 +4,8 @@ import ReachabilityTestSupport
 import Synchronization
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// `POST /-/reload` through the real server, with the reload held in `apply` as a long round holds it.
 @Suite struct ReloadRouteTests {

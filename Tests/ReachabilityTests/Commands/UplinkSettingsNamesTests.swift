@@ -1,6 +1,7 @@
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// Found by a hostile review (#41): an `uplink_settings` key naming no uplink (a typo) was
 /// accepted and its budget applied to nothing.

@@ -1,6 +1,7 @@
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// Found by a hostile review (#41): aliases were bounded in count, not bytes. A 552 KB file whose
 /// 2,000 probes alias one 400 KB label value became an 806 MB `/metrics` (2.4 GB peak).

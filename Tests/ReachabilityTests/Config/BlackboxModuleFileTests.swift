@@ -1,6 +1,7 @@
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// blackbox module files: what loads, what is honoured, and what is refused with its key.
 @Suite struct BlackboxModuleFileTests {

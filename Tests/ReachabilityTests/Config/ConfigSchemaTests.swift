@@ -1,6 +1,7 @@
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// The configuration schema: a full file decodes to the expected values, and a table of bad
 /// files, each with its exact error message (file:line:column, key path, expected, found).

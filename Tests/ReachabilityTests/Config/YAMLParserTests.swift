@@ -1,6 +1,7 @@
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// YAML through libyaml: what it accepts (rendered compactly), and what a configuration refuses,
 /// with the exact message.

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// The library's folders form layers, and arrows point one way: a folder may name the types of
+/// The two modules' folders form layers, and arrows point one way: a folder may name the types of
 /// the folders below it, never of one above. This test holds the table (docs/development.md
 /// draws it) and reads the sources as the README tests read the docs: every type, protocol and
 /// alias declared at the top level of a file belongs to its folder, and so does every free
@@ -24,10 +24,10 @@ import Testing
         ("Probes", "probe specs and probers: ICMP engine, HTTP, DNS, TCP, MTU; what a success can prove"),
         ("Verdict", "probe outcomes to verdicts per scope, fault location, the gateway prober"),
         ("Scheduling", "when rounds run; the monitor and its status"),
+        ("(root)", "the library's front door: Reachability (the last layer of ReachabilityVerdict)"),
         ("Recording", "metrics registry and catalog, history, reports of outages and availability"),
         ("Config", "the YAML file, its schema, probe builders"),
         ("Web", "the HTTP server, web security, routes, the status page"),
-        ("(root)", "the library's front door: Reachability"),
         ("Commands", "the command line: flags, the exporter's assembly, subcommands; nothing uses it"),
     ]
 
@@ -42,17 +42,31 @@ import Testing
     ]
     static let cModules = ["Glibc", "CShim", "COpenSSL", "CZlib", "CCrypt", "CYAML", "CPCRE2"]
 
-    static let sourceRoot = RepositoryRoot.url.appendingPathComponent("Sources/Reachability")
+    /// The library (`ReachabilityVerdict`: Posix to the front door) and the exporter on top of it
+    /// (`ReachabilityExporter`: its own Posix bindings, Recording to Commands). The compiler keeps
+    /// the library from naming the exporter; the table keeps the folders of each in order.
+    static let libraryRoot = RepositoryRoot.url.appendingPathComponent("Sources/ReachabilityVerdict")
+    static let exporterRoot = RepositoryRoot.url.appendingPathComponent("Sources/ReachabilityExporter")
 
-    /// Every Swift file of the library: its path below `Sources/Reachability` and its text.
-    static func sources() throws -> [(path: String, text: String)] {
-        let enumerator = FileManager.default.enumerator(atPath: sourceRoot.path)
+    /// The folders the exporter's module may hold; the library holds the rest of the table.
+    static let exporterFolders: Set<String> = ["Posix", "Recording", "Config", "Web", "Commands"]
+    /// C modules only the exporter links (the library's product must not bring them).
+    static let exporterOnlyCModules = ["CZlib", "CCrypt", "CYAML"]
+
+    /// Every Swift file of one module: its path below the module's folder and its text.
+    static func sources(in root: URL) throws -> [(path: String, text: String)] {
+        let enumerator = FileManager.default.enumerator(atPath: root.path)
         var out: [(String, String)] = []
         while let relative = enumerator?.nextObject() as? String {
             guard relative.hasSuffix(".swift") else { continue }
-            out.append((relative, try String(contentsOf: sourceRoot.appendingPathComponent(relative), encoding: .utf8)))
+            out.append((relative, try String(contentsOf: root.appendingPathComponent(relative), encoding: .utf8)))
         }
         return out.sorted { $0.0 < $1.0 }
+    }
+
+    /// Every Swift file of both modules.
+    static func sources() throws -> [(path: String, text: String)] {
+        try sources(in: libraryRoot) + sources(in: exporterRoot)
     }
 
     static func folder(of path: String) -> String {
@@ -211,7 +225,7 @@ import Testing
 
     @Test func arrowsPointOneWay() throws {
         let files = try Self.sources()
-        try #require(files.count > 100, "library sources not found at \(Self.sourceRoot.path)")
+        try #require(files.count > 100, "sources not found at \(Self.libraryRoot.path)")
         let rank = Dictionary(uniqueKeysWithValues: Self.layers.enumerated().map { ($1.folder, $0) })
         // A name declared in two folders (a nested `Received` in two extensions) names neither.
         var owners: [String: Set<String>] = [:]
@@ -279,6 +293,24 @@ import Testing
         guard let i = words.firstIndex(of: "import") else { return false }
         return words[(i + 1)...].contains { word in
             cModules.contains { word == $0 || word.hasPrefix("\($0).") }
+        }
+    }
+
+    /// The library's product links what checking needs (OpenSSL, PCRE2, the kernel headers): no
+    /// file of it imports zlib, libcrypt or libyaml, and its folders are the library's layers.
+    @Test func theLibraryLinksNoExporterLibrary() throws {
+        let library = try Self.sources(in: Self.libraryRoot)
+        try #require(library.count > 100)
+        for (path, text) in library {
+            let imports = text.split(separator: "\n").filter { line in
+                Self.exporterOnlyCModules.contains { line.hasSuffix("import \($0)") }
+            }
+            #expect(imports.isEmpty, "\(path): \(imports)")
+            let folder = Self.folder(of: path)
+            #expect(folder == "Posix" || !Self.exporterFolders.contains(folder), "\(path) is the exporter's")
+        }
+        for (path, _) in try Self.sources(in: Self.exporterRoot) {
+            #expect(Self.exporterFolders.contains(Self.folder(of: path)), "\(path) belongs in the library")
         }
     }
 

@@ -2,7 +2,8 @@ import Foundation
 import ReachabilityTestSupport
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// `uplinks: auto` end to end: the built binary's `check`, inside a namespace this test makes
 /// with two interfaces that hold default routes (veth pairs whose far ends stay in the same

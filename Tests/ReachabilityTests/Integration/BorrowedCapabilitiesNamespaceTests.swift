@@ -3,7 +3,8 @@ import Glibc
 import ReachabilityTestSupport
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// The file capability end to end (#41): a copy of the built binary given `cap_net_raw+ep`, run
 /// as `nobody` in a namespace whose only route is `default dev up0` (a veth whose peer stays

@@ -158,7 +158,7 @@ import Testing
         // A log record, as Prometheus logs a configuration it cannot load.
         #expect(
             r.stderr.contains(
-                "level=ERROR source=ConfigWiring.swift:30 msg=\"error loading the configuration file\" file=\(scratch.file) "
+                "level=ERROR source=ConfigWiring.swift:32 msg=\"error loading the configuration file\" file=\(scratch.file) "
                     + "err=\"\(scratch.file):2:1: global: expected spaces for indentation, found a tab"
             ), "\(r.stderr)")
         try scratch.write("probes:\n  - type: tcp\n    target: 127.0.0.1:9\n")

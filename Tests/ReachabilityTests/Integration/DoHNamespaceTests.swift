@@ -2,7 +2,8 @@ import Foundation
 import ReachabilityTestSupport
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// DNS over HTTPS against a real DoH server: Debian's dnsdist (DoH over HTTP/1.1 through h2o)
 /// in a namespace the test creates, answering from its own rules with no upstream:

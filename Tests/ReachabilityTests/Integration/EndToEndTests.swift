@@ -12,7 +12,7 @@ import Testing
         try exporter.waitListening()
         let metrics = try exporter.get("/metrics")
         #expect(metrics.status == 200)
-        #expect(metrics.body.contains("reachability_exporter_build_info{version=\"0.1.0\""))
+        #expect(metrics.body.contains("reachability_exporter_build_info{version=\"1.0.0\""))
         #expect(metrics.body.contains("process_resident_memory_bytes "))
         try Promtool.checkMetrics(metrics.body)
         let om = try exporter.get("/metrics", headers: ["Accept": "application/openmetrics-text; version=1.0.0"])
@@ -68,7 +68,7 @@ import Testing
         #expect(help.status == 0)
         #expect(help.stdout.contains("--web.listen-address=ADDRESS"))
         let version = try ExporterProcess.run(["--version"])
-        #expect(version.status == 0 && version.stdout.hasPrefix("reachability_exporter, version 0.1.0"))
+        #expect(version.status == 0 && version.stdout.hasPrefix("reachability_exporter, version 1.0.0"))
     }
 
     @Test func portInUseIsARuntimeError() throws {

@@ -2,7 +2,8 @@ import Foundation
 import ReachabilityTestSupport
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// Replays the fuzzing seeds (fuzz/corpus/<target>/) and every input a fuzzer ever crashed on
 /// (fuzz/regressions/<target>/) through the same parsers and output promises as

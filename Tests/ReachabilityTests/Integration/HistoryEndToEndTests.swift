@@ -3,7 +3,8 @@ import Glibc
 import ReachabilityTestSupport
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// The built binary with `--history.dir` against loopback targets, the `history` subcommand on
 /// what it wrote, and a SIGKILL mid-run followed by a restart.

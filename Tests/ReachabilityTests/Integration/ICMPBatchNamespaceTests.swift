@@ -1,7 +1,8 @@
 import Synchronization
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// A slot's single-echo ICMP rounds sent together (`ICMPProber.batchRounds`, one `sendmmsg`)
 /// must end exactly as the same rounds run one by one: replies, ICMP errors, drops, sends the

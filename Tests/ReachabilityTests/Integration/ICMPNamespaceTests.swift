@@ -2,7 +2,8 @@ import CShim
 import Glibc
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// ICMP behaviour that needs a network namespace of its own: ping sockets (the sysctl is per
 /// namespace), missing permissions, firewall drops and rejects, and missing routes. Sockets are

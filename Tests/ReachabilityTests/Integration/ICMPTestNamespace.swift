@@ -1,7 +1,8 @@
 import Foundation
 import Synchronization
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// A network namespace made for one test (`rx-icmp-<pid>-<n>`, loopback up), deleted by
 /// `withICMPNamespace` even when the test fails. Only loopback exists inside, so nothing a test

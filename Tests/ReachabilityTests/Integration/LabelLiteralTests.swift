@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// Scopes and verdict reasons are types (`Scope`, `VerdictReason`); their text is written only
 /// by their `label`. This test reads the sources as `ArchitectureTests` does and fails, with the
@@ -27,7 +28,10 @@ import Testing
         "portal": ["Web/Status/StatusPage.swift"],
     ]
 
-    static let roots = ["Sources/Reachability", "Sources/reachability_exporter", "Sources/ReachabilityTestSupport"]
+    static let roots = [
+        "Sources/ReachabilityVerdict", "Sources/ReachabilityExporter", "Sources/reachability_exporter",
+        "Sources/ReachabilityTestSupport",
+    ]
 
     /// `file:line: "literal"` for each literal that spells a guarded label where it may not.
     static func findings(in text: String, file: String) -> [String] {

@@ -4,7 +4,8 @@ import Glibc
 import ReachabilityTestSupport
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// How the exporter gets its sockets and tells systemd it is ready: repeated
 /// `--web.listen-address`, `--web.systemd-socket` under the real `systemd-socket-activate`, and

@@ -2,7 +2,8 @@ import Foundation
 import ReachabilityTestSupport
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// Passive evidence against the kernel: a client namespace A (198.51.100.2, "public") talks TCP to
 /// a server namespace B (203.0.113.1) over a veth pair; both sides stream to each other. The

@@ -1,7 +1,8 @@
 import ReachabilityTestSupport
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// Path MTU and gateway checks against the kernel, in three namespaces each test creates and
 /// deletes: client A — router R — target C, where R's link to C carries 1410 bytes.

@@ -1,7 +1,8 @@
 import Glibc
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// A `PathMonitor` running inside a fresh network namespace, with a recorder on its stream.
 /// `step` runs commands and measures the time until the stream shows the expected state.

@@ -1,7 +1,8 @@
 import Glibc
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// Floods, lost events, several subscribers, start failures and the host namespace.
 @Suite(.serialized) struct PathMonitorStressTests {

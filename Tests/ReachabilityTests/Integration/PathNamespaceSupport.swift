@@ -3,7 +3,8 @@ import Dispatch
 import Glibc
 import Synchronization
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// A network namespace created for one test (`rx-pm-<pid>-<n>`); `delete()` in a `defer`.
 /// Everything the tests configure lives inside it, so no packet can leave the machine.

@@ -2,7 +2,8 @@ import Foundation
 import ReachabilityTestSupport
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// Policy routing end to end, with the built binary's `check` in a host namespace H:
 ///

@@ -1,7 +1,8 @@
 import ReachabilityTestSupport
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// Faults that loopback cannot produce, made inside network namespaces each test creates and
 /// deletes (`ScratchNetns`). The probe runs on a `NetnsExecutor`, whose thread has entered the

@@ -2,7 +2,8 @@ import Foundation
 import ReachabilityTestSupport
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// The README is the guide; the reference it links to is in docs/. These tests keep that
 /// reference complete and true: every metric the exporter can register is in docs/metrics.md,

@@ -3,7 +3,8 @@ import Glibc
 import ReachabilityTestSupport
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// Found by a hostile review (#41): a probe URL's `user:password` and a scalar
 /// `basic_auth_users` were quoted by check-config, flag errors, the start error, the reload log

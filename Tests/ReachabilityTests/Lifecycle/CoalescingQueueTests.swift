@@ -1,7 +1,8 @@
 import Synchronization
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// A gate a job waits at, suspended, until the test opens it; it tells when a job reached it.
 final class JobGate: Sendable {

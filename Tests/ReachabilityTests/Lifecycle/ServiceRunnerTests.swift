@@ -1,7 +1,8 @@
 import Synchronization
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// The lifecycle: services start in order, stop in reverse, within a bounded grace period.
 @Suite struct ServiceRunnerTests {

@@ -1,6 +1,7 @@
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// The network's own word (issue #43): the RA options the kernel hands userspace, and the RFC 8908
 /// API's answer. The two messages are the bytes an rtnetlink listener received on kernel 6.18

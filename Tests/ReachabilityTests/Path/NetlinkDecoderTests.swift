@@ -1,6 +1,7 @@
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// The pure decoder against real kernel bytes (NetlinkFixtures) and against hostile input.
 @Suite struct NetlinkDecoderTests {

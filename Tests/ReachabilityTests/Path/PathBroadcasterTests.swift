@@ -1,7 +1,8 @@
 import ReachabilityTestSupport
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// Stream semantics shared by `PathMonitor` and `FakePathSource`.
 @Suite struct PathBroadcasterTests {

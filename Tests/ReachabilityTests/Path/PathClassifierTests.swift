@@ -1,6 +1,7 @@
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// Interface classification rules, one row per rule (see `InterfaceClassifier`).
 @Suite struct PathClassifierTests {

@@ -1,6 +1,7 @@
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// `NetworkModel`: real kernel messages in, snapshots out; the kernel's silent route flushes.
 @Suite struct PathModelTests {

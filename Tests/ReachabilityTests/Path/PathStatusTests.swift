@@ -1,7 +1,8 @@
 import ReachabilityTestSupport
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// The path rule as a pure function of interfaces, addresses and default routes.
 @Suite struct PathStatusTests {

@@ -1,7 +1,8 @@
 import ReachabilityTestSupport
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// `Scope` is typed from the verdict to the edges; its label is what metrics, history and JSON
 /// write, and reads back as the same scope because no uplink may take another scope's name.

@@ -1,6 +1,7 @@
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// Who borrows capabilities from the executable file (`BorrowedCapabilities.decide`), and what a
 /// configuration may ask for when they do (`ExporterOptions.borrowedMarkRefusal`).

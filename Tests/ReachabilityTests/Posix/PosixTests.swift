@@ -2,7 +2,8 @@ import CShim
 import Glibc
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 @Suite struct PosixTests {
     @Test func numericAddresses() throws {

@@ -1,6 +1,7 @@
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// Patterns as blackbox_exporter's modules write them (RE2), through PCRE2 within its match limit.
 @Suite struct RegexPatternTests {

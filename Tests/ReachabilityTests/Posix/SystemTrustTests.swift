@@ -1,6 +1,7 @@
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// #45 groundwork: the trust store found where each distribution keeps it, as Go finds it.
 @Suite struct SystemTrustTests {

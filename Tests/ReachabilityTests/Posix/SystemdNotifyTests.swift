@@ -4,7 +4,8 @@ import Glibc
 import ReachabilityTestSupport
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// A unix datagram socket in the abstract namespace that nobody reads: `fill()` queues datagrams
 /// until the kernel says there is no room, as a hung systemd (or a hostile `NOTIFY_SOCKET`) would.

@@ -2,7 +2,8 @@ import Dispatch
 import Synchronization
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// The web server's pool grows with the work and shrinks back when it ends (#33: an idle
 /// exporter holds one web thread, not sixteen).

@@ -2,7 +2,8 @@ import Glibc
 import ReachabilityTestSupport
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// Issue #43: the RFC 8908 API read as RFC 8908 says, learned where RFC 8910 puts it, and what
 /// a hostile API can change: nothing but its own error counter.

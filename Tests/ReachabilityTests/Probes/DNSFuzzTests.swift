@@ -1,7 +1,8 @@
 import ReachabilityTestSupport
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// Fuzz-style robustness of the DNS decoder: seeded, bounded, repeatable. A crash, a hang (the
 /// time bound) or a decoded value that contradicts its own header fails the test. The loops run

@@ -1,7 +1,8 @@
 import ReachabilityTestSupport
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// A response for `www.example.com A` (id 0x1234): a CNAME to `edge.example.com` whose data is
 /// compressed against the question, then an A record whose owner points into that data.

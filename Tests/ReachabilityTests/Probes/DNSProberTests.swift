@@ -1,7 +1,8 @@
 import ReachabilityTestSupport
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// Runs one probe round with a budget; returns the result and the wall time it took.
 func timedProbe(_ prober: some Prober, budget: Duration) async -> (result: ProbeResult, elapsed: Duration) {

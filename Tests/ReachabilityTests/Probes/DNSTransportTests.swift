@@ -2,7 +2,8 @@ import Glibc
 import ReachabilityTestSupport
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// DNS over TCP and TLS against loopback servers, the UDP→TCP retry on TC, and the TCP
 /// fallback that names blocked UDP (`dns_udp_blocked`).

@@ -1,6 +1,7 @@
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// The DNS-over-HTTPS kind's configuration: the flag, the file's `doh:` section and the
 /// validating initialiser, with the errors a user sees; its evidence; the query's encoding.

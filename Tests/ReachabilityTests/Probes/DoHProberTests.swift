@@ -1,7 +1,8 @@
 import ReachabilityTestSupport
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// A DoH server's answers that are not a DNS answer, from loopback servers over plain HTTP
 /// (the checks come before the DNS ones, whatever the scheme): each ends the round with its

@@ -1,6 +1,7 @@
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 @Suite struct HTTPProbeConfigTests {
     @Test func captiveDefaults() throws {

@@ -3,7 +3,8 @@ import Glibc
 import ReachabilityTestSupport
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// Hostile and broken servers: every case must end by its deadline with the right reason.
 @Suite struct HTTPProberFailureTests {

@@ -2,7 +2,8 @@ import Glibc
 import ReachabilityTestSupport
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// Runs one probe against a fresh loopback server; returns the result and the wall time.
 func probeLoopback(

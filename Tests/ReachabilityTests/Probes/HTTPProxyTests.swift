@@ -1,7 +1,8 @@
 import ReachabilityTestSupport
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// Proxy URLs and the proxy environment: what is accepted, and which requests go through.
 @Suite struct HTTPProxyParsingTests {

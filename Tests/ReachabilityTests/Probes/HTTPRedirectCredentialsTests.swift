@@ -1,7 +1,8 @@
 import ReachabilityTestSupport
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// Found by a hostile review (#41): a web probe sent its `Authorization` and `Cookie` headers
 /// to whatever host a redirect named. Credentials stay with the first URL's origin (scheme,

@@ -2,7 +2,8 @@ import Foundation
 import ReachabilityTestSupport
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// HTTPS against loopback servers holding certificates made by `openssl` at test time.
 @Suite struct HTTPSProberTests {

@@ -1,6 +1,7 @@
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// Status sets: one parser for the flag and the file; what each form means and what is refused.
 @Suite struct HTTPStatusSetTests {

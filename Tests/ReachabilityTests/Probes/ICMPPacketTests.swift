@@ -1,6 +1,7 @@
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// Byte fixtures for the ICMP codec: requests, replies in all three layouts, errors quoting our
 /// requests, and hostile input (truncation, garbage, lying length fields).

@@ -1,6 +1,7 @@
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// ICMPProber on the host's loopback (raw sockets: the tests run as root), plus its pure parts:
 /// configuration checks and how echo outcomes become a result.

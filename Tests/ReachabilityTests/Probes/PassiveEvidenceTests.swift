@@ -3,7 +3,8 @@ import ReachabilityTestSupport
 import Synchronization
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// Passive evidence's rules, pure: what counts, what is receiving, stalled or quiet, per scope.
 @Suite struct PassiveEvidenceTests {

@@ -1,7 +1,8 @@
 import Glibc
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// The path-MTU pieces that need no network: the MTU an ICMP error reports (raw IPv4, ICMPv6,
 /// a ping socket's error queue), the size ladder, how echo outcomes become a measurement, the

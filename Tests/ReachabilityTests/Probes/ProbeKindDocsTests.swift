@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// docs/probes.md's table of kinds is a rendering of the kinds' table (`ProbeKind.all`): a kind
 /// added or changed there changes the docs. Regenerate it with `RX_WRITE_GENERATED=1` set for

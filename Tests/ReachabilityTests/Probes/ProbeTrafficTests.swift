@@ -1,7 +1,8 @@
 import ReachabilityTestSupport
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// What real probes against loopback servers count on their meter (the byte-exact comparison
 /// with an nftables counter is the uplink lab's, `scripts/lab uplinks`).

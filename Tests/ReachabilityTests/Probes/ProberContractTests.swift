@@ -2,7 +2,8 @@ import ReachabilityTestSupport
 import Synchronization
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// Every kind's prober keeps the `Prober` contract (Probes/Prober.swift): against a target that
 /// never answers it ends by its deadline with a failure (a `timeout`, or its own word for it), it ends at once when cancelled, it

@@ -1,7 +1,8 @@
 import ReachabilityTestSupport
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 @Suite struct TCPProberTests {
     private func prober(_ target: String, family: FamilyPreference = .any, interface: String? = nil) throws -> TCPProber

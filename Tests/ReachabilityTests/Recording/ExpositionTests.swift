@@ -1,6 +1,7 @@
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 @Suite struct ExpositionTests {
     /// A registry with every metric type, escaping, special values and an empty label set.

@@ -2,7 +2,8 @@ import ReachabilityTestSupport
 import Synchronization
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// A settable wall clock for the history (`now` closures).
 final class TestWallClock: Sendable {

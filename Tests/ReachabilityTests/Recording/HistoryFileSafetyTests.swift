@@ -2,7 +2,8 @@ import Foundation
 import Glibc
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// Found by a hostile review (#41): files in the history directory are not what they seem. A
 /// link, a FIFO or a hard link under a name the exporter writes is refused untouched, and what it

@@ -1,7 +1,8 @@
 import ReachabilityTestSupport
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// The record format: golden lines, round trips, the strict decoders on hostile input, and the
 /// fast path agreeing with the full decoder on every mutated line.

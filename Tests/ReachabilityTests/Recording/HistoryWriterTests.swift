@@ -3,7 +3,8 @@ import Glibc
 import ReachabilityTestSupport
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// A tmpfs mounted on a scratch directory for one test (we are root), always unmounted.
 final class ScratchMount {

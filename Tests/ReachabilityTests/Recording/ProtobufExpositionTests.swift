@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// The protobuf exposition against bytes from the reference encoder: `Fixtures/protobuf/*.pb` are
 /// written by `scripts/lab protobuf golden` (Google's `protobuf` package encoding

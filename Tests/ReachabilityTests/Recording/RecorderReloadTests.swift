@@ -1,7 +1,8 @@
 import ReachabilityTestSupport
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// The metrics recorder across reloads: removed probes' and uplinks' series disappear, new
 /// ones are pre-created, unchanged ones keep their values; and the config metrics.

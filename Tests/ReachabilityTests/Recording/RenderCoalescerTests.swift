@@ -3,7 +3,8 @@ import Glibc
 import Synchronization
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// Concurrent scrapes share renders, none gets a rendering older than its own request, and a
 /// scrape waiting for another's render holds no thread (#33).

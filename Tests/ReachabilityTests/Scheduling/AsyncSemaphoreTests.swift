@@ -1,7 +1,8 @@
 import Synchronization
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// The probe places: a batch takes its places all at once, first come first served, and never
 /// holds some while it waits for the rest.

@@ -1,6 +1,7 @@
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// `check`'s one-round settings are the configured ones with only the hysteresis changed:
 /// every other field, including one added later, reaches the one-round monitor.

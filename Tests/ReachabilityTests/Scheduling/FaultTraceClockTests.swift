@@ -1,7 +1,8 @@
 import ReachabilityTestSupport
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// The fault checks keep time on the monitor's clock: a route's trace stands for
 /// `traceInterval` of that clock while its scope stays limited, then is made afresh.

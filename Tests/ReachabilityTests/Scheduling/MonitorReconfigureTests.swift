@@ -2,7 +2,8 @@ import ReachabilityTestSupport
 import Synchronization
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// `ReachabilityMonitor.reconfigure(probes:settings:)`: probes and settings swapped between
 /// rounds, verdict state kept, uplinks added and removed, on a manual clock (no sleeps).

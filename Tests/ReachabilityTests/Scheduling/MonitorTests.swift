@@ -2,7 +2,8 @@ import ReachabilityTestSupport
 import Synchronization
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// The scheduler on a manual clock: no test here sleeps.
 @Suite struct MonitorTests {

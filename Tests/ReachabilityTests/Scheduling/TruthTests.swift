@@ -2,7 +2,8 @@ import ReachabilityTestSupport
 import Synchronization
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// Issue #42: no false `full` from passive evidence that is local or stale, and no verdict bent
 /// by rounds a scope did not run (a longer interval, a spent budget, a restart, no path).

@@ -2,7 +2,8 @@ import ReachabilityTestSupport
 import Synchronization
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// Uplink budgets: the book's arithmetic, its file, and the scheduler keeping a metered uplink
 /// within its budget on the manual clock.

@@ -1,6 +1,7 @@
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// Issue #43: the network's own word in the verdict. `captive: true` makes the scope of its
 /// interface `portal` (`captive_portal_api`) at once, whatever the probes say; its end shows

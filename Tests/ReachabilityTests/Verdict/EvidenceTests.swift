@@ -1,7 +1,8 @@
 import ReachabilityTestSupport
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// The evidence model (docs/evidence.md): which results can make a round `full`,
 /// which can only degrade it, and how the scopes agree.

@@ -2,7 +2,8 @@ import ReachabilityTestSupport
 import Synchronization
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// Where it breaks: the locator's rules, the scheduler checking gateways only while a scope is
 /// limited with nothing proving the internet, and the fault in metrics, history and `check`.

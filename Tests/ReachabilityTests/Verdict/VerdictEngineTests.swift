@@ -1,6 +1,7 @@
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// The engine alone: outcomes and path facts in, scoped verdicts and transitions out.
 @Suite struct VerdictEngineTests {

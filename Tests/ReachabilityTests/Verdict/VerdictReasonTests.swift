@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// The verdict's reasons: labels unique and stable, every label read back as the reason it was,
 /// an unknown label kept as read, where each reason locates, and the mixin's generated list of
@@ -107,7 +108,7 @@ import Testing
             group("probe", FailureReason.allCases.map { ("\($0)", VerdictReason.probe($0).label) }),
         ]
         return "{\n"
-            + "  \"//\": \"Generated from Scope and VerdictReason (Sources/Reachability/Verdict/VerdictReason.swift)"
+            + "  \"//\": \"Generated from Scope and VerdictReason (Sources/ReachabilityVerdict/Verdict/VerdictReason.swift)"
             + " by VerdictReasonTests, which fails when they differ: do not edit.\",\n"
             + groups.joined(separator: ",\n") + "\n}\n"
     }

@@ -1,6 +1,7 @@
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// The bcrypt budget, stepped through time by hand (no sleeps): admissions, one check running at
 /// a time, outcomes.

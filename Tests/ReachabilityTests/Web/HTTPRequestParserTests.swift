@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 @Suite struct HTTPRequestParserTests {
     let parser = HTTPRequestParser()

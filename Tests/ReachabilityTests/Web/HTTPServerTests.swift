@@ -3,7 +3,8 @@ import ReachabilityTestSupport
 import Synchronization
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 @Suite struct HTTPServerTests {
     /// A server on 127.0.0.1 port 0 serving a registry, with short timeouts for the hostile cases.

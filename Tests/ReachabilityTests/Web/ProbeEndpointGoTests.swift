@@ -2,7 +2,8 @@ import Foundation
 import ReachabilityTestSupport
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// `/probe` requests read as blackbox_exporter's Go reads them: the timeout header through
 /// `strconv.ParseFloat`, the query through `url.ParseQuery` (first value wins), a target URL's

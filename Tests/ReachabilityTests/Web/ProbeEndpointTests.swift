@@ -2,7 +2,8 @@ import Foundation
 import ReachabilityTestSupport
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// `/probe` as blackbox_exporter answers it: parameters, status codes, timeout, metric names and
 /// values, against loopback servers (blackbox's behaviour: docs/probe-endpoint.md).

@@ -2,7 +2,8 @@ import Foundation
 import ReachabilityTestSupport
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// The status page's history summary (`StatusHistory`) from synthetic rounds: timeline segments
 /// and gaps, outages, per-day availability, RTT buckets, and the memory bounds.

@@ -4,7 +4,8 @@ import ReachabilityTestSupport
 import Synchronization
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// The status page's history pictures: SVG structure, escaping of hostile names and reasons,
 /// the cache, the page without history, and the built exporter serving a generated month.

@@ -1,6 +1,7 @@
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// `--web.route-prefix`, `--web.external-url` and `--web.telemetry-path`: what they accept, what
 /// the routes then serve, and links that stay inside the prefix whatever it is.

@@ -3,7 +3,8 @@ import Glibc
 import ReachabilityTestSupport
 import Testing
 
-@testable import Reachability
+@testable import ReachabilityExporter
+@testable import ReachabilityVerdict
 
 /// `--web.config.file` in the exporter-toolkit format: what is refused, and TLS, client
 /// certificates, basic auth, headers and gzip end to end with curl against the real server.

@@ -195,7 +195,7 @@ def check_image_references(binary):
     """Every reference to the exporter's image in deploy/ names the version the binary reports
     (whose one source is BuildInfo.version) under the name scripts/release gives its image; no
     image anywhere in deploy/ is :latest; release file names carry the same version."""
-    with open(os.path.join(ROOT, "Sources/Reachability/Support/BuildInfo.swift")) as f:
+    with open(os.path.join(ROOT, "Sources/ReachabilityVerdict/Support/BuildInfo.swift")) as f:
         m = re.search(r'static let version = "([^"]+)"', f.read())
     version = m.group(1) if m else None
     first = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=10).stdout.split("\n")[0]
