@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# The release artifacts on a fresh Debian 12: the .deb installed by apt, the tarball's binary and
-# the OCI image's root file system, each run against loopback only.
+# The release artifacts on fresh systems: the .deb installed by apt on Debian 12, the tarball's
+# portable binary on Debian 11, 12 and 13, and the OCI image's root file system, each run
+# against loopback only.
 #
 #   scripts/lab fresh-system [RELEASE_DIR]    (default .build/dist: scripts/release)
 #
-# The fresh system: `debootstrap --variant=minbase bookworm` from the Debian mirror apt is
-# configured with (RX_DEBIAN_MIRROR overrides), cached as a tarball outside the clone,
-# /var/cache/reachability_exporter/debootstrap-bookworm-minbase.tar.zst (RX_FRESH_CACHE
-# overrides); made when missing (about 1-2 minutes), delete it to refresh. Whether it was cached
+# The fresh systems: `debootstrap --variant=minbase` of bullseye, bookworm and trixie from the
+# Debian mirror apt is configured with (RX_DEBIAN_MIRROR overrides), cached as tarballs outside
+# the clone by scripts/rxlab/debian-root.sh (/var/cache/reachability_exporter/
+# debootstrap-SUITE-minbase.tar.zst; RX_FRESH_CACHE overrides bookworm's); each made when missing
+# (about 70-90 s), delete one to refresh. Whether it was cached
 # and how long each part took is printed. Each part runs in a throwaway copy of it (a temp dir
 # removed at exit); its mounts (/proc, /dev) live in a private mount namespace that ends with
 # the part; the only traffic beyond loopback is apt talking to the Debian mirror. Every run of
@@ -23,11 +25,13 @@
 #     update-ca-certificates (the package's ca-certificates), then full; ICMP as the package's
 #     user through the cap_net_raw its postinst set (a fresh network namespace admits no group
 #     to ping sockets, so only the capability can make this pass).
-# (b) The tarball, in a second copy where the .deb's dependencies were never installed: ldd in
-#     the chroot names what a minimal Debian lacks, printed as a NOTICE (for 0.1.0: libssl.so.3
-#     and libcrypto.so.3, package libssl3, and libyaml-0.so.2, package libyaml-0-2; glibc,
-#     libcrypt1, zlib1g, libstdc++6 and libgcc-s1 are in minbase). They are installed with apt-get (the packages owning them on this host)
-#     and the same TCP check runs. HTTPS probes also need ca-certificates, not in minbase.
+# (b) The tarball's portable binary (scripts/portable-link) in minimal Debian 11, 12 and 13 trees
+#     (scripts/rxlab/debian-root.sh ensure: debootstrap --variant=minbase, cached), nothing
+#     installed in them: ldd must find everything (glibc 2.31, 2.36, 2.41); its man page and
+#     docs/ are in the tarball; check-config of its example file; then TCP (full, refused), ICMP
+#     to 127.0.0.1, and HTTPS against the test CA's server: tls with no trust store, full with
+#     SSL_CERT_FILE, full with the CA only in a distribution's bundle path (Debian's in 11,
+#     Fedora/RHEL's /etc/pki/tls/certs/ca-bundle.crt in 12, /etc/ssl/cert.pem in 13).
 # (c) The image: skopeo copy oci-archive → OCI layout, umoci unpack → a runtime bundle. Its
 #     runtime config gives the user and the entrypoint; the entrypoint runs in the image's rootfs
 #     (chroot, as that user, /proc and /dev mounted as a runtime would): the TCP check (0, then
@@ -48,7 +52,8 @@
 # Not proven: systemd running the unit (no systemd in a chroot; scripts/package-deb checks the
 # unit with systemd-analyze); probes of public endpoints, so not the shipped CA bundle against
 # real certificates (no traffic leaves the host); Docker or containerd loading the image (not
-# installed here); other architectures and distributions.
+# installed here); other architectures; distributions other than Debian (only their CA bundle
+# paths are).
 #
 # Needs root, debootstrap, zstd, skopeo, umoci, podman, runc, openssl, python3, unshare, ip
 # (installed when missing, as scripts/package-deb does).
@@ -147,27 +152,6 @@ https_check() {
 }
 
 # ---- the fresh root ------------------------------------------------------------------------------
-# The cached minbase, made when missing. Prints whether it was cached and how long it took.
-ensure_cache() {
-  local cache=$1 mirror=$2 started=$SECONDS
-  if [ -s "$cache" ]; then
-    echo "  cached: $cache ($(du -m "$cache" | cut -f1) MiB, made $(date -u -r "$cache" +%Y-%m-%dT%H:%MZ))"
-    return
-  fi
-  echo "  not cached: debootstrap --variant=minbase bookworm from $mirror"
-  local tmp
-  tmp=$(mktemp -d /var/tmp/rx-debootstrap.XXXXXX)
-  cleanup_dirs+=("$tmp")
-  debootstrap --variant=minbase bookworm "$tmp/root" "$mirror" >"$tmp/log" 2>&1 ||
-    { tail -20 "$tmp/log"; die "debootstrap failed"; }
-  rm -rf "$tmp/root/var/cache/apt/archives/"*.deb
-  mkdir -p "$(dirname "$cache")"
-  tar --numeric-owner --xattrs --sort=name -C "$tmp/root" -cf - . | zstd -q -T0 -6 -o "$cache.tmp"
-  mv "$cache.tmp" "$cache"
-  rm -rf --one-file-system "$tmp"
-  echo "  made $cache ($(du -m "$cache" | cut -f1) MiB) in $((SECONDS - started)) s"
-}
-
 # A throwaway copy of the cached root, ready for apt: mirror, updates and security as the host
 # configures them (a real install has them), resolv.conf, no service starts.
 fresh_copy() {
@@ -236,42 +220,50 @@ part_deb_live() {  # in a loopback-only network namespace
   fi
 }
 
-# ---- (b) the tarball -----------------------------------------------------------------------------
+# ---- (b) the tarball, in minimal Debian 11, 12 and 13 -------------------------------------------
+# A tree as debootstrap left it, nothing installed: the portable binary must need no more.
+fresh_tree() {
+  mkdir -p "$2"
+  zstd -q -dc "$1" | tar --numeric-owner --xattrs -xpf - -C "$2"
+}
+
 part_tarball() {  # in a private mount namespace
-  local root=$1 tarball=$2 name
+  local root=$1 tarball=$2 release=$3 bundle=$4 name
   name=$(basename "$tarball" .tar.gz)
   mount_basics "$root"
   tar -xzf "$tarball" -C "$root/opt"
-  local bin=/opt/$name/reachability_exporter missing
-  echo "  unpacked to $bin: $(cd "$root/opt/$name" && echo *)"
-  missing=$(in_root "$root" ldd "$bin" | sed -n 's/^[[:space:]]*\([^ ]*\) => not found.*/\1/p' | sort -u | tr '\n' ' ')
-  local pkgs=() lib owner
-  if [ -n "$missing" ]; then
-    for lib in $missing; do
-      owner=$(dpkg -S "*/$lib" 2>/dev/null | grep -v -- '-dev' | head -1 | cut -d: -f1)
-      [ -n "$owner" ] || die "no package on this host owns $lib (needed by the tarball's binary)"
-      [[ " ${pkgs[*]} " == *" $owner "* ]] || pkgs+=("$owner")
-    done
-    echo "  NOTICE: a minimal Debian 12 lacks ${missing% } (ldd: not found), from ${pkgs[*]}: the tarball needs them"
-    in_root "$root" apt-get update -qq >/dev/null 2>&1 || die "apt-get update failed"
-    in_root "$root" apt-get install -y -qq --no-install-recommends "${pkgs[@]}" >/dev/null 2>&1 ||
-      die "apt-get install ${pkgs[*]} failed"
-    echo "  apt-get install --no-install-recommends ${pkgs[*]}"
-  fi
+  local bin=/opt/$name/reachability_exporter
+  echo "  $(in_root "$root" sh -c '. /etc/os-release; echo "$PRETTY_NAME"'), $(in_root "$root" ldd --version | head -1 | sed 's/^ldd //')"
+  echo "  unpacked to /opt/$name: $(cd "$root/opt/$name" && echo *)"
+  [ -s "$root/opt/$name/reachability_exporter.1" ] && [ -s "$root/opt/$name/docs/flags.md" ] ||
+    die "the tarball lacks its man page or docs/flags.md"
   if in_root "$root" ldd "$bin" | grep -q 'not found'; then
-    die "still unresolved: $(in_root "$root" ldd "$bin" | grep 'not found')"
+    die "[$release] the binary needs what a minimal tree lacks: $(in_root "$root" ldd "$bin" | grep 'not found' | tr -s ' \t\n' ' ')"
   fi
-  echo "  ldd in the chroot: $(in_root "$root" ldd "$bin" | grep -o '^[[:space:]]*[^ ]*' | tr -d '\t' | tr '\n' ' ')"
+  echo "  ldd in the chroot, nothing missing: $(in_root "$root" ldd "$bin" | grep -o '^[[:space:]]*[^ ]*' | tr -d '\t' | tr '\n' ' ')"
   in_root "$root" "$bin" check-config "/opt/$name/reachability_exporter.yml" >/dev/null ||
-    die "the tarball's reachability_exporter.yml fails check-config"
+    die "[$release] the tarball's reachability_exporter.yml fails check-config"
   echo "  check-config /opt/$name/reachability_exporter.yml: valid"
-  unshare --net -- "$self" --inner part_tarball_live "$root" "$bin"
+  cp "$RX_FS_TLS/ca.crt" "$root/tmp/rx-test-ca.crt"
+  unshare --net -- "$self" --inner part_tarball_live "$root" "$bin" "$release" "$bundle"
 }
 
+# The checks: TCP (full, then refused), ICMP to 127.0.0.1 (root: a raw socket), HTTPS against
+# the test CA's server: refused (tls) with no trust store at all, full with SSL_CERT_FILE, then
+# full with the CA in BUNDLE only (each tree a different distribution's path).
 part_tarball_live() {
+  local root=$1 bin=$2 release=$3 bundle=$4
   ip link set lo up
-  echo "  [tarball] $(in_root "$1" "$2" --version | head -1)"
-  tcp_checks tarball chroot "$1" "${clean_env[@]}" "$2"
+  echo "  [$release] $(in_root "$root" "$bin" --version | head -1)"
+  local run=(chroot "$root" "${clean_env[@]}" "$bin")
+  tcp_checks "$release" "${run[@]}"
+  run_check "$release, ICMP" 0 '"state":"full"' "${run[@]}" -- --probe.icmp=127.0.0.1
+  https_check "$release, no trust store" tls "${run[@]}"
+  https_check "$release, SSL_CERT_FILE" full chroot "$root" "${clean_env[@]}" SSL_CERT_FILE=/tmp/rx-test-ca.crt "$bin"
+  mkdir -p "$root$(dirname "$bundle")"
+  cp "$root/tmp/rx-test-ca.crt" "$root$bundle"
+  https_check "$release, CA bundle at $bundle" full "${run[@]}"
+  rm -f "$root$bundle"
 }
 
 # ---- (c) the image's root file system ------------------------------------------------------------
@@ -441,16 +433,17 @@ main() {
   security=$(apt-get indextargets --format '$(REPO_URI) $(RELEASE)' 2>/dev/null | awk '$2 == "bookworm-security" { print $1; exit }')
   apt_sources=("deb $mirror bookworm main" "deb $mirror bookworm-updates main")
   [ -z "$security" ] || apt_sources+=("deb $security bookworm-security main")
-  export RX_FS_CACHE=${RX_FRESH_CACHE:-/var/cache/reachability_exporter/debootstrap-bookworm-minbase.tar.zst}
 
   local tmp
   tmp=$(mktemp -d /var/tmp/rx-fresh-system.XXXXXX)
   cleanup_dirs+=("$tmp")
   trap cleanup EXIT
 
-  part "the fresh root: debootstrap --variant=minbase bookworm"
-  ensure_cache "$RX_FS_CACHE" "$mirror"
-  part_done "root"
+  part "the fresh roots: debootstrap --variant=minbase bullseye, bookworm, trixie (scripts/rxlab/debian-root.sh)"
+  scripts/rxlab/debian-root.sh ensure bullseye bookworm trixie >/dev/null
+  RX_FS_CACHE=${RX_FRESH_CACHE:-$(scripts/rxlab/debian-root.sh ensure bookworm 2>/dev/null)}
+  export RX_FS_CACHE
+  part_done "roots"
 
   # The test CA and a server certificate for 127.0.0.1, for the HTTPS checks.
   export RX_FS_TLS=$tmp/tls
@@ -469,10 +462,19 @@ main() {
   unshare --mount --propagation private -- "$self" --inner part_deb "$tmp/deb" "$deb"
   part_done "deb"
 
-  part "(b) the tarball, in another fresh copy (no .deb dependencies installed)"
-  fresh_copy "$tmp/tarball"
-  unshare --mount --propagation private -- "$self" --inner part_tarball "$tmp/tarball" "$tarball"
-  part_done "tarball"
+  # The portable binary in each release's minimal tree, nothing installed; each tree keeps the
+  # CA bundle where a different family of distributions does (Debian, Fedora/RHEL, Alpine/BSD).
+  local suite release bundle
+  for suite in bullseye:11:/etc/ssl/certs/ca-certificates.crt bookworm:12:/etc/pki/tls/certs/ca-bundle.crt \
+    trixie:13:/etc/ssl/cert.pem; do
+    IFS=: read -r suite release bundle <<<"$suite"
+    part "(b) the tarball in a minimal Debian $release ($suite), nothing installed"
+    fresh_tree "$(scripts/rxlab/debian-root.sh ensure "$suite")" "$tmp/tarball-$release"
+    unshare --mount --propagation private -- "$self" --inner part_tarball "$tmp/tarball-$release" "$tarball" \
+      "debian $release" "$bundle"
+    rm -rf --one-file-system "$tmp/tarball-$release"
+    part_done "tarball-$release"
+  done
 
   part "(c) the image's root file system (skopeo copy, umoci unpack, chroot)"
   skopeo copy -q "oci-archive:$archive" "oci:$tmp/oci:release" >/dev/null

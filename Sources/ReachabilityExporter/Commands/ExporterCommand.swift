@@ -71,7 +71,9 @@ package enum ExporterCommand {
                reachability_exporter metrics [--output=table|json]
 
         Tells whether this host really reaches the internet, and exports it to Prometheus.
-        Without probe flags it probes a built-in set of public endpoints (see docs/flags.md).
+        Without probe flags it probes a built-in set of public endpoints. Every flag: man
+        reachability_exporter, and docs/flags.md (in the tarball beside the binary; from the
+        .deb, /usr/share/doc/reachability-exporter/docs/flags.md.gz).
 
         Flags:
         \(FlagParser(serveFlags).helpText())
