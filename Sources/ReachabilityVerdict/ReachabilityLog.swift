@@ -67,7 +67,10 @@ extension Reachability {
     /// uplinks, a path monitor that cannot run, ICMP without permission, a probe set that can
     /// never prove the internet.
     static func logStart(_ configuration: Configuration, path: PathWatch, specs: [ProbeSpec], logger: Logger) {
-        for problem in configuration.problems { logger.warn("cannot check as configured", ("err", problem)) }
+        // A URL's user information is a secret: never in a log (the exporter's rule).
+        for problem in configuration.problems {
+            logger.warn("cannot check as configured", ("err", Redaction.userinfo(in: problem)))
+        }
         if let problem = path.problem { logger.warn("path monitor unavailable; probes alone decide", ("err", problem)) }
         if specs.contains(where: { $0.type == .icmp || $0.type == .mtu }) {
             do {

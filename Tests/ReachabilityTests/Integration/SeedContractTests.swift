@@ -44,6 +44,17 @@ import Testing
         #expect(await check(bare.url("/")).state == .portal)
     }
 
+    /// Where a redirect leads is judged on the resolved URL, not on how `Location` spells it.
+    @Test func aRedirectsHostIsTheResolvedOne() throws {
+        let url = try ProbeURL("http://Health.Example:8080/api")
+        #expect(HTTPProber.leavesHost(url, "/login") == nil)
+        #expect(HTTPProber.leavesHost(url, "https://HEALTH.example/login") == nil)
+        #expect(HTTPProber.leavesHost(url, "//portal.example/splash") == "//portal.example/splash")
+        #expect(HTTPProber.leavesHost(url, "http://health.example@portal.example/") != nil)
+        #expect(HTTPProber.leavesHost(url, nil) == "(no Location)")
+        #expect(HTTPProber.leavesHost(url, "http://[::1") != nil)  // unreadable: not the same host
+    }
+
     @Test func statusesOutsideTheRangeAreNotAnswers() async throws {
         let portal = try LoopbackHTTPServer(behavior: .status(511, body: "log in"))
         defer { portal.stop() }
@@ -105,6 +116,18 @@ import Testing
         #expect(checked.first?.fields.first { $0.key == "state" }?.value == "limited")
         #expect(checked.first?.logfmt.hasPrefix("level=DEBUG source=Reachability.swift:") == true)
         #expect(checked.first?.logfmt.contains(" msg=checked state=limited reason=error") == true)
+    }
+
+    /// A URL's user information never reaches the app's log (the exporter's rule for secrets).
+    @Test func credentialsInAProblemAreRedacted() throws {
+        let sink = Sink()
+        var c = Reachability.Configuration(probes: [.http("gopher://user:s3cret@example.org/")], pathMonitoring: false)
+        c.log = sink.hook
+        _ = Reachability(configuration: c)
+        let warned = sink.all.filter { $0.message == "cannot check as configured" }
+        #expect(warned.count == 1)
+        #expect(!warned.contains { $0.logfmt.contains("s3cret") || $0.fields.contains { $0.value.contains("s3cret") } })
+        #expect(warned.first?.fields.first?.value.contains(Redaction.credentials) == true, "\(warned.map(\.logfmt))")
     }
 
     @Test func theLevelFiltersAndNoHookMeansNoLog() async throws {
