@@ -55,6 +55,22 @@ import Testing
         #expect(HTTPProber.leavesHost(url, "http://[::1") != nil)  // unreadable: not the same host
     }
 
+    /// A portal's DNS sends every name to itself: a public name answered from a private address
+    /// is a portal signal; an address literal or a local name is the caller's own business.
+    @Test func aPublicNameAnsweredFromPrivateSpaceIsAPortal() throws {
+        let name = try ProbeURL("http://health.example.org/ok")
+        #expect(HTTPProber.privateAnswer(name, "10.20.30.40")?.contains("private address 10.20.30.40") == true)
+        #expect(HTTPProber.privateAnswer(name, "192.168.1.1") != nil)
+        #expect(HTTPProber.privateAnswer(name, "fd00::1") != nil)
+        #expect(HTTPProber.privateAnswer(name, "93.184.216.34") == nil)
+        #expect(HTTPProber.privateAnswer(name, nil) == nil)
+        #expect(HTTPProber.privateAnswer(try ProbeURL("http://10.0.0.1/ok"), "10.0.0.1") == nil)
+        #expect(HTTPProber.privateAnswer(try ProbeURL("http://nas.local/ok"), "192.168.1.5") == nil)
+        #expect(HTTPProber.privateAnswer(try ProbeURL("http://router/ok"), "192.168.1.1") == nil)
+        #expect(HTTPExpectation.callersAnswer.privateAnswerIsPortal)
+        #expect(!HTTPExpectation.noContent.privateAnswerIsPortal)  // Probe.http keeps its contract
+    }
+
     @Test func statusesOutsideTheRangeAreNotAnswers() async throws {
         let portal = try LoopbackHTTPServer(behavior: .status(511, body: "log in"))
         defer { portal.stop() }

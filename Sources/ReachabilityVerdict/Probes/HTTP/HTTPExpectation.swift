@@ -30,11 +30,19 @@ package struct HTTPExpectation: Sendable, Equatable {
     /// An admitted 3xx whose `Location` leads to another host (or has none) is still a portal
     /// signal (`redirect`): the seed's contract for a caller's URL, which admits 200–399.
     package var redirectsStayOnHost = false
+    /// An answer for a public name from a private address (a portal's DNS sends every name to
+    /// itself) is a portal signal (`private_address`), as the DNS probe judges an answer: the
+    /// seed's contract for a caller's URL. An IP literal or a local name is not judged.
+    package var privateAnswerIsPortal = false
 
-    package init(statusCodes: Set<Int>, body: BodyMatch? = nil, redirectsStayOnHost: Bool = false) {
+    package init(
+        statusCodes: Set<Int>, body: BodyMatch? = nil, redirectsStayOnHost: Bool = false,
+        privateAnswerIsPortal: Bool = false
+    ) {
         self.statusCodes = statusCodes
         self.body = body
         self.redirectsStayOnHost = redirectsStayOnHost
+        self.privateAnswerIsPortal = privateAnswerIsPortal
     }
 
     /// Status exactly 204 (`generate_204` endpoints). The default.
@@ -57,11 +65,12 @@ package struct HTTPExpectation: Sendable, Equatable {
 
     /// The seed's contract for a URL of the caller's (RealReachability2, Reachability.swift's
     /// peers): any answer in 200–399 counts, and what the evidence model knows of portals still
-    /// holds: a redirect to another host and a 511 are portal signals, and so are DNS answers
-    /// in private space and a certificate for another name (the prober's, whatever the
-    /// expectation). Over plain HTTP such an answer is local evidence (`Evidence`): it never
+    /// holds: a redirect to another host, a 511 and an answer for a public name from a private
+    /// address are portal signals, and so is a trusted certificate for another name (the
+    /// prober's rule, whatever the expectation). Over plain HTTP such an answer is local evidence (`Evidence`): it never
     /// makes a round `full` by itself, as a portal's own page answers 200 too.
-    package static let callersAnswer = HTTPExpectation(statusCodes: Set(200...399), redirectsStayOnHost: true)
+    package static let callersAnswer = HTTPExpectation(
+        statusCodes: Set(200...399), redirectsStayOnHost: true, privateAnswerIsPortal: true)
 
     /// What a URL given to the seed-shaped entry point must answer: a well-known check URL its
     /// check's answer (a login page in its place is a portal), any other URL the seed's

@@ -57,6 +57,11 @@ package struct HTTPProber: Prober {
             if (300...399).contains(status), let location { trace.detail.location = location }
             switch config.mode {
             case .captive(let expectation):
+                if expectation.privateAnswerIsPortal, !config.proxy.mayProxy,
+                    let why = Self.privateAnswer(url, trace.address?.ip)
+                {
+                    return trace.result(.portal, .privateAddress, why)
+                }
                 if expectation.redirectsStayOnHost, (300...399).contains(status),
                     let away = Self.leavesHost(url, location)
                 {
@@ -128,6 +133,16 @@ package struct HTTPProber: Prober {
             return (.portal, .httpStatus, "\(head.statusLine), expected \(wanted)")
         }
         return (.failure, .httpStatus, head.statusLine)
+    }
+
+    /// Why an answer for `url` from `address` is a portal signal: a public name answered from a
+    /// private address (`DNSPortalRule`, the DNS probe's rule); nil for an IP literal, a local
+    /// name, or a public address.
+    package static func privateAnswer(_ url: ProbeURL, _ address: String?) -> String? {
+        guard let address, !url.isIPLiteral,
+            !DNSPortalRule.offendingAddresses([address], name: url.host, allowPrivateAnswers: false).isEmpty
+        else { return nil }
+        return "public name \(url.host) answered from private address \(address)"
     }
 
     /// Where a redirect from `url` leads when that is not `url`'s host: the `Location` (or
