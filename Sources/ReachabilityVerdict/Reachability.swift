@@ -43,10 +43,10 @@ public final class Reachability: Sendable {
         /// The seed's configuration: an HTTP check of `httpProbeURL` and an ICMP echo to
         /// `icmpHost`, in parallel. A URL of yours answers as the seed's contract says: any
         /// status in 200–399 counts; a redirect to another host, a 511, a public name answered
-        /// from a private address and a trusted certificate for another name are portal signals. A well-known check URL
-        /// (`Probe.defaultHTTPURL` and the other systems' `generate_204`, Apple's, Microsoft's,
-        /// Firefox's, NetworkManager's) must give its check's answer: a login page in its place
-        /// is a portal. Over plain HTTP a 200–399 answer cannot prove the internet by itself (a
+        /// from a private address and a trusted certificate for another name are portal
+        /// signals. A well-known check URL (`Probe.defaultHTTPURL` and the other systems'
+        /// `generate_204`, Apple's, Microsoft's, Firefox's, NetworkManager's) must give its
+        /// check's answer: a login page in its place is a portal. Over plain HTTP a 200–399 answer cannot prove the internet by itself (a
         /// portal's own page answers so too); `https://` or a check URL can (docs/library.md).
         public init(
             probeMode: ProbeMode = .parallel, timeout: Duration = Configuration.defaultTimeout,
