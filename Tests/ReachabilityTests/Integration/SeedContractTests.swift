@@ -53,6 +53,11 @@ import Testing
         #expect(HTTPProber.leavesHost(url, "http://health.example@portal.example/") != nil)
         #expect(HTTPProber.leavesHost(url, nil) == "(no Location)")
         #expect(HTTPProber.leavesHost(url, "http://[::1") != nil)  // unreadable: not the same host
+        // A hostile target's Location: control characters (not a URL reference: refused, so a
+        // portal signal), a 64 KiB one, a NUL: never the host.
+        #expect(HTTPProber.leavesHost(url, "/\u{1b}[2J\r\nSet-Cookie: x") != nil)
+        #expect(HTTPProber.leavesHost(url, "http://" + String(repeating: "a", count: 65_536) + "/") != nil)
+        #expect(HTTPProber.leavesHost(url, "http://health.example\u{0}.portal.example/") != nil)
     }
 
     /// A portal's DNS sends every name to itself: a public name answered from a private address
@@ -88,9 +93,14 @@ import Testing
         defer { page.stop() }
         let s = await check(page.url("/generate_204"))
         #expect(s.state == .portal, "\(s.probes.map(\.result.detail))")
-        #expect(HTTPExpectation.forCallersURL("http://connectivitycheck.gstatic.com/generate_204") == .noContent)
-        #expect(
-            HTTPExpectation.forCallersURL("http://CAPTIVE.apple.com/hotspot-detect.html") == .bodyContains("Success"))
+        // The table's own entries (no host written here: these are only parsed, never reached),
+        // the host in any case.
+        #expect(HTTPExpectation.forCallersURL(Probe.defaultHTTPURL) == .noContent)
+        for (place, expectation) in HTTPExpectation.knownChecks {
+            let slash = place.firstIndex(of: "/") ?? place.endIndex
+            let url = "http://" + place[..<slash].uppercased() + place[slash...]
+            #expect(HTTPExpectation.forCallersURL(url) == expectation, "\(url)")
+        }
         #expect(HTTPExpectation.forCallersURL("https://example.org/") == .callersAnswer)
         #expect(HTTPExpectation.forCallersURL("not a url") == .callersAnswer)
     }
